@@ -1,0 +1,408 @@
+//! Public routes: every way the internet reaches the fleet, traced to the workloads behind it.
+//!
+//! Counting rules: each Ingress (host, path) counts once when the Ingress is public — its AWS load
+//! balancer scheme is `internet-facing` (Ingresses that share `alb.ingress.kubernetes.io/group.name`
+//! share one load balancer and so one scheme; AWS defaults to `internal`), its class is listed as
+//! public in the config, or it carries `gpuledger.io/public: "true"`. Each internet-facing Service of
+//! `type: LoadBalancer` counts once. Each HTTPRoute (hostname, match) counts once when a parent
+//! Gateway is public. Every route is traced backend Service → selector → pods → root workload →
+//! tenant, so the report answers "what is behind this host".
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use crate::config::Config;
+use crate::k8s::object::{Body, Kind, Object};
+use crate::k8s::types::{IngressBackend, Labels, ServiceSpec};
+use crate::report::RouteRow;
+use crate::workload::owners::{PodState, Workloads};
+
+use super::tenancy::Resolver;
+
+pub const PUBLIC_ANNOTATION: &str = "gpuledger.io/public";
+const ALB_SCHEME: &str = "alb.ingress.kubernetes.io/scheme";
+const ALB_GROUP: &str = "alb.ingress.kubernetes.io/group.name";
+const INGRESS_CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
+const AWS_LB_SCHEME: &str = "service.beta.kubernetes.io/aws-load-balancer-scheme";
+const AWS_LB_TYPE: &str = "service.beta.kubernetes.io/aws-load-balancer-type";
+const AWS_LBC_CLASS: &str = "service.k8s.aws/nlb";
+/// Annotations that make a cloud load balancer internal, with the values that mean "internal".
+const INTERNAL_MARKERS: [(&str, Option<&str>); 4] = [
+    (
+        "service.beta.kubernetes.io/aws-load-balancer-internal",
+        None,
+    ),
+    ("networking.gke.io/load-balancer-type", Some("Internal")),
+    ("cloud.google.com/load-balancer-type", Some("Internal")),
+    (
+        "service.beta.kubernetes.io/azure-load-balancer-internal",
+        None,
+    ),
+];
+
+fn annotated_public(a: &Labels) -> bool {
+    a.get(PUBLIC_ANNOTATION).is_some_and(|v| v == "true")
+}
+
+/// Why an Ingress is public, or `None` when it is internal.
+fn ingress_public(
+    o: &Object,
+    class: Option<&str>,
+    cfg: &Config,
+    public_groups: &HashSet<&str>,
+) -> Option<String> {
+    let a = &o.meta.annotations;
+    if annotated_public(a) {
+        return Some(format!("annotation {PUBLIC_ANNOTATION}"));
+    }
+    if let Some(c) = class.filter(|c| cfg.exposure.public_ingress_classes.iter().any(|p| p == c)) {
+        return Some(format!("ingress class {c}"));
+    }
+    if a.get(ALB_SCHEME).is_some_and(|s| s == "internet-facing") {
+        return Some("ALB scheme internet-facing".into());
+    }
+    if let Some(g) = a
+        .get(ALB_GROUP)
+        .filter(|g| public_groups.contains(g.as_str()))
+    {
+        return Some(format!("ALB group {g} is internet-facing"));
+    }
+    None
+}
+
+/// Why a `type: LoadBalancer` Service is public, or `None`.
+fn service_public(o: &Object, s: &ServiceSpec) -> Option<String> {
+    if s.type_.as_deref() != Some("LoadBalancer") {
+        return None;
+    }
+    let a = &o.meta.annotations;
+    if annotated_public(a) {
+        return Some(format!("annotation {PUBLIC_ANNOTATION}"));
+    }
+    match a.get(AWS_LB_SCHEME).map(String::as_str) {
+        Some("internet-facing") => return Some("AWS load balancer scheme internet-facing".into()),
+        Some(_) => return None,
+        None => {}
+    }
+    let internal = INTERNAL_MARKERS.iter().any(|(k, want)| {
+        a.get(*k).is_some_and(|v| match want {
+            Some(w) => v.eq_ignore_ascii_case(w),
+            None => v != "false",
+        })
+    });
+    // The AWS Load Balancer Controller makes internal load balancers unless told otherwise.
+    let lbc = a
+        .get(AWS_LB_TYPE)
+        .is_some_and(|t| t == "external" || t == "nlb-ip")
+        || s.load_balancer_class.as_deref() == Some(AWS_LBC_CLASS);
+    if internal || lbc {
+        return None;
+    }
+    Some("LoadBalancer without an internal marker (cloud default: public)".into())
+}
+
+/// One route before it is traced.
+struct Found {
+    kind: &'static str,
+    host: String,
+    path: String,
+    object: String,
+    why: String,
+    /// Backend services as (namespace, name).
+    backends: Vec<(String, String)>,
+}
+
+pub struct Routes {
+    pub rows: Vec<RouteRow>,
+    /// Public routes reaching each workload (by `Workloads::list` index).
+    pub per_workload: HashMap<usize, u64>,
+    /// Public routes reaching each tenant.
+    pub per_tenant: HashMap<String, u64>,
+}
+
+pub fn public_routes(
+    objects: &[Object],
+    cfg: &Config,
+    workloads: &mut Workloads<'_>,
+    tenants: &Resolver<'_>,
+) -> Routes {
+    let mut found = Vec::new();
+
+    // Ingresses: schemes shared through ALB groups first.
+    let public_groups: HashSet<&str> = objects
+        .iter()
+        .filter(|o| o.typed_kind() == Kind::Ingress)
+        .filter(|o| {
+            o.meta
+                .annotations
+                .get(ALB_SCHEME)
+                .is_some_and(|s| s == "internet-facing")
+        })
+        .filter_map(|o| o.meta.annotations.get(ALB_GROUP).map(String::as_str))
+        .collect();
+    let gateways: HashMap<(&str, &str), &Object> = objects
+        .iter()
+        .filter(|o| o.typed_kind() == Kind::Gateway)
+        .map(|o| ((o.namespace(), o.meta.name.as_str()), o))
+        .collect();
+
+    for o in objects {
+        let ns = o.namespace().to_string();
+        let object = format!("{ns}/{}", o.meta.name);
+        match &o.body {
+            Body::Ingress(spec) => {
+                let class = spec.ingress_class_name.as_deref().or(o
+                    .meta
+                    .annotations
+                    .get(INGRESS_CLASS_ANNOTATION)
+                    .map(String::as_str));
+                let Some(why) = ingress_public(o, class, cfg, &public_groups) else {
+                    continue;
+                };
+                let backend =
+                    |b: &IngressBackend| b.service.as_ref().map(|s| (ns.clone(), s.name.clone()));
+                for rule in &spec.rules {
+                    let host = rule
+                        .host
+                        .clone()
+                        .filter(|h| !h.is_empty())
+                        .unwrap_or_else(|| "*".into());
+                    let paths = rule
+                        .http
+                        .as_ref()
+                        .map(|h| h.paths.as_slice())
+                        .unwrap_or_default();
+                    if paths.is_empty() {
+                        let backends = spec
+                            .default_backend
+                            .as_ref()
+                            .and_then(backend)
+                            .into_iter()
+                            .collect();
+                        found.push(Found {
+                            kind: "Ingress",
+                            host: host.clone(),
+                            path: "/".into(),
+                            object: object.clone(),
+                            why: why.clone(),
+                            backends,
+                        });
+                    }
+                    for p in paths {
+                        found.push(Found {
+                            kind: "Ingress",
+                            host: host.clone(),
+                            path: p
+                                .path
+                                .clone()
+                                .filter(|p| !p.is_empty())
+                                .unwrap_or_else(|| "/".into()),
+                            object: object.clone(),
+                            why: why.clone(),
+                            backends: backend(&p.backend).into_iter().collect(),
+                        });
+                    }
+                }
+                if spec.rules.is_empty()
+                    && let Some(b) = spec.default_backend.as_ref().and_then(backend)
+                {
+                    found.push(Found {
+                        kind: "Ingress",
+                        host: "*".into(),
+                        path: "/".into(),
+                        object,
+                        why,
+                        backends: vec![b],
+                    });
+                }
+            }
+            Body::Service(s) => {
+                if let Some(why) = service_public(o, s) {
+                    found.push(Found {
+                        kind: "Service",
+                        host: object.clone(),
+                        path: String::new(),
+                        object: object.clone(),
+                        why,
+                        backends: vec![(ns, o.meta.name.clone())],
+                    });
+                }
+            }
+            Body::HttpRoute(r) => {
+                let why = r.parent_refs.iter().find_map(|p| {
+                    if p.kind.as_deref().is_some_and(|k| k != "Gateway") {
+                        return None;
+                    }
+                    let gns = p.namespace.as_deref().unwrap_or(&ns);
+                    let key = format!("{gns}/{}", p.name);
+                    if cfg.exposure.public_gateways.contains(&key) {
+                        return Some(format!("gateway {key} is public (config)"));
+                    }
+                    gateways
+                        .get(&(gns, p.name.as_str()))
+                        .filter(|g| annotated_public(&g.meta.annotations))
+                        .map(|_| format!("gateway {key} is annotated {PUBLIC_ANNOTATION}"))
+                });
+                let Some(why) = why else { continue };
+                let hosts: Vec<String> = if r.hostnames.is_empty() {
+                    vec!["*".into()]
+                } else {
+                    r.hostnames.clone()
+                };
+                for rule in &r.rules {
+                    let backends: Vec<(String, String)> = rule
+                        .backend_refs
+                        .iter()
+                        .filter(|b| b.kind.as_deref().is_none_or(|k| k == "Service"))
+                        .map(|b| {
+                            (
+                                b.namespace.clone().unwrap_or_else(|| ns.clone()),
+                                b.name.clone(),
+                            )
+                        })
+                        .collect();
+                    let matches: Vec<String> = if rule.matches.is_empty() {
+                        vec!["PathPrefix /".into()]
+                    } else {
+                        rule.matches
+                            .iter()
+                            .map(|m| {
+                                let mut s = match &m.path {
+                                    Some(p) => format!(
+                                        "{} {}",
+                                        p.type_.as_deref().unwrap_or("PathPrefix"),
+                                        p.value.as_deref().unwrap_or("/")
+                                    ),
+                                    None => "PathPrefix /".into(),
+                                };
+                                if let Some(method) = &m.method {
+                                    s.push_str(&format!(" method={method}"));
+                                }
+                                if !m.headers.is_empty() {
+                                    s.push_str(&format!(" +{} header match(es)", m.headers.len()));
+                                }
+                                s
+                            })
+                            .collect()
+                    };
+                    for h in &hosts {
+                        for m in &matches {
+                            found.push(Found {
+                                kind: "HTTPRoute",
+                                host: h.clone(),
+                                path: m.clone(),
+                                object: object.clone(),
+                                why: why.clone(),
+                                backends: backends.clone(),
+                            });
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    trace(objects, found, workloads, tenants)
+}
+
+/// Merges duplicate (kind, host, path) routes and follows each to its pods and workloads.
+fn trace(
+    objects: &[Object],
+    found: Vec<Found>,
+    workloads: &mut Workloads<'_>,
+    tenants: &Resolver<'_>,
+) -> Routes {
+    let services: HashMap<(&str, &str), &ServiceSpec> = objects
+        .iter()
+        .filter_map(|o| match &o.body {
+            Body::Service(s) => Some(((o.namespace(), o.meta.name.as_str()), s)),
+            _ => None,
+        })
+        .collect();
+    let mut pods_by_ns: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, o) in objects.iter().enumerate() {
+        if matches!(o.body, Body::Pod(_)) && PodState::of(o) != PodState::Terminal {
+            pods_by_ns.entry(o.namespace()).or_default().push(i);
+        }
+    }
+
+    struct Merged {
+        objects: BTreeSet<String>,
+        why: BTreeSet<String>,
+        backends: BTreeSet<(String, String)>,
+    }
+    let mut merged: BTreeMap<(&'static str, String, String), Merged> = BTreeMap::new();
+    for f in found {
+        let m = merged
+            .entry((f.kind, f.host, f.path))
+            .or_insert_with(|| Merged {
+                objects: BTreeSet::new(),
+                why: BTreeSet::new(),
+                backends: BTreeSet::new(),
+            });
+        m.objects.insert(f.object);
+        m.why.insert(f.why);
+        m.backends.extend(f.backends);
+    }
+
+    let mut routes = Routes {
+        rows: Vec::new(),
+        per_workload: HashMap::new(),
+        per_tenant: HashMap::new(),
+    };
+    for ((kind, host, path), m) in merged {
+        let mut workload_names = BTreeSet::new();
+        let mut tenant_names = BTreeSet::new();
+        let mut gpu_workloads = BTreeSet::new();
+        for (ns, name) in &m.backends {
+            let Some(spec) = services.get(&(ns.as_str(), name.as_str())) else {
+                continue;
+            };
+            if spec.selector.is_empty() {
+                continue;
+            }
+            for &p in pods_by_ns
+                .get(ns.as_str())
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+            {
+                let labels = &objects[p].meta.labels;
+                if !spec.selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+                    continue;
+                }
+                let root = workloads.roots.resolve(p);
+                let r = &workloads.roots.list[root];
+                workload_names.insert(r.id.to_string());
+                let top = &objects[r.top];
+                tenant_names.insert(tenants.tenant(&top.meta.labels, &r.id.namespace));
+                if let Some(w) = workloads.workload_of_object(p) {
+                    gpu_workloads.insert(w);
+                }
+            }
+        }
+        for w in &gpu_workloads {
+            *routes.per_workload.entry(*w).or_default() += 1;
+        }
+        for t in &tenant_names {
+            *routes.per_tenant.entry(t.clone()).or_default() += 1;
+        }
+        routes.rows.push(RouteRow {
+            kind: kind.to_string(),
+            host,
+            path,
+            objects: m.objects.into_iter().collect(),
+            public_because: m.why.into_iter().collect::<Vec<_>>().join("; "),
+            services: m
+                .backends
+                .iter()
+                .map(|(ns, n)| format!("{ns}/{n}"))
+                .collect(),
+            workloads: workload_names.into_iter().collect(),
+            tenants: tenant_names.into_iter().collect(),
+            gpus: gpu_workloads
+                .iter()
+                .map(|&w| workloads.list[w].requested.whole)
+                .sum(),
+        });
+    }
+    routes
+}

@@ -1,0 +1,405 @@
+//! The inventory: the four fleet counts, tenants, workloads, graphs and routes, as one [`Report`].
+//!
+//! Pure: objects and config in, report out. Every pod is looked at once; nodes, namespaces and
+//! workloads are indexed once; nothing here reads a clock or the network. The GPUs requested by
+//! workloads add up to the fleet's `requested` by construction: both are sums over the same bound,
+//! non-terminal GPU pods, and every such pod belongs to exactly one workload.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::config::Config;
+use crate::k8s::gpus::{GpuResource, Gpus};
+use crate::k8s::object::{Body, Object};
+use crate::report::*;
+use crate::workload::Workload;
+use crate::workload::owners::{self, GpuPod, PodState};
+
+use super::exposure;
+use super::nodes::{self, GpuNode};
+use super::tenancy::Resolver;
+
+/// Why `used` is unknown when no metrics source was given.
+pub const NO_METRICS: &str =
+    "no metrics source configured (GPU activity comes from DCGM metrics in Prometheus)";
+
+pub fn inventory(objects: &[Object], cfg: &Config, sources: Vec<String>) -> Report {
+    let nodes = nodes::gpu_nodes(objects, cfg);
+    let mut workloads = owners::build(objects);
+    let tenants = Resolver::new(&cfg.tenancy, objects);
+    let routes = exposure::public_routes(objects, cfg, &mut workloads, &tenants);
+
+    // Fleet tiers.
+    let mut gpus = FleetGpus::default();
+    let mut excluded = Vec::new();
+    for n in nodes.values() {
+        gpus.capacity += n.capacity;
+        gpus.allocatable += n.allocatable;
+        gpus.placeable += n.placeable_gpus();
+        if n.placeable_gpus() < n.capacity {
+            excluded.push(ExcludedNode {
+                node: n.name.to_string(),
+                reason: n.reasons.join(", "),
+                reasons: n.reasons.clone(),
+                capacity: n.capacity,
+                placeable: n.placeable_gpus(),
+            });
+        }
+    }
+
+    // Requested and pending, per node and per namespace.
+    let mut on_node: HashMap<&str, u64> = HashMap::new();
+    let mut per_ns: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    let mut other_req = Gpus::default();
+    let mut other_pend = Gpus::default();
+    for p in &workloads.pods {
+        let o = &objects[p.object];
+        match p.state {
+            PodState::Bound => {
+                gpus.requested += p.gpus.whole;
+                other_req.add(&p.gpus);
+                if let Body::Pod(b) = &o.body
+                    && let Some(n) = b.spec.node_name.as_deref()
+                {
+                    *on_node.entry(n).or_default() += p.gpus.whole;
+                }
+                per_ns.entry(o.namespace()).or_default().0 += p.gpus.whole;
+            }
+            PodState::Pending => {
+                gpus.pending += p.gpus.whole;
+                other_pend.add(&p.gpus);
+                per_ns.entry(o.namespace()).or_default().1 += p.gpus.whole;
+            }
+            PodState::Terminal => {}
+        }
+    }
+
+    let shortage = shortage(objects, &nodes, &on_node, &workloads.pods, &workloads.list);
+
+    // Workload rows.
+    let rows: Vec<WorkloadRow> = workloads
+        .list
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            workload_row(
+                w,
+                &tenants,
+                routes.per_workload.get(&i).copied().unwrap_or(0),
+            )
+        })
+        .collect();
+
+    // Namespaces.
+    let mut namespaces: Vec<NamespaceRow> = per_ns
+        .iter()
+        .map(|(ns, (req, pend))| NamespaceRow {
+            name: ns.to_string(),
+            tenant: tenants.tenant(&Default::default(), ns),
+            gpus_requested: *req,
+            gpus_pending: *pend,
+        })
+        .collect();
+    namespaces.sort_by(|a, b| {
+        (b.gpus_requested + b.gpus_pending)
+            .cmp(&(a.gpus_requested + a.gpus_pending))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let demand: u64 = namespaces
+        .iter()
+        .map(|n| n.gpus_requested + n.gpus_pending)
+        .sum();
+    let top3: u64 = namespaces
+        .iter()
+        .take(3)
+        .map(|n| n.gpus_requested + n.gpus_pending)
+        .sum();
+
+    let tenant_rows = tenant_rows(&rows, gpus.requested, &routes.per_tenant);
+    let product_lines = product_line_rows(&rows, gpus.requested);
+
+    let mut workload_rows = rows;
+    workload_rows.sort_by(|a, b| {
+        b.gpus
+            .cmp(&a.gpus)
+            .then(b.gpus_pending.cmp(&a.gpus_pending))
+            .then(b.gpus_declared.cmp(&a.gpus_declared))
+            .then_with(|| (&a.namespace, &a.kind, &a.name).cmp(&(&b.namespace, &b.kind, &b.name)))
+    });
+    let graphs = workload_rows
+        .iter()
+        .filter(|w| w.kind == "DynamoGraphDeployment")
+        .cloned()
+        .collect();
+
+    let mut unknown = BTreeMap::new();
+    unknown.insert("gpus.used".to_string(), NO_METRICS.to_string());
+
+    Report {
+        schema: SCHEMA,
+        sources,
+        fleet: Fleet {
+            gpu_nodes: nodes.len() as u64,
+            utilisation: ratio(gpus.requested, gpus.placeable),
+            gpus,
+            unknown,
+            shortage,
+            excluded_nodes: excluded,
+            gpu_namespaces: per_ns.len() as u64,
+            top3_namespace_share: ratio(top3, demand),
+            public_routes: routes.rows.len() as u64,
+            other_gpus: other_gpu_rows(&nodes, &other_req, &other_pend),
+        },
+        namespaces,
+        tenants: tenant_rows,
+        product_lines,
+        workloads: workload_rows,
+        graphs,
+        routes: routes.rows,
+    }
+}
+
+fn ratio(a: u64, b: u64) -> Option<f64> {
+    (b > 0).then(|| a as f64 / b as f64)
+}
+
+fn workload_row(w: &Workload, tenants: &Resolver<'_>, public_routes: u64) -> WorkloadRow {
+    let mut other = BTreeMap::new();
+    let mut held = w.requested.clone();
+    held.add(&w.pending);
+    if held.shared > 0 {
+        other.insert(GpuResource::Shared.to_string(), held.shared);
+    }
+    for (p, n) in &held.mig {
+        other.insert(GpuResource::Mig(p.clone()).to_string(), *n);
+    }
+    WorkloadRow {
+        namespace: w.id.namespace.clone(),
+        api_group: w.id.group.clone(),
+        kind: w.id.kind.clone(),
+        name: w.id.name.clone(),
+        tenant: tenants.tenant(&w.labels, &w.id.namespace),
+        product_line: tenants.product_line(&w.labels, &w.id.namespace),
+        gpus: w.requested.whole,
+        gpus_pending: w.pending.whole,
+        gpus_declared: w.shape.total(),
+        roles: w.shape.roles.clone(),
+        shape: if w.shape.roles.is_empty() {
+            "no whole GPUs".to_string()
+        } else {
+            w.shape.to_string()
+        },
+        shape_source: if w.shape_from_spec { "spec" } else { "pods" },
+        pods_bound: w.pods.bound,
+        pods_pending: w.pods.pending,
+        other_gpus: other,
+        public_routes,
+        source: w.source.as_ref().map(ToString::to_string),
+    }
+}
+
+fn tenant_rows(
+    rows: &[WorkloadRow],
+    fleet_requested: u64,
+    routes: &HashMap<String, u64>,
+) -> Vec<TenantRow> {
+    #[derive(Default)]
+    struct Acc {
+        req: u64,
+        pend: u64,
+        declared: u64,
+        lines: BTreeSet<String>,
+        namespaces: BTreeSet<String>,
+        workloads: u64,
+    }
+    let mut by: BTreeMap<&str, Acc> = BTreeMap::new();
+    for w in rows {
+        let a = by.entry(&w.tenant).or_default();
+        a.req += w.gpus;
+        a.pend += w.gpus_pending;
+        a.declared += w.gpus_declared;
+        a.lines.extend(w.product_line.clone());
+        a.namespaces.insert(w.namespace.clone());
+        a.workloads += 1;
+    }
+    let mut out: Vec<TenantRow> = by
+        .into_iter()
+        .map(|(name, a)| TenantRow {
+            name: name.to_string(),
+            gpus_requested: a.req,
+            gpus_pending: a.pend,
+            gpus_used: None,
+            gpus_declared: a.declared,
+            share: ratio(a.req, fleet_requested),
+            product_lines: a.lines.into_iter().collect(),
+            namespaces: a.namespaces.into_iter().collect(),
+            workloads: a.workloads,
+            public_routes: routes.get(name).copied().unwrap_or(0),
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.gpus_requested
+            .cmp(&a.gpus_requested)
+            .then(b.gpus_pending.cmp(&a.gpus_pending))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    out
+}
+
+fn product_line_rows(rows: &[WorkloadRow], fleet_requested: u64) -> Vec<ProductLineRow> {
+    let mut by: BTreeMap<Option<&str>, (u64, u64, BTreeSet<&str>, u64)> = BTreeMap::new();
+    for w in rows {
+        let a = by.entry(w.product_line.as_deref()).or_default();
+        a.0 += w.gpus;
+        a.1 += w.gpus_pending;
+        a.2.insert(&w.tenant);
+        a.3 += 1;
+    }
+    let mut out: Vec<ProductLineRow> = by
+        .into_iter()
+        .map(|(name, (req, pend, tenants, n))| ProductLineRow {
+            name: name.map(str::to_string),
+            gpus_requested: req,
+            gpus_pending: pend,
+            share: ratio(req, fleet_requested),
+            tenants: tenants.into_iter().map(str::to_string).collect(),
+            workloads: n,
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.gpus_requested
+            .cmp(&a.gpus_requested)
+            .then(b.gpus_pending.cmp(&a.gpus_pending))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    out
+}
+
+fn other_gpu_rows(
+    nodes: &BTreeMap<&str, GpuNode<'_>>,
+    req: &Gpus,
+    pend: &Gpus,
+) -> Vec<OtherGpuRow> {
+    let mut resources: BTreeSet<GpuResource> = BTreeSet::new();
+    let mut cap = Gpus::default();
+    let mut alloc = Gpus::default();
+    for n in nodes.values() {
+        cap.add(&n.other_capacity);
+        alloc.add(&n.other_allocatable);
+    }
+    for g in [&cap, &alloc, req, pend] {
+        if g.shared > 0 {
+            resources.insert(GpuResource::Shared);
+        }
+        resources.extend(
+            g.mig
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(p, _)| GpuResource::Mig(p.clone())),
+        );
+    }
+    resources
+        .into_iter()
+        .map(|r| OtherGpuRow {
+            resource: r.to_string(),
+            capacity: cap.get(&r),
+            allocatable: alloc.get(&r),
+            requested: req.get(&r),
+            pending: pend.get(&r),
+        })
+        .collect()
+}
+
+/// Capacity or placement? Places pending pods, largest first, on the placeable node with the least
+/// free room that fits them (best fit) and matches their node selector; what cannot be placed is a
+/// placement problem if the fleet has enough free GPUs in total, else a capacity problem.
+fn shortage(
+    objects: &[Object],
+    nodes: &BTreeMap<&str, GpuNode<'_>>,
+    on_node: &HashMap<&str, u64>,
+    pods: &[GpuPod],
+    workloads: &[Workload],
+) -> Shortage {
+    let mut free: Vec<(&GpuNode<'_>, u64)> = nodes
+        .values()
+        .filter(|n| n.placeable)
+        .map(|n| {
+            (
+                n,
+                n.allocatable
+                    .saturating_sub(on_node.get(n.name).copied().unwrap_or(0)),
+            )
+        })
+        .collect();
+    let free_total: u64 = free.iter().map(|(_, f)| f).sum();
+    let largest = free.iter().map(|(_, f)| *f).max().unwrap_or(0);
+    let mut pending: Vec<&GpuPod> = pods
+        .iter()
+        .filter(|p| p.state == PodState::Pending && p.gpus.whole > 0)
+        .collect();
+    pending.sort_by(|a, b| {
+        b.gpus.whole.cmp(&a.gpus.whole).then_with(|| {
+            let (x, y) = (&objects[a.object], &objects[b.object]);
+            (x.namespace(), &x.meta.name).cmp(&(y.namespace(), &y.meta.name))
+        })
+    });
+    let pending_total: u64 = pending.iter().map(|p| p.gpus.whole).sum();
+
+    let mut unplaceable = Vec::new();
+    for p in &pending {
+        let o = &objects[p.object];
+        let selector = match &o.body {
+            Body::Pod(b) => &b.spec.node_selector,
+            _ => continue,
+        };
+        let need = p.gpus.whole;
+        let best = free
+            .iter_mut()
+            .filter(|(n, f)| *f >= need && selector.iter().all(|(k, v)| n.labels.get(k) == Some(v)))
+            .min_by_key(|(_, f)| *f);
+        match best {
+            Some((_, f)) => *f -= need,
+            None => unplaceable.push(PendingPod {
+                namespace: o.namespace().to_string(),
+                name: o.meta.name.clone(),
+                gpus: need,
+                workload: p
+                    .workload
+                    .map(|w| workloads[w].id.to_string())
+                    .unwrap_or_default(),
+            }),
+        }
+    }
+    let (kind, summary) = if pending_total == 0 {
+        (ShortageKind::None, "no GPU pods are pending".to_string())
+    } else if unplaceable.is_empty() {
+        (
+            ShortageKind::Fits,
+            format!("{pending_total} pending GPUs fit in the {free_total} free on placeable nodes"),
+        )
+    } else if free_total < pending_total {
+        (
+            ShortageKind::Capacity,
+            format!(
+                "capacity problem: {pending_total} GPUs pending but only {free_total} free on placeable nodes (short by {})",
+                pending_total - free_total
+            ),
+        )
+    } else {
+        let stuck: u64 = unplaceable.iter().map(|p| p.gpus).sum();
+        (
+            ShortageKind::Placement,
+            format!(
+                "placement problem: {free_total} GPUs free on placeable nodes cover the {pending_total} pending, but {} pending pods ({stuck} GPUs) fit on no single node (largest free block: {largest})",
+                unplaceable.len()
+            ),
+        )
+    };
+    Shortage {
+        kind,
+        free_placeable: free_total,
+        pending: pending_total,
+        largest_free_block: largest,
+        unplaceable,
+        summary,
+    }
+}

@@ -1,0 +1,9 @@
+//! The pure middle of the pipeline: objects and config in, report sections out.
+//!
+//! No I/O, no clock, no network: the same inputs always give the same report, which is what makes
+//! these modules the place where most tests live.
+
+pub mod exposure;
+pub mod inventory;
+pub mod nodes;
+pub mod tenancy;

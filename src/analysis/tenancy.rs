@@ -1,0 +1,138 @@
+//! Tenants and product lines: who a workload belongs to.
+//!
+//! Resolution is first match wins, each step configurable in `.gpuledger.yaml`: the workload's own
+//! labels, then its namespace's labels, then a fallback (the namespace name for tenants, nothing for
+//! product lines). The workload's labels are those of its root object, or of the topmost object found
+//! when the root is missing from the input.
+
+use std::collections::HashMap;
+
+use crate::config::{Fallback, Resolution, Tenancy};
+use crate::k8s::object::{Kind, Object};
+use crate::k8s::types::Labels;
+
+/// Namespace labels, indexed once.
+pub struct Resolver<'a> {
+    cfg: &'a Tenancy,
+    namespaces: HashMap<&'a str, &'a Labels>,
+}
+
+static NO_LABELS: Labels = Labels::new();
+
+impl<'a> Resolver<'a> {
+    pub fn new(cfg: &'a Tenancy, objects: &'a [Object]) -> Resolver<'a> {
+        let namespaces = objects
+            .iter()
+            .filter(|o| o.typed_kind() == Kind::Namespace)
+            .map(|o| (o.meta.name.as_str(), &o.meta.labels))
+            .collect();
+        Resolver { cfg, namespaces }
+    }
+
+    fn resolve(
+        &self,
+        r: &Resolution,
+        default_fallback: Fallback,
+        labels: &Labels,
+        namespace: &str,
+    ) -> Option<String> {
+        let ns_labels = self
+            .namespaces
+            .get(namespace)
+            .copied()
+            .unwrap_or(&NO_LABELS);
+        let pick = |keys: &[String], l: &Labels| {
+            keys.iter()
+                .find_map(|k| l.get(k).filter(|v| !v.is_empty()).cloned())
+        };
+        pick(&r.workload_labels, labels)
+            .or_else(|| pick(&r.namespace_labels, ns_labels))
+            .or_else(|| match r.fallback.unwrap_or(default_fallback) {
+                Fallback::Namespace => Some(namespace.to_string()),
+                Fallback::None => None,
+            })
+    }
+
+    /// The tenant; "(none)" only when the fallback is `none` and nothing matched.
+    pub fn tenant(&self, labels: &Labels, namespace: &str) -> String {
+        self.resolve(&self.cfg.tenant, Fallback::Namespace, labels, namespace)
+            .unwrap_or_else(|| "(none)".to_string())
+    }
+
+    pub fn product_line(&self, labels: &Labels, namespace: &str) -> Option<String> {
+        self.resolve(&self.cfg.product_line, Fallback::None, labels, namespace)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::k8s::read::read_str;
+
+    fn labels(pairs: &[(&str, &str)]) -> Labels {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    const NAMESPACES: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: {tenant: acme, product-line: search}\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: scratch\n";
+
+    #[test]
+    fn workload_label_then_namespace_label_then_namespace_name() {
+        let objs = read_str(NAMESPACES, "t").unwrap();
+        let cfg = Config::default();
+        let r = Resolver::new(&cfg.tenancy, &objs);
+        assert_eq!(
+            r.tenant(&labels(&[("tenant", "globex")]), "team-a"),
+            "globex"
+        );
+        assert_eq!(r.tenant(&labels(&[]), "team-a"), "acme");
+        assert_eq!(r.tenant(&labels(&[]), "scratch"), "scratch");
+        assert_eq!(r.tenant(&labels(&[]), "not-in-snapshot"), "not-in-snapshot");
+        assert_eq!(
+            r.product_line(&labels(&[]), "team-a").as_deref(),
+            Some("search")
+        );
+        assert_eq!(
+            r.product_line(&labels(&[("product-line", "ads")]), "team-a")
+                .as_deref(),
+            Some("ads")
+        );
+        assert_eq!(r.product_line(&labels(&[]), "scratch"), None);
+    }
+
+    #[test]
+    fn a_partial_section_keeps_the_attribute_default_fallback() {
+        let objs = read_str(NAMESPACES, "t").unwrap();
+        let cfg = Config::parse(
+            "tenancy:\n  tenant: {workload_labels: [team]}\n  product_line: {workload_labels: [line]}\n",
+            "c",
+        )
+        .unwrap();
+        let r = Resolver::new(&cfg.tenancy, &objs);
+        assert_eq!(r.tenant(&labels(&[]), "scratch"), "scratch");
+        assert_eq!(r.product_line(&labels(&[]), "scratch"), None);
+    }
+
+    #[test]
+    fn configured_keys_in_order_and_no_fallback() {
+        let objs = read_str(NAMESPACES, "t").unwrap();
+        let cfg = Config::parse(
+            "tenancy:\n  tenant:\n    workload_labels: [team, owner]\n    namespace_labels: []\n    fallback: none\n",
+            "c",
+        )
+        .unwrap();
+        let r = Resolver::new(&cfg.tenancy, &objs);
+        assert_eq!(
+            r.tenant(&labels(&[("owner", "o"), ("team", "t")]), "team-a"),
+            "t"
+        );
+        assert_eq!(r.tenant(&labels(&[("owner", "o")]), "team-a"), "o");
+        assert_eq!(
+            r.tenant(&labels(&[("tenant", "ignored")]), "team-a"),
+            "(none)"
+        );
+    }
+}

@@ -1,0 +1,69 @@
+//! The command line: subcommands and their flags (clap derive).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::render::Format;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "gpuledger",
+    version,
+    about = "Who holds the GPUs in a shared Kubernetes fleet, and whether Git agrees",
+    long_about = "gpuledger reads a Kubernetes GPU fleet (from a snapshot file today) and reports, per tenant, \
+the GPUs bought, offered, placeable, requested and pending, the workloads and Dynamo graphs that hold \
+them, and the public routes in front of them.\n\nExit codes: 0 success, 1 findings you asked to fail on, 2 error.",
+    after_help = "Examples:\n  gpuledger inventory --snapshot fixtures/demo/cluster.yaml\n  kubectl get nodes,namespaces,pods,deployments,replicasets,statefulsets,jobs,cronjobs,services,ingresses -A -o json > fleet.json\n  gpuledger inventory --snapshot fleet.json --format markdown --output inventory.md"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Fleet inventory: GPU tiers, requested vs pending, tenants, workloads, Dynamo graphs, public routes.
+    #[command(after_help = INVENTORY_EXAMPLES)]
+    Inventory(InventoryArgs),
+}
+
+const INVENTORY_EXAMPLES: &str = "Examples:
+  # The bundled demo fleet (no cluster needed)
+  gpuledger inventory --snapshot fixtures/demo/cluster.yaml --config fixtures/demo/.gpuledger.yaml
+
+  # Any kubectl dump works; several files are read as one fleet
+  kubectl get nodes,namespaces -o yaml > nodes.yaml
+  kubectl get pods,deployments,replicasets,statefulsets,jobs,cronjobs,services,ingresses -A -o json > workloads.json
+  gpuledger inventory --snapshot nodes.yaml --snapshot workloads.json
+
+  # Markdown for a pull request or an issue; JSON for scripts (schema gpuledger.report/v1)
+  gpuledger inventory --snapshot fleet.json --format markdown --output inventory.md
+  gpuledger inventory --snapshot fleet.json --format json | jq '.tenants[] | {name, gpus_requested}'";
+
+/// Flags shared by the commands that read a fleet and write a report.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table, env = "GPULEDGER_FORMAT")]
+    pub format: Format,
+
+    /// Write the report to FILE instead of standard output.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// The config file [default: .gpuledger.yaml in the current directory, when present].
+    #[arg(long, value_name = "FILE", env = "GPULEDGER_CONFIG")]
+    pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct InventoryArgs {
+    /// A cluster snapshot: what `kubectl get … -o yaml|json` prints (objects, Lists, several
+    /// documents). Repeat the flag to read several files as one fleet; `-` reads standard input.
+    #[arg(long, short = 's', value_name = "FILE", required = true)]
+    pub snapshot: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}

@@ -1,0 +1,182 @@
+//! `.gpuledger.yaml`: the few facts about a fleet that cannot be read from the cluster.
+//!
+//! Which labels name a tenant or a product line, which GPU taint keys are tolerated by GPU pods
+//! (so they do not make a node unplaceable), and which ingress classes and gateways face the
+//! internet. Every section is optional and defaults to the conventions in the README. Unknown keys are
+//! an error that names them, with file and line: a typo must never silently change the counts.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, InputError};
+
+/// The default name, looked up in the current directory when `--config` is not given.
+pub const DEFAULT_FILE: &str = ".gpuledger.yaml";
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub tenancy: Tenancy,
+    pub nodes: Nodes,
+    pub exposure: Exposure,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Tenancy {
+    pub tenant: Resolution,
+    pub product_line: Resolution,
+}
+
+impl Default for Tenancy {
+    fn default() -> Self {
+        Tenancy {
+            tenant: Resolution {
+                workload_labels: vec!["tenant".into()],
+                namespace_labels: vec!["tenant".into()],
+                fallback: Some(Fallback::Namespace),
+            },
+            product_line: Resolution {
+                workload_labels: vec!["product-line".into()],
+                namespace_labels: vec!["product-line".into()],
+                fallback: Some(Fallback::None),
+            },
+        }
+    }
+}
+
+/// How one attribute (tenant, product line) is resolved: the first workload label that is set, then
+/// the first namespace label, then the fallback.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resolution {
+    #[serde(default)]
+    pub workload_labels: Vec<String>,
+    #[serde(default)]
+    pub namespace_labels: Vec<String>,
+    /// Unset: the namespace name for tenants, nothing for product lines.
+    #[serde(default)]
+    pub fallback: Option<Fallback>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Fallback {
+    /// The namespace name.
+    Namespace,
+    /// No value.
+    None,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Nodes {
+    /// Taint keys that GPU pods tolerate: such a taint does not make a node unplaceable.
+    pub tolerated_taints: Vec<String>,
+}
+
+impl Default for Nodes {
+    fn default() -> Self {
+        Nodes {
+            tolerated_taints: vec!["nvidia.com/gpu".into()],
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Exposure {
+    /// Ingress classes whose controllers face the internet (e.g. `nginx-public`).
+    pub public_ingress_classes: Vec<String>,
+    /// Gateways that face the internet, as `namespace/name`.
+    pub public_gateways: Vec<String>,
+}
+
+impl Config {
+    /// Parses a config file's text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Config, InputError> {
+        if text.trim().is_empty() {
+            return Ok(Config::default());
+        }
+        let cfg: Option<Config> = serde_saphyr::from_str(text)
+            .map_err(|e| crate::k8s::read::yaml_error_to_input(&e, file))?;
+        Ok(cfg.unwrap_or_default())
+    }
+
+    pub fn load(path: &Path) -> Result<Config, Error> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Ok(Config::parse(&text, &path.display().to_string())?)
+    }
+
+    /// The explicit file when given (it must exist), else `.gpuledger.yaml` in `dir` when present,
+    /// else the defaults. Returns the file used, if any.
+    pub fn discover(
+        explicit: Option<&Path>,
+        dir: &Path,
+    ) -> Result<(Config, Option<PathBuf>), Error> {
+        if let Some(p) = explicit {
+            return Ok((Config::load(p)?, Some(p.to_path_buf())));
+        }
+        let p = dir.join(DEFAULT_FILE);
+        if p.is_file() {
+            return Ok((Config::load(&p)?, Some(p)));
+        }
+        Ok((Config::default(), None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_the_defaults() {
+        assert_eq!(Config::parse("", "c").unwrap(), Config::default());
+        assert_eq!(
+            Config::parse("# only a comment\n", "c").unwrap(),
+            Config::default()
+        );
+    }
+
+    #[test]
+    fn partial_sections_keep_other_defaults() {
+        let c =
+            Config::parse("exposure:\n  public_ingress_classes: [nginx-public]\n", "c").unwrap();
+        assert_eq!(c.exposure.public_ingress_classes, ["nginx-public"]);
+        assert_eq!(c.nodes.tolerated_taints, ["nvidia.com/gpu"]);
+        assert_eq!(c.tenancy.tenant.fallback, Some(Fallback::Namespace));
+    }
+
+    #[test]
+    fn unknown_key_is_named_with_its_line() {
+        let e = Config::parse(
+            "nodes:\n  tolerated_taints: []\n  toleratd: [x]\n",
+            "g.yaml",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.message.contains("toleratd"), "{e}");
+        let e = Config::parse(
+            "tenancy:\n  tenant:\n    workload_label: [team]\n",
+            "g.yaml",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("workload_label"), "{e}");
+    }
+
+    #[test]
+    fn fallback_none() {
+        let c = Config::parse(
+            "tenancy:\n  tenant:\n    workload_labels: [team]\n    fallback: none\n",
+            "c",
+        )
+        .unwrap();
+        assert_eq!(c.tenancy.tenant.workload_labels, ["team"]);
+        assert!(c.tenancy.tenant.namespace_labels.is_empty());
+        assert_eq!(c.tenancy.tenant.fallback, Some(Fallback::None));
+    }
+}

@@ -1,0 +1,59 @@
+//! Errors the library reports to its caller.
+//!
+//! Every variant says what went wrong and where, so the user can fix the input: an input error names
+//! the file and, when the parser knows it, the line and column. Findings about the fleet (drift, a
+//! broken node) are never errors: they are data in the report. Errors are reserved for inputs the tool
+//! cannot read, which `main` maps to exit code 2.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// A problem with one input file (snapshot or config), located as precisely as the parser allows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputError {
+    /// The file as the user named it.
+    pub file: String,
+    /// 1-based line, when known.
+    pub line: Option<u32>,
+    /// 1-based column, when known.
+    pub column: Option<u32>,
+    pub message: String,
+}
+
+impl fmt::Display for InputError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+            if let Some(column) = self.column {
+                write!(f, ":{column}")?;
+            }
+        }
+        write!(f, ": {}", self.message)
+    }
+}
+
+impl std::error::Error for InputError {}
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A snapshot or config file that exists but cannot be understood.
+    #[error("{0}")]
+    Input(#[from] InputError),
+    /// A file that cannot be opened or read at all.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// An output file that cannot be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,7 @@
+//! Kubernetes objects as plain data: quantities, GPU resources, lean typed bodies, and readers.
+
+pub mod gpus;
+pub mod object;
+pub mod quantity;
+pub mod read;
+pub mod types;

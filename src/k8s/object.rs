@@ -1,0 +1,439 @@
+//! One Kubernetes object as gpuledger holds it: type, metadata, a lean typed body, and its source.
+//!
+//! Objects come from snapshot files today and from the API server and rendered manifests later; the
+//! analyses see the same [`Object`] whatever the origin. The body is chosen by the object's kind while
+//! parsing: a custom deserializer reads `apiVersion` and `kind` (which kubectl and almost every manifest
+//! write first), then parses `spec` and `status` straight into the struct for that kind. Should `spec`
+//! come before `kind`, it is buffered as a JSON value and parsed once the kind is known, so key order
+//! changes speed, never results. A `List` contributes its items, recursively.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use super::types::*;
+
+/// Where an object came from: a file (and line, when the format tells it) or a cluster resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Source {
+    pub file: Arc<str>,
+    pub line: Option<u32>,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            Some(l) => write!(f, "{}:{l}", self.file),
+            None => write!(f, "{}", self.file),
+        }
+    }
+}
+
+/// The kinds whose bodies gpuledger reads. Everything else keeps its metadata only (enough to walk
+/// owner references through it, e.g. a DynamoComponentDeployment or a Grove PodClique).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    Pod,
+    Node,
+    Namespace,
+    Deployment,
+    ReplicaSet,
+    StatefulSet,
+    Job,
+    CronJob,
+    LeaderWorkerSet,
+    DynamoGraphDeployment,
+    InferenceService,
+    Ingress,
+    Service,
+    Gateway,
+    HttpRoute,
+    List,
+    Other,
+}
+
+impl Kind {
+    pub fn of(api_version: &str, kind: &str) -> Kind {
+        let group = group_of(api_version);
+        match (group, kind) {
+            ("", "Pod") => Kind::Pod,
+            ("", "Node") => Kind::Node,
+            ("", "Namespace") => Kind::Namespace,
+            ("", "Service") => Kind::Service,
+            ("apps" | "extensions", "Deployment") => Kind::Deployment,
+            ("apps" | "extensions", "ReplicaSet") => Kind::ReplicaSet,
+            ("apps", "StatefulSet") => Kind::StatefulSet,
+            ("batch", "Job") => Kind::Job,
+            ("batch", "CronJob") => Kind::CronJob,
+            ("leaderworkerset.x-k8s.io", "LeaderWorkerSet") => Kind::LeaderWorkerSet,
+            ("nvidia.com", "DynamoGraphDeployment") => Kind::DynamoGraphDeployment,
+            ("serving.kserve.io", "InferenceService") => Kind::InferenceService,
+            ("networking.k8s.io" | "extensions", "Ingress") => Kind::Ingress,
+            ("gateway.networking.k8s.io", "Gateway") => Kind::Gateway,
+            ("gateway.networking.k8s.io", "HTTPRoute") => Kind::HttpRoute,
+            (_, k) if k == "List" || (k.ends_with("List") && group.is_empty()) => Kind::List,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// The API group of an `apiVersion` (`apps/v1` → `apps`, `v1` → ``).
+pub fn group_of(api_version: &str) -> &str {
+    api_version.rsplit_once('/').map_or("", |(g, _)| g)
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct PodBody {
+    pub spec: PodSpec,
+    pub status: PodStatus,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NodeBody {
+    pub spec: NodeSpec,
+    pub status: NodeStatus,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct JobBody {
+    pub spec: JobSpec,
+    pub status: JobStatus,
+}
+
+/// The typed body of an object, by kind.
+#[derive(Debug, Clone)]
+pub enum Body {
+    Pod(PodBody),
+    Node(NodeBody),
+    Replicated(ReplicatedSpec),
+    Job(JobBody),
+    CronJob(CronJobSpec),
+    LeaderWorkerSet(LwsSpec),
+    DynamoGraph(DynamoGraphSpec),
+    InferenceService(InferenceServiceSpec),
+    Ingress(IngressSpec),
+    Service(ServiceSpec),
+    HttpRoute(HttpRouteSpec),
+    /// Kinds read for their metadata only (Namespace, Gateway, owners in between, anything else).
+    None,
+}
+
+impl Body {
+    fn empty(kind: Kind) -> Body {
+        match kind {
+            Kind::Pod => Body::Pod(PodBody::default()),
+            Kind::Node => Body::Node(NodeBody::default()),
+            Kind::Deployment | Kind::ReplicaSet | Kind::StatefulSet => {
+                Body::Replicated(ReplicatedSpec::default())
+            }
+            Kind::Job => Body::Job(JobBody::default()),
+            Kind::CronJob => Body::CronJob(CronJobSpec::default()),
+            Kind::LeaderWorkerSet => Body::LeaderWorkerSet(LwsSpec::default()),
+            Kind::DynamoGraphDeployment => Body::DynamoGraph(DynamoGraphSpec::default()),
+            Kind::InferenceService => Body::InferenceService(InferenceServiceSpec::default()),
+            Kind::Ingress => Body::Ingress(IngressSpec::default()),
+            Kind::Service => Body::Service(ServiceSpec::default()),
+            Kind::HttpRoute => Body::HttpRoute(HttpRouteSpec::default()),
+            Kind::Namespace | Kind::Gateway | Kind::List | Kind::Other => Body::None,
+        }
+    }
+
+    fn set_spec<'de, D: Deserializer<'de>>(&mut self, d: D) -> Result<(), D::Error> {
+        fn opt<'de, T: Deserialize<'de> + Default, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<T, D::Error> {
+            Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+        }
+        match self {
+            Body::Pod(b) => b.spec = opt(d)?,
+            Body::Node(b) => b.spec = opt(d)?,
+            Body::Replicated(s) => *s = opt(d)?,
+            Body::Job(b) => b.spec = opt(d)?,
+            Body::CronJob(s) => *s = opt(d)?,
+            Body::LeaderWorkerSet(s) => *s = opt(d)?,
+            Body::DynamoGraph(s) => *s = opt(d)?,
+            Body::InferenceService(s) => *s = opt(d)?,
+            Body::Ingress(s) => *s = opt(d)?,
+            Body::Service(s) => *s = opt(d)?,
+            Body::HttpRoute(s) => *s = opt(d)?,
+            Body::None => {
+                IgnoredAny::deserialize(d)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn set_status<'de, D: Deserializer<'de>>(&mut self, d: D) -> Result<(), D::Error> {
+        match self {
+            Body::Pod(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
+            Body::Node(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
+            Body::Job(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
+            _ => {
+                IgnoredAny::deserialize(d)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A Kubernetes object.
+#[derive(Debug, Clone)]
+pub struct Object {
+    pub api_version: String,
+    pub kind: String,
+    pub meta: ObjectMeta,
+    pub body: Body,
+    pub source: Source,
+}
+
+impl Object {
+    pub fn group(&self) -> &str {
+        group_of(&self.api_version)
+    }
+
+    pub fn namespace(&self) -> &str {
+        self.meta.namespace.as_deref().unwrap_or("")
+    }
+
+    pub fn typed_kind(&self) -> Kind {
+        Kind::of(&self.api_version, &self.kind)
+    }
+}
+
+impl fmt::Display for Object {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        describe(
+            f,
+            &self.kind,
+            self.meta.namespace.as_deref(),
+            &self.meta.name,
+        )
+    }
+}
+
+fn describe(f: &mut impl fmt::Write, kind: &str, ns: Option<&str>, name: &str) -> fmt::Result {
+    match ns {
+        Some(ns) if !ns.is_empty() => write!(f, "{kind} {ns}/{name}"),
+        _ => write!(f, "{kind} {name}"),
+    }
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// The object being parsed on this thread ("Pod ml/train-0"), for error messages raised deep inside
+/// its spec (a fractional GPU quantity) where the parser knows the position but not the object.
+pub fn current_object() -> Option<String> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+struct ObjectScope(Option<String>);
+
+impl ObjectScope {
+    fn enter(kind: &str, meta: Option<&ObjectMeta>) -> ObjectScope {
+        let mut label = String::new();
+        match meta {
+            Some(m) => {
+                let _ = describe(&mut label, kind, m.namespace.as_deref(), &m.name);
+            }
+            None => label.push_str(kind),
+        }
+        ObjectScope(CURRENT.with(|c| c.replace(Some(label))))
+    }
+}
+
+impl Drop for ObjectScope {
+    fn drop(&mut self) {
+        CURRENT.with(|c| *c.borrow_mut() = self.0.take());
+    }
+}
+
+/// How the metadata of an object is read, which decides whether its line is known. YAML wraps it in
+/// `serde_saphyr::Spanned` to learn the line; JSON reads it plainly.
+pub trait MetaRepr<'de>: Deserialize<'de> {
+    fn into_parts(self) -> (ObjectMeta, Option<u32>);
+}
+
+impl<'de> MetaRepr<'de> for ObjectMeta {
+    fn into_parts(self) -> (ObjectMeta, Option<u32>) {
+        (self, None)
+    }
+}
+
+impl<'de> MetaRepr<'de> for serde_saphyr::Spanned<ObjectMeta> {
+    fn into_parts(self) -> (ObjectMeta, Option<u32>) {
+        let line = self.referenced.line();
+        (
+            self.value,
+            (line > 0).then(|| u32::try_from(line).unwrap_or(u32::MAX)),
+        )
+    }
+}
+
+/// One document (an object, a `List`, or a sequence of objects) as the objects it holds. The file is
+/// filled in by the reader afterwards; the line comes from the metadata representation `M`.
+pub struct Document<M> {
+    pub objects: Vec<Object>,
+    marker: std::marker::PhantomData<M>,
+}
+
+impl<'de, M: MetaRepr<'de>> Deserialize<'de> for Document<M> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut objects = Vec::new();
+        d.deserialize_any(DocumentSeed::<M> {
+            out: &mut objects,
+            marker: std::marker::PhantomData,
+        })?;
+        Ok(Document {
+            objects,
+            marker: std::marker::PhantomData,
+        })
+    }
+}
+
+struct DocumentSeed<'a, M> {
+    out: &'a mut Vec<Object>,
+    marker: std::marker::PhantomData<M>,
+}
+
+impl<M> DocumentSeed<'_, M> {
+    fn reborrow(&mut self) -> DocumentSeed<'_, M> {
+        DocumentSeed {
+            out: self.out,
+            marker: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<'de, M: MetaRepr<'de>> DeserializeSeed<'de> for DocumentSeed<'_, M> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Kubernetes object (a mapping with apiVersion and kind) or a List of them")
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(()) // an empty document
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(mut self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(self.reborrow())?.is_some() {}
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut api_version: Option<String> = None;
+        let mut kind: Option<String> = None;
+        let mut meta: Option<(ObjectMeta, Option<u32>)> = None;
+        let mut body: Option<Body> = None;
+        // spec/status met before kind: kept as JSON and parsed at the end.
+        let mut early: Vec<(bool, serde_json::Value)> = Vec::new();
+        let mut items_seen = false;
+        let out = self.out;
+
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match key.as_ref() {
+                "apiVersion" => api_version = Some(map.next_value()?),
+                "kind" => kind = Some(map.next_value()?),
+                "metadata" => {
+                    let m: Option<M> = map.next_value()?;
+                    meta = Some(m.map(M::into_parts).unwrap_or_default());
+                }
+                "items" => {
+                    items_seen = true;
+                    map.next_value_seed(DocumentSeed::<M> {
+                        out: &mut *out,
+                        marker: std::marker::PhantomData,
+                    })?;
+                }
+                part @ ("spec" | "status") => {
+                    let is_spec = part == "spec";
+                    match (&api_version, &kind) {
+                        (Some(v), Some(k)) => {
+                            let b = body.get_or_insert_with(|| Body::empty(Kind::of(v, k)));
+                            let _scope = ObjectScope::enter(k, meta.as_ref().map(|m| &m.0));
+                            map.next_value_seed(PartSeed { body: b, is_spec })?;
+                        }
+                        _ => early.push((is_spec, map.next_value()?)),
+                    }
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+
+        let (Some(api_version), Some(kind)) = (api_version, kind) else {
+            if items_seen {
+                return Ok(()); // a bare `items:` list without a kind: still a list
+            }
+            return Err(de::Error::custom(
+                "document is not a Kubernetes object: it has no apiVersion and kind",
+            ));
+        };
+        let typed = Kind::of(&api_version, &kind);
+        if typed == Kind::List {
+            return Ok(());
+        }
+        let (meta, line) = meta.unwrap_or_default();
+        if meta.name.is_empty() {
+            return Err(de::Error::custom(format!(
+                "{kind} object has no metadata.name"
+            )));
+        }
+        let mut body = body.unwrap_or_else(|| Body::empty(typed));
+        if !early.is_empty() {
+            let _scope = ObjectScope::enter(&kind, Some(&meta));
+            for (is_spec, value) in early {
+                let r = if is_spec {
+                    body.set_spec(value)
+                } else {
+                    body.set_status(value)
+                };
+                r.map_err(de::Error::custom)?;
+            }
+        }
+        out.push(Object {
+            api_version,
+            kind,
+            meta,
+            body,
+            source: Source {
+                file: Arc::from(""),
+                line,
+            },
+        });
+        Ok(())
+    }
+}
+
+struct PartSeed<'a> {
+    body: &'a mut Body,
+    is_spec: bool,
+}
+
+impl<'de> DeserializeSeed<'de> for PartSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        if self.is_spec {
+            self.body.set_spec(d)
+        } else {
+            self.body.set_status(d)
+        }
+    }
+}

@@ -1,0 +1,229 @@
+//! Reading objects from files: multi-document YAML, JSON, `List`s, and concatenated JSON streams.
+//!
+//! A snapshot is whatever `kubectl get … -o yaml|json` prints, and manifests are YAML files with `---`
+//! separators, so one reader serves both. The format is sniffed from the first non-blank byte (`{` or
+//! `[` is JSON). Both formats are streamed from a buffered reader, so memory follows the objects kept,
+//! not the file's size. Every error names the file and, where the parser knows it, the line and column.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+use serde_saphyr::Spanned;
+
+use super::object::{Document, Object};
+use super::types::ObjectMeta;
+use crate::error::{Error, InputError};
+
+/// Reads every object in `path` (`-` is standard input).
+pub fn read_objects(path: &Path) -> Result<Vec<Object>, Error> {
+    let name: Arc<str> = Arc::from(path.display().to_string());
+    let read_err = |source| Error::Read {
+        path: path.to_path_buf(),
+        source,
+    };
+    let reader: Box<dyn Read> = if path == Path::new("-") {
+        Box::new(io::stdin().lock())
+    } else {
+        Box::new(File::open(path).map_err(read_err)?)
+    };
+    let mut reader = BufReader::with_capacity(256 * 1024, reader);
+    let objects = read_from(&mut reader, &name).map_err(|e| match e {
+        ReadError::Io(source) => read_err(source),
+        ReadError::Input(e) => Error::Input(e),
+    })?;
+    if objects.is_empty() {
+        return Err(Error::Input(InputError {
+            file: name.to_string(),
+            line: None,
+            column: None,
+            message: "contains no Kubernetes objects".into(),
+        }));
+    }
+    Ok(objects)
+}
+
+/// Reads every object from a string (manifests already in memory, tests).
+pub fn read_str(text: &str, file: &str) -> Result<Vec<Object>, InputError> {
+    let name: Arc<str> = Arc::from(file);
+    read_from(&mut text.as_bytes(), &name).map_err(|e| match e {
+        ReadError::Io(e) => InputError {
+            file: file.to_string(),
+            line: None,
+            column: None,
+            message: e.to_string(),
+        },
+        ReadError::Input(e) => e,
+    })
+}
+
+enum ReadError {
+    Io(io::Error),
+    Input(InputError),
+}
+
+fn read_from<R: BufRead>(reader: &mut R, file: &Arc<str>) -> Result<Vec<Object>, ReadError> {
+    let mut objects = Vec::new();
+    if looks_like_json(reader).map_err(ReadError::Io)? {
+        let stream =
+            serde_json::Deserializer::from_reader(reader).into_iter::<Document<ObjectMeta>>();
+        for doc in stream {
+            let doc = doc.map_err(|e| json_error(e, file))?;
+            objects.extend(doc.objects);
+        }
+    } else {
+        for doc in serde_saphyr::read::<_, Document<Spanned<ObjectMeta>>>(reader) {
+            let doc = doc.map_err(|e| yaml_error(&e, file))?;
+            objects.extend(doc.objects);
+        }
+    }
+    for o in &mut objects {
+        o.source.file = file.clone();
+    }
+    Ok(objects)
+}
+
+fn looks_like_json<R: BufRead>(reader: &mut R) -> io::Result<bool> {
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(false);
+        }
+        // Skip a UTF-8 byte order mark and blanks.
+        let skip = buf
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0xEF | 0xBB | 0xBF))
+            .count();
+        if skip < buf.len() {
+            let first = buf[skip];
+            reader.consume(skip);
+            return Ok(first == b'{' || first == b'[');
+        }
+        reader.consume(skip);
+    }
+}
+
+fn json_error(e: serde_json::Error, file: &str) -> ReadError {
+    if e.is_io() {
+        return ReadError::Io(io::Error::other(e.to_string()));
+    }
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+    ReadError::Input(InputError {
+        file: file.to_string(),
+        line: (e.line() > 0).then(|| e.line() as u32),
+        column: (e.column() > 0).then(|| e.column() as u32),
+        message,
+    })
+}
+
+/// Converts a YAML error into an [`InputError`]; shared with the config reader.
+pub(crate) fn yaml_error_to_input(e: &serde_saphyr::Error, file: &str) -> InputError {
+    let loc = e.location();
+    let line = loc.map(|l| l.line()).filter(|&l| l > 0);
+    let column = loc.map(|l| l.column()).filter(|&c| c > 0);
+    InputError {
+        file: file.to_string(),
+        line: line.map(|l| l as u32),
+        column: column.map(|c| c as u32),
+        message: yaml_message(e),
+    }
+}
+
+/// The error's own message, without the location and source snippet the Display form adds.
+fn yaml_message(e: &serde_saphyr::Error) -> String {
+    let full = e.to_string();
+    let first = full.lines().next().unwrap_or("").trim();
+    // serde-saphyr writes "error: line L column C: message" or "message at line L, column C".
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let first = match first.find(" at line ") {
+        Some(i) => &first[..i],
+        None => first,
+    };
+    let first = match first.strip_prefix("line ") {
+        Some(rest) => rest.split_once(": ").map_or(rest, |(_, m)| m),
+        None => first,
+    };
+    first.to_string()
+}
+
+fn yaml_error(e: &serde_saphyr::Error, file: &str) -> ReadError {
+    if let serde_saphyr::Error::IOError { cause } = e {
+        return ReadError::Io(io::Error::new(cause.kind(), cause.to_string()));
+    }
+    ReadError::Input(yaml_error_to_input(e, file))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::object::Body;
+
+    #[test]
+    fn yaml_multi_document_with_list_and_empty_documents() {
+        let text = "---\n# nothing here\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  namespace: ml\nspec:\n  containers:\n  - name: c\n    resources:\n      limits:\n        nvidia.com/gpu: 2\n---\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: ml\n";
+        let objs = read_str(text, "t.yaml").unwrap();
+        let names: Vec<_> = objs.iter().map(|o| o.to_string()).collect();
+        assert_eq!(names, ["Pod ml/a", "Node n1", "Namespace ml"]);
+        assert_eq!(objs[0].source.line, Some(7));
+        assert_eq!(&*objs[0].source.file, "t.yaml");
+        let Body::Pod(p) = &objs[0].body else {
+            panic!()
+        };
+        assert_eq!(p.spec.containers[0].resources.limits.to_gpus().whole, 2);
+    }
+
+    #[test]
+    fn json_list_and_stream() {
+        let text = r#"{"apiVersion":"v1","kind":"List","items":[{"kind":"Pod","apiVersion":"v1","metadata":{"name":"a"}}]}
+{"apiVersion":"v1","kind":"Node","metadata":{"name":"n"}}"#;
+        let objs = read_str(text, "t.json").unwrap();
+        assert_eq!(objs.len(), 2);
+        assert_eq!(objs[1].to_string(), "Node n");
+    }
+
+    #[test]
+    fn spec_before_kind_is_still_typed() {
+        let text = r#"{"spec":{"nodeName":"n1","containers":[{"resources":{"requests":{"nvidia.com/gpu":"4"}}}]},"metadata":{"name":"p"},"kind":"Pod","apiVersion":"v1"}"#;
+        let objs = read_str(text, "t.json").unwrap();
+        let Body::Pod(p) = &objs[0].body else {
+            panic!()
+        };
+        assert_eq!(p.spec.node_name.as_deref(), Some("n1"));
+        assert_eq!(p.spec.containers[0].resources.requests.to_gpus().whole, 4);
+    }
+
+    #[test]
+    fn fractional_gpu_names_object_file_and_line() {
+        let text = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: half\n  namespace: ml\nspec:\n  containers:\n  - name: c\n    resources:\n      limits:\n        nvidia.com/gpu: \"0.5\"\n";
+        let e = read_str(text, "bad.yaml").unwrap_err();
+        assert_eq!(e.line, Some(11), "{e}");
+        assert!(e.message.contains("Pod ml/half"), "{e}");
+        assert!(e.message.contains("0.5"), "{e}");
+
+        let json = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"half\"},\n\"spec\":{\"containers\":[{\"resources\":{\"limits\":{\n\"nvidia.com/gpu\":0.5}}}]}}";
+        let e = read_str(json, "bad.json").unwrap_err();
+        assert_eq!(e.line, Some(3), "{e}");
+        assert!(e.message.contains("Pod half"), "{e}");
+    }
+
+    #[test]
+    fn broken_yaml_and_wrong_types_have_lines() {
+        let e = read_str(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: [unclosed\n",
+            "b.yaml",
+        )
+        .unwrap_err();
+        assert!(e.line.is_some(), "{e}");
+        let e = read_str(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: d\nspec:\n  replicas: many\n",
+            "b.yaml",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(6), "{e}");
+        let e = read_str("just: a map\n", "b.yaml").unwrap_err();
+        assert!(e.message.contains("no apiVersion and kind"), "{e}");
+    }
+}

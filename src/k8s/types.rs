@@ -1,0 +1,401 @@
+//! Lean typed views of the Kubernetes objects gpuledger reads.
+//!
+//! Each struct carries only the fields an analysis uses; serde skips everything else without building
+//! it, so a 100,000-pod snapshot costs a fraction of its size in memory. Field names follow the API
+//! (camelCase on the wire). Every field has a default, because snapshots and manifests omit defaults
+//! freely; where the API's default is not the type's default (replicas: 1), the field is an `Option`
+//! and the consumer applies the API default.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::gpus::{GpuCount, GpuList};
+
+pub type Labels = BTreeMap<String, String>;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct OwnerRef {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub uid: String,
+    pub controller: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ObjectMeta {
+    pub name: String,
+    pub namespace: Option<String>,
+    pub uid: Option<String>,
+    pub labels: Labels,
+    #[serde(deserialize_with = "annotations")]
+    pub annotations: Labels,
+    pub owner_references: Vec<OwnerRef>,
+}
+
+/// Annotations minus the ones that only cost memory (the last-applied copy of the whole object).
+fn annotations<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Labels, D::Error> {
+    let mut map = Option::<Labels>::deserialize(d)?.unwrap_or_default();
+    map.remove("kubectl.kubernetes.io/last-applied-configuration");
+    Ok(map)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pods and pod templates
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Resources {
+    pub requests: GpuList,
+    pub limits: GpuList,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Container {
+    pub name: String,
+    pub resources: Resources,
+    /// `Always` on an init container marks a restartable sidecar.
+    pub restart_policy: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Toleration {
+    pub key: Option<String>,
+    pub operator: Option<String>,
+    pub effect: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PodSpec {
+    pub node_name: Option<String>,
+    pub containers: Vec<Container>,
+    pub init_containers: Vec<Container>,
+    pub overhead: GpuList,
+    pub node_selector: Labels,
+    pub tolerations: Vec<Toleration>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct TemplateMeta {
+    pub labels: Labels,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PodTemplate {
+    pub metadata: TemplateMeta,
+    pub spec: PodSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PodStatus {
+    pub phase: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Condition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Nodes
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Taint {
+    pub key: String,
+    pub effect: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct NodeSpec {
+    pub unschedulable: bool,
+    pub taints: Vec<Taint>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct NodeStatus {
+    pub capacity: GpuList,
+    pub allocatable: GpuList,
+    pub conditions: Vec<Condition>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Workload controllers
+
+/// Deployment, ReplicaSet and StatefulSet share the fields gpuledger reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ReplicatedSpec {
+    pub replicas: Option<u64>,
+    pub template: PodTemplate,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct JobSpec {
+    pub parallelism: Option<u64>,
+    pub template: PodTemplate,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct JobStatus {
+    pub conditions: Vec<Condition>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct JobTemplate {
+    pub spec: JobSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct CronJobSpec {
+    pub job_template: JobTemplate,
+    pub suspend: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct LeaderWorkerTemplate {
+    pub size: Option<u64>,
+    pub leader_template: Option<PodTemplate>,
+    pub worker_template: PodTemplate,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct LwsSpec {
+    pub replicas: Option<u64>,
+    pub leader_worker_template: LeaderWorkerTemplate,
+}
+
+// ---------------------------------------------------------------------------------------------
+// NVIDIA Dynamo
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Multinode {
+    pub node_count: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct DynamoResourceItem {
+    pub gpu: Option<GpuCount>,
+    pub gpu_type: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct DynamoResources {
+    pub requests: DynamoResourceItem,
+    pub limits: DynamoResourceItem,
+}
+
+/// A container in a Dynamo spec: the role heuristic needs its command line.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct DynamoContainer {
+    pub name: String,
+    pub command: Vec<String>,
+    pub args: Vec<String>,
+    pub resources: Resources,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ExtraPodSpec {
+    pub main_container: Option<DynamoContainer>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Enabled {
+    pub enabled: bool,
+}
+
+/// One entry of `spec.services` in `nvidia.com/v1alpha1`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct DynamoService {
+    pub component_type: Option<String>,
+    pub sub_component_type: Option<String>,
+    pub replicas: Option<u64>,
+    pub multinode: Option<Multinode>,
+    pub resources: DynamoResources,
+    pub extra_pod_spec: ExtraPodSpec,
+    pub scaling_adapter: Option<Enabled>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct DynamoPodTemplateSpec {
+    pub containers: Vec<DynamoContainer>,
+    #[serde(rename = "initContainers")]
+    pub init_containers: Vec<Container>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct DynamoPodTemplate {
+    pub spec: DynamoPodTemplateSpec,
+}
+
+/// One entry of `spec.components` in `nvidia.com/v1beta1`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct DynamoComponent {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    pub replicas: Option<u64>,
+    pub multinode: Option<Multinode>,
+    pub pod_template: DynamoPodTemplate,
+    pub scaling_adapter: Option<Enabled>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct DynamoGraphSpec {
+    pub services: Option<BTreeMap<String, DynamoService>>,
+    pub components: Option<Vec<DynamoComponent>>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// KServe
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct WorkerSpec {
+    pub pipeline_parallel_size: Option<u64>,
+    pub tensor_parallel_size: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PredictorModel {
+    pub resources: Resources,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Predictor {
+    pub min_replicas: Option<u64>,
+    pub model: Option<PredictorModel>,
+    pub containers: Vec<Container>,
+    pub worker_spec: Option<WorkerSpec>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct InferenceServiceSpec {
+    pub predictor: Predictor,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exposure: Ingress, Service, Gateway API
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ServiceBackend {
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct IngressBackend {
+    pub service: Option<ServiceBackend>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct IngressPath {
+    pub path: Option<String>,
+    pub backend: IngressBackend,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct IngressHttp {
+    pub paths: Vec<IngressPath>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct IngressRule {
+    pub host: Option<String>,
+    pub http: Option<IngressHttp>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct IngressSpec {
+    pub ingress_class_name: Option<String>,
+    pub rules: Vec<IngressRule>,
+    pub default_backend: Option<IngressBackend>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ServiceSpec {
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    pub selector: Labels,
+    pub load_balancer_class: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct RouteRef {
+    pub group: Option<String>,
+    pub kind: Option<String>,
+    pub namespace: Option<String>,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PathMatch {
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    pub value: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct HttpRouteMatch {
+    pub path: Option<PathMatch>,
+    pub method: Option<String>,
+    pub headers: Vec<serde::de::IgnoredAny>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct HttpRouteRule {
+    pub matches: Vec<HttpRouteMatch>,
+    pub backend_refs: Vec<RouteRef>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct HttpRouteSpec {
+    pub parent_refs: Vec<RouteRef>,
+    pub hostnames: Vec<String>,
+    pub rules: Vec<HttpRouteRule>,
+}

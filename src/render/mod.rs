@@ -1,0 +1,45 @@
+//! Turning a [`Report`] into text: a terminal table, GitHub-flavoured markdown, or JSON.
+//!
+//! Pure functions of the report. All three show the same figures; the JSON is the versioned
+//! interface, the other two are for people. An unknown figure is written as `unknown`, never `0`.
+
+mod markdown;
+mod table;
+mod text;
+
+use clap::ValueEnum;
+
+use crate::report::Report;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned columns for a terminal.
+    Table,
+    /// GitHub-flavoured markdown (PR comments, issues, job summaries).
+    Markdown,
+    /// The versioned report (schema gpuledger.report/v1).
+    Json,
+}
+
+pub fn render(report: &Report, format: Format) -> String {
+    match format {
+        Format::Table => table::render(report),
+        Format::Markdown => markdown::render(report),
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(report)
+                .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize report: {e}\"}}"));
+            s.push('\n');
+            s
+        }
+    }
+}
+
+/// `42`, or `unknown` for a figure that could not be computed.
+pub(crate) fn count(v: Option<u64>) -> String {
+    v.map_or_else(|| "unknown".to_string(), |n| n.to_string())
+}
+
+/// `78.1%`, or `n/a`.
+pub(crate) fn percent(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".to_string(), |f| format!("{:.1}%", f * 100.0))
+}

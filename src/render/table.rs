@@ -1,0 +1,193 @@
+//! The terminal rendering: the decision view first (four counts, shortage, tenants), details after.
+
+use std::fmt::Write;
+
+use super::text::Table;
+use super::{count, percent};
+use crate::report::Report;
+
+const MAX_WORKLOADS: usize = 25;
+
+pub fn render(r: &Report) -> String {
+    let mut out = String::new();
+    let f = &r.fleet;
+    let g = &f.gpus;
+    let _ = writeln!(
+        out,
+        "GPU fleet: {} GPU nodes, utilisation {} (requested / placeable)",
+        f.gpu_nodes,
+        percent(f.utilisation)
+    );
+    out.push('\n');
+    let mut t = Table::new(&["GPUs", ">count", "note"]);
+    t.row(vec![
+        "capacity".into(),
+        g.capacity.to_string(),
+        "physical GPUs on GPU nodes".into(),
+    ]);
+    t.row(vec![
+        "allocatable".into(),
+        g.allocatable.to_string(),
+        "offered by the device plugins".into(),
+    ]);
+    t.row(vec![
+        "placeable".into(),
+        g.placeable.to_string(),
+        format!("{} GPU nodes excluded", f.excluded_nodes.len()),
+    ]);
+    t.row(vec![
+        "requested".into(),
+        g.requested.to_string(),
+        "by bound, running pods".into(),
+    ]);
+    t.row(vec![
+        "pending".into(),
+        g.pending.to_string(),
+        "by pods waiting for a node".into(),
+    ]);
+    t.row(vec![
+        "used".into(),
+        count(g.used),
+        f.unknown.get("gpus.used").cloned().unwrap_or_default(),
+    ]);
+    t.render(&mut out);
+    let _ = writeln!(out, "\nShortage: {}", f.shortage.summary);
+    let _ = writeln!(
+        out,
+        "Namespaces with GPU pods: {} (top three hold {})",
+        f.gpu_namespaces,
+        percent(f.top3_namespace_share)
+    );
+    let _ = writeln!(out, "Public routes: {}", f.public_routes);
+
+    if !r.tenants.is_empty() {
+        out.push_str("\nTenants\n");
+        let mut t = Table::new(&[
+            "tenant",
+            ">requested",
+            ">pending",
+            ">used",
+            ">share",
+            ">workloads",
+            ">routes",
+            "product lines",
+        ]);
+        for x in &r.tenants {
+            t.row(vec![
+                x.name.clone(),
+                x.gpus_requested.to_string(),
+                x.gpus_pending.to_string(),
+                count(x.gpus_used),
+                percent(x.share),
+                x.workloads.to_string(),
+                x.public_routes.to_string(),
+                x.product_lines.join(", "),
+            ]);
+        }
+        t.render(&mut out);
+    }
+
+    if !r.graphs.is_empty() {
+        out.push_str("\nDynamo graphs\n");
+        let mut t = Table::new(&["graph", "tenant", "shape", ">requested", ">pending"]);
+        for w in &r.graphs {
+            t.row(vec![
+                format!("{}/{}", w.namespace, w.name),
+                w.tenant.clone(),
+                w.shape.clone(),
+                w.gpus.to_string(),
+                w.gpus_pending.to_string(),
+            ]);
+        }
+        t.render(&mut out);
+    }
+
+    if !r.workloads.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nWorkloads ({}{})",
+            r.workloads.len(),
+            if r.workloads.len() > MAX_WORKLOADS {
+                format!(", largest {MAX_WORKLOADS} shown; --format json for all")
+            } else {
+                String::new()
+            }
+        );
+        let mut t = Table::new(&["workload", "tenant", "shape", ">requested", ">pending"]);
+        for w in r.workloads.iter().take(MAX_WORKLOADS) {
+            t.row(vec![
+                format!("{}/{}/{}", w.namespace, w.kind, w.name),
+                w.tenant.clone(),
+                w.shape.clone(),
+                w.gpus.to_string(),
+                w.gpus_pending.to_string(),
+            ]);
+        }
+        t.render(&mut out);
+    }
+
+    if !f.excluded_nodes.is_empty() {
+        out.push_str("\nGPU nodes not fully placeable\n");
+        let mut t = Table::new(&["node", ">capacity", ">placeable", "reason"]);
+        for n in &f.excluded_nodes {
+            t.row(vec![
+                n.node.clone(),
+                n.capacity.to_string(),
+                n.placeable.to_string(),
+                n.reason.clone(),
+            ]);
+        }
+        t.render(&mut out);
+    }
+
+    if !f.shortage.unplaceable.is_empty() {
+        out.push_str("\nPending pods that fit on no placeable node\n");
+        let mut t = Table::new(&["pod", ">GPUs", "workload"]);
+        for p in &f.shortage.unplaceable {
+            t.row(vec![
+                format!("{}/{}", p.namespace, p.name),
+                p.gpus.to_string(),
+                p.workload.clone(),
+            ]);
+        }
+        t.render(&mut out);
+    }
+
+    if !f.other_gpus.is_empty() {
+        out.push_str("\nMIG slices and shared GPUs (not counted as whole GPUs)\n");
+        let mut t = Table::new(&[
+            "resource",
+            ">capacity",
+            ">allocatable",
+            ">requested",
+            ">pending",
+        ]);
+        for o in &f.other_gpus {
+            t.row(vec![
+                o.resource.clone(),
+                o.capacity.to_string(),
+                o.allocatable.to_string(),
+                o.requested.to_string(),
+                o.pending.to_string(),
+            ]);
+        }
+        t.render(&mut out);
+    }
+
+    if !r.routes.is_empty() {
+        out.push_str("\nPublic routes\n");
+        let mut t = Table::new(&["kind", "host", "path", "tenants", ">GPUs", "why public"]);
+        for x in &r.routes {
+            t.row(vec![
+                x.kind.clone(),
+                x.host.clone(),
+                x.path.clone(),
+                x.tenants.join(", "),
+                x.gpus.to_string(),
+                x.public_because.clone(),
+            ]);
+        }
+        t.render(&mut out);
+    }
+    out
+}

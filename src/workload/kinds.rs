@@ -1,0 +1,429 @@
+//! The declared GPU shape of each workload kind, read from its spec.
+//!
+//! | kind | shape |
+//! |---|---|
+//! | Deployment, StatefulSet, ReplicaSet | one role: `replicas × pod GPUs` |
+//! | Job | `parallelism × pod GPUs`; CronJob: its job template |
+//! | Pod | one role: `1 × pod GPUs` |
+//! | LeaderWorkerSet | `replicas × (leader GPUs + (size − 1) × worker GPUs)` |
+//! | DynamoGraphDeployment | one role per service/component: `replicas × nodeCount × GPUs per pod` |
+//! | InferenceService | predictor `minReplicas × GPUs`; multi-node `pipelineParallelSize × tensorParallelSize` |
+//!
+//! API defaults apply where a field is absent (replicas 1, parallelism 1, size 1, nodeCount 1,
+//! minReplicas 1). Dynamo role names follow the sub-component type, then the worker's command line
+//! (`--disaggregation-mode decode`, `--is-prefill-worker`, legacy files have nothing else), then the
+//! component type, then the service name.
+
+use crate::k8s::gpus::{GpuResource, Gpus};
+use crate::k8s::object::{Body, Object};
+use crate::k8s::types::{
+    DynamoComponent, DynamoContainer, DynamoService, Labels, LwsSpec, PodTemplate, Predictor,
+};
+
+use super::pods::{container_request, pod_request, pod_request_parts};
+use super::{GpuShape, Role, labels};
+
+/// The declared shape of a workload object, or `None` for kinds that are not workloads.
+pub fn declared_shape(obj: &Object) -> Option<GpuShape> {
+    let role = |name: &str, replicas: Option<u64>, template: &PodTemplate| {
+        GpuShape::new(vec![Role {
+            name: template_role(&template.metadata.labels)
+                .unwrap_or(name)
+                .to_string(),
+            replicas: replicas.unwrap_or(1),
+            gpus_per_replica: pod_request(&template.spec).whole,
+            nodes_per_replica: 1,
+        }])
+    };
+    Some(match &obj.body {
+        Body::Replicated(s) => role("main", s.replicas, &s.template),
+        Body::Job(j) => role("worker", j.spec.parallelism, &j.spec.template),
+        Body::CronJob(c) => role(
+            "worker",
+            c.job_template.spec.parallelism,
+            &c.job_template.spec.template,
+        ),
+        Body::Pod(p) => GpuShape::new(vec![Role {
+            name: "pod".into(),
+            replicas: 1,
+            gpus_per_replica: pod_request(&p.spec).whole,
+            nodes_per_replica: 1,
+        }]),
+        Body::LeaderWorkerSet(s) => lws_shape(s),
+        Body::DynamoGraph(s) => {
+            let mut roles = Vec::new();
+            if let Some(services) = &s.services {
+                roles.extend(
+                    services
+                        .iter()
+                        .map(|(name, svc)| dynamo_service_role(name, svc)),
+                );
+            }
+            if let Some(components) = &s.components {
+                roles.extend(components.iter().map(dynamo_component_role));
+            }
+            GpuShape::new(roles)
+        }
+        Body::InferenceService(s) => GpuShape::new(vec![predictor_role(&s.predictor)]),
+        _ => return None,
+    })
+}
+
+/// A role name carried by a pod template's labels (llm-d, Dynamo), if any.
+pub fn template_role(labels: &Labels) -> Option<&str> {
+    [labels::LLMD_ROLE, labels::DYNAMO_SUB_COMPONENT_TYPE]
+        .iter()
+        .find_map(|k| labels.get(*k))
+        .map(String::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+fn lws_shape(s: &LwsSpec) -> GpuShape {
+    let t = &s.leader_worker_template;
+    let size = t.size.unwrap_or(1).max(1);
+    let worker = pod_request(&t.worker_template.spec).whole;
+    let leader = t
+        .leader_template
+        .as_ref()
+        .map_or(worker, |l| pod_request(&l.spec).whole);
+    let name = t
+        .leader_template
+        .as_ref()
+        .and_then(|l| template_role(&l.metadata.labels))
+        .or_else(|| template_role(&t.worker_template.metadata.labels))
+        .unwrap_or("group");
+    GpuShape::new(vec![Role {
+        name: name.to_string(),
+        replicas: s.replicas.unwrap_or(1),
+        gpus_per_replica: leader + (size - 1) * worker,
+        nodes_per_replica: size,
+    }])
+}
+
+/// Role from a Dynamo worker's command line: `--disaggregation-mode prefill|decode` (SGLang, newer
+/// vLLM), `--is-prefill-worker` / `--is-decode-worker` (vLLM, legacy). Arguments may be one shell
+/// string, so every whitespace-separated token is looked at.
+fn role_from_args(c: &DynamoContainer) -> Option<&'static str> {
+    let mut tokens = c
+        .command
+        .iter()
+        .chain(&c.args)
+        .flat_map(|s| s.split_whitespace());
+    while let Some(t) = tokens.next() {
+        let t = t.trim_matches(|c| c == '"' || c == '\'');
+        match t {
+            "--is-prefill-worker" => return Some("prefill"),
+            "--is-decode-worker" => return Some("decode"),
+            "--disaggregation-mode" => match tokens.next() {
+                Some("prefill") => return Some("prefill"),
+                Some("decode") => return Some("decode"),
+                _ => {}
+            },
+            "--disaggregation-mode=prefill" => return Some("prefill"),
+            "--disaggregation-mode=decode" => return Some("decode"),
+            _ => {}
+        }
+    }
+    None
+}
+
+fn dynamo_role_name(
+    sub_type: Option<&str>,
+    main: Option<&DynamoContainer>,
+    component_type: Option<&str>,
+    service: &str,
+) -> String {
+    fn non_empty(s: Option<&str>) -> Option<&str> {
+        s.filter(|s| !s.is_empty())
+    }
+    non_empty(sub_type)
+        .or_else(|| main.and_then(role_from_args))
+        .or_else(|| non_empty(component_type).filter(|t| *t != "main"))
+        .unwrap_or(service)
+        .to_string()
+}
+
+fn dynamo_service_role(name: &str, svc: &DynamoService) -> Role {
+    let res = &svc.resources;
+    // `resources.gpu` is a count of `gpuType` (default nvidia.com/gpu); MIG or shared types are not
+    // whole GPUs. Without it, the main container's own resources are the fallback.
+    let whole_type = |t: &Option<String>| {
+        t.as_deref()
+            .is_none_or(|t| GpuResource::classify(t) == Some(GpuResource::Whole))
+    };
+    let declared = res
+        .requests
+        .gpu
+        .filter(|_| whole_type(&res.requests.gpu_type))
+        .or(res.limits.gpu.filter(|_| whole_type(&res.limits.gpu_type)))
+        .map(|g| g.0);
+    let gpus = declared.unwrap_or_else(|| {
+        svc.extra_pod_spec
+            .main_container
+            .as_ref()
+            .map_or(0, |c| container_request(&c.resources).whole)
+    });
+    let nodes = svc
+        .multinode
+        .as_ref()
+        .and_then(|m| m.node_count)
+        .unwrap_or(1)
+        .max(1);
+    Role {
+        name: dynamo_role_name(
+            svc.sub_component_type.as_deref(),
+            svc.extra_pod_spec.main_container.as_ref(),
+            svc.component_type.as_deref(),
+            name,
+        ),
+        replicas: svc.replicas.unwrap_or(1),
+        gpus_per_replica: gpus * nodes,
+        nodes_per_replica: nodes,
+    }
+}
+
+fn dynamo_component_role(c: &DynamoComponent) -> Role {
+    let spec = &c.pod_template.spec;
+    let gpus: Gpus = pod_request_parts(
+        spec.containers
+            .iter()
+            .map(|c| container_request(&c.resources)),
+        &spec.init_containers,
+        &Default::default(),
+    );
+    let main = spec.containers.iter().find(|c| c.name == "main");
+    let nodes = c
+        .multinode
+        .as_ref()
+        .and_then(|m| m.node_count)
+        .unwrap_or(1)
+        .max(1);
+    let type_ = c.type_.as_deref();
+    let sub = type_.filter(|t| matches!(*t, "prefill" | "decode"));
+    Role {
+        name: dynamo_role_name(sub, main, type_, &c.name),
+        replicas: c.replicas.unwrap_or(1),
+        gpus_per_replica: gpus.whole * nodes,
+        nodes_per_replica: nodes,
+    }
+}
+
+fn predictor_role(p: &Predictor) -> Role {
+    let replicas = p.min_replicas.unwrap_or(1);
+    if let Some(w) = &p.worker_spec {
+        let pp = w.pipeline_parallel_size.unwrap_or(1).max(1);
+        let tp = w.tensor_parallel_size.unwrap_or(1).max(1);
+        return Role {
+            name: "predictor".into(),
+            replicas,
+            gpus_per_replica: pp * tp,
+            nodes_per_replica: pp,
+        };
+    }
+    let mut gpus = p
+        .model
+        .as_ref()
+        .map(|m| container_request(&m.resources))
+        .unwrap_or_default();
+    for c in &p.containers {
+        gpus.add(&container_request(&c.resources));
+    }
+    Role {
+        name: "predictor".into(),
+        replicas,
+        gpus_per_replica: gpus.whole,
+        nodes_per_replica: 1,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::read::read_str;
+
+    fn shape(yaml: &str) -> String {
+        let objs = read_str(yaml, "t.yaml").unwrap();
+        declared_shape(&objs[0]).unwrap().to_string()
+    }
+
+    #[test]
+    fn replicated_kinds() {
+        let d = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n      - resources: {limits: {nvidia.com/gpu: 2}}\n";
+        assert_eq!(shape(d), "main 3×2 = 6");
+        let s = "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: s}\nspec:\n  template:\n    spec:\n      containers:\n      - resources: {limits: {nvidia.com/gpu: 4}}\n";
+        assert_eq!(shape(s), "main 1×4 = 4", "replicas default to 1");
+    }
+
+    #[test]
+    fn jobs_and_cronjobs() {
+        let j = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  parallelism: 4\n  completions: 100\n  template:\n    spec:\n      containers:\n      - resources: {limits: {nvidia.com/gpu: 2}}\n";
+        assert_eq!(shape(j), "worker 4×2 = 8");
+        let c = "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers:\n          - resources: {limits: {nvidia.com/gpu: 1}}\n";
+        assert_eq!(shape(c), "worker 1×1 = 1");
+    }
+
+    #[test]
+    fn leaderworkerset_with_and_without_leader_template() {
+        let with = "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: l}\nspec:\n  replicas: 2\n  leaderWorkerTemplate:\n    size: 4\n    leaderTemplate:\n      spec:\n        containers: [{resources: {limits: {nvidia.com/gpu: 2}}}]\n    workerTemplate:\n      spec:\n        containers: [{resources: {limits: {nvidia.com/gpu: 8}}}]\n";
+        assert_eq!(shape(with), "group 2×26 (4 nodes each) = 52");
+        let without = "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: l}\nspec:\n  replicas: 4\n  leaderWorkerTemplate:\n    size: 2\n    workerTemplate:\n      metadata: {labels: {llm-d.ai/role: decode}}\n      spec:\n        containers: [{resources: {limits: {nvidia.com/gpu: 8}}}]\n";
+        assert_eq!(shape(without), "decode 4×16 (2 nodes each) = 64");
+    }
+
+    #[test]
+    fn dynamo_v1alpha1_services() {
+        let g = r#"apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: llama-prod}
+spec:
+  services:
+    Frontend:
+      componentType: frontend
+      replicas: 2
+    VllmDecodeWorker:
+      componentType: worker
+      subComponentType: decode
+      replicas: 10
+      resources: {limits: {gpu: "8"}}
+    VllmPrefillWorker:
+      componentType: worker
+      subComponentType: prefill
+      replicas: 10
+      resources: {limits: {gpu: "8"}}
+"#;
+        assert_eq!(shape(g), "decode 10×8 + prefill 10×8 = 160");
+    }
+
+    #[test]
+    fn dynamo_multinode_and_args_heuristic() {
+        let g = r#"apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: g}
+spec:
+  services:
+    decode:
+      componentType: worker
+      replicas: 1
+      multinode: {nodeCount: 2}
+      resources: {limits: {gpu: "4"}}
+      extraPodSpec:
+        mainContainer:
+          args: [--disaggregation-mode, decode]
+    prefill:
+      componentType: worker
+      replicas: 2
+      multinode: {nodeCount: 2}
+      resources: {limits: {gpu: "4"}}
+      extraPodSpec:
+        mainContainer:
+          args: ["python3 -m dynamo.sglang --disaggregation-mode prefill --tp 8"]
+"#;
+        assert_eq!(
+            shape(g),
+            "decode 1×8 (2 nodes each) + prefill 2×8 (2 nodes each) = 24"
+        );
+    }
+
+    #[test]
+    fn dynamo_legacy_file() {
+        // ≤0.3: frontend is `main`, no subComponentType, prefill only visible in args, GPUs only in
+        // the main container's limits.
+        let g = r#"apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: legacy}
+spec:
+  services:
+    Frontend:
+      dynamoNamespace: legacy
+      componentType: main
+      replicas: 1
+    VllmWorker:
+      dynamoNamespace: legacy
+      componentType: worker
+      replicas: 2
+      extraPodSpec:
+        mainContainer:
+          args: ["python3 -m dynamo.vllm --model m"]
+          resources: {limits: {nvidia.com/gpu: "1"}}
+    PrefillWorker:
+      dynamoNamespace: legacy
+      componentType: worker
+      replicas: 1
+      resources: {limits: {gpu: "1"}}
+      extraPodSpec:
+        mainContainer:
+          args: ["python3 -m dynamo.vllm --model m --is-prefill-worker"]
+"#;
+        assert_eq!(shape(g), "prefill 1×1 + worker 2×1 = 3");
+    }
+
+    #[test]
+    fn dynamo_v1beta1_components() {
+        let g = r#"apiVersion: nvidia.com/v1beta1
+kind: DynamoGraphDeployment
+metadata: {name: beta}
+spec:
+  components:
+  - name: Frontend
+    type: frontend
+    podTemplate: {spec: {containers: [{name: main}]}}
+  - name: decode
+    type: decode
+    replicas: 3
+    multinode: {nodeCount: 2}
+    podTemplate:
+      spec:
+        containers:
+        - name: main
+          resources: {limits: {nvidia.com/gpu: "8"}}
+        - name: helper
+          resources: {limits: {nvidia.com/gpu: "1"}}
+  - name: worker
+    type: worker
+    podTemplate:
+      spec:
+        containers:
+        - name: main
+          resources: {limits: {nvidia.com/gpu: 2}}
+"#;
+        assert_eq!(shape(g), "decode 3×18 (2 nodes each) + worker 1×2 = 56");
+    }
+
+    #[test]
+    fn same_role_twice_is_numbered() {
+        let g = r#"apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: g}
+spec:
+  services:
+    a: {componentType: worker, resources: {limits: {gpu: "1"}}}
+    b: {componentType: worker, replicas: 2, resources: {limits: {gpu: "2"}}}
+"#;
+        assert_eq!(shape(g), "worker-1 1×1 + worker-2 2×2 = 5");
+    }
+
+    #[test]
+    fn scaled_to_zero_still_declares_gpus() {
+        let g = "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata: {name: g}\nspec:\n  services:\n    w: {componentType: worker, subComponentType: decode, replicas: 0, resources: {limits: {gpu: \"8\"}}}\n";
+        let objs = read_str(g, "t").unwrap();
+        let s = declared_shape(&objs[0]).unwrap();
+        assert_eq!(s.total(), 0);
+        assert!(s.declares_gpus());
+    }
+
+    #[test]
+    fn kserve_single_and_multi_node() {
+        let single = "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: i}\nspec:\n  predictor:\n    minReplicas: 2\n    model:\n      modelFormat: {name: huggingface}\n      resources: {limits: {nvidia.com/gpu: \"1\"}}\n";
+        assert_eq!(shape(single), "predictor 2×1 = 2");
+        let zero = "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: i}\nspec:\n  predictor:\n    minReplicas: 0\n    model:\n      resources: {limits: {nvidia.com/gpu: \"4\"}}\n";
+        assert_eq!(shape(zero), "predictor 0×4 = 0");
+        let multi = "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: i}\nspec:\n  predictor:\n    model:\n      resources: {limits: {nvidia.com/gpu: \"4\"}}\n    workerSpec:\n      pipelineParallelSize: 2\n      tensorParallelSize: 4\n";
+        assert_eq!(shape(multi), "predictor 1×8 (2 nodes each) = 8");
+    }
+
+    #[test]
+    fn non_workloads_have_no_shape() {
+        let objs = read_str("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", "t").unwrap();
+        assert!(declared_shape(&objs[0]).is_none());
+    }
+}

@@ -1,0 +1,169 @@
+//! Workloads: the top-level owners of GPU pods, with their GPU shapes.
+//!
+//! A workload is identified by namespace + API group + kind + name ([`WorkloadId`]) and has a
+//! [`GpuShape`]: one or more [`Role`]s, each `replicas × gpus_per_replica` (`decode 10×8 + prefill
+//! 10×8 = 160`). Two figures are kept apart on purpose: the *declared* shape, read from the owner's
+//! spec when the object is present (what it asks for), and the GPUs *requested* by its pods (what it
+//! holds). They differ while a rollout is in progress, when pods are pending, or when an autoscaler
+//! moved replicas, and each answers a different question.
+//!
+//! [`pods`] computes a pod's effective request, [`kinds`] the declared shape of each kind, and
+//! [`owners`] walks owner references to the root and assembles the workloads.
+
+pub mod kinds;
+pub mod owners;
+pub mod pods;
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::k8s::gpus::Gpus;
+use crate::k8s::object::Source;
+use crate::k8s::types::Labels;
+
+/// namespace + API group + kind + name: the key that matches a workload across Git and the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct WorkloadId {
+    pub namespace: String,
+    pub group: String,
+    pub kind: String,
+    pub name: String,
+}
+
+impl fmt::Display for WorkloadId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.namespace.is_empty() {
+            write!(f, "{}/{}", self.kind, self.name)
+        } else {
+            write!(f, "{}/{}/{}", self.namespace, self.kind, self.name)
+        }
+    }
+}
+
+/// One role of a workload: `replicas × gpus_per_replica` whole GPUs, where a replica may span several
+/// nodes (a multinode Dynamo service, a LeaderWorkerSet group).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Role {
+    pub name: String,
+    pub replicas: u64,
+    pub gpus_per_replica: u64,
+    /// Pods (nodes) per replica; 1 for ordinary pods.
+    pub nodes_per_replica: u64,
+}
+
+impl Role {
+    pub fn gpus(&self) -> u64 {
+        self.replicas * self.gpus_per_replica
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} {}×{}",
+            self.name, self.replicas, self.gpus_per_replica
+        )?;
+        if self.nodes_per_replica > 1 {
+            write!(f, " ({} nodes each)", self.nodes_per_replica)?;
+        }
+        Ok(())
+    }
+}
+
+/// The GPU roles of a workload, sorted by name. Roles without GPUs (a frontend) are left out.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct GpuShape {
+    pub roles: Vec<Role>,
+}
+
+impl GpuShape {
+    pub fn new(mut roles: Vec<Role>) -> GpuShape {
+        roles.retain(|r| r.gpus_per_replica > 0);
+        roles.sort_by(|a, b| a.name.cmp(&b.name));
+        // Two services that map to the same role name (two "worker"s) stay two roles, but a reader
+        // must be able to tell them apart, so they keep their order and get a numeric suffix.
+        let mut i = 0;
+        while i < roles.len() {
+            let j = roles[i..]
+                .iter()
+                .take_while(|r| r.name == roles[i].name)
+                .count()
+                + i;
+            if j - i > 1 {
+                for (k, r) in roles[i..j].iter_mut().enumerate() {
+                    r.name = format!("{}-{}", r.name, k + 1);
+                }
+            }
+            i = j;
+        }
+        GpuShape { roles }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.roles.iter().map(Role::gpus).sum()
+    }
+
+    /// True when some role asks for GPUs per replica, even at zero replicas (a graph scaled to zero
+    /// still declares GPUs).
+    pub fn declares_gpus(&self) -> bool {
+        !self.roles.is_empty()
+    }
+}
+
+impl fmt::Display for GpuShape {
+    /// `decode 10×8 + prefill 10×8 = 160`
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, r) in self.roles.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" + ")?;
+            }
+            write!(f, "{r}")?;
+        }
+        write!(f, " = {}", self.total())
+    }
+}
+
+/// Pod counts of a workload: how many of its GPU pods are bound, and how many wait.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct PodCounts {
+    pub bound: u64,
+    pub pending: u64,
+}
+
+/// A live workload: the root owner of GPU pods, or a root object that declares GPUs.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub id: WorkloadId,
+    /// The API version of the root object, when known.
+    pub api_version: Option<String>,
+    /// Whether the root object itself is in the input (otherwise it was inferred from owner
+    /// references or well-known labels).
+    pub object_present: bool,
+    /// Labels of the root object, or of the topmost object found when the root is missing.
+    pub labels: Labels,
+    /// Declared shape from the root object's spec, or inferred from its pods when the root is absent.
+    pub shape: GpuShape,
+    /// True when `shape` was read from the spec rather than inferred from pods.
+    pub shape_from_spec: bool,
+    /// GPUs requested by bound, non-terminal pods.
+    pub requested: Gpus,
+    /// GPUs requested by unbound, non-terminal pods.
+    pub pending: Gpus,
+    pub pods: PodCounts,
+    pub source: Option<Source>,
+}
+
+/// Well-known labels that name a workload's root when the owners are missing from the input.
+pub mod labels {
+    pub const DYNAMO_GRAPH: &str = "nvidia.com/dynamo-graph-deployment-name";
+    pub const DYNAMO_COMPONENT: &str = "nvidia.com/dynamo-component";
+    pub const DYNAMO_COMPONENT_TYPE: &str = "nvidia.com/dynamo-component-type";
+    pub const DYNAMO_SUB_COMPONENT_TYPE: &str = "nvidia.com/dynamo-sub-component-type";
+    pub const LWS_NAME: &str = "leaderworkerset.sigs.k8s.io/name";
+    pub const KSERVE_ISVC: &str = "serving.kserve.io/inferenceservice";
+    pub const LLMD_ROLE: &str = "llm-d.ai/role";
+    pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
+}

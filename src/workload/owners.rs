@@ -1,0 +1,398 @@
+//! From objects to workloads: walking owner references to the root, and assembling each workload's
+//! pods, requests and shape.
+//!
+//! Each object's root is found once and memoised, so a fleet of 100,000 pods that share a few thousand
+//! ReplicaSets costs one hash lookup per pod. Owners are looked up by UID, then by namespace + kind +
+//! name. When an owner is missing from the input (a partial snapshot, an operator that creates
+//! objects the dump did not include), the walk falls back to well-known labels (Dynamo graph,
+//! LeaderWorkerSet, KServe) and then to the owner reference itself, so a pod is never left without
+//! a workload; a ReplicaSet's missing Deployment is recovered from the `pod-template-hash` label.
+
+use std::collections::{BTreeMap, HashMap};
+
+use crate::k8s::gpus::Gpus;
+use crate::k8s::object::{Body, Kind, Object, group_of};
+use crate::k8s::types::OwnerRef;
+
+use super::kinds::{declared_shape, template_role};
+use super::pods::pod_request;
+use super::{GpuShape, PodCounts, Role, Workload, WorkloadId, labels};
+
+/// Where a pod stands for counting: bound to a node, waiting for one, or done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PodState {
+    Bound,
+    Pending,
+    Terminal,
+}
+
+impl PodState {
+    pub fn of(obj: &Object) -> PodState {
+        let Body::Pod(p) = &obj.body else {
+            return PodState::Terminal;
+        };
+        match p.status.phase.as_deref() {
+            Some("Succeeded" | "Failed") => PodState::Terminal,
+            _ if p.spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) => PodState::Bound,
+            _ => PodState::Pending,
+        }
+    }
+}
+
+/// A pod that requests GPUs.
+#[derive(Debug, Clone)]
+pub struct GpuPod {
+    /// Index into the object list.
+    pub object: usize,
+    pub gpus: Gpus,
+    pub state: PodState,
+    /// Index into [`Workloads::list`]; `None` for terminal pods.
+    pub workload: Option<usize>,
+}
+
+/// The root of an ownership chain.
+#[derive(Debug, Clone)]
+pub struct Root {
+    pub id: WorkloadId,
+    pub api_version: Option<String>,
+    /// The root object, when it is in the input.
+    pub object: Option<usize>,
+    /// The topmost object of the chain that is in the input (the root itself when present).
+    pub top: usize,
+}
+
+/// Memoised root resolution over one object list.
+pub struct Roots<'a> {
+    objects: &'a [Object],
+    by_uid: HashMap<&'a str, usize>,
+    by_key: HashMap<(&'a str, &'a str, &'a str), usize>,
+    memo: Vec<u32>,
+    pub list: Vec<Root>,
+    by_id: HashMap<WorkloadId, usize>,
+}
+
+const UNRESOLVED: u32 = u32::MAX;
+const MAX_DEPTH: usize = 32;
+
+impl<'a> Roots<'a> {
+    pub fn new(objects: &'a [Object]) -> Roots<'a> {
+        let mut by_uid = HashMap::new();
+        let mut by_key = HashMap::new();
+        for (i, o) in objects.iter().enumerate() {
+            // Pods own nothing; leaving them out keeps the indexes small.
+            if matches!(o.body, Body::Pod(_)) {
+                continue;
+            }
+            if let Some(uid) = o.meta.uid.as_deref().filter(|u| !u.is_empty()) {
+                by_uid.insert(uid, i);
+            }
+            by_key.insert((o.namespace(), o.kind.as_str(), o.meta.name.as_str()), i);
+        }
+        Roots {
+            objects,
+            by_uid,
+            by_key,
+            memo: vec![UNRESOLVED; objects.len()],
+            list: Vec::new(),
+            by_id: HashMap::new(),
+        }
+    }
+
+    fn owner_ref(o: &Object) -> Option<&OwnerRef> {
+        let refs = &o.meta.owner_references;
+        refs.iter()
+            .find(|r| r.controller == Some(true))
+            .or_else(|| refs.first())
+    }
+
+    fn find(&self, ns: &str, kind: &str, name: &str) -> Option<usize> {
+        self.by_key.get(&(ns, kind, name)).copied()
+    }
+
+    fn find_owner(&self, o: &Object, r: &OwnerRef) -> Option<usize> {
+        if let Some(&i) = self.by_uid.get(r.uid.as_str()) {
+            return Some(i);
+        }
+        // Owners are namespaced like their dependents, or cluster-scoped.
+        self.find(o.namespace(), &r.kind, &r.name)
+            .or_else(|| self.find("", &r.kind, &r.name))
+    }
+
+    /// The root of object `i`, as an index into [`Roots::list`].
+    pub fn resolve(&mut self, i: usize) -> usize {
+        if self.memo[i] != UNRESOLVED {
+            return self.memo[i] as usize;
+        }
+        let objects = self.objects;
+        let mut chain = vec![i];
+        let mut cur = i;
+        let root = loop {
+            let o = &objects[cur];
+            let Some(r) = Self::owner_ref(o) else {
+                break self.intern_object(cur);
+            };
+            match self.find_owner(o, r) {
+                Some(j) if self.memo[j] != UNRESOLVED => break self.memo[j] as usize,
+                Some(j) if !chain.contains(&j) && chain.len() < MAX_DEPTH => {
+                    chain.push(j);
+                    cur = j;
+                }
+                // A cycle or an absurdly deep chain: stop where we are.
+                Some(_) => break self.intern_object(cur),
+                None => break self.missing_owner(cur, r),
+            }
+        };
+        for c in chain {
+            self.memo[c] = root as u32;
+        }
+        root
+    }
+
+    fn intern(&mut self, root: Root) -> usize {
+        if let Some(&k) = self.by_id.get(&root.id) {
+            return k;
+        }
+        self.by_id.insert(root.id.clone(), self.list.len());
+        self.list.push(root);
+        self.list.len() - 1
+    }
+
+    fn intern_object(&mut self, i: usize) -> usize {
+        let o = &self.objects[i];
+        self.intern(Root {
+            id: WorkloadId {
+                namespace: o.namespace().to_string(),
+                group: o.group().to_string(),
+                kind: o.kind.clone(),
+                name: o.meta.name.clone(),
+            },
+            api_version: Some(o.api_version.clone()),
+            object: Some(i),
+            top: i,
+        })
+    }
+
+    /// The chain broke at `from`, whose owner `r` is not in the input.
+    fn missing_owner(&mut self, from: usize, r: &OwnerRef) -> usize {
+        let o = &self.objects[from];
+        let l = &o.meta.labels;
+        let (group, kind, name) = if let Some(g) = l.get(labels::DYNAMO_GRAPH) {
+            ("nvidia.com", "DynamoGraphDeployment", g.as_str())
+        } else if let Some(n) = l.get(labels::LWS_NAME) {
+            ("leaderworkerset.x-k8s.io", "LeaderWorkerSet", n.as_str())
+        } else if let Some(n) = l.get(labels::KSERVE_ISVC) {
+            ("serving.kserve.io", "InferenceService", n.as_str())
+        } else if let Some(dep) = deployment_of_replicaset(r, l.get(labels::POD_TEMPLATE_HASH)) {
+            ("apps", "Deployment", dep)
+        } else {
+            (group_of(&r.api_version), r.kind.as_str(), r.name.as_str())
+        };
+        if let Some(j) = self.find(o.namespace(), kind, name) {
+            // The label named an object that is present: continue the walk from there.
+            if j != from {
+                return self.resolve(j);
+            }
+        }
+        let api_version = (kind == r.kind).then(|| r.api_version.clone());
+        self.intern(Root {
+            id: WorkloadId {
+                namespace: o.namespace().to_string(),
+                group: group.to_string(),
+                kind: kind.to_string(),
+                name: name.to_string(),
+            },
+            api_version,
+            object: None,
+            top: from,
+        })
+    }
+}
+
+/// `llama-7d9f8b6c4` with pod-template-hash `7d9f8b6c4` was made by Deployment `llama`.
+fn deployment_of_replicaset<'r>(r: &'r OwnerRef, hash: Option<&String>) -> Option<&'r str> {
+    if r.kind != "ReplicaSet" {
+        return None;
+    }
+    let hash = hash?;
+    r.name
+        .strip_suffix(hash.as_str())
+        .and_then(|n| n.strip_suffix('-'))
+        .filter(|n| !n.is_empty())
+}
+
+/// All live workloads of an object list, with the GPU pods that belong to them.
+pub struct Workloads<'a> {
+    pub list: Vec<Workload>,
+    pub pods: Vec<GpuPod>,
+    pub roots: Roots<'a>,
+    /// `list` index of each root, where the root is a workload.
+    workload_of_root: HashMap<usize, usize>,
+}
+
+impl<'a> Workloads<'a> {
+    /// The workload that object `i` (any object: a non-GPU frontend pod, a Service's backend) belongs
+    /// to, if its root is a live GPU workload.
+    pub fn workload_of_object(&mut self, i: usize) -> Option<usize> {
+        let root = self.roots.resolve(i);
+        self.workload_of_root.get(&root).copied()
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    requested: Gpus,
+    pending: Gpus,
+    pods: PodCounts,
+    /// (role, GPUs per pod) → pods, for workloads whose root object is missing.
+    pod_roles: BTreeMap<(String, u64), u64>,
+}
+
+/// Finds every live workload: the roots of non-terminal GPU pods, plus root objects that declare GPUs
+/// and are not finished.
+pub fn build(objects: &[Object]) -> Workloads<'_> {
+    let mut roots = Roots::new(objects);
+    let mut builders: BTreeMap<usize, Builder> = BTreeMap::new();
+    let mut pods = Vec::new();
+    // Jobs that have pods, and whether any of them is still running.
+    let mut job_pods: HashMap<usize, bool> = HashMap::new();
+
+    for (i, o) in objects.iter().enumerate() {
+        let Body::Pod(p) = &o.body else { continue };
+        let state = PodState::of(o);
+        let gpus = pod_request(&p.spec);
+        if let Some(job) = Roots::owner_ref(o)
+            .filter(|r| r.kind == "Job")
+            .and_then(|r| roots.find_owner(o, r))
+        {
+            *job_pods.entry(job).or_default() |= state != PodState::Terminal;
+        }
+        if gpus.is_zero() {
+            continue;
+        }
+        let mut workload = None;
+        if state != PodState::Terminal {
+            let root = roots.resolve(i);
+            let b = builders.entry(root).or_default();
+            match state {
+                PodState::Bound => {
+                    b.requested.add(&gpus);
+                    b.pods.bound += 1;
+                }
+                _ => {
+                    b.pending.add(&gpus);
+                    b.pods.pending += 1;
+                }
+            }
+            let role = template_role(&o.meta.labels)
+                .or_else(|| {
+                    o.meta
+                        .labels
+                        .get(labels::DYNAMO_COMPONENT)
+                        .map(String::as_str)
+                })
+                .unwrap_or("main");
+            *b.pod_roles
+                .entry((role.to_string(), gpus.whole))
+                .or_default() += 1;
+            workload = Some(root);
+        }
+        pods.push(GpuPod {
+            object: i,
+            gpus,
+            state,
+            workload,
+        });
+    }
+
+    // Root objects that declare GPUs but hold none: a graph scaled to zero, a Deployment whose pods
+    // all wait, a CronJob between runs. Finished Jobs are history.
+    for (i, o) in objects.iter().enumerate() {
+        if matches!(o.body, Body::Pod(_)) || !o.meta.owner_references.is_empty() {
+            continue;
+        }
+        let Some(shape) = declared_shape(o) else {
+            continue;
+        };
+        if !shape.declares_gpus() || job_finished(o, job_pods.get(&i).copied()) {
+            continue;
+        }
+        let root = roots.resolve(i);
+        builders.entry(root).or_default();
+    }
+
+    let mut list = Vec::with_capacity(builders.len());
+    let mut index_of_root = HashMap::new();
+    for (root_idx, b) in builders {
+        let root = &roots.list[root_idx];
+        let present = root.object.map(|j| &objects[j]);
+        let (shape, from_spec) = match present.and_then(declared_shape) {
+            Some(s) => (s, true),
+            None => (shape_from_pods(&b.pod_roles), false),
+        };
+        let top = &objects[root.top];
+        index_of_root.insert(root_idx, list.len());
+        list.push(Workload {
+            id: root.id.clone(),
+            api_version: root.api_version.clone(),
+            object_present: present.is_some(),
+            labels: top.meta.labels.clone(),
+            shape,
+            shape_from_spec: from_spec,
+            requested: b.requested,
+            pending: b.pending,
+            pods: b.pods,
+            source: present.map(|o| o.source.clone()),
+        });
+    }
+    // Pods point at list indexes, not root indexes.
+    for p in &mut pods {
+        p.workload = p.workload.and_then(|r| index_of_root.get(&r).copied());
+    }
+    Workloads {
+        list,
+        pods,
+        roots,
+        workload_of_root: index_of_root,
+    }
+}
+
+/// A Job is finished when a `Complete` or `Failed` condition is true, or when all its pods are done.
+fn job_finished(o: &Object, has_running_pod: Option<bool>) -> bool {
+    let Body::Job(j) = &o.body else { return false };
+    let done = j
+        .status
+        .conditions
+        .iter()
+        .any(|c| matches!(c.type_.as_str(), "Complete" | "Failed") && c.status == "True");
+    done || has_running_pod == Some(false)
+}
+
+fn shape_from_pods(roles: &BTreeMap<(String, u64), u64>) -> GpuShape {
+    GpuShape::new(
+        roles
+            .iter()
+            .map(|((name, gpus), pods)| Role {
+                name: name.clone(),
+                replicas: *pods,
+                gpus_per_replica: *gpus,
+                nodes_per_replica: 1,
+            })
+            .collect(),
+    )
+}
+
+/// Whether an object kind is one gpuledger derives a shape for.
+pub fn is_workload_kind(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Deployment
+            | Kind::ReplicaSet
+            | Kind::StatefulSet
+            | Kind::Job
+            | Kind::CronJob
+            | Kind::Pod
+            | Kind::LeaderWorkerSet
+            | Kind::DynamoGraphDeployment
+            | Kind::InferenceService
+    )
+}
