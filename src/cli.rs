@@ -14,7 +14,7 @@ use crate::render::Format;
     long_about = "gpuledger reads a Kubernetes GPU fleet (from a snapshot file today) and reports, per tenant, \
 the GPUs bought, offered, placeable, requested and pending, the workloads and Dynamo graphs that hold \
 them, and the public routes in front of them.\n\nExit codes: 0 success, 1 findings you asked to fail on, 2 error.",
-    after_help = "Examples:\n  gpuledger inventory --snapshot fixtures/demo/cluster.yaml\n  kubectl get nodes,namespaces,pods,deployments,replicasets,statefulsets,jobs,cronjobs,services,ingresses -A -o json > fleet.json\n  gpuledger inventory --snapshot fleet.json --format markdown --output inventory.md"
+    after_help = "Examples:\n  gpuledger inventory --snapshot fixtures/demo/cluster.yaml\n  kubectl get nodes,namespaces,pods,deploy,rs,sts,jobs,cronjobs,svc,ingress -A -o json > fleet.json\n  gpuledger inventory --snapshot fleet.json --format markdown --output inventory.md"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -34,7 +34,7 @@ const INVENTORY_EXAMPLES: &str = "Examples:
 
   # Any kubectl dump works; several files are read as one fleet
   kubectl get nodes,namespaces -o yaml > nodes.yaml
-  kubectl get pods,deployments,replicasets,statefulsets,jobs,cronjobs,services,ingresses -A -o json > workloads.json
+  kubectl get pods,deploy,rs,sts,jobs,cronjobs,svc,ingress -A -o json > workloads.json
   gpuledger inventory --snapshot nodes.yaml --snapshot workloads.json
 
   # Markdown for a pull request or an issue; JSON for scripts (schema gpuledger.report/v1)

@@ -38,7 +38,7 @@ impl std::error::Error for InputError {}
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A snapshot or config file that exists but cannot be understood.
-    #[error("{0}")]
+    #[error(transparent)]
     Input(#[from] InputError),
     /// A file that cannot be opened or read at all.
     #[error("cannot read {}: {source}", path.display())]

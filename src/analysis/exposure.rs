@@ -406,3 +406,210 @@ fn trace(
     }
     routes
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::read::read_str;
+    use crate::workload::owners;
+
+    const BACKEND: &str = r#"
+apiVersion: v1
+kind: Namespace
+metadata: {name: web, labels: {tenant: acme}}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: web}
+spec: {selector: {app: api}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: api-0, namespace: web, labels: {app: api}}
+spec:
+  nodeName: n1
+  containers: [{resources: {limits: {nvidia.com/gpu: 2}}}]
+"#;
+
+    fn routes(extra: &str, cfg: &str) -> Vec<RouteRow> {
+        let objs = read_str(&format!("{BACKEND}---\n{extra}"), "t.yaml").unwrap();
+        let cfg = Config::parse(cfg, "c").unwrap();
+        let mut w = owners::build(&objs);
+        let t = Resolver::new(&cfg.tenancy, &objs);
+        public_routes(&objs, &cfg, &mut w, &t).rows
+    }
+
+    fn ingress(name: &str, annotations: &str, class: &str, rules: &str) -> String {
+        format!(
+            "apiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: {name}\n  namespace: web\n  annotations: {{{annotations}}}\nspec:\n  {class}\n  rules:\n{rules}\n"
+        )
+    }
+
+    const TWO_PATHS: &str = "  - host: a.example.com\n    http:\n      paths:\n      - {path: /v1, backend: {service: {name: api}}}\n      - {path: /v2, backend: {service: {name: api}}}";
+
+    #[test]
+    fn alb_scheme_decides_and_defaults_to_internal() {
+        let r = routes(
+            &ingress(
+                "i",
+                "alb.ingress.kubernetes.io/scheme: internet-facing",
+                "",
+                TWO_PATHS,
+            ),
+            "",
+        );
+        assert_eq!(r.len(), 2, "each (host, path) counts once");
+        assert_eq!(r[0].tenants, ["acme"]);
+        assert_eq!(r[0].gpus, 2);
+        assert_eq!(r[0].workloads, ["web/Pod/api-0"]);
+        assert!(routes(&ingress("i", "", "", TWO_PATHS), "").is_empty());
+        assert!(
+            routes(
+                &ingress(
+                    "i",
+                    "alb.ingress.kubernetes.io/scheme: internal",
+                    "",
+                    TWO_PATHS
+                ),
+                ""
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn an_ingress_group_shares_one_scheme() {
+        let rule = "  - host: b.example.com\n    http:\n      paths:\n      - {path: /, backend: {service: {name: api}}}";
+        let docs = format!(
+            "{}---\n{}---\n{}",
+            ingress(
+                "a",
+                "alb.ingress.kubernetes.io/group.name: shared, alb.ingress.kubernetes.io/scheme: internet-facing",
+                "",
+                TWO_PATHS
+            ),
+            ingress(
+                "b",
+                "alb.ingress.kubernetes.io/group.name: shared",
+                "",
+                rule
+            ),
+            ingress(
+                "c",
+                "alb.ingress.kubernetes.io/group.name: other",
+                "",
+                "  - host: c.example.com\n    http:\n      paths:\n      - {path: /, backend: {service: {name: api}}}"
+            ),
+        );
+        let r = routes(&docs, "");
+        let hosts: Vec<&str> = r.iter().map(|x| x.host.as_str()).collect();
+        assert_eq!(hosts, ["a.example.com", "a.example.com", "b.example.com"]);
+        assert!(r[2].public_because.contains("ALB group shared"));
+    }
+
+    #[test]
+    fn public_class_and_annotation() {
+        let r = routes(
+            &ingress("i", "", "ingressClassName: nginx-public", TWO_PATHS),
+            "exposure: {public_ingress_classes: [nginx-public]}\n",
+        );
+        assert_eq!(r.len(), 2);
+        assert!(r[0].public_because.contains("nginx-public"));
+        assert!(
+            routes(
+                &ingress("i", "", "ingressClassName: nginx-public", TWO_PATHS),
+                ""
+            )
+            .is_empty()
+        );
+        let r = routes(
+            &ingress("i", "gpuledger.io/public: \"true\"", "", TWO_PATHS),
+            "",
+        );
+        assert_eq!(r.len(), 2);
+        // The same (host, path) in two public Ingresses is one route.
+        let docs = format!(
+            "{}---\n{}",
+            ingress("x", "gpuledger.io/public: \"true\"", "", TWO_PATHS),
+            ingress("y", "gpuledger.io/public: \"true\"", "", TWO_PATHS)
+        );
+        let r = routes(&docs, "");
+        assert_eq!(r.len(), 2);
+        assert_eq!(r[0].objects, ["web/x", "web/y"]);
+    }
+
+    fn lb(annotations: &str, extra_spec: &str) -> usize {
+        let svc = format!(
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: lb\n  namespace: web\n  annotations: {{{annotations}}}\nspec:\n  type: LoadBalancer\n  selector: {{app: api}}\n{extra_spec}"
+        );
+        routes(&svc, "").len()
+    }
+
+    #[test]
+    fn load_balancer_services() {
+        assert_eq!(
+            lb("", ""),
+            1,
+            "a plain LoadBalancer is public by cloud default"
+        );
+        assert_eq!(
+            lb(
+                "service.beta.kubernetes.io/aws-load-balancer-scheme: internet-facing",
+                ""
+            ),
+            1
+        );
+        assert_eq!(
+            lb(
+                "service.beta.kubernetes.io/aws-load-balancer-internal: \"true\"",
+                ""
+            ),
+            0
+        );
+        assert_eq!(lb("networking.gke.io/load-balancer-type: Internal", ""), 0);
+        assert_eq!(
+            lb(
+                "service.beta.kubernetes.io/azure-load-balancer-internal: \"true\"",
+                ""
+            ),
+            0
+        );
+        // Managed by the AWS Load Balancer Controller: internal unless the scheme says otherwise.
+        assert_eq!(
+            lb(
+                "service.beta.kubernetes.io/aws-load-balancer-type: external",
+                ""
+            ),
+            0
+        );
+        assert_eq!(lb("", "  loadBalancerClass: service.k8s.aws/nlb\n"), 0);
+        assert_eq!(
+            lb(
+                "service.beta.kubernetes.io/aws-load-balancer-type: external, service.beta.kubernetes.io/aws-load-balancer-scheme: internet-facing",
+                ""
+            ),
+            1
+        );
+        let cluster_ip = "apiVersion: v1\nkind: Service\nmetadata: {name: c, namespace: web}\nspec: {selector: {app: api}}\n";
+        assert!(routes(cluster_ip, "").is_empty());
+    }
+
+    const ROUTE: &str = "apiVersion: gateway.networking.k8s.io/v1\nkind: HTTPRoute\nmetadata: {name: r, namespace: web}\nspec:\n  parentRefs: [{name: gw, namespace: infra}]\n  hostnames: [a.example.com, b.example.com]\n  rules:\n  - matches: [{path: {type: PathPrefix, value: /v1}}, {path: {type: Exact, value: /health}}]\n    backendRefs: [{name: api, port: 80}]\n";
+
+    #[test]
+    fn httproutes_count_per_hostname_and_match_behind_public_gateways() {
+        let gw = |annotations: &str| {
+            format!(
+                "apiVersion: gateway.networking.k8s.io/v1\nkind: Gateway\nmetadata:\n  name: gw\n  namespace: infra\n  annotations: {{{annotations}}}\n---\n{ROUTE}"
+            )
+        };
+        assert!(
+            routes(&gw(""), "").is_empty(),
+            "an unlisted gateway is not public"
+        );
+        let r = routes(&gw(""), "exposure: {public_gateways: [infra/gw]}\n");
+        assert_eq!(r.len(), 4);
+        assert_eq!(r[0].tenants, ["acme"]);
+        assert_eq!(routes(&gw("gpuledger.io/public: \"true\""), "").len(), 4);
+    }
+}

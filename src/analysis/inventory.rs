@@ -403,3 +403,170 @@ fn shortage(
         summary,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::read::read_str;
+
+    fn node(name: &str, gpus: u64) -> String {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{pool: {name}}}}}\nstatus:\n  capacity: {{nvidia.com/gpu: {gpus}}}\n  allocatable: {{nvidia.com/gpu: {gpus}}}\n  conditions: [{{type: Ready, status: \"True\"}}]\n---\n"
+        )
+    }
+
+    fn pod(name: &str, node: Option<&str>, gpus: u64, extra_spec: &str) -> String {
+        let node = node
+            .map(|n| format!("  nodeName: {n}\n"))
+            .unwrap_or_default();
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: ml}}\nspec:\n{node}{extra_spec}  containers: [{{resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}]\n---\n"
+        )
+    }
+
+    fn report(docs: &str) -> Report {
+        let objs = read_str(docs, "t.yaml").unwrap();
+        inventory(&objs, &Config::default(), vec![])
+    }
+
+    #[test]
+    fn no_pending_pods_is_no_shortage() {
+        let r = report(&(node("a", 8) + &pod("p", Some("a"), 4, "")));
+        assert_eq!(r.fleet.shortage.kind, ShortageKind::None);
+        assert_eq!(r.fleet.shortage.free_placeable, 4);
+        assert_eq!(r.fleet.utilisation, Some(0.5));
+    }
+
+    #[test]
+    fn pending_pods_that_fit() {
+        let r = report(&(node("a", 8) + &pod("p", Some("a"), 4, "") + &pod("q", None, 4, "")));
+        assert_eq!(r.fleet.shortage.kind, ShortageKind::Fits);
+        assert_eq!(r.fleet.gpus.pending, 4);
+    }
+
+    #[test]
+    fn capacity_problem_when_free_gpus_fall_short() {
+        let r = report(&(node("a", 8) + &pod("p", Some("a"), 6, "") + &pod("q", None, 4, "")));
+        assert_eq!(r.fleet.shortage.kind, ShortageKind::Capacity);
+        assert!(
+            r.fleet.shortage.summary.contains("short by 2"),
+            "{}",
+            r.fleet.shortage.summary
+        );
+    }
+
+    #[test]
+    fn placement_problem_from_fragmentation_and_node_selectors() {
+        // 4 + 4 free, an 8-GPU pod pending: enough in total, no single node.
+        let frag = node("a", 8)
+            + &node("b", 8)
+            + &pod("p", Some("a"), 4, "")
+            + &pod("q", Some("b"), 4, "")
+            + &pod("big", None, 8, "");
+        let r = report(&frag);
+        assert_eq!(r.fleet.shortage.kind, ShortageKind::Placement);
+        assert_eq!(r.fleet.shortage.unplaceable[0].name, "big");
+        assert_eq!(r.fleet.shortage.largest_free_block, 4);
+        // Free room exists but only on a node the pod's selector rules out.
+        let sel = node("a", 8)
+            + &node("b", 8)
+            + &pod("p", Some("a"), 8, "")
+            + &pod("q", None, 8, "  nodeSelector: {pool: a}\n");
+        assert_eq!(report(&sel).fleet.shortage.kind, ShortageKind::Placement);
+        // Best fit: the 4-GPU pod goes to the 4-free node, leaving 8 free for the 8-GPU pod.
+        let fit = node("a", 8)
+            + &node("b", 8)
+            + &pod("p", Some("a"), 4, "")
+            + &pod("x", None, 8, "")
+            + &pod("y", None, 4, "");
+        assert_eq!(report(&fit).fleet.shortage.kind, ShortageKind::Fits);
+    }
+
+    #[test]
+    fn owners_are_walked_to_the_root_and_requests_add_up() {
+        let docs = r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ml, uid: d1, labels: {tenant: acme}}
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers: [{resources: {limits: {nvidia.com/gpu: 2}}}]
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web-abc
+  namespace: ml
+  uid: r1
+  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: web, uid: d1, controller: true}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-abc-1
+  namespace: ml
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-abc, uid: r1, controller: true}]
+spec:
+  nodeName: a
+  containers: [{resources: {limits: {nvidia.com/gpu: 2}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-abc-2
+  namespace: ml
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: web-abc, uid: r1, controller: true}]
+spec:
+  containers: [{resources: {limits: {nvidia.com/gpu: 2}}}]
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: done, namespace: ml}
+spec:
+  template:
+    spec:
+      containers: [{resources: {limits: {nvidia.com/gpu: 8}}}]
+status:
+  conditions: [{type: Complete, status: "True"}]
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, namespace: ml}
+spec:
+  jobTemplate:
+    spec:
+      parallelism: 2
+      template:
+        spec:
+          containers: [{resources: {limits: {nvidia.com/gpu: 1}}}]
+"#;
+        let r = report(docs);
+        let ids: Vec<(String, u64, u64, u64)> = r
+            .workloads
+            .iter()
+            .map(|w| {
+                (
+                    format!("{}/{}", w.kind, w.name),
+                    w.gpus,
+                    w.gpus_pending,
+                    w.gpus_declared,
+                )
+            })
+            .collect();
+        // The finished Job is history; the CronJob declares GPUs between runs.
+        assert_eq!(
+            ids,
+            [
+                ("Deployment/web".to_string(), 2, 2, 6),
+                ("CronJob/nightly".to_string(), 0, 0, 2)
+            ]
+        );
+        assert_eq!(r.workloads[0].tenant, "acme");
+        assert_eq!(r.workloads[0].pods_bound, 1);
+        assert_eq!(
+            r.tenants.iter().map(|t| t.gpus_requested).sum::<u64>(),
+            r.fleet.gpus.requested
+        );
+    }
+}

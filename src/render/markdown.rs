@@ -56,12 +56,23 @@ fn table(out: &mut String, headers: &[&str], rows: Vec<Vec<String>>) {
     }
 }
 
-/// A section, folded into `<details>` when it has more than [`FOLD`] rows.
+/// A section, folded into `<details>` when it has more than [`FOLD`] rows (unless it is one of the
+/// decision tables, which always stay open).
 fn section(out: &mut String, title: &str, headers: &[&str], rows: Vec<Vec<String>>) {
+    section_with(out, title, headers, rows, true)
+}
+
+fn section_with(
+    out: &mut String,
+    title: &str,
+    headers: &[&str],
+    rows: Vec<Vec<String>>,
+    foldable: bool,
+) {
     if rows.is_empty() {
         return;
     }
-    if rows.len() > FOLD {
+    if foldable && rows.len() > FOLD {
         let _ = writeln!(
             out,
             "<details><summary>{title} ({})</summary>\n",
@@ -122,7 +133,7 @@ pub fn render(r: &Report) -> String {
         f.public_routes
     );
 
-    section(
+    section_with(
         &mut out,
         "Tenants",
         &[
@@ -150,6 +161,7 @@ pub fn render(r: &Report) -> String {
                 ]
             })
             .collect(),
+        false,
     );
     let pie: Vec<_> = r.tenants.iter().filter(|t| t.gpus_requested > 0).collect();
     if !pie.is_empty() {

@@ -1,0 +1,7 @@
+//! Integration tests: the binary driven on fixture files, as a user or CI would run it.
+//!
+//! One test binary (faster to link) with a module per area.
+
+mod cli;
+mod demo;
+mod support;
