@@ -184,6 +184,33 @@ pub fn render(r: &Report) -> String {
         out.push_str("```\n\n");
     }
 
+    if r.product_lines.iter().any(|p| p.name.is_some()) {
+        section(
+            &mut out,
+            "Product lines",
+            &[
+                "product line",
+                ">requested",
+                ">pending",
+                ">share",
+                ">workloads",
+                "tenants",
+            ],
+            r.product_lines
+                .iter()
+                .map(|p| {
+                    vec![
+                        esc(p.name.as_deref().unwrap_or("(none)")),
+                        p.gpus_requested.to_string(),
+                        p.gpus_pending.to_string(),
+                        percent(p.share),
+                        p.workloads.to_string(),
+                        esc(&p.tenants.join(", ")),
+                    ]
+                })
+                .collect(),
+        );
+    }
     section(
         &mut out,
         "Dynamo graphs",

@@ -87,6 +87,29 @@ pub fn render(r: &Report) -> String {
         t.render(&mut out);
     }
 
+    if r.product_lines.iter().any(|p| p.name.is_some()) {
+        out.push_str("\nProduct lines\n");
+        let mut t = Table::new(&[
+            "product line",
+            ">requested",
+            ">pending",
+            ">share",
+            ">workloads",
+            "tenants",
+        ]);
+        for p in &r.product_lines {
+            t.row(vec![
+                p.name.clone().unwrap_or_else(|| "(none)".into()),
+                p.gpus_requested.to_string(),
+                p.gpus_pending.to_string(),
+                percent(p.share),
+                p.workloads.to_string(),
+                p.tenants.join(", "),
+            ]);
+        }
+        t.render(&mut out);
+    }
+
     if !r.graphs.is_empty() {
         out.push_str("\nDynamo graphs\n");
         let mut t = Table::new(&["graph", "tenant", "shape", ">requested", ">pending"]);
