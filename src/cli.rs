@@ -26,7 +26,26 @@ pub enum Command {
     /// Fleet inventory: GPU tiers, requested vs pending, tenants, workloads, Dynamo graphs, public routes.
     #[command(after_help = INVENTORY_EXAMPLES)]
     Inventory(InventoryArgs),
+    /// Desired state: render the GitOps repository (Argo CD, Flux, kustomize, Helm, plain YAML) and list
+    /// the GPU workloads Git declares, per tenant and app.
+    #[command(after_help = RENDER_EXAMPLES)]
+    Render(RenderArgs),
 }
+
+const RENDER_EXAMPLES: &str = "Examples:
+  # The working tree as it is, uncommitted changes included (a local pre-merge check)
+  gpuledger render --repo .
+
+  # A branch, tag or sha, read from git without touching the work tree
+  gpuledger render --repo ~/src/gitops --ref origin/main --format json
+
+  # Argo CD apps whose repoURL is this repository under another name
+  gpuledger render --repo . --repo-url https://github.com/acme/gitops
+
+Renderers: kustomize (`kustomize build`, or `kubectl kustomize`) and `helm template`, found on PATH or
+through GPULEDGER_KUSTOMIZE / GPULEDGER_HELM. They never run plugins, exec functions, post-renderers
+or network fetches. Exit codes: 0 rendered, 2 when any app failed to render (the others are still
+reported).";
 
 const INVENTORY_EXAMPLES: &str = "Examples:
   # The bundled demo fleet (no cluster needed)
@@ -52,9 +71,33 @@ pub struct OutputArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// The config file [default: .gpuledger.yaml in the current directory, when present].
+    /// The config file [default: .gpuledger.yaml at the repository root (render) or in the current
+    /// directory (inventory), when present].
     #[arg(long, value_name = "FILE", env = "GPULEDGER_CONFIG")]
     pub config: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// The GitOps repository (its root directory).
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub repo: PathBuf,
+
+    /// Render this branch, tag or commit instead of the working tree.
+    #[arg(long = "ref", value_name = "REF")]
+    pub git_ref: Option<String>,
+
+    /// A URL that names this repository in Argo CD `repoURL`s and Flux GitRepositories (besides its
+    /// git remotes). Repeatable.
+    #[arg(long, value_name = "URL")]
+    pub repo_url: Vec<String>,
+
+    /// Time limit for each kustomize or helm run, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub render_timeout: u64,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Args)]

@@ -20,6 +20,21 @@ pub struct Config {
     pub tenancy: Tenancy,
     pub nodes: Nodes,
     pub exposure: Exposure,
+    pub render: RenderConfig,
+}
+
+/// How the GitOps repository is rendered.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RenderConfig {
+    /// Render exactly these paths (kustomize roots, chart roots, directories or files) instead of
+    /// discovering apps and roots.
+    pub roots: Vec<String>,
+    /// Paths or globs never rendered (e.g. `examples/**`).
+    pub exclude: Vec<String>,
+    /// URLs that name this repository in Argo CD `repoURL`s and Flux GitRepositories, besides its
+    /// git remotes.
+    pub repo_urls: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]

@@ -13,6 +13,7 @@ fn main() -> ExitCode {
     init_logging();
     let result = match &cli.command {
         Command::Inventory(args) => commands::inventory::run(args),
+        Command::Render(args) => commands::render::run(args),
     };
     match result {
         Ok(outcome) => {

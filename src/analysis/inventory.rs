@@ -162,7 +162,11 @@ fn ratio(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
 }
 
-fn workload_row(w: &Workload, tenants: &Resolver<'_>, public_routes: u64) -> WorkloadRow {
+pub(crate) fn workload_row(
+    w: &Workload,
+    tenants: &Resolver<'_>,
+    public_routes: u64,
+) -> WorkloadRow {
     let mut other = BTreeMap::new();
     let mut held = w.requested.clone();
     held.add(&w.pending);

@@ -1,6 +1,7 @@
 //! One module per subcommand: each wires its flags to the pipeline and returns the text to show.
 
 pub mod inventory;
+pub mod render;
 
 use std::path::Path;
 

@@ -51,6 +51,13 @@ pub enum Kind {
     Service,
     Gateway,
     HttpRoute,
+    HorizontalPodAutoscaler,
+    /// Argo CD and Flux objects: their specs are kept as JSON and read by `desired::apps`.
+    Application,
+    ApplicationSet,
+    FluxKustomization,
+    HelmRelease,
+    GitRepository,
     List,
     Other,
 }
@@ -74,6 +81,12 @@ impl Kind {
             ("networking.k8s.io" | "extensions", "Ingress") => Kind::Ingress,
             ("gateway.networking.k8s.io", "Gateway") => Kind::Gateway,
             ("gateway.networking.k8s.io", "HTTPRoute") => Kind::HttpRoute,
+            ("autoscaling", "HorizontalPodAutoscaler") => Kind::HorizontalPodAutoscaler,
+            ("argoproj.io", "Application") => Kind::Application,
+            ("argoproj.io", "ApplicationSet") => Kind::ApplicationSet,
+            ("kustomize.toolkit.fluxcd.io", "Kustomization") => Kind::FluxKustomization,
+            ("helm.toolkit.fluxcd.io", "HelmRelease") => Kind::HelmRelease,
+            ("source.toolkit.fluxcd.io", "GitRepository") => Kind::GitRepository,
             (_, k) if k == "List" || (k.ends_with("List") && group.is_empty()) => Kind::List,
             _ => Kind::Other,
         }
@@ -117,6 +130,9 @@ pub enum Body {
     Ingress(IngressSpec),
     Service(ServiceSpec),
     HttpRoute(HttpRouteSpec),
+    /// The spec of a GitOps object (Argo CD, Flux), as JSON: its shape varies by version and it may
+    /// carry arbitrary Helm values.
+    Raw(serde_json::Value),
     /// Kinds read for their metadata only (Namespace, Gateway, owners in between, anything else).
     None,
 }
@@ -137,7 +153,16 @@ impl Body {
             Kind::Ingress => Body::Ingress(IngressSpec::default()),
             Kind::Service => Body::Service(ServiceSpec::default()),
             Kind::HttpRoute => Body::HttpRoute(HttpRouteSpec::default()),
-            Kind::Namespace | Kind::Gateway | Kind::List | Kind::Other => Body::None,
+            Kind::Application
+            | Kind::ApplicationSet
+            | Kind::FluxKustomization
+            | Kind::HelmRelease
+            | Kind::GitRepository => Body::Raw(serde_json::Value::Null),
+            Kind::Namespace
+            | Kind::Gateway
+            | Kind::HorizontalPodAutoscaler
+            | Kind::List
+            | Kind::Other => Body::None,
         }
     }
 
@@ -159,6 +184,7 @@ impl Body {
             Body::Ingress(s) => *s = opt(d)?,
             Body::Service(s) => *s = opt(d)?,
             Body::HttpRoute(s) => *s = opt(d)?,
+            Body::Raw(v) => *v = serde_json::Value::deserialize(d)?,
             Body::None => {
                 IgnoredAny::deserialize(d)?;
             }

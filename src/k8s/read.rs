@@ -28,8 +28,12 @@ pub fn read_objects(path: &Path) -> Result<Vec<Object>, Error> {
     } else {
         Box::new(File::open(path).map_err(read_err)?)
     };
+    let size = std::fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len());
     let mut reader = BufReader::with_capacity(256 * 1024, reader);
-    let objects = read_from(&mut reader, &name).map_err(|e| match e {
+    let objects = read_from(&mut reader, &name, size).map_err(|e| match e {
         ReadError::Io(source) => read_err(source),
         ReadError::Input(e) => Error::Input(e),
     })?;
@@ -47,7 +51,7 @@ pub fn read_objects(path: &Path) -> Result<Vec<Object>, Error> {
 /// Reads every object from a string (manifests already in memory, tests).
 pub fn read_str(text: &str, file: &str) -> Result<Vec<Object>, InputError> {
     let name: Arc<str> = Arc::from(file);
-    read_from(&mut text.as_bytes(), &name).map_err(|e| match e {
+    read_from(&mut text.as_bytes(), &name, Some(text.len() as u64)).map_err(|e| match e {
         ReadError::Io(e) => InputError {
             file: file.to_string(),
             line: None,
@@ -63,7 +67,30 @@ enum ReadError {
     Input(InputError),
 }
 
-fn read_from<R: BufRead>(reader: &mut R, file: &Arc<str>) -> Result<Vec<Object>, ReadError> {
+/// YAML parsing limits. Without aliases, every node, event and document costs at least a byte of
+/// input, so limits proportional to the input's size never refuse an honest file (a `kubectl get -o
+/// yaml` List of 100,000 pods is one document of millions of nodes) while an alias bomb, which
+/// expands far beyond its size, is stopped. Depth is bounded to protect the stack.
+fn yaml_options(size: Option<u64>) -> serde_saphyr::Options {
+    // Standard input has no size: allow what a 1 GiB file would.
+    let len = usize::try_from(size.unwrap_or(1 << 30)).unwrap_or(usize::MAX);
+    serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_reader_input_bytes: None,
+            max_events: len.saturating_mul(2).max(1_000_000),
+            max_nodes: len.max(250_000),
+            max_documents: len.max(1_024),
+            max_total_scalar_bytes: len.max(64 * 1024 * 1024),
+            max_depth: 200,
+        },
+    }
+}
+
+fn read_from<R: BufRead>(
+    reader: &mut R,
+    file: &Arc<str>,
+    size: Option<u64>,
+) -> Result<Vec<Object>, ReadError> {
     let mut objects = Vec::new();
     if looks_like_json(reader).map_err(ReadError::Io)? {
         let stream =
@@ -73,7 +100,10 @@ fn read_from<R: BufRead>(reader: &mut R, file: &Arc<str>) -> Result<Vec<Object>,
             objects.extend(doc.objects);
         }
     } else {
-        for doc in serde_saphyr::read::<_, Document<Spanned<ObjectMeta>>>(reader) {
+        for doc in serde_saphyr::read_with_options::<_, Document<Spanned<ObjectMeta>>>(
+            reader,
+            yaml_options(size),
+        ) {
             let doc = doc.map_err(|e| yaml_error(&e, file))?;
             objects.extend(doc.objects);
         }
@@ -146,6 +176,11 @@ fn yaml_message(e: &serde_saphyr::Error) -> String {
         Some(rest) => rest.split_once(": ").map_or(rest, |(_, m)| m),
         None => first,
     };
+    if first.starts_with("budget breached") {
+        return format!(
+            "{first}: the YAML expands beyond what its size allows (an alias bomb or runaway nesting), refused"
+        );
+    }
     first.to_string()
 }
 

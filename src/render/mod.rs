@@ -3,13 +3,14 @@
 //! Pure functions of the report. All three show the same figures; the JSON is the versioned
 //! interface, the other two are for people. An unknown figure is written as `unknown`, never `0`.
 
+mod desired;
 mod markdown;
 mod table;
 mod text;
 
 use clap::ValueEnum;
 
-use crate::report::Report;
+use crate::report::{RenderReport, Report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -25,13 +26,23 @@ pub fn render(report: &Report, format: Format) -> String {
     match format {
         Format::Table => table::render(report),
         Format::Markdown => markdown::render(report),
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(report)
-                .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize report: {e}\"}}"));
-            s.push('\n');
-            s
-        }
+        Format::Json => json(report),
     }
+}
+
+pub fn render_desired(report: &RenderReport, format: Format) -> String {
+    match format {
+        Format::Table => desired::table(report),
+        Format::Markdown => desired::markdown(report),
+        Format::Json => json(report),
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    let mut s = serde_json::to_string_pretty(v)
+        .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize report: {e}\"}}"));
+    s.push('\n');
+    s
 }
 
 /// `42`, or `unknown` for a figure that could not be computed.

@@ -195,3 +195,68 @@ pub struct RouteRow {
     /// Whole GPUs requested by the GPU workloads behind the route.
     pub gpus: u64,
 }
+
+/// The report of `gpuledger render`: what Git says should run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RenderReport {
+    pub schema: &'static str,
+    pub sources: Vec<String>,
+    pub desired: Desired,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Desired {
+    /// What was rendered: `working tree` or `ref <name>`.
+    pub at: String,
+    /// Σ declared GPUs of the desired workloads.
+    pub gpus_declared: u64,
+    /// Desired GPU workloads, by declared GPUs.
+    pub workloads: Vec<DesiredWorkloadRow>,
+    pub tenants: Vec<DesiredTenantRow>,
+    /// Every app (or root) and what became of it.
+    pub apps: Vec<AppRow>,
+    /// Manifest files that no app renders (only when the repository declares apps).
+    pub not_deployed: Vec<String>,
+    /// Objects rendered by more than one app.
+    pub duplicates: Vec<DuplicateRow>,
+    /// Problems with the repository as a whole.
+    pub problems: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DesiredWorkloadRow {
+    #[serde(flatten)]
+    pub workload: WorkloadRow,
+    /// The app that renders it.
+    pub app: String,
+    pub app_kind: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DesiredTenantRow {
+    pub name: String,
+    pub gpus_declared: u64,
+    pub workloads: u64,
+    pub apps: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AppRow {
+    pub name: String,
+    pub kind: String,
+    pub defined_at: String,
+    pub path: String,
+    /// `rendered`, `error` or `not-rendered`.
+    pub status: &'static str,
+    pub objects: u64,
+    pub gpu_workloads: u64,
+    pub gpus_declared: u64,
+    pub error: Option<String>,
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DuplicateRow {
+    pub object: String,
+    pub apps: Vec<String>,
+}

@@ -4,4 +4,5 @@
 
 mod cli;
 mod demo;
+mod render;
 mod support;

@@ -38,3 +38,111 @@ pub fn inventory_json(args: &[&str]) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).expect("valid JSON report")
 }
+
+/// A git repository in a temporary directory, built file by file and commit by commit.
+pub struct Repo {
+    pub dir: tempfile::TempDir,
+}
+
+impl Repo {
+    pub fn new() -> Repo {
+        let r = Repo {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        r.git(&["init", "-q", "-b", "main"]);
+        r
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(self.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", self.path())
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    pub fn write(&self, rel: &str, text: &str) -> &Repo {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+        self
+    }
+
+    pub fn remove(&self, rel: &str) -> &Repo {
+        std::fs::remove_file(self.path().join(rel)).unwrap();
+        self
+    }
+
+    pub fn commit(&self, msg: &str) -> &Repo {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", msg]);
+        self
+    }
+}
+
+/// Runs `gpuledger render` on `repo` with the real renderers: kustomize (or kubectl kustomize) from
+/// PATH and the Helm engine's `helm` stand-in from tests/support (installed by scripts/test.sh).
+pub fn render(repo: &Path, args: &[&str]) -> (i32, serde_json::Value, String) {
+    let venv = std::env::var("GPULEDGER_VENV")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root().join(".venv"));
+    assert!(
+        venv.join("bin/python").exists(),
+        "the Helm engine is not installed at {}: run scripts/install-helm-engine.sh (scripts/test.sh does)",
+        venv.display()
+    );
+    let path = format!(
+        "{}:{}",
+        venv.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = gpuledger(repo)
+        .args(["render", "--repo", "."])
+        .args(args)
+        .args(["--format", "json"])
+        .env("GPULEDGER_HELM", root().join("tests/support/helm"))
+        .env_remove("GPULEDGER_KUSTOMIZE")
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}); stderr:\n{stderr}"));
+    (out.status.code().unwrap_or(-1), json, stderr)
+}
+
+/// `namespace/Kind/name` → declared GPUs, for the desired workloads of a render report.
+pub fn desired_gpus(r: &serde_json::Value) -> std::collections::BTreeMap<String, u64> {
+    r["desired"]["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                format!(
+                    "{}/{}/{}",
+                    w["namespace"].as_str().unwrap(),
+                    w["kind"].as_str().unwrap(),
+                    w["name"].as_str().unwrap()
+                ),
+                w["gpus_declared"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}

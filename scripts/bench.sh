@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# Benchmarks gpuledger on a synthetic fleet snapshot and prints a small report.
+#
+#   scripts/bench.sh [--nodes N] [--pods N]      (defaults: 5000 nodes, 100000 pods)
+#
+# Builds the release binary and the synth-fleet example, generates bench-out/fleet-<pods>.json once
+# (delete it to regenerate, e.g. after changing --nodes), then measures each command RUNS times
+# (default 3, env RUNS=…) and keeps the best wall time and the highest peak RSS. It uses
+# /usr/bin/time when present, else a small python3 wrapper (a fresh python process per
+# measurement, so the RSS is that command's alone). Nothing is installed.
+#
+# The PASS/FAIL lines are a report, not a test: the script exits 0 on FAIL, and non-zero only
+# when a build, the generator or a measured command itself fails.
+#
+# Layout: helpers, then one function per section (section_inventory today); add later sections
+# (render, live cluster) as new section_* functions and call them from main at the bottom.
+set -euo pipefail
+
+NODES=5000
+PODS=100000
+RUNS="${RUNS:-3}"
+
+usage() {
+  sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
+}
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --nodes) NODES="${2:?--nodes needs a value}"; shift 2 ;;
+    --pods) PODS="${2:?--pods needs a value}"; shift 2 ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "bench.sh: unknown argument: $1" >&2; usage >&2; exit 2 ;;
+  esac
+done
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+OUT=bench-out
+SNAPSHOT="$OUT/fleet-$PODS.json"
+GPULEDGER=target/release/gpuledger
+SYNTH=target/release/examples/synth-fleet
+mkdir -p "$OUT"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+log() { echo "bench: $*" >&2; }
+
+# File size in MiB.
+mib_of_file() { awk -v b="$(wc -c <"$1")" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+
+# measure_once CMD...: runs CMD once, prints "<wall seconds> <max RSS KiB>". Exits on failure.
+measure_once() {
+  local log="$TMP/cmd.log" res="$TMP/time.out"
+  if [[ -x /usr/bin/time ]]; then
+    if ! /usr/bin/time -f '%e %M' -o "$res" "$@" >"$log" 2>&1; then
+      echo "bench.sh: command failed: $*" >&2
+      cat "$log" >&2
+      exit 1
+    fi
+    tail -n 1 "$res"
+  else
+    if ! python3 - "$@" >"$res" 2>"$log" <<'PY'; then
+import resource, subprocess, sys, time
+start = time.perf_counter()
+rc = subprocess.call(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=sys.stderr)
+wall = time.perf_counter() - start
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+if sys.platform == "darwin":  # bytes there, KiB on Linux
+    rss //= 1024
+print(f"{wall:.3f} {rss}")
+sys.exit(rc)
+PY
+      echo "bench.sh: command failed: $*" >&2
+      cat "$log" >&2
+      exit 1
+    fi
+    cat "$res"
+  fi
+}
+
+# measure NAME CMD...: RUNS runs; sets BEST_WALL (s) and PEAK_RSS_MIB for the caller.
+BEST_WALL=""
+PEAK_RSS_MIB=""
+measure() {
+  local name="$1" out wall rss best="" peak=0 i
+  shift
+  log "measuring $name ($RUNS runs): $*"
+  for ((i = 1; i <= RUNS; i++)); do
+    out=$(measure_once "$@")
+    read -r wall rss <<<"$out"
+    [[ -n "$wall" && -n "$rss" ]] || { echo "bench.sh: no timing for: $*" >&2; exit 1; }
+    log "  run $i: ${wall}s, $((rss / 1024)) MiB"
+    best=$(awk -v a="$best" -v b="$wall" 'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }')
+    ((rss > peak)) && peak=$rss
+  done
+  BEST_WALL="$best"
+  PEAK_RSS_MIB=$(awk -v k="$peak" 'BEGIN { printf "%.1f", k / 1024 }')
+}
+
+# Report rows and checks, printed at the end.
+ROWS=()
+CHECKS=()
+row() { ROWS+=("$(printf '%-34s %12s %14s %10s' "$1" "$2" "$3" "$4")"); }
+# check DESCRIPTION A OP B: compares two numbers with awk (OP is < or >).
+check() {
+  local desc="$1" verdict
+  verdict=$(awk -v a="$2" -v b="$4" -v op="$3" \
+    'BEGIN { ok = (op == "<") ? (a + 0 < b + 0) : (a + 0 > b + 0); print ok ? "PASS" : "FAIL" }')
+  CHECKS+=("$verdict: $desc")
+}
+
+# ---------------------------------------------------------------------------------------------
+# Setup: build, generate the snapshot
+# ---------------------------------------------------------------------------------------------
+
+setup() {
+  log "building (cargo build --release --bin gpuledger --example synth-fleet)"
+  cargo build --release --bin gpuledger --example synth-fleet
+  if [[ ! -s "$SNAPSHOT" ]]; then
+    log "generating $SNAPSHOT ($NODES nodes, $PODS pods)"
+    "$SYNTH" --nodes "$NODES" --pods "$PODS" --format json --output "$SNAPSHOT.tmp"
+    mv "$SNAPSHOT.tmp" "$SNAPSHOT"
+  else
+    log "reusing $SNAPSHOT (delete it to regenerate)"
+  fi
+  SNAPSHOT_MIB=$(mib_of_file "$SNAPSHOT")
+}
+
+# ---------------------------------------------------------------------------------------------
+# Section: inventory from a snapshot file, against python's json.load of the same file
+# ---------------------------------------------------------------------------------------------
+
+section_inventory() {
+  local ledger_wall ledger_rss py_wall py_rss
+  measure "gpuledger inventory" \
+    "$GPULEDGER" inventory --snapshot "$SNAPSHOT" --format json --output /dev/null
+  ledger_wall=$BEST_WALL ledger_rss=$PEAK_RSS_MIB
+  row "gpuledger inventory --format json" "$ledger_wall" "$ledger_rss" "$SNAPSHOT_MIB"
+
+  measure "python json.load" \
+    python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$SNAPSHOT"
+  py_wall=$BEST_WALL py_rss=$PEAK_RSS_MIB
+  row "python3 json.load" "$py_wall" "$py_rss" "$SNAPSHOT_MIB"
+
+  check "gpuledger inventory faster than python json.load" "$ledger_wall" "<" "$py_wall"
+  check "gpuledger peak memory below the file size" "$ledger_rss" "<" "$SNAPSHOT_MIB"
+}
+
+# Later sections go here (section_render, section_live, …), each adding rows and checks.
+
+# ---------------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------------
+
+setup
+section_inventory
+
+echo
+echo "gpuledger bench: $SNAPSHOT ($NODES nodes, $PODS pods), best of $RUNS runs"
+printf '%-34s %12s %14s %10s\n' "what" "best wall s" "peak RSS MiB" "file MiB"
+printf '%s\n' "${ROWS[@]}"
+echo
+printf '%s\n' "${CHECKS[@]}"

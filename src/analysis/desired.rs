@@ -1,0 +1,150 @@
+//! The desired GPU workloads: rendered objects in, report section out.
+//!
+//! Each app's objects go through the same workload model as the live cluster's, so a Dynamo graph
+//! in Git and one in the cluster get the same shape by the same code. Desired workloads have no pods:
+//! their figure is the declared shape. Tenants resolve with the repository's own Namespace objects.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::config::Config;
+use crate::desired::Rendered;
+use crate::k8s::object::Object;
+use crate::report::{AppRow, Desired, DesiredTenantRow, DesiredWorkloadRow, DuplicateRow};
+use crate::workload::owners;
+
+use super::inventory::workload_row;
+use super::tenancy::Resolver;
+
+pub fn desired(rendered: &Rendered, cfg: &Config) -> Desired {
+    let all: Vec<Object> = rendered
+        .outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().ok())
+        .flatten()
+        .cloned()
+        .collect();
+    let tenants = Resolver::new(&cfg.tenancy, &all);
+
+    let mut workloads = Vec::new();
+    let mut apps = Vec::new();
+    let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for out in &rendered.outcomes {
+        let u = &out.unit;
+        let mut row = AppRow {
+            name: u.app.clone(),
+            kind: u.app_kind.clone(),
+            defined_at: u.defined_at.clone(),
+            path: if u.path.is_empty() {
+                ".".into()
+            } else {
+                u.path.clone()
+            },
+            status: "rendered",
+            objects: 0,
+            gpu_workloads: 0,
+            gpus_declared: 0,
+            error: None,
+            notes: u.notes.clone(),
+        };
+        match &out.result {
+            Err(e) => {
+                row.status = "error";
+                row.error = Some(e.clone());
+            }
+            Ok(objs) => {
+                row.objects = objs.len() as u64;
+                for o in objs {
+                    let key = format!(
+                        "{}/{}/{}",
+                        if o.namespace().is_empty() {
+                            "-"
+                        } else {
+                            o.namespace()
+                        },
+                        o.kind,
+                        o.meta.name
+                    );
+                    seen.entry(key).or_default().insert(u.app.clone());
+                }
+                let w = owners::build(objs);
+                for wl in &w.list {
+                    let mut r = workload_row(wl, &tenants, 0);
+                    // No pods in Git: the desired figure is the declared shape.
+                    r.gpus = r.gpus_declared;
+                    r.gpus_pending = 0;
+                    r.pods_bound = 0;
+                    r.pods_pending = 0;
+                    row.gpu_workloads += 1;
+                    row.gpus_declared += r.gpus_declared;
+                    workloads.push(DesiredWorkloadRow {
+                        workload: r,
+                        app: u.app.clone(),
+                        app_kind: u.app_kind.clone(),
+                    });
+                }
+            }
+        }
+        apps.push(row);
+    }
+    for s in &rendered.skipped {
+        apps.push(AppRow {
+            name: s.app.clone(),
+            kind: s.app_kind.clone(),
+            defined_at: s.defined_at.clone(),
+            path: String::new(),
+            status: if s.error { "error" } else { "not-rendered" },
+            objects: 0,
+            gpu_workloads: 0,
+            gpus_declared: 0,
+            error: Some(s.reason.clone()),
+            notes: vec![],
+        });
+    }
+    apps.sort_by(|a, b| (&a.name, &a.kind, &a.path).cmp(&(&b.name, &b.kind, &b.path)));
+    workloads.sort_by(|a, b| {
+        let (x, y) = (&a.workload, &b.workload);
+        y.gpus_declared.cmp(&x.gpus_declared).then_with(|| {
+            (&x.namespace, &x.kind, &x.name, &a.app).cmp(&(&y.namespace, &y.kind, &y.name, &b.app))
+        })
+    });
+
+    let mut by_tenant: BTreeMap<&str, (u64, u64, BTreeSet<&str>)> = BTreeMap::new();
+    for w in &workloads {
+        let t = by_tenant.entry(&w.workload.tenant).or_default();
+        t.0 += w.workload.gpus_declared;
+        t.1 += 1;
+        t.2.insert(&w.app);
+    }
+    let mut tenant_rows: Vec<DesiredTenantRow> = by_tenant
+        .into_iter()
+        .map(|(name, (gpus, n, apps))| DesiredTenantRow {
+            name: name.to_string(),
+            gpus_declared: gpus,
+            workloads: n,
+            apps: apps.into_iter().map(str::to_string).collect(),
+        })
+        .collect();
+    tenant_rows.sort_by(|a, b| {
+        b.gpus_declared
+            .cmp(&a.gpus_declared)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+
+    Desired {
+        at: rendered.label.clone(),
+        gpus_declared: workloads.iter().map(|w| w.workload.gpus_declared).sum(),
+        workloads,
+        tenants: tenant_rows,
+        apps,
+        not_deployed: rendered.not_deployed.clone(),
+        duplicates: seen
+            .into_iter()
+            .filter(|(_, a)| a.len() > 1)
+            .map(|(object, a)| DuplicateRow {
+                object,
+                apps: a.into_iter().collect(),
+            })
+            .collect(),
+        problems: rendered.problems.clone(),
+    }
+}

@@ -1,0 +1,401 @@
+//! What to render, in order of authority: the roots the config names; else the Argo CD and Flux apps
+//! the repository declares (they alone define the desired state, and manifests no app renders are
+//! listed as not deployed); else every kustomize root that is not a base or component of another
+//! kustomization, every chart root, and every directory of plain manifests outside those.
+//!
+//! Every manifest is parsed once here; the plain renderer reuses the parsed objects.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde_json::Value;
+
+use super::apps::{self, Context, join, normalize_url};
+use super::tree::{Tree, normalize};
+use super::{HelmArgs, How, Skipped, Unit};
+use crate::config::RenderConfig;
+use crate::error::InputError;
+use crate::k8s::object::{Body, Kind, Object};
+use crate::k8s::read::read_str;
+use crate::util::glob;
+
+pub const KUSTOMIZATION_FILES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+
+pub struct Plan {
+    pub units: Vec<Unit>,
+    pub skipped: Vec<Skipped>,
+    /// Parsed manifest files (path → objects or the parse error).
+    pub parsed: BTreeMap<String, Result<Vec<Object>, InputError>>,
+    pub not_deployed: Vec<String>,
+    pub problems: Vec<String>,
+}
+
+fn dir_of(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(d, _)| d)
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn is_manifest_name(path: &str) -> bool {
+    [".yaml", ".yml", ".json"].iter().any(|e| path.ends_with(e))
+}
+
+fn hidden(path: &str) -> bool {
+    path.split('/').any(|s| s.starts_with('.'))
+}
+
+fn under(path: &str, dir: &str) -> bool {
+    dir.is_empty() || path == dir || path.starts_with(&format!("{dir}/"))
+}
+
+pub fn plan(tree: &Tree, cfg: &RenderConfig, extra_urls: &[String]) -> Plan {
+    let excluded = |p: &str| {
+        cfg.exclude
+            .iter()
+            .any(|g| glob::matches(g, p) || under(p, g.trim_end_matches('/')))
+    };
+    let mut problems = Vec::new();
+
+    // Kustomize and chart roots.
+    let kustomize_dirs: BTreeSet<String> = tree
+        .files
+        .keys()
+        .filter(|p| KUSTOMIZATION_FILES.contains(&file_name(p)) && !hidden(p) && !excluded(p))
+        .map(|p| dir_of(p).to_string())
+        .collect();
+    let mut chart_dirs: Vec<String> = tree
+        .files
+        .keys()
+        .filter(|p| file_name(p) == "Chart.yaml" && !hidden(p) && !excluded(p))
+        .map(|p| dir_of(p).to_string())
+        .collect();
+    // A subchart (`<chart>/charts/<sub>`) is part of its parent.
+    let all_charts = chart_dirs.clone();
+    chart_dirs.retain(|d| !all_charts.iter().any(|c| c != d && under(d, c)));
+
+    // Parse every manifest outside chart directories once.
+    let mut parsed = BTreeMap::new();
+    for (path, _) in tree.files.iter() {
+        if !is_manifest_name(path)
+            || hidden(path)
+            || excluded(path)
+            || KUSTOMIZATION_FILES.contains(&file_name(path))
+            || all_charts.iter().any(|c| under(path, c))
+        {
+            continue;
+        }
+        let bytes = match tree.read(path) {
+            Ok(b) => b,
+            Err(e) => {
+                problems.push(e);
+                continue;
+            }
+        };
+        let Ok(text) = std::str::from_utf8(bytes) else {
+            parsed.insert(
+                path.clone(),
+                Err(InputError {
+                    file: path.clone(),
+                    line: None,
+                    column: None,
+                    message: "is not valid UTF-8".into(),
+                }),
+            );
+            continue;
+        };
+        // Values files, CI configs and the like are not manifests: only text that names an
+        // apiVersion and a kind is.
+        if !(text.contains("apiVersion") && text.contains("kind")) {
+            continue;
+        }
+        parsed.insert(path.clone(), read_str(text, path));
+    }
+
+    let objects: Vec<&Object> = parsed
+        .values()
+        .filter_map(|r| r.as_ref().ok())
+        .flatten()
+        .collect();
+    let git_repositories = objects
+        .iter()
+        .filter(|o| o.typed_kind() == Kind::GitRepository)
+        .filter_map(|o| match &o.body {
+            Body::Raw(v) => v["url"].as_str().map(|u| {
+                (
+                    (o.namespace().to_string(), o.meta.name.clone()),
+                    normalize_url(u),
+                )
+            }),
+            _ => None,
+        })
+        .collect();
+    let mut repo_urls: Vec<String> = tree
+        .remotes
+        .iter()
+        .chain(&cfg.repo_urls)
+        .chain(extra_urls)
+        .map(|u| normalize_url(u))
+        .collect();
+    repo_urls.sort();
+    repo_urls.dedup();
+    let ctx = Context {
+        tree,
+        repo_urls,
+        git_repositories,
+    };
+
+    let mut units = Vec::new();
+    let mut skipped = Vec::new();
+    let mut not_deployed = Vec::new();
+
+    if !cfg.roots.is_empty() {
+        for root in &cfg.roots {
+            match normalize(root) {
+                Some(r) if tree.is_dir(&r) || tree.exists(&r) => units.extend(root_unit(
+                    tree,
+                    &r,
+                    &kustomize_dirs,
+                    &chart_dirs,
+                    &parsed,
+                    &excluded,
+                )),
+                _ => problems.push(format!(
+                    "render.roots: {root:?} does not exist in the {}",
+                    tree.label
+                )),
+            }
+        }
+    } else {
+        let app_objects: Vec<&Object> = objects
+            .iter()
+            .copied()
+            .filter(|o| {
+                matches!(
+                    o.typed_kind(),
+                    Kind::Application
+                        | Kind::ApplicationSet
+                        | Kind::FluxKustomization
+                        | Kind::HelmRelease
+                )
+            })
+            .collect();
+        if app_objects.is_empty() {
+            units = no_app_units(tree, &kustomize_dirs, &chart_dirs, &parsed);
+        } else {
+            for o in &app_objects {
+                let (u, s) = match o.typed_kind() {
+                    Kind::Application => match appspec(o) {
+                        Ok(spec) => apps::argo_units(
+                            &ctx,
+                            &o.meta.name,
+                            "Application",
+                            &o.source.to_string(),
+                            &spec,
+                        ),
+                        Err(e) => (
+                            vec![],
+                            vec![Skipped {
+                                app: o.meta.name.clone(),
+                                app_kind: o.kind.clone(),
+                                defined_at: o.source.to_string(),
+                                reason: e,
+                                error: true,
+                            }],
+                        ),
+                    },
+                    Kind::ApplicationSet => apps::appset_units(&ctx, o),
+                    _ => apps::flux_units(&ctx, o),
+                };
+                units.extend(u);
+                skipped.extend(s);
+            }
+            // Manifests that no app renders, and that are not app definitions themselves.
+            let app_files: BTreeSet<&str> = app_objects.iter().map(|o| &*o.source.file).collect();
+            for (path, r) in &parsed {
+                let Ok(objs) = r else { continue };
+                if objs.is_empty() || app_files.contains(path.as_str()) {
+                    continue;
+                }
+                if objs
+                    .iter()
+                    .all(|o| matches!(o.typed_kind(), Kind::GitRepository))
+                {
+                    continue;
+                }
+                let rendered = units.iter().any(|u| match &u.how {
+                    How::Plain { files } => files.contains(path),
+                    _ => under(path, &u.path),
+                });
+                if !rendered {
+                    not_deployed.push(path.clone());
+                }
+            }
+        }
+    }
+    Plan {
+        units,
+        skipped,
+        parsed,
+        not_deployed,
+        problems,
+    }
+}
+
+fn appspec(o: &Object) -> Result<apps::ArgoApp, String> {
+    match &o.body {
+        Body::Raw(v) => serde_json::from_value(if v.is_null() {
+            Value::Object(Default::default())
+        } else {
+            v.clone()
+        })
+        .map_err(|e| format!("{}: Application spec: {e}", o.source)),
+        _ => Err(format!("{}: Application has no spec", o.source)),
+    }
+}
+
+fn unit(path: &str, kind: &str, how: How) -> Unit {
+    Unit {
+        app: if path.is_empty() {
+            ".".into()
+        } else {
+            path.to_string()
+        },
+        app_kind: kind.to_string(),
+        defined_at: if path.is_empty() {
+            ".".into()
+        } else {
+            path.to_string()
+        },
+        path: path.to_string(),
+        how,
+        namespace: None,
+        force_namespace: false,
+        substitute: None,
+        notes: Vec::new(),
+    }
+}
+
+fn chart_unit(dir: &str) -> Unit {
+    let name = if dir.is_empty() {
+        "release".to_string()
+    } else {
+        file_name(dir).to_string()
+    };
+    unit(
+        dir,
+        "helm",
+        How::Helm(HelmArgs {
+            release: name,
+            include_crds: true,
+            ..HelmArgs::default()
+        }),
+    )
+}
+
+fn root_unit(
+    tree: &Tree,
+    root: &str,
+    kustomize_dirs: &BTreeSet<String>,
+    chart_dirs: &[String],
+    parsed: &BTreeMap<String, Result<Vec<Object>, InputError>>,
+    excluded: &dyn Fn(&str) -> bool,
+) -> Option<Unit> {
+    if kustomize_dirs.contains(root) {
+        return Some(unit(
+            root,
+            "kustomize",
+            How::Kustomize {
+                overlay: Default::default(),
+                recurse_plain: false,
+            },
+        ));
+    }
+    if chart_dirs.iter().any(|c| c == root) {
+        return Some(chart_unit(root));
+    }
+    if tree.exists(root) {
+        return Some(unit(
+            root,
+            "file",
+            How::Plain {
+                files: vec![root.to_string()],
+            },
+        ));
+    }
+    let files: Vec<String> = parsed
+        .keys()
+        .filter(|p| under(p, root) && !excluded(p))
+        .cloned()
+        .collect();
+    Some(unit(root, "directory", How::Plain { files }))
+}
+
+/// Without apps: top-level kustomize roots, chart roots, then directories of plain manifests.
+fn no_app_units(
+    tree: &Tree,
+    kustomize_dirs: &BTreeSet<String>,
+    chart_dirs: &[String],
+    parsed: &BTreeMap<String, Result<Vec<Object>, InputError>>,
+) -> Vec<Unit> {
+    // Directories that another kustomization uses as a resource or component.
+    let mut referenced = BTreeSet::new();
+    for dir in kustomize_dirs {
+        for f in KUSTOMIZATION_FILES {
+            let Ok(bytes) = tree.read(&join(dir, f)) else {
+                continue;
+            };
+            let Ok(v) = serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)) else {
+                continue;
+            };
+            for key in ["resources", "bases", "components"] {
+                for r in v[key]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                {
+                    if let Some(p) = normalize(&join(dir, r))
+                        && kustomize_dirs.contains(&p)
+                    {
+                        referenced.insert(p);
+                    }
+                }
+            }
+        }
+    }
+    let mut units: Vec<Unit> = kustomize_dirs
+        .iter()
+        .filter(|d| !referenced.contains(*d))
+        .map(|d| {
+            unit(
+                d,
+                "kustomize",
+                How::Kustomize {
+                    overlay: Default::default(),
+                    recurse_plain: false,
+                },
+            )
+        })
+        .collect();
+    units.extend(chart_dirs.iter().map(|d| chart_unit(d)));
+    let mut plain: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for path in parsed.keys() {
+        if kustomize_dirs.iter().any(|k| under(path, k)) {
+            continue;
+        }
+        plain.entry(dir_of(path)).or_default().push(path.clone());
+    }
+    units.extend(
+        plain
+            .into_iter()
+            .map(|(d, files)| unit(d, "directory", How::Plain { files })),
+    );
+    units
+}
+
+#[cfg(test)]
+pub(crate) fn plan_unit_for_tests() -> Unit {
+    unit("apps", "directory", How::Plain { files: vec![] })
+}

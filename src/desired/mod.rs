@@ -1,0 +1,101 @@
+//! The desired state: what a GitOps repository says should run, rendered the way Argo CD and Flux
+//! would render it.
+//!
+//! [`tree`] reads the repository at a ref; [`discover`] decides what to render (the Argo CD and Flux
+//! apps when the repository declares any, else kustomize roots, chart roots and plain directories,
+//! or the roots the config names); [`apps`] turns Argo CD Applications, ApplicationSets and Flux
+//! Kustomizations/HelmReleases into render [`Unit`]s; [`render`] runs each unit (plain YAML in
+//! process, kustomize and helm as sandboxed subprocesses) and hands over plain objects. One unit
+//! failing never stops the others: its error is part of the result.
+
+pub mod apps;
+pub mod discover;
+pub mod render;
+pub mod tree;
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::k8s::object::Object;
+
+/// How a unit is rendered.
+#[derive(Debug, Clone)]
+pub enum How {
+    /// These files, parsed in process.
+    Plain { files: Vec<String> },
+    /// `kustomize build` of the unit's directory, wrapped in a generated kustomization carrying
+    /// these fields (namePrefix, images, replicas, patches, …) when there are any. A directory without
+    /// a kustomization file gets one listing its manifests, as Flux does.
+    Kustomize {
+        overlay: serde_json::Map<String, Value>,
+        recurse_plain: bool,
+    },
+    /// `helm template` of the chart directory.
+    Helm(HelmArgs),
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct HelmArgs {
+    pub release: String,
+    /// Values files as tree paths, in order.
+    pub values_files: Vec<String>,
+    /// Inline values (Argo `values`/`valuesObject`, Flux `values`), applied after the files.
+    pub values: Vec<Value>,
+    pub set: Vec<(String, String)>,
+    pub set_string: Vec<(String, String)>,
+    pub include_crds: bool,
+}
+
+/// One thing to render: an app's source, or a root found without apps.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    /// The owning app's name (Argo CD Application, Flux object), or the root's path.
+    pub app: String,
+    /// `Application`, `ApplicationSet/<generator>`, `Kustomization`, `HelmRelease`, `kustomize`,
+    /// `helm`, `directory`.
+    pub app_kind: String,
+    /// Where the app is defined (file:line), or the root's path.
+    pub defined_at: String,
+    /// The source directory (or file) in the tree.
+    pub path: String,
+    pub how: How,
+    /// Namespace for namespaced objects that set none (Argo destination, Flux target).
+    pub namespace: Option<String>,
+    /// Flux `targetNamespace` overrides what the manifests say.
+    pub force_namespace: bool,
+    /// Flux `postBuild.substitute`.
+    pub substitute: Option<BTreeMap<String, String>>,
+    /// What could not be resolved offline (valuesFrom, substituteFrom), rendered without.
+    pub notes: Vec<String>,
+}
+
+/// An app that is listed but not rendered, with the reason (another repository, an OCI chart, a
+/// generator that needs the cluster).
+#[derive(Debug, Clone)]
+pub struct Skipped {
+    pub app: String,
+    pub app_kind: String,
+    pub defined_at: String,
+    pub reason: String,
+    /// True when the app is broken or hostile (a path out of the repository, an invalid spec),
+    /// rather than merely out of reach offline.
+    pub error: bool,
+}
+
+/// A rendered unit: its objects, or the error that stopped it.
+pub struct Outcome {
+    pub unit: Unit,
+    pub result: Result<Vec<Object>, String>,
+}
+
+/// Everything `render` produced for one tree.
+pub struct Rendered {
+    pub label: String,
+    pub outcomes: Vec<Outcome>,
+    pub skipped: Vec<Skipped>,
+    /// Manifest files that no app renders (only when the repository declares apps).
+    pub not_deployed: Vec<String>,
+    /// Problems with the repository as a whole (an unreadable app definition, a refused symlink).
+    pub problems: Vec<String>,
+}

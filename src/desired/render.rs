@@ -1,0 +1,439 @@
+//! Running render units: plain YAML in process, kustomize and helm as sandboxed subprocesses.
+//!
+//! Security: rendering a pull request's files must not run code from it. kustomize runs without
+//! `--enable-alpha-plugins`, `--enable-exec` or `--enable-helm` and with the root-only load
+//! restrictor, so exec plugins and KRM functions are never executed and files outside a
+//! kustomization's root are refused; helm runs `template` only, without post-renderers or dependency
+//! updates, so nothing is fetched. Every subprocess has no shell, a timeout, and an environment
+//! trimmed to PATH plus a throwaway HOME.
+//!
+//! Each object keeps where it came from: its file and line for plain YAML, the source file kustomize
+//! reports in its origin annotation (and the line found there), the chart template for helm.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::discover::{KUSTOMIZATION_FILES, Plan};
+use super::tree::{Tree, normalize};
+use super::{HelmArgs, How, Outcome, Rendered, Unit};
+use crate::error::InputError;
+use crate::k8s::object::{Object, Source};
+use crate::k8s::read::read_str;
+use crate::util::process::{Run, run, which};
+
+const ORIGIN: &str = "config.kubernetes.io/origin";
+
+/// The external renderers available on this machine.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    /// The kustomize program and the arguments before the directory (`kustomize build` or
+    /// `kubectl kustomize`).
+    pub kustomize: Option<(PathBuf, Vec<String>)>,
+    pub helm: Option<PathBuf>,
+    pub timeout: Duration,
+}
+
+impl Tools {
+    /// `GPULEDGER_KUSTOMIZE` / `GPULEDGER_HELM` when set, else `kustomize` (or `kubectl`) and `helm` on
+    /// PATH.
+    pub fn detect(timeout: Duration) -> Tools {
+        let from_env = |var: &str| {
+            std::env::var_os(var)
+                .map(PathBuf::from)
+                .filter(|p| !p.as_os_str().is_empty())
+        };
+        let kustomize = match from_env("GPULEDGER_KUSTOMIZE") {
+            Some(p) => Some(kustomize_args(p)),
+            None => which("kustomize")
+                .map(kustomize_args)
+                .or_else(|| which("kubectl").map(kustomize_args)),
+        };
+        Tools {
+            kustomize,
+            helm: from_env("GPULEDGER_HELM").or_else(|| which("helm")),
+            timeout,
+        }
+    }
+}
+
+fn kustomize_args(p: PathBuf) -> (PathBuf, Vec<String>) {
+    let is_kubectl = p
+        .file_name()
+        .is_some_and(|n| n.to_string_lossy().starts_with("kubectl"));
+    let sub = if is_kubectl { "kustomize" } else { "build" };
+    (p, vec![sub.into()])
+}
+
+/// Renders every unit of the plan.
+pub fn render_all(tree: &Tree, plan: Plan, tools: &Tools) -> Rendered {
+    let mut problems = plan.problems;
+    let needs_disk = plan
+        .units
+        .iter()
+        .any(|u| !matches!(u.how, How::Plain { .. }));
+    let tmp = if needs_disk {
+        match tree.materialize() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                problems.push(format!(
+                    "cannot write the repository to a temporary directory: {e}"
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut outcomes = Vec::new();
+    for (i, unit) in plan.units.into_iter().enumerate() {
+        let result = match &unit.how {
+            How::Plain { files } => plain(files, &plan.parsed),
+            _ => match &tmp {
+                None => {
+                    Err("the repository could not be written to disk for rendering".to_string())
+                }
+                Some(t) => match &unit.how {
+                    How::Kustomize {
+                        overlay,
+                        recurse_plain,
+                    } => kustomize(
+                        tree,
+                        t.path(),
+                        i,
+                        &unit,
+                        overlay,
+                        *recurse_plain,
+                        tools,
+                        &plan.parsed,
+                    ),
+                    How::Helm(args) => helm(t.path(), i, &unit, args, tools),
+                    How::Plain { .. } => unreachable_plain(),
+                },
+            },
+        };
+        let result = result.map(|objs| place(objs, &unit));
+        outcomes.push(Outcome { unit, result });
+    }
+    Rendered {
+        label: tree.label.clone(),
+        outcomes,
+        skipped: plan.skipped,
+        not_deployed: plan.not_deployed,
+        problems,
+    }
+}
+
+fn unreachable_plain() -> Result<Vec<Object>, String> {
+    Err("internal: plain unit routed to an external renderer".into())
+}
+
+fn plain(
+    files: &[String],
+    parsed: &BTreeMap<String, Result<Vec<Object>, InputError>>,
+) -> Result<Vec<Object>, String> {
+    let mut out = Vec::new();
+    for f in files {
+        match parsed.get(f) {
+            Some(Ok(objs)) => out.extend(objs.iter().cloned()),
+            Some(Err(e)) => return Err(e.to_string()),
+            None => {} // not a manifest (no apiVersion/kind anywhere in it)
+        }
+    }
+    Ok(out)
+}
+
+/// Kinds that live outside namespaces: a default namespace is never given to them.
+const CLUSTER_SCOPED: [&str; 20] = [
+    "Namespace",
+    "Node",
+    "PersistentVolume",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "CustomResourceDefinition",
+    "StorageClass",
+    "IngressClass",
+    "PriorityClass",
+    "RuntimeClass",
+    "ValidatingWebhookConfiguration",
+    "MutatingWebhookConfiguration",
+    "APIService",
+    "CSIDriver",
+    "VolumeAttachment",
+    "GatewayClass",
+    "ClusterIssuer",
+    "ClusterQueue",
+    "ResourceFlavor",
+    "ClusterPolicy",
+];
+
+/// Gives namespaced objects the unit's namespace where they set none (or always, for Flux
+/// `targetNamespace`).
+fn place(mut objs: Vec<Object>, unit: &Unit) -> Vec<Object> {
+    if let Some(ns) = &unit.namespace {
+        for o in &mut objs {
+            if CLUSTER_SCOPED.contains(&o.kind.as_str()) {
+                continue;
+            }
+            if unit.force_namespace || o.meta.namespace.as_deref().is_none_or(str::is_empty) {
+                o.meta.namespace = Some(ns.clone());
+            }
+        }
+    }
+    objs
+}
+
+fn rel(p: &str) -> String {
+    if p.is_empty() {
+        ".".into()
+    } else {
+        p.to_string()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn kustomize(
+    tree: &Tree,
+    root: &Path,
+    i: usize,
+    unit: &Unit,
+    overlay: &Map<String, Value>,
+    recurse_plain: bool,
+    tools: &Tools,
+    parsed: &BTreeMap<String, Result<Vec<Object>, InputError>>,
+) -> Result<Vec<Object>, String> {
+    let (program, pre) = tools
+        .kustomize
+        .as_ref()
+        .ok_or("kustomize is not installed (neither kustomize nor kubectl is on PATH; set GPULEDGER_KUSTOMIZE)")?;
+    let has_kustomization = KUSTOMIZATION_FILES
+        .iter()
+        .any(|f| tree.exists(&super::apps::join(&unit.path, f)));
+    if !has_kustomization {
+        // As Flux does for a plain directory: a kustomization of every manifest below it.
+        let files: Vec<String> = parsed
+            .iter()
+            .filter(|(p, r)| {
+                let inside = unit.path.is_empty() || p.starts_with(&format!("{}/", unit.path));
+                let direct =
+                    recurse_plain || !p[unit.path.len()..].trim_start_matches('/').contains('/');
+                // Unparsable by our typed reader is not unparsable by kustomize (`${var}` before
+                // substitution): every manifest goes in, and kustomize has the last word.
+                inside && direct && r.as_ref().map_or(true, |o| !o.is_empty())
+            })
+            .map(|(p, _)| p[unit.path.len()..].trim_start_matches('/').to_string())
+            .collect();
+        if files.is_empty() {
+            return Ok(Vec::new());
+        }
+        let k = json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": files});
+        write(&root.join(&unit.path).join("kustomization.yaml"), &k)?;
+    }
+    let wrap_name = format!(".gpuledger-wrap-{i}");
+    let wrap = root.join(&wrap_name);
+    let mut k = overlay.clone();
+    k.insert(
+        "apiVersion".into(),
+        json!("kustomize.config.k8s.io/v1beta1"),
+    );
+    k.insert("kind".into(), json!("Kustomization"));
+    k.insert("resources".into(), json!([format!("../{}", unit.path)]));
+    k.insert("buildMetadata".into(), json!(["originAnnotations"]));
+    write(&wrap.join("kustomization.yaml"), &Value::Object(k))?;
+    let mut args = pre.clone();
+    args.push(wrap_name.clone());
+    args.push("--load-restrictor".into());
+    args.push("LoadRestrictionsRootOnly".into());
+    let home = root.join(".gpuledger-home");
+    let out = run(&Run {
+        program,
+        args,
+        cwd: root,
+        env: vec![("HOME".into(), home.display().to_string())],
+        timeout: tools.timeout,
+    })
+    .map_err(|e| clean_paths(&e, root))?;
+    let out = substitute(out, unit)?;
+    let mut objs =
+        read_str(&out, &format!("{} (kustomize)", rel(&unit.path))).map_err(|e| e.to_string())?;
+    for o in &mut objs {
+        let Some(origin) = o.meta.annotations.remove(ORIGIN) else {
+            continue;
+        };
+        let Some(path) = origin
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("path:"))
+            .map(str::trim)
+        else {
+            continue;
+        };
+        let Some(tree_path) = normalize(&format!("{wrap_name}/{path}")) else {
+            continue;
+        };
+        let line = parsed
+            .get(&tree_path)
+            .and_then(|r| r.as_ref().ok())
+            .and_then(|src| {
+                src.iter()
+                    .find(|s| s.kind == o.kind && o.meta.name.contains(&s.meta.name))
+                    .and_then(|s| s.source.line)
+            });
+        o.source = Source {
+            file: tree_path.into(),
+            line,
+        };
+    }
+    Ok(objs)
+}
+
+/// Flux `postBuild.substitute`: `${var}`, `${var:=default}`, `${var:-default}`; `$${var}` stays literal.
+fn substitute(text: String, unit: &Unit) -> Result<String, String> {
+    let Some(vars) = &unit.substitute else {
+        return Ok(text);
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("${") {
+        if i > 0 && rest.as_bytes()[i - 1] == b'$' {
+            out.push_str(&rest[..i - 1]);
+            out.push_str("${");
+            rest = &rest[i + 2..];
+            continue;
+        }
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[i..]);
+            rest = "";
+            break;
+        };
+        let expr = &after[..end];
+        let (name, default) = match expr.split_once(":=").or_else(|| expr.split_once(":-")) {
+            Some((n, d)) => (n, Some(d)),
+            None => (expr, None),
+        };
+        // Flux replaces an unset variable without a default with nothing.
+        if let Some(v) = vars.get(name).map(String::as_str).or(default) {
+            out.push_str(v);
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn write(path: &Path, v: &Value) -> Result<(), String> {
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    std::fs::write(path, serde_json::to_string_pretty(v).unwrap_or_default())
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Error messages name paths as the repository does, not the temporary directory.
+fn clean_paths(msg: &str, root: &Path) -> String {
+    msg.replace(&format!("{}/", root.display()), "")
+        .replace(&root.display().to_string(), ".")
+}
+
+fn helm(
+    root: &Path,
+    i: usize,
+    unit: &Unit,
+    a: &HelmArgs,
+    tools: &Tools,
+) -> Result<Vec<Object>, String> {
+    let program = tools
+        .helm
+        .as_ref()
+        .ok_or("helm is not installed (not on PATH; set GPULEDGER_HELM)")?;
+    let mut args = vec![
+        "template".to_string(),
+        a.release.clone(),
+        format!("./{}", rel(&unit.path)),
+        "--namespace".into(),
+        unit.namespace.clone().unwrap_or_else(|| "default".into()),
+    ];
+    if a.include_crds {
+        args.push("--include-crds".into());
+    }
+    for f in &a.values_files {
+        args.push("--values".into());
+        args.push(format!("./{f}"));
+    }
+    for (n, v) in a.values.iter().enumerate() {
+        let name = format!(".gpuledger-values-{i}-{n}.yaml");
+        write(&root.join(&name), v)?;
+        args.push("--values".into());
+        args.push(name);
+    }
+    for (k, v) in &a.set {
+        args.push("--set".into());
+        args.push(format!("{k}={v}"));
+    }
+    for (k, v) in &a.set_string {
+        args.push("--set-string".into());
+        args.push(format!("{k}={v}"));
+    }
+    let home = root.join(".gpuledger-home");
+    let h = |s: &str| home.join(s).display().to_string();
+    let out = run(&Run {
+        program,
+        args,
+        cwd: root,
+        env: vec![
+            ("HOME".into(), home.display().to_string()),
+            ("HELM_CACHE_HOME".into(), h("cache")),
+            ("HELM_CONFIG_HOME".into(), h("config")),
+            ("HELM_DATA_HOME".into(), h("data")),
+        ],
+        timeout: tools.timeout,
+    })
+    .map_err(|e| clean_paths(&e, root))?;
+    helm_objects(&out, &unit.path)
+}
+
+/// Splits `helm template` output at its documents and names each after its `# Source:` template.
+fn helm_objects(out: &str, chart_path: &str) -> Result<Vec<Object>, String> {
+    let mut objs = Vec::new();
+    for doc in out.split("\n---").map(|d| d.trim_start_matches("---")) {
+        let source = doc
+            .lines()
+            .find_map(|l| l.strip_prefix("# Source: "))
+            .map(|s| {
+                // `<chart name>/templates/x.yaml` → `<chart path>/templates/x.yaml`
+                let within = s.split_once('/').map_or(s, |(_, r)| r);
+                super::apps::join(chart_path, within)
+            })
+            .unwrap_or_else(|| format!("{} (helm)", rel(chart_path)));
+        let mut parsed = match read_str(doc, &source) {
+            Ok(o) => o,
+            Err(e) if e.message.contains("no apiVersion and kind") => continue, // NOTES-like leftovers
+            Err(e) => return Err(e.to_string()),
+        };
+        for o in &mut parsed {
+            o.source.line = None; // lines of rendered output are not lines of the template
+        }
+        objs.extend(parsed);
+    }
+    Ok(objs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flux_substitution() {
+        let mut u = super::super::discover::plan_unit_for_tests();
+        u.substitute = Some([("replicas".to_string(), "4".to_string())].into());
+        let s = substitute(
+            "a: ${replicas}\nb: ${missing:=7}\nc: $${replicas}\nd: ${gone}\n".into(),
+            &u,
+        )
+        .unwrap();
+        assert_eq!(s, "a: 4\nb: 7\nc: ${replicas}\nd: \n");
+    }
+}

@@ -1,0 +1,304 @@
+//! A GitOps repository as a read-only tree of files, at a git ref or in the working directory.
+//!
+//! `--ref` reads trees and blobs through git2 without touching the user's work tree; without it, the
+//! working directory is read as it is (uncommitted changes included), which is what a local
+//! pre-merge check wants. Either way the renderers see the same [`Tree`]: a sorted list of files with
+//! their bytes. External renderers (kustomize, helm) need files on disk, so [`Tree::materialize`]
+//! writes the tree into a temporary directory that is removed when dropped. Symlinks are resolved
+//! inside the tree only: one that points outside the repository is refused, never followed.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::{Error, InputError};
+
+/// One file of the tree, by its path relative to the repository root (`/`-separated).
+#[derive(Debug, Clone)]
+pub enum Entry {
+    File(Vec<u8>),
+    /// A symlink and its target as written in the link.
+    Symlink(String),
+    /// A file over [`MAX_FILE_BYTES`]: listed, never read.
+    TooLarge(u64),
+}
+
+pub struct Tree {
+    /// What the tree was read from, for messages (`HEAD`, `main`, `working tree`).
+    pub label: String,
+    pub root: PathBuf,
+    pub files: BTreeMap<String, Entry>,
+    /// The repository's remote URLs (for matching Argo CD and Flux sources).
+    pub remotes: Vec<String>,
+}
+
+/// Refuses files larger than this: a manifest repository has no business holding them, and a
+/// hostile one must not make the tool read gigabytes.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
+impl Tree {
+    /// Reads `repo` at `rev` (a branch, tag or sha), or its working directory when `rev` is `None`.
+    pub fn open(repo: &Path, rev: Option<&str>) -> Result<Tree, Error> {
+        let git = git2::Repository::open(repo).ok();
+        let remotes = git.as_ref().map(remote_urls).unwrap_or_default();
+        let (label, files) = match rev {
+            None => ("working tree".to_string(), read_workdir(repo)?),
+            Some(rev) => {
+                let git =
+                    git.ok_or_else(|| input(repo, "is not a git repository (needed for --ref)"))?;
+                ("ref ".to_string() + rev, read_git(&git, rev, repo)?)
+            }
+        };
+        Ok(Tree {
+            label,
+            root: repo.to_path_buf(),
+            files,
+            remotes,
+        })
+    }
+
+    /// The bytes of a file, following symlinks that stay inside the tree.
+    pub fn read(&self, path: &str) -> Result<&[u8], String> {
+        let mut p = path.to_string();
+        for _ in 0..16 {
+            match self.files.get(&p) {
+                Some(Entry::File(b)) => return Ok(b),
+                Some(Entry::TooLarge(n)) => {
+                    return Err(format!(
+                        "{path}: {n} bytes is too large for a manifest (limit {MAX_FILE_BYTES}): refused"
+                    ));
+                }
+                Some(Entry::Symlink(target)) => {
+                    p = resolve_link(&p, target).ok_or_else(|| {
+                        format!(
+                            "{path}: symlink to {target} points outside the repository: refused"
+                        )
+                    })?;
+                }
+                None => return Err(format!("{path}: no such file in the {}", self.label)),
+            }
+        }
+        Err(format!("{path}: too many levels of symlinks"))
+    }
+
+    /// Paths of the files directly or indirectly under `dir` (`""` is the root).
+    pub fn files_under<'a>(&'a self, dir: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", dir.trim_end_matches('/'))
+        };
+        self.files
+            .range(prefix.clone()..)
+            .take_while(move |(k, _)| k.starts_with(&prefix))
+            .map(|(k, _)| k.as_str())
+    }
+
+    pub fn is_dir(&self, dir: &str) -> bool {
+        dir.is_empty() || self.files_under(dir).next().is_some()
+    }
+
+    pub fn exists(&self, path: &str) -> bool {
+        self.files.contains_key(path)
+    }
+
+    /// Writes the tree into a new temporary directory. Symlinks inside the tree become copies of
+    /// their targets; symlinks that leave the tree are not written (reading them is refused above).
+    pub fn materialize(&self) -> Result<tempfile::TempDir, Error> {
+        let dir = tempfile::Builder::new()
+            .prefix("gpuledger-render-")
+            .tempdir()
+            .map_err(|source| Error::Write {
+                path: std::env::temp_dir(),
+                source,
+            })?;
+        for path in self.files.keys() {
+            let Ok(bytes) = self.read(path) else { continue };
+            let dest = dir.path().join(path);
+            let write = |d: &Path| -> std::io::Result<()> {
+                if let Some(parent) = d.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                std::fs::write(d, bytes)
+            };
+            write(&dest).map_err(|source| Error::Write {
+                path: dest.clone(),
+                source,
+            })?;
+        }
+        Ok(dir)
+    }
+}
+
+fn input(path: &Path, message: &str) -> Error {
+    Error::Input(InputError {
+        file: path.display().to_string(),
+        line: None,
+        column: None,
+        message: message.to_string(),
+    })
+}
+
+/// Normalises `dir/..`-style paths inside the tree; `None` when the path leaves the root.
+pub fn normalize(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for c in Path::new(path).components() {
+        match c {
+            Component::Normal(s) => parts.push(s.to_str()?),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            Component::RootDir | Component::Prefix(_) => return None,
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// The tree path a symlink at `link` with `target` points to, if it stays inside the tree.
+fn resolve_link(link: &str, target: &str) -> Option<String> {
+    if target.starts_with('/') {
+        return None;
+    }
+    let dir = link.rsplit_once('/').map_or("", |(d, _)| d);
+    normalize(&format!("{dir}/{target}"))
+}
+
+fn remote_urls(repo: &git2::Repository) -> Vec<String> {
+    let Ok(names) = repo.remotes() else {
+        return vec![];
+    };
+    let mut urls: Vec<String> = names
+        .iter()
+        .filter_map(|n| n.ok().flatten())
+        .filter_map(|n| repo.find_remote(n).ok())
+        .filter_map(|r| r.url().ok().map(str::to_string))
+        .collect();
+    urls.sort();
+    urls.dedup();
+    urls
+}
+
+fn read_git(
+    repo: &git2::Repository,
+    rev: &str,
+    path: &Path,
+) -> Result<BTreeMap<String, Entry>, Error> {
+    let obj = repo.revparse_single(rev).map_err(|e| {
+        input(
+            path,
+            &format!("cannot resolve ref {rev:?}: {}", e.message()),
+        )
+    })?;
+    let tree = obj.peel_to_tree().map_err(|e| {
+        input(
+            path,
+            &format!("ref {rev:?} does not name a tree: {}", e.message()),
+        )
+    })?;
+    let mut files = BTreeMap::new();
+    let mut failure: Option<Error> = None;
+    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            return git2::TreeWalkResult::Ok;
+        }
+        let Ok(name) = entry.name() else {
+            return git2::TreeWalkResult::Ok;
+        };
+        let full = format!("{dir}{name}");
+        let blob = match entry.to_object(repo).and_then(|o| o.peel_to_blob()) {
+            Ok(b) => b,
+            Err(e) => {
+                failure = Some(input(
+                    path,
+                    &format!("{full}: cannot read blob: {}", e.message()),
+                ));
+                return git2::TreeWalkResult::Abort;
+            }
+        };
+        if blob.size() as u64 > MAX_FILE_BYTES {
+            // Too big to be a manifest; reading it is refused later with a clear message.
+            files.insert(full, Entry::TooLarge(blob.size() as u64));
+            return git2::TreeWalkResult::Ok;
+        }
+        let content = blob.content().to_vec();
+        let entry = if entry.filemode() == 0o120000 {
+            Entry::Symlink(String::from_utf8_lossy(&content).into_owned())
+        } else {
+            Entry::File(content)
+        };
+        files.insert(full, entry);
+        git2::TreeWalkResult::Ok
+    })
+    .map_err(|e| input(path, &format!("cannot walk ref {rev:?}: {}", e.message())))?;
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(files),
+    }
+}
+
+fn read_workdir(root: &Path) -> Result<BTreeMap<String, Entry>, Error> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = root.join(&rel);
+        let entries = std::fs::read_dir(&dir).map_err(|source| Error::Read {
+            path: dir.clone(),
+            source,
+        })?;
+        for e in entries {
+            let e = e.map_err(|source| Error::Read {
+                path: dir.clone(),
+                source,
+            })?;
+            let name = e.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if rel.as_os_str().is_empty() && name == ".git" {
+                continue;
+            }
+            let rel_path = rel.join(name);
+            let key = rel_path.to_string_lossy().replace('\\', "/");
+            let full = root.join(&rel_path);
+            let meta = std::fs::symlink_metadata(&full).map_err(|source| Error::Read {
+                path: full.clone(),
+                source,
+            })?;
+            if meta.file_type().is_symlink() {
+                let target = std::fs::read_link(&full).map_err(|source| Error::Read {
+                    path: full.clone(),
+                    source,
+                })?;
+                files.insert(key, Entry::Symlink(target.to_string_lossy().into_owned()));
+            } else if meta.is_dir() {
+                stack.push(rel_path);
+            } else if meta.is_file() {
+                let entry = if meta.len() > MAX_FILE_BYTES {
+                    Entry::TooLarge(meta.len())
+                } else {
+                    Entry::File(std::fs::read(&full).map_err(|source| Error::Read {
+                        path: full.clone(),
+                        source,
+                    })?)
+                };
+                files.insert(key, entry);
+            }
+        }
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_stays_inside() {
+        assert_eq!(normalize("a/./b/../c").as_deref(), Some("a/c"));
+        assert_eq!(normalize("a/../../etc"), None);
+        assert_eq!(normalize("/etc/passwd"), None);
+        assert_eq!(
+            resolve_link("apps/x/link.yaml", "../y/real.yaml").as_deref(),
+            Some("apps/y/real.yaml")
+        );
+        assert_eq!(resolve_link("link.yaml", "../../outside"), None);
+    }
+}

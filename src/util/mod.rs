@@ -1,0 +1,4 @@
+//! Small helpers with no domain knowledge: glob matching and running subprocesses safely.
+
+pub mod glob;
+pub mod process;

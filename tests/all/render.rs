@@ -1,0 +1,593 @@
+//! `gpuledger render` on fixture repositories built as real git repos (commits, a branch, a tag),
+//! with the real kustomize and the real Helm engine.
+
+use std::collections::BTreeMap;
+
+use super::support::{Repo, desired_gpus, render};
+
+fn dgd(name: &str, decode: u64, prefill: u64, gpus: u64) -> String {
+    format!(
+        "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata:\n  name: {name}\n  labels: {{tenant: chat}}\nspec:\n  services:\n    Frontend:\n      componentType: frontend\n    decode:\n      componentType: worker\n      subComponentType: decode\n      replicas: {decode}\n      resources: {{limits: {{gpu: \"{gpus}\"}}}}\n    prefill:\n      componentType: worker\n      subComponentType: prefill\n      replicas: {prefill}\n      resources: {{limits: {{gpu: \"{gpus}\"}}}}\n"
+    )
+}
+
+fn deployment(name: &str, replicas: u64, gpus: u64) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n      containers:\n      - name: main\n        image: vllm/vllm-openai:v0.9\n        resources:\n          limits: {{nvidia.com/gpu: \"{gpus}\"}}\n"
+    )
+}
+
+const CHART: &str = "apiVersion: v2\nname: llm\nversion: 0.1.0\n";
+const CHART_VALUES: &str = "replicas: 1\ngpus: 1\nname: llm\n";
+const CHART_TEMPLATE: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Values.name }}\n  labels:\n    app.kubernetes.io/instance: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicas }}\n  template:\n    spec:\n      containers:\n      - name: main\n        image: vllm\n        resources:\n          limits:\n            nvidia.com/gpu: {{ .Values.gpus | quote }}\n";
+
+fn add_chart(r: &Repo, dir: &str) {
+    r.write(&format!("{dir}/Chart.yaml"), CHART)
+        .write(&format!("{dir}/values.yaml"), CHART_VALUES)
+        .write(&format!("{dir}/templates/deployment.yaml"), CHART_TEMPLATE);
+}
+
+const URL: &str = "https://github.com/acme/gitops.git";
+
+/// Bare kustomize overlays and a plain directory; history with a branch and a tag.
+#[test]
+fn kustomize_overlay_plain_dirs_and_refs() {
+    let r = Repo::new();
+    r.write("base/dgd.yaml", &dgd("llama", 2, 2, 8))
+        .write("base/kustomization.yaml", "resources:\n- dgd.yaml\n")
+        .write(
+            "overlays/prod/kustomization.yaml",
+            "resources:\n- ../../base\nnamespace: llm-prod\npatches:\n- target: {group: nvidia.com, kind: DynamoGraphDeployment, name: llama}\n  patch: |-\n    - op: replace\n      path: /spec/services/decode/replicas\n      value: 10\n",
+        )
+        .write("batch/train.yaml", &deployment("trainer", 2, 4).replace("name: trainer", "name: trainer\n  namespace: research"))
+        .write("docs/notes.yaml", "just: some config\n")
+        .commit("first");
+    r.git(&["tag", "v1"]);
+    r.write(
+        "overlays/prod/kustomization.yaml",
+        "resources:\n- ../../base\nnamespace: llm-prod\npatches:\n- target: {group: nvidia.com, kind: DynamoGraphDeployment, name: llama}\n  patch: |-\n    - op: replace\n      path: /spec/services/decode/replicas\n      value: 12\n",
+    )
+    .commit("scale decode to 12");
+    r.git(&["checkout", "-q", "-b", "smaller"]);
+    r.remove("batch/train.yaml").commit("drop the trainer");
+    r.git(&["checkout", "-q", "main"]);
+    // An uncommitted change in the working tree.
+    r.write(
+        "batch/train.yaml",
+        &deployment("trainer", 3, 4)
+            .replace("name: trainer", "name: trainer\n  namespace: research"),
+    );
+
+    let at = |args: &[&str]| {
+        let (code, json, err) = render(r.path(), args);
+        assert_eq!(code, 0, "{err}");
+        desired_gpus(&json)
+    };
+    let want = |dgd: u64, trainer: Option<u64>| {
+        let mut m = BTreeMap::from([("llm-prod/DynamoGraphDeployment/llama".to_string(), dgd)]);
+        if let Some(t) = trainer {
+            m.insert("research/Deployment/trainer".to_string(), t);
+        }
+        m
+    };
+    assert_eq!(at(&["--ref", "v1"]), want(10 * 8 + 2 * 8, Some(8)));
+    assert_eq!(at(&["--ref", "main"]), want(12 * 8 + 2 * 8, Some(8)));
+    assert_eq!(at(&["--ref", "smaller"]), want(12 * 8 + 2 * 8, None));
+    let sha = r.git(&["rev-parse", "HEAD~1"]);
+    assert_eq!(at(&["--ref", sha.trim()]), want(10 * 8 + 2 * 8, Some(8)));
+    assert_eq!(
+        at(&[]),
+        want(12 * 8 + 2 * 8, Some(12)),
+        "the working tree includes uncommitted changes"
+    );
+
+    let (_, json, _) = render(r.path(), &["--ref", "v1"]);
+    let w = &json["desired"]["workloads"][0];
+    assert_eq!(w["shape"], "decode 10×8 + prefill 2×8 = 96");
+    assert_eq!(
+        w["source"], "base/dgd.yaml:4",
+        "kustomize output keeps the manifest's file and line"
+    );
+    assert_eq!(w["tenant"], "chat");
+    assert_eq!(w["app"], "overlays/prod");
+    // The base is part of the overlay, not a root of its own.
+    let apps: Vec<&str> = json["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(apps, ["batch", "overlays/prod"]);
+    // An unknown ref is an error naming it.
+    let out = super::support::gpuledger(r.path())
+        .args(["render", "--repo", ".", "--ref", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("\"nope\""));
+}
+
+/// Argo CD Applications of each source type, multi-source `$values`, and files no app renders.
+#[test]
+fn argo_applications_of_each_source_type() {
+    let r = Repo::new();
+    let app = |name: &str, source: &str, ns: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\nspec:\n  project: default\n  destination:\n    server: https://kubernetes.default.svc\n    namespace: {ns}\n{source}"
+        )
+    };
+    r.write(
+        "argocd/apps.yaml",
+        &[
+            app("plain", &format!("  source:\n    repoURL: {URL}\n    path: workloads/plain\n    targetRevision: HEAD\n    directory: {{recurse: true}}\n"), "serving"),
+            app("kustom", &format!("  source:\n    repoURL: {URL}\n    path: workloads/kustom\n    kustomize:\n      namePrefix: team-\n      replicas:\n      - {{name: llama, count: 3}}\n"), "kust-ns"),
+            app("charted", &format!("  source:\n    repoURL: {URL}\n    path: charts/llm\n    helm:\n      releaseName: rel\n      valueFiles: [values-prod.yaml]\n      parameters:\n      - {{name: name, value: chat-llm}}\n"), "helm-ns"),
+            app("multi", &format!("  sources:\n  - repoURL: {URL}\n    path: charts/llm\n    helm:\n      valueFiles: [$values/envs/big.yaml]\n      valuesObject: {{name: big-llm}}\n  - repoURL: {URL}\n    ref: values\n"), "multi-ns"),
+            app("elsewhere", "  source:\n    repoURL: https://github.com/other/repo\n    path: x\n", "x"),
+            app("remote-chart", "  source:\n    repoURL: https://charts.example.com\n    chart: vllm\n    targetRevision: 1.0.0\n", "x"),
+        ]
+        .join("---\n"),
+    )
+    .write("workloads/plain/a.yaml", &deployment("plain-a", 2, 1))
+    .write("workloads/plain/sub/b.yaml", &deployment("plain-b", 1, 2).replace("name: plain-b", "name: plain-b\n  namespace: own-ns"))
+    .write("workloads/kustom/kustomization.yaml", "resources: [deploy.yaml]\n")
+    .write("workloads/kustom/deploy.yaml", &deployment("llama", 1, 8))
+    .write("envs/big.yaml", "replicas: 4\ngpus: 8\n")
+    .write("stray/forgotten.yaml", &deployment("forgotten", 1, 8));
+    add_chart(&r, "charts/llm");
+    r.write("charts/llm/values-prod.yaml", "replicas: 2\ngpus: 2\n")
+        .commit("apps");
+    r.git(&["remote", "add", "origin", "git@github.com:acme/gitops.git"]);
+
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    let got = desired_gpus(&json);
+    let want: BTreeMap<String, u64> = [
+        ("serving/Deployment/plain-a", 2),
+        ("own-ns/Deployment/plain-b", 2),
+        ("kust-ns/Deployment/team-llama", 24),
+        ("helm-ns/Deployment/chat-llm", 4),
+        ("multi-ns/Deployment/big-llm", 32),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(got, want);
+    let d = &json["desired"];
+    let status: BTreeMap<String, String> = d["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap().to_string(),
+                a["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(status["elsewhere"], "not-rendered");
+    assert_eq!(status["remote-chart"], "not-rendered");
+    assert_eq!(status["charted"], "rendered");
+    let reason = d["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "elsewhere")
+        .unwrap()["error"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        reason.contains("github.com/other/repo") && reason.contains("github.com/acme/gitops"),
+        "{reason}"
+    );
+    assert_eq!(
+        d["not_deployed"],
+        serde_json::json!(["stray/forgotten.yaml"])
+    );
+    // Helm output names its template.
+    let charted = d["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "chat-llm")
+        .unwrap();
+    assert_eq!(charted["source"], "charts/llm/templates/deployment.yaml");
+    assert_eq!(charted["app"], "charted");
+}
+
+/// ApplicationSets: list, git directories, git files (both template syntaxes); other generators are
+/// listed as not rendered.
+#[test]
+fn applicationsets() {
+    let r = Repo::new();
+    r.write(
+        "appsets.yaml",
+        &format!(
+            r#"apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {{name: by-list}}
+spec:
+  generators:
+  - list:
+      elements:
+      - {{team: alpha, dir: teams/alpha}}
+  template:
+    metadata: {{name: "{{{{team}}}}-app"}}
+    spec:
+      source: {{repoURL: "{URL}", path: "{{{{dir}}}}"}}
+      destination: {{namespace: "{{{{team}}}}"}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {{name: by-dir}}
+spec:
+  goTemplate: true
+  generators:
+  - git:
+      repoURL: "{URL}"
+      revision: HEAD
+      directories:
+      - path: models/*
+      - path: models/skip
+        exclude: true
+  template:
+    metadata: {{name: "{{{{.path.basename}}}}"}}
+    spec:
+      source: {{repoURL: "{URL}", path: "{{{{.path.path}}}}"}}
+      destination: {{namespace: "models-{{{{.path.basename}}}}"}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {{name: by-file}}
+spec:
+  generators:
+  - git:
+      repoURL: "{URL}"
+      files:
+      - path: clusters/*/config.json
+  template:
+    metadata: {{name: "cluster-{{{{cluster.name}}}}"}}
+    spec:
+      source: {{repoURL: "{URL}", path: "{{{{path}}}}/workloads"}}
+      destination: {{namespace: "{{{{cluster.namespace}}}}"}}
+---
+apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {{name: by-cluster}}
+spec:
+  generators:
+  - clusters: {{}}
+  template:
+    metadata: {{name: x}}
+    spec:
+      source: {{repoURL: "{URL}", path: x}}
+"#
+        ),
+    )
+    .write("teams/alpha/d.yaml", &deployment("alpha", 1, 1))
+    .write("models/llama/d.yaml", &deployment("llama", 2, 8))
+    .write("models/qwen/d.yaml", &deployment("qwen", 1, 4))
+    .write("models/skip/d.yaml", &deployment("skipped", 1, 8))
+    .write(
+        "clusters/east/config.json",
+        r#"{"cluster": {"name": "east", "namespace": "east-ns"}}"#,
+    )
+    .write(
+        "clusters/east/workloads/d.yaml",
+        &deployment("east-job", 3, 2),
+    )
+    .commit("appsets");
+
+    let (code, json, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 0, "{err}");
+    let want: BTreeMap<String, u64> = [
+        ("alpha/Deployment/alpha", 1),
+        ("models-llama/Deployment/llama", 16),
+        ("models-qwen/Deployment/qwen", 4),
+        ("east-ns/Deployment/east-job", 6),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(desired_gpus(&json), want);
+    let apps = json["desired"]["apps"].as_array().unwrap();
+    let cluster = apps.iter().find(|a| a["name"] == "by-cluster").unwrap();
+    assert_eq!(cluster["status"], "not-rendered");
+    assert!(
+        cluster["error"]
+            .as_str()
+            .unwrap()
+            .contains("clusters generator")
+    );
+    let kinds: Vec<&str> = apps.iter().map(|a| a["kind"].as_str().unwrap()).collect();
+    assert!(
+        kinds.contains(&"ApplicationSet/git") && kinds.contains(&"ApplicationSet/list"),
+        "{kinds:?}"
+    );
+}
+
+/// Flux Kustomization (targetNamespace, postBuild substitution, a directory without a
+/// kustomization) and HelmRelease (local chart, valuesFiles, values, valuesFrom unresolved).
+#[test]
+fn flux_kustomization_and_helmrelease() {
+    let r = Repo::new();
+    r.write(
+        "clusters/prod/flux.yaml",
+        r#"apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {url: "ssh://git@github.com/acme/gitops", ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: models, namespace: flux-system}
+spec:
+  path: ./apps/models
+  sourceRef: {kind: GitRepository, name: flux-system}
+  targetNamespace: inference
+  postBuild:
+    substitute: {decode_replicas: "6"}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: llm, namespace: flux-system}
+spec:
+  targetNamespace: serving
+  chart:
+    spec:
+      chart: ./charts/llm
+      sourceRef: {kind: GitRepository, name: flux-system}
+      valuesFiles: [./charts/llm/values-prod.yaml]
+  values: {gpus: 4}
+  valuesFrom:
+  - {kind: ConfigMap, name: llm-values}
+---
+apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: from-repo, namespace: flux-system}
+spec:
+  chart:
+    spec:
+      chart: vllm
+      sourceRef: {kind: HelmRepository, name: vllm}
+"#,
+    )
+    .write(
+        "apps/models/graph.yaml",
+        &dgd("llama", 1, 1, 8).replace(
+            "replicas: 1\n      resources: {limits: {gpu: \"8\"}}\n    prefill",
+            "replicas: ${decode_replicas}\n      resources: {limits: {gpu: \"8\"}}\n    prefill",
+        ),
+    )
+    .write(
+        "apps/models/extra/batch.yaml",
+        &deployment("batch", 1, 2).replace("name: batch", "name: batch\n  namespace: ignored"),
+    );
+    add_chart(&r, "charts/llm");
+    r.write("charts/llm/values-prod.yaml", "replicas: 3\ngpus: 1\n")
+        .commit("flux");
+
+    let (code, json, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 0, "{err}");
+    let want: BTreeMap<String, u64> = [
+        ("inference/DynamoGraphDeployment/llama", 6 * 8 + 8),
+        ("inference/Deployment/batch", 2),
+        ("serving/Deployment/llm", 12),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(desired_gpus(&json), want);
+    let apps = json["desired"]["apps"].as_array().unwrap();
+    let llm = apps.iter().find(|a| a["name"] == "llm").unwrap();
+    assert!(
+        llm["notes"][0].as_str().unwrap().contains("valuesFrom"),
+        "{llm}"
+    );
+    let from_repo = apps.iter().find(|a| a["name"] == "from-repo").unwrap();
+    assert_eq!(from_repo["status"], "not-rendered");
+    assert!(
+        from_repo["error"]
+            .as_str()
+            .unwrap()
+            .contains("HelmRepository")
+    );
+}
+
+/// Without apps: a chart root is rendered with its values, plain files beside it too.
+#[test]
+fn chart_roots_and_plain_directories_without_apps() {
+    let r = Repo::new();
+    add_chart(&r, "charts/llm");
+    r.write("plain/d.yaml", &deployment("plain", 2, 2))
+        .commit("charts");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    let want: BTreeMap<String, u64> = [("/Deployment/llm", 1), ("/Deployment/plain", 4)]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+    assert_eq!(desired_gpus(&json), want);
+}
+
+/// Broken YAML in one app: its error names file and line, the others still render, exit 2.
+#[test]
+fn one_broken_app_does_not_stop_the_others() {
+    let r = Repo::new();
+    r.write("good/d.yaml", &deployment("good", 1, 8))
+        .write("bad/d.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: bad\nspec:\n  replicas: [oops\n")
+        .commit("mixed");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("failed to render") && err.contains("bad"),
+        "{err}"
+    );
+    assert_eq!(desired_gpus(&json)["/Deployment/good"], 8);
+    let bad = json["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "bad")
+        .unwrap();
+    assert_eq!(bad["status"], "error");
+    assert!(
+        bad["error"].as_str().unwrap().starts_with("bad/d.yaml:"),
+        "{bad}"
+    );
+}
+
+/// Kustomize exec plugins and KRM functions are never executed; `../` escapes and escaping
+/// symlinks are refused.
+#[test]
+fn rendering_runs_no_code_and_stays_inside_the_repository() {
+    let r = Repo::new();
+    let marker = r.path().join("PWNED");
+    let script = format!(
+        "#!/bin/sh\ntouch {}\necho 'apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: x}}'\n",
+        marker.display()
+    );
+    r.write("evil/plugin.sh", &script);
+    std::process::Command::new("chmod")
+        .args(["+x", &r.path().join("evil/plugin.sh").display().to_string()])
+        .status()
+        .unwrap();
+    r.write(
+        "evil/kustomization.yaml",
+        "resources: [d.yaml]\ngenerators: [gen.yaml]\ntransformers: [fn.yaml]\n",
+    )
+    .write(
+        "evil/gen.yaml",
+        "apiVersion: example.com/v1\nkind: Pwn\nmetadata:\n  name: gen\n  annotations:\n    config.kubernetes.io/function: |\n      exec:\n        path: ./plugin.sh\n",
+    )
+    .write(
+        "evil/fn.yaml",
+        "apiVersion: example.com/v1\nkind: Pwn\nmetadata:\n  name: fn\n  annotations:\n    config.kubernetes.io/function: |\n      container:\n        image: evil/pwn\n",
+    )
+    .write("evil/d.yaml", &deployment("evil", 1, 1))
+    .write("escape/kustomization.yaml", "resources:\n- ../../outside.yaml\n")
+    .write("ok/d.yaml", &deployment("ok", 1, 1));
+    std::os::unix::fs::symlink("/etc/passwd", r.path().join("ok/link.yaml")).unwrap();
+    r.commit("hostile");
+
+    for args in [&[][..], &["--ref", "HEAD"][..]] {
+        let (code, json, err) = render(r.path(), args);
+        assert!(!marker.exists(), "the exec plugin ran");
+        assert_eq!(code, 2, "{err}");
+        let apps = json["desired"]["apps"].as_array().unwrap();
+        let status = |n: &str| {
+            apps.iter()
+                .find(|a| a["name"] == n)
+                .unwrap_or_else(|| panic!("{n} in {apps:?}"))["status"]
+                .clone()
+        };
+        assert_eq!(status("evil"), "error");
+        assert_eq!(status("escape"), "error");
+        assert_eq!(desired_gpus(&json)["/Deployment/ok"], 1);
+        let problems = json["desired"]["problems"].to_string();
+        assert!(
+            problems.contains("ok/link.yaml") && problems.contains("outside the repository"),
+            "{problems}"
+        );
+    }
+}
+
+/// A values file outside the repository is refused; two apps rendering the same object are reported.
+#[test]
+fn values_outside_the_repository_and_duplicate_objects() {
+    let r = Repo::new();
+    let app = |name: &str, spec: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}}}\nspec:\n  destination: {{namespace: ml}}\n{spec}"
+        )
+    };
+    r.write(
+        "apps.yaml",
+        &[
+            app("sneaky", &format!("  source:\n    repoURL: {URL}\n    path: charts/llm\n    helm:\n      valueFiles: [../../../../etc/passwd]\n")),
+            app("one", &format!("  source:\n    repoURL: {URL}\n    path: shared\n")),
+            app("two", &format!("  source:\n    repoURL: {URL}\n    path: shared\n")),
+        ]
+        .join("---\n"),
+    )
+    .write("shared/d.yaml", &deployment("shared", 1, 2));
+    add_chart(&r, "charts/llm");
+    r.commit("apps");
+    let (code, json, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 2, "{err}");
+    let apps = json["desired"]["apps"].as_array().unwrap();
+    let sneaky = apps.iter().find(|a| a["name"] == "sneaky").unwrap();
+    assert_eq!(sneaky["status"], "error");
+    assert!(
+        sneaky["error"]
+            .as_str()
+            .unwrap()
+            .contains("outside the repository"),
+        "{sneaky}"
+    );
+    assert_eq!(
+        json["desired"]["duplicates"],
+        serde_json::json!([{"object": "ml/Deployment/shared", "apps": ["one", "two"]}])
+    );
+}
+
+/// Hostile YAML — an alias bomb, deep nesting, invalid UTF-8, a 50 MB document — gives a bounded,
+/// clear error per file (or, for the big honest document, a result), never a panic.
+#[test]
+fn hostile_yaml_is_refused_clearly() {
+    let r = Repo::new();
+    let mut bomb = String::from(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: bomb}\ndata:\n  a0: &a0 [x, x, x, x, x, x, x, x, x]\n",
+    );
+    for i in 1..12 {
+        let refs = vec![format!("*a{}", i - 1); 9].join(", ");
+        bomb.push_str(&format!("  a{i}: &a{i} [{refs}]\n"));
+    }
+    let deep = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: deep}}\ndata: {}{}\n",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let mut big = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n");
+    let value = "x".repeat(100);
+    for i in 0..480_000 {
+        big.push_str(&format!("  k{i}: \"{value}\"\n"));
+    }
+    r.write("bomb/c.yaml", &bomb)
+        .write("deep/c.yaml", &deep)
+        .write("big/c.yaml", &big)
+        .write("good/d.yaml", &deployment("good", 1, 1));
+    std::fs::create_dir_all(r.path().join("utf8")).unwrap();
+    std::fs::write(
+        r.path().join("utf8/c.yaml"),
+        b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: \xff\xfe}\n",
+    )
+    .unwrap();
+    r.commit("hostile");
+    let (code, json, err) = render(r.path(), &["--ref", "main"]);
+    assert_eq!(code, 2, "{err}");
+    let apps = json["desired"]["apps"].as_array().unwrap();
+    let error = |n: &str| {
+        apps.iter().find(|a| a["name"] == n).unwrap()["error"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        error("bomb").contains("bomb/c.yaml:") && error("bomb").contains("alias bomb"),
+        "{}",
+        error("bomb")
+    );
+    assert!(error("deep").contains("deep/c.yaml:"), "{}", error("deep"));
+    assert!(
+        error("utf8").contains("not valid UTF-8"),
+        "{}",
+        error("utf8")
+    );
+    assert_eq!(
+        apps.iter().find(|a| a["name"] == "big").unwrap()["status"],
+        "rendered"
+    );
+    assert_eq!(desired_gpus(&json)["/Deployment/good"], 1);
+}
