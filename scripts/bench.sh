@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks gpuledger on a synthetic fleet snapshot and prints a small report.
 #
-#   scripts/bench.sh [--nodes N] [--pods N]      (defaults: 5000 nodes, 100000 pods)
+#   scripts/bench.sh [--nodes N] [--pods N] [--only inventory|render]
+#                    (defaults: 5000 nodes, 100000 pods, every section)
 #
 # Builds the release binary and the synth-fleet example, generates bench-out/fleet-<pods>.json once
 # (delete it to regenerate, e.g. after changing --nodes), then measures each command RUNS times
@@ -18,16 +19,19 @@ set -euo pipefail
 
 NODES=5000
 PODS=100000
+FILES=2000
+ONLY=""
 RUNS="${RUNS:-3}"
 
 usage() {
-  sed -n '2,4p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --nodes) NODES="${2:?--nodes needs a value}"; shift 2 ;;
     --pods) PODS="${2:?--pods needs a value}"; shift 2 ;;
+    --only) ONLY="${2:?--only needs a section}"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -119,6 +123,9 @@ check() {
 setup() {
   log "building (cargo build --release --bin gpuledger --example synth-fleet)"
   cargo build --release --bin gpuledger --example synth-fleet
+  if [[ "$ONLY" == render ]]; then
+    return
+  fi
   if [[ ! -s "$SNAPSHOT" ]]; then
     log "generating $SNAPSHOT ($NODES nodes, $PODS pods)"
     "$SYNTH" --nodes "$NODES" --pods "$PODS" --format json --output "$SNAPSHOT.tmp"
@@ -149,14 +156,77 @@ section_inventory() {
   check "gpuledger peak memory below the file size" "$ledger_rss" "<" "$SNAPSHOT_MIB"
 }
 
-# Later sections go here (section_render, section_live, …), each adding rows and checks.
+# ---------------------------------------------------------------------------------------------
+# Section: render a synthetic plain-YAML repository at a committed ref
+# ---------------------------------------------------------------------------------------------
+
+section_render() {
+  local repo="$OUT/repo-$FILES"
+  if [[ ! -d "$repo/.git" ]]; then
+    log "generating $repo ($FILES plain-YAML files, committed)"
+    rm -rf "$repo"
+    python3 - "$repo" "$FILES" <<'PY'
+import os, sys
+root, n = sys.argv[1], int(sys.argv[2])
+for i in range(n):
+    team = f"team-{i % 40:02d}"
+    d = os.path.join(root, "apps", team, f"svc-{i:04d}")
+    os.makedirs(d, exist_ok=True)
+    gpus = (0, 1, 2, 4, 8)[i % 5]
+    with open(os.path.join(d, "workload.yaml"), "w") as f:
+        f.write(f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: svc-{i:04d}
+  namespace: {team}
+  labels: {{app: svc-{i:04d}, tenant: {team}, product-line: line-{i % 7}}}
+spec:
+  replicas: {1 + i % 4}
+  selector: {{matchLabels: {{app: svc-{i:04d}}}}}
+  template:
+    metadata: {{labels: {{app: svc-{i:04d}}}}}
+    spec:
+      containers:
+      - name: main
+        image: registry.example.com/svc:{i}
+        args: [--port, "8000", --model, /models/m-{i}]
+        env: [{{name: A, value: "1"}}, {{name: B, value: "2"}}]
+        ports: [{{containerPort: 8000}}]
+        resources:
+          requests: {{cpu: "4", memory: 16Gi, nvidia.com/gpu: "{gpus}"}}
+          limits: {{cpu: "8", memory: 32Gi, nvidia.com/gpu: "{gpus}"}}
+---
+apiVersion: v1
+kind: Service
+metadata: {{name: svc-{i:04d}, namespace: {team}}}
+spec:
+  selector: {{app: svc-{i:04d}}}
+  ports: [{{port: 80, targetPort: 8000}}]
+""")
+PY
+    git -C "$repo" init -q
+    git -C "$repo" add -A
+    git -C "$repo" -c user.name=bench -c user.email=bench@example.com commit -q -m "synthetic repo"
+  fi
+  measure "gpuledger render ($FILES files)" \
+    "$GPULEDGER" render --repo "$repo" --ref HEAD --format json --output /dev/null
+  row "gpuledger render, $FILES files @HEAD" "$BEST_WALL" "$PEAK_RSS_MIB" "$(du -sm "$repo" --exclude=.git | cut -f1)"
+  check "gpuledger render of $FILES plain-YAML files under 2 s" "$BEST_WALL" "<" 2
+}
+
+# Later sections go here (section_live, …), each adding rows and checks.
 
 # ---------------------------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------------------------
 
 setup
-section_inventory
+if [[ -z "$ONLY" || "$ONLY" == inventory ]]; then
+  section_inventory
+fi
+if [[ -z "$ONLY" || "$ONLY" == render ]]; then
+  section_render
+fi
 
 echo
 echo "gpuledger bench: $SNAPSHOT ($NODES nodes, $PODS pods), best of $RUNS runs"

@@ -64,21 +64,12 @@ pub struct Container {
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
-pub struct Toleration {
-    pub key: Option<String>,
-    pub operator: Option<String>,
-    pub effect: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
 pub struct PodSpec {
     pub node_name: Option<String>,
     pub containers: Vec<Container>,
     pub init_containers: Vec<Container>,
     pub overhead: GpuList,
     pub node_selector: Labels,
-    pub tolerations: Vec<Toleration>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -169,6 +169,7 @@ fn help_snapshots() {
     for (name, args) in [
         ("help", vec!["--help"]),
         ("inventory_help", vec!["inventory", "--help"]),
+        ("render_help", vec!["render", "--help"]),
     ] {
         let out = gpuledger(&root())
             .args(&args)

@@ -591,3 +591,32 @@ fn hostile_yaml_is_refused_clearly() {
     );
     assert_eq!(desired_gpus(&json)["/Deployment/good"], 1);
 }
+
+/// `render.roots` and `render.exclude` in the repository's `.gpuledger.yaml` override discovery.
+#[test]
+fn configured_roots_and_excludes() {
+    let r = Repo::new();
+    r.write("a/d.yaml", &deployment("a", 1, 1))
+        .write("b/d.yaml", &deployment("b", 1, 2))
+        .write("b/examples/d.yaml", &deployment("example", 1, 8))
+        .write("c/d.yaml", &deployment("c", 1, 4))
+        .write(
+            ".gpuledger.yaml",
+            "render:\n  roots: [b]\n  exclude: [\"b/examples/**\"]\n",
+        )
+        .commit("roots");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("using config"), "{err}");
+    assert_eq!(
+        desired_gpus(&json),
+        BTreeMap::from([("/Deployment/b".to_string(), 2)])
+    );
+    r.write(".gpuledger.yaml", "render:\n  exclude: [c]\n");
+    let (_, json, _) = render(r.path(), &[]);
+    let got: Vec<String> = desired_gpus(&json).into_keys().collect();
+    assert_eq!(
+        got,
+        ["/Deployment/a", "/Deployment/b", "/Deployment/example"]
+    );
+}
