@@ -49,6 +49,14 @@ struct Args {
     /// Output file.
     #[arg(long)]
     output: PathBuf,
+    /// Also write a GitOps repository of plain manifests for the fleet's first GPU Deployments and
+    /// StatefulSets into this directory (for the drift benchmark): most match the fleet, every
+    /// tenth has one replica more in Git.
+    #[arg(long, value_name = "DIR")]
+    repo_out: Option<PathBuf>,
+    /// How many workloads the repository holds.
+    #[arg(long, default_value_t = 5000)]
+    repo_workloads: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -1880,6 +1888,9 @@ fn main() -> io::Result<()> {
         }
     }
     out.end()?;
+    if let Some(dir) = &args.repo_out {
+        write_repo(&p, dir, args.repo_workloads)?;
+    }
     let alloc: u32 = p.nodes.iter().map(|n| n.alloc).sum();
     let free: u32 = p.nodes.iter().map(|n| n.free).sum();
     eprintln!(
@@ -1892,6 +1903,38 @@ fn main() -> io::Result<()> {
         alloc - free,
         out.w.bytes,
         args.output.display()
+    );
+    Ok(())
+}
+
+/// A plain-manifest GitOps repository for the first `n` GPU Deployments and StatefulSets.
+fn write_repo(p: &Plan, dir: &std::path::Path, n: usize) -> io::Result<()> {
+    let candidates = p.workloads.iter().filter(|w| {
+        w.gpus > 0 && w.dynamo.is_none() && matches!(w.kind, Kind::Deployment | Kind::StatefulSet)
+    });
+    let mut written = 0;
+    for (i, w) in candidates.take(n).enumerate() {
+        let ns = &p.namespaces[w.ns].name;
+        let kind = if w.kind == Kind::Deployment {
+            "Deployment"
+        } else {
+            "StatefulSet"
+        };
+        let replicas = w.pods.len() + usize::from(i % 10 == 0);
+        let d = dir.join(ns);
+        std::fs::create_dir_all(&d)?;
+        std::fs::write(
+            d.join(format!("{}.yaml", w.name)),
+            format!(
+                "apiVersion: apps/v1\nkind: {kind}\nmetadata:\n  name: {}\n  namespace: {ns}\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n      containers:\n      - name: main\n        image: {}\n        resources:\n          limits: {{nvidia.com/gpu: \"{}\"}}\n",
+                w.name, w.image, w.gpus
+            ),
+        )?;
+        written += 1;
+    }
+    eprintln!(
+        "synth-fleet: {written} workloads written to the repository {}",
+        dir.display()
     );
     Ok(())
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks gpuledger on a synthetic fleet snapshot and prints a small report.
 #
-#   scripts/bench.sh [--nodes N] [--pods N] [--only inventory|render]
+#   scripts/bench.sh [--nodes N] [--pods N] [--only inventory|render|drift]
 #                    (defaults: 5000 nodes, 100000 pods, every section)
 #
 # Builds the release binary and the synth-fleet example, generates bench-out/fleet-<pods>.json once
@@ -126,10 +126,15 @@ setup() {
   if [[ "$ONLY" == render ]]; then
     return
   fi
-  if [[ ! -s "$SNAPSHOT" ]]; then
-    log "generating $SNAPSHOT ($NODES nodes, $PODS pods)"
-    "$SYNTH" --nodes "$NODES" --pods "$PODS" --format json --output "$SNAPSHOT.tmp"
+  if [[ ! -s "$SNAPSHOT" || ! -d "$OUT/drift-repo-$PODS/.git" ]]; then
+    log "generating $SNAPSHOT ($NODES nodes, $PODS pods) and its GitOps repository"
+    rm -rf "$OUT/drift-repo-$PODS"
+    "$SYNTH" --nodes "$NODES" --pods "$PODS" --format json --output "$SNAPSHOT.tmp" \
+      --repo-out "$OUT/drift-repo-$PODS" --repo-workloads 5000
     mv "$SNAPSHOT.tmp" "$SNAPSHOT"
+    git -C "$OUT/drift-repo-$PODS" init -q
+    git -C "$OUT/drift-repo-$PODS" add -A
+    git -C "$OUT/drift-repo-$PODS" -c user.name=bench -c user.email=bench@example.com commit -q -m "synthetic repo"
   else
     log "reusing $SNAPSHOT (delete it to regenerate)"
   fi
@@ -214,6 +219,24 @@ PY
   check "gpuledger render of $FILES plain-YAML files under 2 s" "$BEST_WALL" "<" 2
 }
 
+# ---------------------------------------------------------------------------------------------
+# Section: drift of the synthetic fleet against a 5,000-workload repository
+# ---------------------------------------------------------------------------------------------
+
+section_drift() {
+  local repo="$OUT/drift-repo-$PODS" log="$TMP/drift.log" join_ms
+  measure "gpuledger drift" \
+    env GPULEDGER_LOG=gpuledger=debug "$GPULEDGER" drift --repo "$repo" --ref HEAD --snapshot "$SNAPSHOT" \
+    --no-fail --format json --output /dev/null
+  row "gpuledger drift (whole run)" "$BEST_WALL" "$PEAK_RSS_MIB" "$SNAPSHOT_MIB"
+  GPULEDGER_LOG=gpuledger=debug "$GPULEDGER" drift --repo "$repo" --ref HEAD --snapshot "$SNAPSHOT" \
+    --no-fail --format json --output /dev/null 2>"$log"
+  join_ms=$(sed -n 's/.*elapsed_ms=\([0-9.]*\).*drift join.*/\1/p; s/.*drift join.*elapsed_ms=\([0-9.]*\).*/\1/p' "$log" | head -n 1)
+  [[ -n "$join_ms" ]] || { echo "bench.sh: no drift join timing in the debug log" >&2; cat "$log" >&2; exit 1; }
+  row "  of which the drift join" "$(awk -v m="$join_ms" 'BEGIN { printf "%.3f", m / 1000 }')" "" ""
+  check "drift join (100k pods against 5,000 workloads) under 1 s" "$join_ms" "<" 1000
+}
+
 # Later sections go here (section_live, …), each adding rows and checks.
 
 # ---------------------------------------------------------------------------------------------
@@ -226,6 +249,9 @@ if [[ -z "$ONLY" || "$ONLY" == inventory ]]; then
 fi
 if [[ -z "$ONLY" || "$ONLY" == render ]]; then
   section_render
+fi
+if [[ -z "$ONLY" || "$ONLY" == drift ]]; then
+  section_drift
 fi
 
 echo

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use crate::render::Format;
+use crate::util::date::Date;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -30,7 +31,19 @@ pub enum Command {
     /// the GPU workloads Git declares, per tenant and app.
     #[command(after_help = RENDER_EXAMPLES)]
     Render(RenderArgs),
+    /// Drift in both directions: live GPU workloads without a match in Git (unmanaged), Git without
+    /// live workloads (missing), different GPU shapes (changed), and the GitOps coverage of GPUs.
+    #[command(after_help = DRIFT_EXAMPLES)]
+    Drift(DriftArgs),
 }
+
+const DRIFT_EXAMPLES: &str = "Examples:
+  gpuledger drift --repo ~/src/gitops --snapshot fleet.json
+  gpuledger drift --repo . --ref origin/main --snapshot fleet.json --format markdown --output drift.md
+  gpuledger drift --repo . --snapshot fleet.json --suggest-accept >> accept.yaml
+
+Exit codes: 0 no unaccepted drift (or --no-fail), 1 unaccepted drift, 2 error (an unreadable input,
+an app that failed to render).";
 
 const RENDER_EXAMPLES: &str = "Examples:
   # The working tree as it is, uncommitted changes included (a local pre-merge check)
@@ -77,11 +90,12 @@ pub struct OutputArgs {
     pub config: Option<PathBuf>,
 }
 
+/// Where the GitOps repository is and how to render it.
 #[derive(Debug, Args)]
-pub struct RenderArgs {
-    /// The GitOps repository (its root directory).
-    #[arg(long, value_name = "PATH", default_value = ".")]
-    pub repo: PathBuf,
+pub struct RepoArgs {
+    /// The GitOps repository (its root directory) [render and drift default: .].
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
 
     /// Render this branch, tag or commit instead of the working tree.
     #[arg(long = "ref", value_name = "REF")]
@@ -95,9 +109,45 @@ pub struct RenderArgs {
     /// Time limit for each kustomize or helm run, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub render_timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    #[command(flatten)]
+    pub repo: RepoArgs,
 
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DriftArgs {
+    #[command(flatten)]
+    pub repo: RepoArgs,
+
+    /// A cluster snapshot (what `kubectl get … -o yaml|json` prints); repeatable, `-` is stdin.
+    #[arg(long, short = 's', value_name = "FILE", required = true)]
+    pub snapshot: Vec<PathBuf>,
+
+    /// Exit 0 even when there is unaccepted drift.
+    #[arg(long)]
+    pub no_fail: bool,
+
+    /// Print accepted-drift rules that would accept today's drift (to edit and commit to
+    /// .gpuledger.yaml) instead of the report.
+    #[arg(long)]
+    pub suggest_accept: bool,
+
+    /// The date accepted-drift rules are checked against [default: today, UTC].
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
+    pub now: Option<Date>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_date(s: &str) -> Result<Date, String> {
+    Date::parse(s)
 }
 
 #[derive(Debug, Args)]
@@ -106,6 +156,14 @@ pub struct InventoryArgs {
     /// documents). Repeat the flag to read several files as one fleet; `-` reads standard input.
     #[arg(long, short = 's', value_name = "FILE", required = true)]
     pub snapshot: Vec<PathBuf>,
+
+    /// With --repo, the report also holds drift against Git.
+    #[command(flatten)]
+    pub repo: RepoArgs,
+
+    /// The date accepted-drift rules are checked against [default: today, UTC].
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
+    pub now: Option<Date>,
 
     #[command(flatten)]
     pub output: OutputArgs,

@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, InputError};
+use crate::util::date::Date;
+use crate::util::glob;
 
 /// The default name, looked up in the current directory when `--config` is not given.
 pub const DEFAULT_FILE: &str = ".gpuledger.yaml";
@@ -21,6 +23,39 @@ pub struct Config {
     pub nodes: Nodes,
     pub exposure: Exposure,
     pub render: RenderConfig,
+    /// Drift that is known and accepted for a while.
+    pub accepted_drift: Vec<AcceptRule>,
+}
+
+/// An accepted-drift rule: while it has not expired, matching drift is reported as accepted, not
+/// as drift. An expired rule hides nothing and is itself reported.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AcceptRule {
+    #[serde(rename = "match")]
+    pub matches: MatchSpec,
+    pub reason: String,
+    #[serde(default)]
+    pub owner: Option<String>,
+    /// The last day the rule applies (`YYYY-MM-DD`, inclusive).
+    #[serde(default)]
+    pub expires: Option<Date>,
+}
+
+/// Which workloads a rule covers; each field is a glob (`*`, `?`), absent means any.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MatchSpec {
+    pub namespace: Option<String>,
+    pub kind: Option<String>,
+    pub name: Option<String>,
+}
+
+impl MatchSpec {
+    pub fn matches(&self, namespace: &str, kind: &str, name: &str) -> bool {
+        let ok = |pat: &Option<String>, v: &str| pat.as_deref().is_none_or(|p| glob::matches(p, v));
+        ok(&self.namespace, namespace) && ok(&self.kind, kind) && ok(&self.name, name)
+    }
 }
 
 /// How the GitOps repository is rendered.
@@ -181,6 +216,26 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.message.contains("workload_label"), "{e}");
+    }
+
+    #[test]
+    fn accepted_drift_rules() {
+        let c = Config::parse(
+            "accepted_drift:\n- match: {namespace: \"loadtest-*\", kind: Deployment}\n  reason: load tests\n  owner: \"@perf\"\n  expires: 2026-12-31\n",
+            "c",
+        )
+        .unwrap();
+        let r = &c.accepted_drift[0];
+        assert!(r.matches.matches("loadtest-7", "Deployment", "x"));
+        assert!(!r.matches.matches("prod", "Deployment", "x"));
+        assert_eq!(r.expires.unwrap().to_string(), "2026-12-31");
+        let e = Config::parse(
+            "accepted_drift:\n- match: {name: x}\n  reason: r\n  expires: soon\n",
+            "g.yaml",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, Some(4), "{e}");
+        assert!(e.message.contains("not a date"), "{e}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Inventory(args) => commands::inventory::run(args),
         Command::Render(args) => commands::render::run(args),
+        Command::Drift(args) => commands::drift::run(args),
     };
     match result {
         Ok(outcome) => {

@@ -8,22 +8,29 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::Config;
 use crate::desired::Rendered;
-use crate::k8s::object::Object;
+use crate::k8s::object::{Kind, Object};
 use crate::report::{AppRow, Desired, DesiredTenantRow, DesiredWorkloadRow, DuplicateRow};
 use crate::workload::owners;
 
 use super::inventory::workload_row;
 use super::tenancy::Resolver;
 
-pub fn desired(rendered: &Rendered, cfg: &Config) -> Desired {
-    let all: Vec<Object> = rendered
-        .outcomes
+/// `live` objects (when a cluster snapshot is at hand) lend their Namespace labels to tenancy for
+/// namespaces the repository does not declare itself.
+pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
+    let namespaces: Vec<Object> = live
         .iter()
-        .filter_map(|o| o.result.as_ref().ok())
-        .flatten()
+        .chain(
+            rendered
+                .outcomes
+                .iter()
+                .filter_map(|o| o.result.as_ref().ok())
+                .flatten(),
+        )
+        .filter(|o| o.typed_kind() == Kind::Namespace)
         .cloned()
         .collect();
-    let tenants = Resolver::new(&cfg.tenancy, &all);
+    let tenants = Resolver::new(&cfg.tenancy, &namespaces);
 
     let mut workloads = Vec::new();
     let mut apps = Vec::new();

@@ -155,6 +155,7 @@ pub fn inventory(objects: &[Object], cfg: &Config, sources: Vec<String>) -> Repo
         workloads: workload_rows,
         graphs,
         routes: routes.rows,
+        drift: None,
     }
 }
 

@@ -4,6 +4,7 @@
 //! these modules the place where most tests live.
 
 pub mod desired;
+pub mod drift;
 pub mod exposure;
 pub mod inventory;
 pub mod nodes;

@@ -1,36 +1,62 @@
-//! `gpuledger inventory`: read snapshots, compute the inventory, render it.
+//! `gpuledger inventory`: read snapshots, compute the inventory (and, with `--repo`, drift against
+//! Git), render it.
 
-use anyhow::Context;
-
-use super::{Outcome, deliver};
+use super::{Outcome, deliver, load};
+use crate::analysis::drift::drift;
 use crate::analysis::inventory::inventory;
 use crate::cli::InventoryArgs;
-use crate::config::Config;
-use crate::k8s::read::read_objects;
 use crate::render::render;
+use crate::util::date::Date;
 
 pub fn run(args: &InventoryArgs) -> anyhow::Result<Outcome> {
-    let cwd = std::env::current_dir().context("cannot read the current directory")?;
-    let (cfg, cfg_path) = Config::discover(args.output.config.as_deref(), &cwd)?;
-    let mut objects = Vec::new();
-    let mut sources = Vec::new();
-    for path in &args.snapshot {
-        let objs = read_objects(path)?;
-        tracing::debug!(file = %path.display(), objects = objs.len(), "read snapshot");
-        objects.extend(objs);
-        sources.push(path.display().to_string());
-    }
+    let repo = args.repo.repo.as_deref();
+    let (cfg, cfg_path) = load::config(args.output.config.as_deref(), repo)?;
+    let objects = load::live(&args.snapshot)?;
+    let mut sources: Vec<String> = args
+        .snapshot
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
     let mut notes = Vec::new();
     if let Some(p) = &cfg_path {
         sources.push(p.display().to_string());
         notes.push(format!("using config {}", p.display()));
     }
-    let report = inventory(&objects, &cfg, sources);
+    let mut failed = Vec::new();
+    let desired = match repo {
+        Some(r) => {
+            let d = load::desired_state(&args.repo, r, &cfg, &objects)?;
+            sources.push(format!("{} ({})", r.display(), d.at));
+            failed = load::render_failures(&d);
+            Some(d)
+        }
+        None => None,
+    };
+    let mut report = inventory(&objects, &cfg, sources);
+    if let Some(d) = &desired {
+        report.drift = Some(drift(
+            &report.workloads,
+            &objects,
+            d,
+            &cfg,
+            args.now.unwrap_or_else(Date::today),
+        ));
+    }
     let text = render(&report, args.output.format);
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
+    let exit_code = if failed.is_empty() {
+        0
+    } else {
+        notes.push(format!(
+            "{} failed to render: {}",
+            failed.len(),
+            failed.join("; ")
+        ));
+        2
+    };
     Ok(Outcome {
         stdout,
         notes,
-        exit_code: 0,
+        exit_code,
     })
 }

@@ -1,6 +1,8 @@
 //! One module per subcommand: each wires its flags to the pipeline and returns the text to show.
 
+pub mod drift;
 pub mod inventory;
+pub mod load;
 pub mod render;
 
 use std::path::Path;

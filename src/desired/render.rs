@@ -89,30 +89,28 @@ pub fn render_all(tree: &Tree, plan: Plan, tools: &Tools) -> Rendered {
     };
     let mut outcomes = Vec::new();
     for (i, unit) in plan.units.into_iter().enumerate() {
-        let result = match &unit.how {
-            How::Plain { files } => plain(files, &plan.parsed),
-            _ => match &tmp {
-                None => {
-                    Err("the repository could not be written to disk for rendering".to_string())
-                }
-                Some(t) => match &unit.how {
-                    How::Kustomize {
-                        overlay,
-                        recurse_plain,
-                    } => kustomize(
-                        tree,
-                        t.path(),
-                        i,
-                        &unit,
-                        overlay,
-                        *recurse_plain,
-                        tools,
-                        &plan.parsed,
-                    ),
-                    How::Helm(args) => helm(t.path(), i, &unit, args, tools),
-                    How::Plain { .. } => unreachable_plain(),
+        let result = match (&unit.how, &tmp) {
+            (How::Plain { files }, _) => plain(files, &plan.parsed),
+            (_, None) => {
+                Err("the repository could not be written to disk for rendering".to_string())
+            }
+            (
+                How::Kustomize {
+                    overlay,
+                    recurse_plain,
                 },
-            },
+                Some(t),
+            ) => kustomize(
+                tree,
+                t.path(),
+                i,
+                &unit,
+                overlay,
+                *recurse_plain,
+                tools,
+                &plan.parsed,
+            ),
+            (How::Helm(args), Some(t)) => helm(t.path(), i, &unit, args, tools),
         };
         let result = result.map(|objs| place(objs, &unit));
         outcomes.push(Outcome { unit, result });
@@ -124,10 +122,6 @@ pub fn render_all(tree: &Tree, plan: Plan, tools: &Tools) -> Rendered {
         not_deployed: plan.not_deployed,
         problems,
     }
-}
-
-fn unreachable_plain() -> Result<Vec<Object>, String> {
-    Err("internal: plain unit routed to an external renderer".into())
 }
 
 fn plain(

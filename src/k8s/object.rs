@@ -130,6 +130,7 @@ pub enum Body {
     Ingress(IngressSpec),
     Service(ServiceSpec),
     HttpRoute(HttpRouteSpec),
+    Hpa(HpaSpec),
     /// The spec of a GitOps object (Argo CD, Flux), as JSON: its shape varies by version and it may
     /// carry arbitrary Helm values.
     Raw(serde_json::Value),
@@ -153,16 +154,13 @@ impl Body {
             Kind::Ingress => Body::Ingress(IngressSpec::default()),
             Kind::Service => Body::Service(ServiceSpec::default()),
             Kind::HttpRoute => Body::HttpRoute(HttpRouteSpec::default()),
+            Kind::HorizontalPodAutoscaler => Body::Hpa(HpaSpec::default()),
             Kind::Application
             | Kind::ApplicationSet
             | Kind::FluxKustomization
             | Kind::HelmRelease
             | Kind::GitRepository => Body::Raw(serde_json::Value::Null),
-            Kind::Namespace
-            | Kind::Gateway
-            | Kind::HorizontalPodAutoscaler
-            | Kind::List
-            | Kind::Other => Body::None,
+            Kind::Namespace | Kind::Gateway | Kind::List | Kind::Other => Body::None,
         }
     }
 
@@ -184,6 +182,7 @@ impl Body {
             Body::Ingress(s) => *s = opt(d)?,
             Body::Service(s) => *s = opt(d)?,
             Body::HttpRoute(s) => *s = opt(d)?,
+            Body::Hpa(s) => *s = opt(d)?,
             Body::Raw(v) => *v = serde_json::Value::deserialize(d)?,
             Body::None => {
                 IgnoredAny::deserialize(d)?;

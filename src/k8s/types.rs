@@ -234,6 +234,12 @@ pub struct DynamoService {
     pub scaling_adapter: Option<Enabled>,
 }
 
+impl DynamoService {
+    pub fn scaled_by_adapter(&self) -> bool {
+        self.scaling_adapter.as_ref().is_some_and(|a| a.enabled)
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct DynamoPodTemplateSpec {
@@ -389,4 +395,21 @@ pub struct HttpRouteSpec {
     pub parent_refs: Vec<RouteRef>,
     pub hostnames: Vec<String>,
     pub rules: Vec<HttpRouteRule>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Autoscaling
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ScaleTargetRef {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct HpaSpec {
+    pub scale_target_ref: ScaleTargetRef,
 }

@@ -4,6 +4,7 @@
 //! interface, the other two are for people. An unknown figure is written as `unknown`, never `0`.
 
 mod desired;
+mod drift;
 mod markdown;
 mod table;
 mod text;
@@ -24,9 +25,32 @@ pub enum Format {
 
 pub fn render(report: &Report, format: Format) -> String {
     match format {
-        Format::Table => table::render(report),
-        Format::Markdown => markdown::render(report),
+        Format::Table => {
+            let mut s = table::render(report);
+            if let Some(d) = &report.drift {
+                s.push('\n');
+                s.push_str(&drift::table(d));
+            }
+            s
+        }
+        Format::Markdown => {
+            let mut s = markdown::render(report);
+            if let Some(d) = &report.drift {
+                s.push('\n');
+                s.push_str(&drift::markdown(d));
+            }
+            s
+        }
         Format::Json => json(report),
+    }
+}
+
+/// The drift report: drift first (the summary line leads), the full report in JSON.
+pub fn render_drift(report: &Report, format: Format) -> String {
+    match (&report.drift, format) {
+        (Some(d), Format::Table) => drift::table(d),
+        (Some(d), Format::Markdown) => drift::markdown(d),
+        _ => json(report),
     }
 }
 

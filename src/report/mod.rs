@@ -30,6 +30,9 @@ pub struct Report {
     pub graphs: Vec<WorkloadRow>,
     /// Public routes, each traced to its workloads and tenants.
     pub routes: Vec<RouteRow>,
+    /// Drift against Git, when a repository was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -259,4 +262,88 @@ pub struct AppRow {
 pub struct DuplicateRow {
     pub object: String,
     pub apps: Vec<String>,
+}
+
+/// Drift between Git (desired) and the cluster (live), both directions.
+#[derive(Debug, Clone, Serialize)]
+pub struct Drift {
+    /// `GitOps covers 30% of requested GPUs; 9 unmanaged workloads hold 212 GPUs; 2 missing; 1 changed`
+    pub summary: String,
+    /// GPUs requested by workloads that match Git / all GPUs requested; `null` when nothing is
+    /// requested.
+    pub coverage: Option<f64>,
+    pub coverage_by_tenant: Vec<TenantCoverage>,
+    /// Live GPU workloads with no match in Git.
+    pub unmanaged: Vec<DriftRow>,
+    /// In Git, not live.
+    pub missing: Vec<DriftRow>,
+    /// In both, with a different GPU shape.
+    pub changed: Vec<DriftRow>,
+    pub in_sync: Vec<DriftRow>,
+    /// Drift hidden by an accepted-drift rule that has not expired.
+    pub accepted: Vec<DriftRow>,
+    /// Accepted-drift rules past their date: they hide nothing.
+    pub expired: Vec<ExpiredRule>,
+    /// The ref the desired state was rendered at.
+    pub desired_at: String,
+    /// True when some app failed to render: `missing` and `unmanaged` may then be overstated.
+    pub desired_incomplete: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TenantCoverage {
+    pub tenant: String,
+    pub gpus_requested: u64,
+    pub gpus_managed: u64,
+    pub coverage: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DriftRow {
+    pub namespace: String,
+    pub api_group: String,
+    pub kind: String,
+    pub name: String,
+    pub tenant: String,
+    /// GPUs requested live (0 when missing).
+    pub gpus: u64,
+    /// GPUs declared in Git (0 when unmanaged).
+    pub gpus_git: u64,
+    /// The app that renders it from Git.
+    pub app: Option<String>,
+    /// The GitOps app the live object names in its tracking metadata (Argo CD, Flux).
+    pub tracked_by: Option<String>,
+    pub git: Option<Vec<Role>>,
+    pub live: Option<Vec<Role>>,
+    pub git_shape: Option<String>,
+    pub live_shape: Option<String>,
+    /// Replicas are owned by an autoscaler: only GPUs per replica and nodes are compared.
+    pub autoscaled: bool,
+    /// Unified diff of the GPU-relevant spec (changed only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+    /// For accepted rows: the category it would have had, and the rule.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub accepted_as: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<AcceptedBy>,
+    /// The manifest in Git (file:line).
+    pub git_source: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AcceptedBy {
+    pub reason: String,
+    pub owner: Option<String>,
+    pub expires: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExpiredRule {
+    pub rule: String,
+    pub reason: String,
+    pub owner: Option<String>,
+    pub expired: String,
+    /// Workloads it would hide if it were still valid.
+    pub would_match: Vec<String>,
 }

@@ -33,6 +33,7 @@ pub fn declared_shape(obj: &Object) -> Option<GpuShape> {
             replicas: replicas.unwrap_or(1),
             gpus_per_replica: pod_request(&template.spec).whole,
             nodes_per_replica: 1,
+            autoscaled: false,
         }])
     };
     Some(match &obj.body {
@@ -48,19 +49,34 @@ pub fn declared_shape(obj: &Object) -> Option<GpuShape> {
             replicas: 1,
             gpus_per_replica: pod_request(&p.spec).whole,
             nodes_per_replica: 1,
+            autoscaled: false,
         }]),
         Body::LeaderWorkerSet(s) => lws_shape(s),
         Body::DynamoGraph(s) => {
+            // A Planner scales the graph's workers: their replicas belong to it, not to Git.
+            let planner = s
+                .services
+                .iter()
+                .flatten()
+                .any(|(_, svc)| svc.component_type.as_deref() == Some("planner"))
+                || s.components
+                    .iter()
+                    .flatten()
+                    .any(|c| c.type_.as_deref() == Some("planner"));
             let mut roles = Vec::new();
             if let Some(services) = &s.services {
-                roles.extend(
-                    services
-                        .iter()
-                        .map(|(name, svc)| dynamo_service_role(name, svc)),
-                );
+                roles.extend(services.iter().map(|(name, svc)| {
+                    let mut r = dynamo_service_role(name, svc);
+                    r.autoscaled = planner || svc.scaled_by_adapter();
+                    r
+                }));
             }
             if let Some(components) = &s.components {
-                roles.extend(components.iter().map(dynamo_component_role));
+                roles.extend(components.iter().map(|c| {
+                    let mut r = dynamo_component_role(c);
+                    r.autoscaled = planner || c.scaling_adapter.as_ref().is_some_and(|a| a.enabled);
+                    r
+                }));
             }
             GpuShape::new(roles)
         }
@@ -97,6 +113,7 @@ fn lws_shape(s: &LwsSpec) -> GpuShape {
         replicas: s.replicas.unwrap_or(1),
         gpus_per_replica: leader + (size - 1) * worker,
         nodes_per_replica: size,
+        autoscaled: false,
     }])
 }
 
@@ -179,6 +196,7 @@ fn dynamo_service_role(name: &str, svc: &DynamoService) -> Role {
         replicas: svc.replicas.unwrap_or(1),
         gpus_per_replica: gpus * nodes,
         nodes_per_replica: nodes,
+        autoscaled: false,
     }
 }
 
@@ -205,6 +223,7 @@ fn dynamo_component_role(c: &DynamoComponent) -> Role {
         replicas: c.replicas.unwrap_or(1),
         gpus_per_replica: gpus.whole * nodes,
         nodes_per_replica: nodes,
+        autoscaled: false,
     }
 }
 
@@ -218,6 +237,7 @@ fn predictor_role(p: &Predictor) -> Role {
             replicas,
             gpus_per_replica: pp * tp,
             nodes_per_replica: pp,
+            autoscaled: false,
         };
     }
     let mut gpus = p
@@ -233,6 +253,7 @@ fn predictor_role(p: &Predictor) -> Role {
         replicas,
         gpus_per_replica: gpus.whole,
         nodes_per_replica: 1,
+        autoscaled: false,
     }
 }
 
@@ -409,6 +430,27 @@ spec:
         let s = declared_shape(&objs[0]).unwrap();
         assert_eq!(s.total(), 0);
         assert!(s.declares_gpus());
+    }
+
+    #[test]
+    fn dynamo_autoscaled_roles() {
+        let g = r#"apiVersion: nvidia.com/v1alpha1
+kind: DynamoGraphDeployment
+metadata: {name: g}
+spec:
+  services:
+    decode: {componentType: worker, subComponentType: decode, replicas: 2, resources: {limits: {gpu: "8"}}, scalingAdapter: {enabled: true}}
+    prefill: {componentType: worker, subComponentType: prefill, replicas: 2, resources: {limits: {gpu: "8"}}}
+"#;
+        assert_eq!(shape(g), "decode 2×8 (autoscaled) + prefill 2×8 = 32");
+        let with_planner = g.replace("scalingAdapter: {enabled: true}", "").replace(
+            "    prefill:",
+            "    Planner: {componentType: planner}\n    prefill:",
+        );
+        assert_eq!(
+            shape(&with_planner),
+            "decode 2×8 (autoscaled) + prefill 2×8 (autoscaled) = 32"
+        );
     }
 
     #[test]

@@ -50,6 +50,10 @@ pub struct Role {
     pub gpus_per_replica: u64,
     /// Pods (nodes) per replica; 1 for ordinary pods.
     pub nodes_per_replica: u64,
+    /// Replicas are owned by an autoscaler (a Dynamo scaling adapter or Planner, an HPA): a
+    /// difference in replicas is not drift.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub autoscaled: bool,
 }
 
 impl Role {
@@ -67,6 +71,9 @@ impl fmt::Display for Role {
         )?;
         if self.nodes_per_replica > 1 {
             write!(f, " ({} nodes each)", self.nodes_per_replica)?;
+        }
+        if self.autoscaled {
+            f.write_str(" (autoscaled)")?;
         }
         Ok(())
     }

@@ -376,6 +376,7 @@ fn shape_from_pods(roles: &BTreeMap<(String, u64), u64>) -> GpuShape {
                 replicas: *pods,
                 gpus_per_replica: *gpus,
                 nodes_per_replica: 1,
+                autoscaled: false,
             })
             .collect(),
     )

@@ -4,5 +4,6 @@
 
 mod cli;
 mod demo;
+mod drift;
 mod render;
 mod support;

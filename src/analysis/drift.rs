@@ -1,0 +1,558 @@
+//! Drift in both directions: the live GPU workloads against the workloads Git declares.
+//!
+//! Workloads match on namespace + API group + kind + name (a manifest without a namespace, and no
+//! app to place it, lands in `default`, as `kubectl apply` would put it). They are compared as
+//! normalised GPU shapes — per role: replicas, GPUs per replica, nodes per replica — never as raw
+//! YAML, so a live DynamoGraphDeployment served as `v1beta1` matches its `v1alpha1` manifest and
+//! `"8"` equals `8`. Replicas owned by an autoscaler (a Dynamo scaling adapter or Planner, an HPA
+//! that targets the workload) are not compared; GPUs per replica still are.
+//!
+//! Accepted-drift rules hide matching drift until their date; an expired rule hides nothing and is
+//! reported. "Today" is an input. Every live GPU workload lands in exactly one of unmanaged, changed,
+//! in sync or accepted, so their GPUs add up to the fleet's requested GPUs.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use similar::TextDiff;
+
+use crate::config::{AcceptRule, Config};
+use crate::k8s::object::{Body, Object, group_of};
+use crate::report::{
+    AcceptedBy, Desired, Drift, DriftRow, ExpiredRule, TenantCoverage, WorkloadRow,
+};
+use crate::util::date::Date;
+use crate::workload::kinds::declared_shape;
+use crate::workload::{GpuShape, Role};
+
+pub const ARGO_TRACKING: &str = "argocd.argoproj.io/tracking-id";
+pub const ARGO_INSTANCE: &str = "app.kubernetes.io/instance";
+pub const FLUX_KUSTOMIZATION: &str = "kustomize.toolkit.fluxcd.io/name";
+pub const FLUX_HELM: &str = "helm.toolkit.fluxcd.io/name";
+
+type Key = (String, String, String, String);
+
+fn key(ns: &str, group: &str, kind: &str, name: &str) -> Key {
+    let ns = if ns.is_empty() { "default" } else { ns };
+    (
+        ns.to_string(),
+        group.to_string(),
+        kind.to_string(),
+        name.to_string(),
+    )
+}
+
+/// The GitOps app a live object names, if its tracking metadata is about this very object.
+pub fn tracked_by(o: &Object) -> Option<String> {
+    let a = &o.meta.annotations;
+    if let Some(id) = a.get(ARGO_TRACKING) {
+        // <app>:<group>/<Kind>:<namespace>/<name>; a copied annotation names another object: ignored.
+        let mut parts = id.splitn(3, ':');
+        let (app, gk, nn) = (parts.next()?, parts.next()?, parts.next()?);
+        let (group, kind) = gk.split_once('/')?;
+        let (ns, name) = nn.split_once('/')?;
+        let same =
+            group == o.group() && kind == o.kind && ns == o.namespace() && name == o.meta.name;
+        return same.then(|| format!("argocd:{app}"));
+    }
+    let l = &o.meta.labels;
+    if let Some(app) = l.get(ARGO_INSTANCE) {
+        return Some(format!("argocd:{app}"));
+    }
+    if let Some(k) = l.get(FLUX_KUSTOMIZATION) {
+        return Some(format!("flux-kustomization:{k}"));
+    }
+    l.get(FLUX_HELM).map(|h| format!("flux-helmrelease:{h}"))
+}
+
+/// The GPU-relevant spec as text, for a readable unified diff.
+fn spec_text(kind: &str, roles: &[Role]) -> String {
+    let mut s = format!("kind: {kind}\nroles:\n");
+    for r in roles {
+        s.push_str(&format!(
+            "  {}:\n    replicas: {}{}\n    gpus_per_replica: {}\n    nodes_per_replica: {}\n",
+            r.name,
+            r.replicas,
+            if r.autoscaled { "  # autoscaled" } else { "" },
+            r.gpus_per_replica,
+            r.nodes_per_replica
+        ));
+    }
+    s
+}
+
+/// Whether two shapes differ, ignoring replicas of autoscaled roles.
+fn differs(git: &[Role], live: &[Role], hpa: bool) -> bool {
+    let by_name = |roles: &[Role]| {
+        roles
+            .iter()
+            .map(|r| (r.name.clone(), r.clone()))
+            .collect::<BTreeMap<_, _>>()
+    };
+    let (g, l) = (by_name(git), by_name(live));
+    if g.keys().ne(l.keys()) {
+        return true;
+    }
+    g.iter().any(|(name, a)| {
+        let b = &l[name];
+        let auto = hpa || a.autoscaled || b.autoscaled;
+        a.gpus_per_replica != b.gpus_per_replica
+            || a.nodes_per_replica != b.nodes_per_replica
+            || (!auto && a.replicas != b.replicas)
+    })
+}
+
+fn shape_str(roles: &[Role]) -> String {
+    if roles.is_empty() {
+        "no GPUs".into()
+    } else {
+        GpuShape {
+            roles: roles.to_vec(),
+        }
+        .to_string()
+    }
+}
+
+fn rule_label(r: &AcceptRule) -> String {
+    let m = &r.matches;
+    format!(
+        "{}/{}/{}",
+        m.namespace.as_deref().unwrap_or("*"),
+        m.kind.as_deref().unwrap_or("*"),
+        m.name.as_deref().unwrap_or("*")
+    )
+}
+
+pub fn drift(
+    live: &[WorkloadRow],
+    objects: &[Object],
+    desired: &Desired,
+    cfg: &Config,
+    today: Date,
+) -> Drift {
+    // Live objects by key, for tracking metadata and for desired workloads whose live object holds
+    // no GPUs (then it is changed, not missing).
+    let mut by_key: HashMap<Key, &Object> = HashMap::new();
+    let mut hpa_targets: HashSet<Key> = HashSet::new();
+    for o in objects {
+        if let Body::Hpa(h) = &o.body {
+            let t = &h.scale_target_ref;
+            hpa_targets.insert(key(
+                o.namespace(),
+                group_of(&t.api_version),
+                &t.kind,
+                &t.name,
+            ));
+        }
+        if o.meta.owner_references.is_empty() {
+            by_key.insert(key(o.namespace(), o.group(), &o.kind, &o.meta.name), o);
+        }
+    }
+    let mut git: BTreeMap<Key, &crate::report::DesiredWorkloadRow> = BTreeMap::new();
+    for d in &desired.workloads {
+        let w = &d.workload;
+        git.entry(key(&w.namespace, &w.api_group, &w.kind, &w.name))
+            .or_insert(d);
+    }
+
+    let (active, expired_rules): (Vec<&AcceptRule>, Vec<&AcceptRule>) = cfg
+        .accepted_drift
+        .iter()
+        .partition(|r| r.expires.is_none_or(|e| e >= today));
+    let accept = |ns: &str, kind: &str, name: &str| {
+        active
+            .iter()
+            .find(|r| r.matches.matches(ns, kind, name))
+            .copied()
+    };
+
+    let mut out = Drift {
+        summary: String::new(),
+        coverage: None,
+        coverage_by_tenant: Vec::new(),
+        unmanaged: Vec::new(),
+        missing: Vec::new(),
+        changed: Vec::new(),
+        in_sync: Vec::new(),
+        accepted: Vec::new(),
+        expired: Vec::new(),
+        desired_at: desired.at.clone(),
+        desired_incomplete: desired.apps.iter().any(|a| a.status == "error")
+            || !desired.problems.is_empty(),
+    };
+    let mut tenants: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    let mut matched: HashSet<Key> = HashSet::new();
+    let mut drifted_names: Vec<(String, String, String)> = Vec::new();
+
+    let mut place = |out: &mut Drift, category: &str, mut row: DriftRow| {
+        if category != "in_sync" {
+            drifted_names.push((row.namespace.clone(), row.kind.clone(), row.name.clone()));
+            if let Some(r) = accept(&row.namespace, &row.kind, &row.name) {
+                row.accepted_as = Some(category.to_string());
+                row.rule = Some(AcceptedBy {
+                    reason: r.reason.clone(),
+                    owner: r.owner.clone(),
+                    expires: r.expires.map(|d| d.to_string()),
+                });
+                out.accepted.push(row);
+                return;
+            }
+        }
+        match category {
+            "unmanaged" => out.unmanaged.push(row),
+            "missing" => out.missing.push(row),
+            "changed" => out.changed.push(row),
+            _ => out.in_sync.push(row),
+        }
+    };
+
+    for w in live {
+        let k = key(&w.namespace, &w.api_group, &w.kind, &w.name);
+        let t = tenants.entry(w.tenant.clone()).or_default();
+        t.0 += w.gpus;
+        let tracked = by_key.get(&k).and_then(|o| tracked_by(o));
+        let hpa = hpa_targets.contains(&k);
+        let mut row = DriftRow {
+            namespace: w.namespace.clone(),
+            api_group: w.api_group.clone(),
+            kind: w.kind.clone(),
+            name: w.name.clone(),
+            tenant: w.tenant.clone(),
+            gpus: w.gpus,
+            gpus_git: 0,
+            app: None,
+            tracked_by: tracked,
+            git: None,
+            live: Some(w.roles.clone()),
+            git_shape: None,
+            live_shape: Some(w.shape.clone()),
+            autoscaled: hpa || w.roles.iter().any(|r| r.autoscaled),
+            diff: None,
+            accepted_as: None,
+            rule: None,
+            git_source: None,
+        };
+        match git.get(&k) {
+            None => place(&mut out, "unmanaged", row),
+            Some(d) => {
+                matched.insert(k);
+                t.1 += w.gpus;
+                let g = &d.workload;
+                row.gpus_git = g.gpus_declared;
+                row.app = Some(d.app.clone());
+                row.git = Some(g.roles.clone());
+                row.git_shape = Some(g.shape.clone());
+                row.git_source = g.source.clone();
+                row.autoscaled |= g.roles.iter().any(|r| r.autoscaled);
+                if differs(&g.roles, &w.roles, hpa) {
+                    row.diff = Some(diff(&w.kind, &g.roles, &w.roles));
+                    place(&mut out, "changed", row);
+                } else {
+                    place(&mut out, "in_sync", row);
+                }
+            }
+        }
+    }
+
+    for (k, d) in &git {
+        if matched.contains(k) {
+            continue;
+        }
+        let g = &d.workload;
+        let mut row = DriftRow {
+            namespace: k.0.clone(),
+            api_group: g.api_group.clone(),
+            kind: g.kind.clone(),
+            name: g.name.clone(),
+            tenant: g.tenant.clone(),
+            gpus: 0,
+            gpus_git: g.gpus_declared,
+            app: Some(d.app.clone()),
+            tracked_by: None,
+            git: Some(g.roles.clone()),
+            live: None,
+            git_shape: Some(g.shape.clone()),
+            live_shape: None,
+            autoscaled: g.roles.iter().any(|r| r.autoscaled),
+            diff: None,
+            accepted_as: None,
+            rule: None,
+            git_source: g.source.clone(),
+        };
+        // The object is live but holds and declares no GPUs: its shape changed to nothing.
+        if let Some(o) = by_key.get(k) {
+            let roles = declared_shape(o).map(|s| s.roles).unwrap_or_default();
+            row.tracked_by = tracked_by(o);
+            row.diff = Some(diff(&g.kind, &g.roles, &roles));
+            row.live_shape = Some(shape_str(&roles));
+            row.live = Some(roles);
+            place(&mut out, "changed", row);
+        } else {
+            place(&mut out, "missing", row);
+        }
+    }
+
+    for r in expired_rules {
+        out.expired.push(ExpiredRule {
+            rule: rule_label(r),
+            reason: r.reason.clone(),
+            owner: r.owner.clone(),
+            expired: r.expires.map(|d| d.to_string()).unwrap_or_default(),
+            would_match: drifted_names
+                .iter()
+                .filter(|(ns, kind, name)| r.matches.matches(ns, kind, name))
+                .map(|(ns, kind, name)| format!("{ns}/{kind}/{name}"))
+                .collect(),
+        });
+    }
+
+    // Accepted rows that matched Git count as managed.
+    for a in &out.accepted {
+        if a.app.is_some() && a.gpus > 0 {
+            tenants.entry(a.tenant.clone()).or_default().1 += a.gpus;
+        }
+    }
+    let total: u64 = tenants.values().map(|t| t.0).sum();
+    let managed: u64 = tenants.values().map(|t| t.1).sum();
+    out.coverage = (total > 0).then(|| managed as f64 / total as f64);
+    out.coverage_by_tenant = tenants
+        .into_iter()
+        .map(|(tenant, (req, man))| TenantCoverage {
+            tenant,
+            gpus_requested: req,
+            gpus_managed: man,
+            coverage: (req > 0).then(|| man as f64 / req as f64),
+        })
+        .collect();
+    out.coverage_by_tenant.sort_by(|a, b| {
+        b.gpus_requested
+            .cmp(&a.gpus_requested)
+            .then_with(|| a.tenant.cmp(&b.tenant))
+    });
+
+    let order = |v: &mut Vec<DriftRow>| {
+        v.sort_by(|a, b| {
+            (b.gpus.max(b.gpus_git))
+                .cmp(&a.gpus.max(a.gpus_git))
+                .then_with(|| {
+                    (&a.namespace, &a.kind, &a.name).cmp(&(&b.namespace, &b.kind, &b.name))
+                })
+        })
+    };
+    for v in [
+        &mut out.unmanaged,
+        &mut out.missing,
+        &mut out.changed,
+        &mut out.in_sync,
+        &mut out.accepted,
+    ] {
+        order(v);
+    }
+
+    let unmanaged_gpus: u64 = out.unmanaged.iter().map(|r| r.gpus).sum();
+    let mut summary = format!(
+        "GitOps covers {} of requested GPUs; {} unmanaged workload{} hold{} {} GPUs; {} missing; {} changed",
+        out.coverage
+            .map_or("n/a".to_string(), |c| format!("{:.0}%", c * 100.0)),
+        out.unmanaged.len(),
+        if out.unmanaged.len() == 1 { "" } else { "s" },
+        if out.unmanaged.len() == 1 { "s" } else { "" },
+        unmanaged_gpus,
+        out.missing.len(),
+        out.changed.len()
+    );
+    if !out.accepted.is_empty() {
+        summary.push_str(&format!("; {} accepted", out.accepted.len()));
+    }
+    if !out.expired.is_empty() {
+        summary.push_str(&format!(
+            "; {} expired acceptance rule(s)",
+            out.expired.len()
+        ));
+    }
+    out.summary = summary;
+    out
+}
+
+fn diff(kind: &str, git: &[Role], live: &[Role]) -> String {
+    let (a, b) = (spec_text(kind, git), spec_text(kind, live));
+    TextDiff::from_lines(&a, &b)
+        .unified_diff()
+        .context_radius(3)
+        .header("git", "live")
+        .to_string()
+}
+
+/// Rules that would accept today's unaccepted drift, as `.gpuledger.yaml` text for the user to edit.
+pub fn suggest_accept(d: &Drift, today: Date) -> String {
+    let mut out = String::from(
+        "# Accepted-drift rules for today's drift: review, give each a reason and an owner, and commit to\n# .gpuledger.yaml. Each expires in 30 days unless you change the date.\naccepted_drift:\n",
+    );
+    let rows = d
+        .unmanaged
+        .iter()
+        .map(|r| ("unmanaged", r))
+        .chain(d.missing.iter().map(|r| ("missing", r)))
+        .chain(d.changed.iter().map(|r| ("changed", r)));
+    let mut any = false;
+    for (category, r) in rows {
+        any = true;
+        out.push_str(&format!(
+            "- match: {{namespace: {}, kind: {}, name: {}}}\n  reason: \"{category}: {} GPUs live, {} in Git — explain why this is fine\"\n  owner: \"\"\n  expires: {}\n",
+            yaml_str(&r.namespace),
+            yaml_str(&r.kind),
+            yaml_str(&r.name),
+            r.gpus,
+            r.gpus_git,
+            today.plus_days(30)
+        ));
+    }
+    if !any {
+        out.push_str("  [] # no unaccepted drift today\n");
+    }
+    out
+}
+
+fn yaml_str(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::analysis::inventory::inventory;
+    use crate::k8s::read::read_str;
+    use crate::report::{AppRow, DesiredWorkloadRow};
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    fn deployment(ns: &str, name: &str, replicas: u64, gpus: u64) -> String {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: {ns}, uid: {ns}-{name}}}\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n      containers: [{{resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}]\n---\n"
+        )
+    }
+
+    fn pod(ns: &str, owner: &str, i: u64, gpus: u64, bound: bool) -> String {
+        let node = if bound { "  nodeName: n1\n" } else { "" };
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {owner}-{i}\n  namespace: {ns}\n  ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: {owner}, uid: {ns}-{owner}, controller: true}}]\nspec:\n{node}  containers: [{{resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}]\n---\n"
+        )
+    }
+
+    /// Property: over many random fleets and repositories, every live GPU workload lands in exactly
+    /// one category, every desired one too, and the live categories' GPUs add up to the fleet's
+    /// requested GPUs.
+    #[test]
+    fn every_workload_lands_in_exactly_one_category() {
+        for seed in 1..=150u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let (mut live, mut git) = (String::new(), String::new());
+            for w in 0..(3 + rng.below(12)) {
+                let ns = format!("ns{}", rng.below(4));
+                let name = format!("w{w}");
+                let (replicas, gpus) = (rng.below(4), 1 + rng.below(8));
+                if rng.below(5) > 0 {
+                    live.push_str(&deployment(&ns, &name, replicas, gpus));
+                    for i in 0..replicas {
+                        live.push_str(&pod(&ns, &name, i, gpus, rng.below(4) > 0));
+                    }
+                }
+                match rng.below(4) {
+                    0 => {}
+                    1 => git.push_str(&deployment(&ns, &name, replicas + 1, gpus)),
+                    _ => git.push_str(&deployment(&ns, &name, replicas, gpus)),
+                }
+            }
+            if live.is_empty() {
+                live.push_str(&deployment("ns0", "only", 1, 1));
+            }
+            let live_objs = read_str(&live, "live.yaml").unwrap();
+            let cfg = Config::parse(
+                &format!(
+                    "accepted_drift:\n- match: {{namespace: ns{}}}\n  reason: r\n  expires: 2026-12-{:02}\n",
+                    rng.below(4),
+                    1 + rng.below(28)
+                ),
+                "c",
+            )
+            .unwrap();
+            let report = inventory(&live_objs, &cfg, vec![]);
+            let git_objs = if git.is_empty() {
+                vec![]
+            } else {
+                read_str(&git, "git.yaml").unwrap()
+            };
+            let git_rows = inventory(&git_objs, &cfg, vec![]).workloads;
+            let desired = Desired {
+                at: "test".into(),
+                gpus_declared: 0,
+                workloads: git_rows
+                    .into_iter()
+                    .map(|workload| DesiredWorkloadRow {
+                        workload,
+                        app: "app".into(),
+                        app_kind: "directory".into(),
+                    })
+                    .collect(),
+                tenants: vec![],
+                apps: Vec::<AppRow>::new(),
+                not_deployed: vec![],
+                duplicates: vec![],
+                problems: vec![],
+            };
+            let d = drift(
+                &report.workloads,
+                &live_objs,
+                &desired,
+                &cfg,
+                Date::parse("2026-12-10").unwrap(),
+            );
+
+            let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+            let mut live_gpus = 0;
+            for r in d
+                .unmanaged
+                .iter()
+                .chain(&d.changed)
+                .chain(&d.in_sync)
+                .chain(&d.accepted)
+                .chain(&d.missing)
+            {
+                *seen
+                    .entry(format!("{}/{}/{}", r.namespace, r.kind, r.name))
+                    .or_default() += 1;
+                live_gpus += r.gpus;
+            }
+            assert!(seen.values().all(|&n| n == 1), "seed {seed}: {seen:?}");
+            for w in &report.workloads {
+                assert!(
+                    seen.contains_key(&format!("{}/{}/{}", w.namespace, w.kind, w.name)),
+                    "seed {seed}: live {} lost",
+                    w.name
+                );
+            }
+            for w in &desired.workloads {
+                let x = &w.workload;
+                assert!(
+                    seen.contains_key(&format!("{}/{}/{}", x.namespace, x.kind, x.name)),
+                    "seed {seed}: git {} lost",
+                    x.name
+                );
+            }
+            assert_eq!(live_gpus, report.fleet.gpus.requested, "seed {seed}");
+            assert!(d.missing.iter().all(|r| r.gpus == 0));
+        }
+    }
+}

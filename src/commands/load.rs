@@ -1,0 +1,67 @@
+//! Loading the two sides every command compares: the live fleet (snapshot files) and the desired
+//! state (a rendered GitOps repository), plus the config that goes with them.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::analysis::desired::desired;
+use crate::cli::RepoArgs;
+use crate::config::Config;
+use crate::desired::render::{Tools, render_all};
+use crate::desired::{discover, tree::Tree};
+use crate::k8s::object::Object;
+use crate::k8s::read::read_objects;
+use crate::report::Desired;
+
+/// The config: `--config`, else `.gpuledger.yaml` at the repository root (when a repository is
+/// given) or in the current directory, else the defaults. Returns a note naming the file used.
+pub fn config(
+    explicit: Option<&Path>,
+    repo: Option<&Path>,
+) -> anyhow::Result<(Config, Option<PathBuf>)> {
+    let dir = match repo {
+        Some(r) => r.to_path_buf(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    Ok(Config::discover(explicit, &dir)?)
+}
+
+/// Every object of every snapshot file, in order.
+pub fn live(snapshots: &[PathBuf]) -> anyhow::Result<Vec<Object>> {
+    let mut objects = Vec::new();
+    for path in snapshots {
+        let objs = read_objects(path)?;
+        tracing::debug!(file = %path.display(), objects = objs.len(), "read snapshot");
+        objects.extend(objs);
+    }
+    Ok(objects)
+}
+
+/// The desired state at `--ref` (or the working tree), and the label of what was rendered.
+/// `live` objects, when given, lend their Namespace labels to tenancy.
+pub fn desired_state(
+    args: &RepoArgs,
+    repo: &Path,
+    cfg: &Config,
+    live: &[Object],
+) -> anyhow::Result<Desired> {
+    anyhow::ensure!(repo.is_dir(), "--repo {}: not a directory", repo.display());
+    let tree = Tree::open(repo, args.git_ref.as_deref())
+        .with_context(|| format!("cannot read the repository {}", repo.display()))?;
+    let plan = discover::plan(&tree, &cfg.render, &args.repo_url);
+    let tools = Tools::detect(Duration::from_secs(args.render_timeout));
+    let rendered = render_all(&tree, plan, &tools);
+    Ok(desired(&rendered, cfg, live))
+}
+
+/// What failed to render, for the exit code and a note.
+pub fn render_failures(d: &Desired) -> Vec<String> {
+    d.apps
+        .iter()
+        .filter(|a| a.status == "error")
+        .map(|a| format!("{} {}", a.kind, a.name))
+        .chain(d.problems.iter().cloned())
+        .collect()
+}
