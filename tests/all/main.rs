@@ -5,5 +5,9 @@
 mod cli;
 mod demo;
 mod drift;
+mod emulator;
 mod render;
 mod support;
+
+#[path = "../support/kube_emulator.rs"]
+mod kube_emulator;
