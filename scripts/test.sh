@@ -25,6 +25,13 @@ fi
 command -v python3 >/dev/null || { say "installing python3"; apt-get update -qq && apt-get install -y -qq python3 python3-venv; }
 scripts/install-helm-engine.sh >/dev/null
 
+# Prometheus: the real server, loaded with DCGM-shaped series through promtool (Debian's package
+# ships both). The package may start its own service on :9090; the tests use free ports of their own.
+if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
+    say "installing prometheus (the metrics tests run the real server)"
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus
+fi
+
 say "cargo fmt --check"
 cargo fmt --all -- --check
 

@@ -35,6 +35,45 @@ pub enum Command {
     /// live workloads (missing), different GPU shapes (changed), and the GitOps coverage of GPUs.
     #[command(after_help = DRIFT_EXAMPLES)]
     Drift(DriftArgs),
+    /// Dump what gpuledger reads from the cluster into a kubectl-compatible List file, to analyse
+    /// anywhere later with --snapshot.
+    #[command(after_help = SNAPSHOT_EXAMPLES)]
+    Snapshot(SnapshotArgs),
+}
+
+const SNAPSHOT_EXAMPLES: &str = "Examples:
+  gpuledger snapshot --output fleet.json
+  gpuledger snapshot --context gpu-east --output east.json && gpuledger inventory --snapshot east.json
+
+Reads exactly the resources listed in deploy/rbac.yaml (get and list; never Secrets), strips
+managedFields and the last-applied annotation, and writes one JSON List.";
+
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// The file to write.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// The kubeconfig to read the cluster with [default: $KUBECONFIG, ~/.kube/config, or the
+    /// in-cluster service account].
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context [default: the current context].
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// Give up reading the cluster after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub timeout: u64,
+
+    /// Time limit for each API request, in seconds (retried with backoff on 429 and 5xx).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub request_timeout: u64,
+
+    /// No progress line (it only shows on a terminal anyway).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 const DRIFT_EXAMPLES: &str = "Examples:
@@ -63,6 +102,10 @@ reported).";
 const INVENTORY_EXAMPLES: &str = "Examples:
   # The bundled demo fleet (no cluster needed)
   gpuledger inventory --snapshot fixtures/demo/cluster.yaml --config fixtures/demo/.gpuledger.yaml
+
+  # The cluster of the current kubeconfig context (read-only: get and list)
+  gpuledger inventory
+  gpuledger inventory --kubeconfig ~/.kube/prod.yaml --context gpu-east --format markdown
 
   # Any kubectl dump works; several files are read as one fleet
   kubectl get nodes,namespaces -o yaml > nodes.yaml
@@ -125,9 +168,8 @@ pub struct DriftArgs {
     #[command(flatten)]
     pub repo: RepoArgs,
 
-    /// A cluster snapshot (what `kubectl get … -o yaml|json` prints); repeatable, `-` is stdin.
-    #[arg(long, short = 's', value_name = "FILE", required = true)]
-    pub snapshot: Vec<PathBuf>,
+    #[command(flatten)]
+    pub live: LiveArgs,
 
     /// Exit 0 even when there is unaccepted drift.
     #[arg(long)]
@@ -146,16 +188,45 @@ pub struct DriftArgs {
     pub output: OutputArgs,
 }
 
+/// Where the live fleet comes from: snapshot files, or the cluster itself.
+#[derive(Debug, Args)]
+pub struct LiveArgs {
+    /// A cluster snapshot: what `kubectl get … -o yaml|json` prints (objects, Lists, several
+    /// documents). Repeat the flag to read several files as one fleet; `-` reads standard input.
+    /// Without it, the cluster is read through the Kubernetes API.
+    #[arg(long, short = 's', value_name = "FILE", conflicts_with_all = ["kubeconfig", "context"])]
+    pub snapshot: Vec<PathBuf>,
+
+    /// The kubeconfig to read the cluster with [default: $KUBECONFIG, ~/.kube/config, or the
+    /// in-cluster service account].
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context [default: the current context].
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// Give up reading the cluster after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    pub timeout: u64,
+
+    /// Time limit for each API request, in seconds (retried with backoff on 429 and 5xx).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub request_timeout: u64,
+
+    /// No progress line while reading the cluster (it only shows on a terminal anyway).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
 fn parse_date(s: &str) -> Result<Date, String> {
     Date::parse(s)
 }
 
 #[derive(Debug, Args)]
 pub struct InventoryArgs {
-    /// A cluster snapshot: what `kubectl get … -o yaml|json` prints (objects, Lists, several
-    /// documents). Repeat the flag to read several files as one fleet; `-` reads standard input.
-    #[arg(long, short = 's', value_name = "FILE", required = true)]
-    pub snapshot: Vec<PathBuf>,
+    #[command(flatten)]
+    pub live: LiveArgs,
 
     /// With --repo, the report also holds drift against Git.
     #[command(flatten)]

@@ -13,6 +13,7 @@ pub mod config;
 pub mod desired;
 pub mod error;
 pub mod k8s;
+pub mod live;
 pub mod render;
 pub mod report;
 pub mod util;

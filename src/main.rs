@@ -3,19 +3,37 @@
 
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 use clap::Parser;
 use gpuledger::cli::{Cli, Command};
 use gpuledger::commands;
+use gpuledger::live::kube::Progress;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging();
-    let result = match &cli.command {
-        Command::Inventory(args) => commands::inventory::run(args),
-        Command::Render(args) => commands::render::run(args),
-        Command::Drift(args) => commands::drift::run(args),
+    let progress = Arc::new(Progress::default());
+    let quiet = match &cli.command {
+        Command::Inventory(a) => a.live.quiet || !a.live.snapshot.is_empty(),
+        Command::Drift(a) => a.live.quiet || !a.live.snapshot.is_empty(),
+        Command::Snapshot(a) => a.quiet,
+        Command::Render(_) => true,
     };
+    let reporter = (!quiet && show_progress()).then(|| spawn_progress(progress.clone()));
+    let result = match &cli.command {
+        Command::Inventory(args) => commands::inventory::run(args, &progress),
+        Command::Render(args) => commands::render::run(args),
+        Command::Drift(args) => commands::drift::run(args, &progress),
+        Command::Snapshot(args) => commands::snapshot::run(args, &progress),
+    };
+    if let Some((stop, handle)) = reporter {
+        stop.store(true, Ordering::Relaxed);
+        let _ = handle.join();
+    }
     match result {
         Ok(outcome) => {
             if let Some(text) = outcome.stdout {
@@ -45,11 +63,41 @@ fn main() -> ExitCode {
 /// Diagnostics go to stderr, filtered by `GPULEDGER_LOG` (e.g. `GPULEDGER_LOG=debug`); off by default.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("GPULEDGER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("gpuledger=warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
         .without_time()
         .init();
+}
+
+/// A progress line only on an interactive terminal, never in CI.
+fn show_progress() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("CI").is_none()
+}
+
+/// Redraws `listing 7/19 resources, 12,345 objects` on stderr until told to stop, then clears it.
+fn spawn_progress(p: Arc<Progress>) -> (Arc<AtomicBool>, JoinHandle<()>) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let handle = std::thread::spawn(move || {
+        let mut shown = false;
+        while !flag.load(Ordering::Relaxed) {
+            let total = p.resources_total.load(Ordering::Relaxed);
+            if total > 0 {
+                eprint!(
+                    "\r\x1b[2Klisting {}/{total} resources, {} objects",
+                    p.resources_done.load(Ordering::Relaxed),
+                    p.objects.load(Ordering::Relaxed)
+                );
+                shown = true;
+            }
+            std::thread::sleep(Duration::from_millis(150));
+        }
+        if shown {
+            eprint!("\r\x1b[2K");
+        }
+    });
+    (stop, handle)
 }

@@ -137,6 +137,8 @@ pub fn inventory(objects: &[Object], cfg: &Config, sources: Vec<String>) -> Repo
     Report {
         schema: SCHEMA,
         sources,
+        complete: true,
+        incomplete: Vec::new(),
         fleet: Fleet {
             gpu_nodes: nodes.len() as u64,
             utilisation: ratio(gpus.requested, gpus.placeable),

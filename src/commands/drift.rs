@@ -1,26 +1,25 @@
 //! `gpuledger drift`: live GPU workloads against Git, both directions, with coverage.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::{Outcome, deliver, load};
 use crate::analysis::drift::{drift, suggest_accept};
 use crate::analysis::inventory::inventory;
 use crate::cli::DriftArgs;
+use crate::live::kube::Progress;
 use crate::render::render_drift;
 use crate::util::date::Date;
 
-pub fn run(args: &DriftArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: &DriftArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
     let repo = args.repo.repo.as_deref().unwrap_or(Path::new("."));
     let (cfg, cfg_path) = load::config(args.output.config.as_deref(), Some(repo))?;
-    let objects = load::live(&args.snapshot)?;
+    let live = load::live(&args.live, progress)?;
+    let objects = live.objects;
     let desired = load::desired_state(&args.repo, repo, &cfg, &objects)?;
     let today = args.now.unwrap_or_else(Date::today);
 
-    let mut sources: Vec<String> = args
-        .snapshot
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
+    let mut sources = live.sources;
     sources.push(format!("{} ({})", repo.display(), desired.at));
     let mut notes = Vec::new();
     if let Some(p) = &cfg_path {
@@ -28,6 +27,8 @@ pub fn run(args: &DriftArgs) -> anyhow::Result<Outcome> {
         notes.push(format!("using config {}", p.display()));
     }
     let mut report = inventory(&objects, &cfg, sources);
+    report.complete = live.incomplete.is_empty();
+    report.incomplete = live.incomplete;
     let started = std::time::Instant::now();
     let d = drift(&report.workloads, &objects, &desired, &cfg, today);
     tracing::debug!(
@@ -51,12 +52,17 @@ pub fn run(args: &DriftArgs) -> anyhow::Result<Outcome> {
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
 
     let failed = load::render_failures(&desired);
-    let exit_code = if !failed.is_empty() {
-        notes.push(format!(
-            "{} failed to render: {}",
-            failed.len(),
-            failed.join("; ")
-        ));
+    for m in &report.incomplete {
+        notes.push(format!("report incomplete: {}: {}", m.resource, m.reason));
+    }
+    let exit_code = if !failed.is_empty() || !report.complete {
+        if !failed.is_empty() {
+            notes.push(format!(
+                "{} failed to render: {}",
+                failed.len(),
+                failed.join("; ")
+            ));
+        }
         2
     } else if drifting && !args.no_fail && !args.suggest_accept {
         1

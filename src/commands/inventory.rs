@@ -1,22 +1,22 @@
 //! `gpuledger inventory`: read snapshots, compute the inventory (and, with `--repo`, drift against
 //! Git), render it.
 
+use std::sync::Arc;
+
 use super::{Outcome, deliver, load};
 use crate::analysis::drift::drift;
 use crate::analysis::inventory::inventory;
 use crate::cli::InventoryArgs;
+use crate::live::kube::Progress;
 use crate::render::render;
 use crate::util::date::Date;
 
-pub fn run(args: &InventoryArgs) -> anyhow::Result<Outcome> {
+pub fn run(args: &InventoryArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
     let repo = args.repo.repo.as_deref();
     let (cfg, cfg_path) = load::config(args.output.config.as_deref(), repo)?;
-    let objects = load::live(&args.snapshot)?;
-    let mut sources: Vec<String> = args
-        .snapshot
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
+    let live = load::live(&args.live, progress)?;
+    let objects = live.objects;
+    let mut sources = live.sources;
     let mut notes = Vec::new();
     if let Some(p) = &cfg_path {
         sources.push(p.display().to_string());
@@ -33,6 +33,8 @@ pub fn run(args: &InventoryArgs) -> anyhow::Result<Outcome> {
         None => None,
     };
     let mut report = inventory(&objects, &cfg, sources);
+    report.complete = live.incomplete.is_empty();
+    report.incomplete = live.incomplete;
     if let Some(d) = &desired {
         report.drift = Some(drift(
             &report.workloads,
@@ -44,16 +46,19 @@ pub fn run(args: &InventoryArgs) -> anyhow::Result<Outcome> {
     }
     let text = render(&report, args.output.format);
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
-    let exit_code = if failed.is_empty() {
-        0
-    } else {
+    let mut exit_code = 0;
+    if !failed.is_empty() {
         notes.push(format!(
             "{} failed to render: {}",
             failed.len(),
             failed.join("; ")
         ));
-        2
-    };
+        exit_code = 2;
+    }
+    for m in &report.incomplete {
+        notes.push(format!("report incomplete: {}: {}", m.resource, m.reason));
+        exit_code = 2;
+    }
     Ok(Outcome {
         stdout,
         notes,

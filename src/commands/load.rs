@@ -2,18 +2,21 @@
 //! state (a rendered GitOps repository), plus the config that goes with them.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
 
 use crate::analysis::desired::desired;
-use crate::cli::RepoArgs;
+use crate::cli::{LiveArgs, RepoArgs};
 use crate::config::Config;
 use crate::desired::render::{Tools, render_all};
 use crate::desired::{discover, tree::Tree};
 use crate::k8s::object::Object;
 use crate::k8s::read::read_objects;
+use crate::live::kube::{ClusterSource, Progress, read_cluster};
 use crate::report::Desired;
+use crate::report::IncompleteInput;
 
 /// The config: `--config`, else `.gpuledger.yaml` at the repository root (when a repository is
 /// given) or in the current directory, else the defaults. Returns a note naming the file used.
@@ -28,15 +31,61 @@ pub fn config(
     Ok(Config::discover(explicit, &dir)?)
 }
 
-/// Every object of every snapshot file, in order.
-pub fn live(snapshots: &[PathBuf]) -> anyhow::Result<Vec<Object>> {
-    let mut objects = Vec::new();
-    for path in snapshots {
-        let objs = read_objects(path)?;
-        tracing::debug!(file = %path.display(), objects = objs.len(), "read snapshot");
-        objects.extend(objs);
+/// The live fleet: every object of every snapshot file, or what the cluster serves.
+pub struct Live {
+    pub objects: Vec<Object>,
+    /// The snapshot files, or the cluster.
+    pub sources: Vec<String>,
+    /// Resources the cluster would not let us list.
+    pub incomplete: Vec<IncompleteInput>,
+}
+
+pub fn live(args: &LiveArgs, progress: &Arc<Progress>) -> anyhow::Result<Live> {
+    if !args.snapshot.is_empty() {
+        let mut objects = Vec::new();
+        for path in &args.snapshot {
+            let objs = read_objects(path)?;
+            tracing::debug!(file = %path.display(), objects = objs.len(), "read snapshot");
+            objects.extend(objs);
+        }
+        let sources = args
+            .snapshot
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        return Ok(Live {
+            objects,
+            sources,
+            incomplete: Vec::new(),
+        });
     }
-    Ok(objects)
+    let src = ClusterSource {
+        kubeconfig: args.kubeconfig.clone(),
+        context: args.context.clone(),
+        request_timeout: Duration::from_secs(args.request_timeout.max(1)),
+        timeout: Duration::from_secs(args.timeout.max(1)),
+        page_size: 500,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let read = runtime
+        .block_on(read_cluster(src, progress.clone()))
+        .map_err(|e| anyhow::anyhow!("cannot read the cluster: {e}"))?;
+    Ok(Live {
+        objects: read.objects,
+        sources: vec![format!("cluster {}", read.name)],
+        incomplete: read
+            .missing
+            .into_iter()
+            .map(|m| IncompleteInput {
+                resource: m.resource,
+                reason: m.reason,
+            })
+            .collect(),
+    })
 }
 
 /// The desired state at `--ref` (or the working tree), and the label of what was rendered.

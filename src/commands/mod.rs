@@ -4,6 +4,7 @@ pub mod drift;
 pub mod inventory;
 pub mod load;
 pub mod render;
+pub mod snapshot;
 
 use std::path::Path;
 

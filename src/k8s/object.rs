@@ -303,18 +303,24 @@ impl<'de> MetaRepr<'de> for serde_saphyr::Spanned<ObjectMeta> {
 /// filled in by the reader afterwards; the line comes from the metadata representation `M`.
 pub struct Document<M> {
     pub objects: Vec<Object>,
+    /// `metadata.continue` of a paginated list: where the next page starts.
+    pub continue_token: Option<String>,
     marker: std::marker::PhantomData<M>,
 }
 
 impl<'de, M: MetaRepr<'de>> Deserialize<'de> for Document<M> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut objects = Vec::new();
+        let mut continue_token = None;
         d.deserialize_any(DocumentSeed::<M> {
             out: &mut objects,
+            continue_token: Some(&mut continue_token),
+            defaults: None,
             marker: std::marker::PhantomData,
         })?;
         Ok(Document {
             objects,
+            continue_token,
             marker: std::marker::PhantomData,
         })
     }
@@ -322,6 +328,11 @@ impl<'de, M: MetaRepr<'de>> Deserialize<'de> for Document<M> {
 
 struct DocumentSeed<'a, M> {
     out: &'a mut Vec<Object>,
+    /// Where a list's `metadata.continue` goes (top-level documents only).
+    continue_token: Option<&'a mut Option<String>>,
+    /// apiVersion and kind for items that carry none: the API server leaves them out of the items
+    /// of a typed list (`PodList`), because the list names them once.
+    defaults: Option<(&'a str, &'a str)>,
     marker: std::marker::PhantomData<M>,
 }
 
@@ -329,6 +340,8 @@ impl<M> DocumentSeed<'_, M> {
     fn reborrow(&mut self) -> DocumentSeed<'_, M> {
         DocumentSeed {
             out: self.out,
+            continue_token: None,
+            defaults: self.defaults,
             marker: std::marker::PhantomData,
         }
     }
@@ -362,13 +375,16 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        let mut api_version: Option<String> = None;
-        let mut kind: Option<String> = None;
+        // Items of a typed list start from the list's apiVersion and kind (an item that names its
+        // own wins), so their spec parses straight into the typed body.
+        let mut api_version: Option<String> = self.defaults.map(|(v, _)| v.to_string());
+        let mut kind: Option<String> = self.defaults.map(|(_, k)| k.to_string());
         let mut meta: Option<(ObjectMeta, Option<u32>)> = None;
         let mut body: Option<Body> = None;
         // spec/status met before kind: kept as JSON and parsed at the end.
         let mut early: Vec<(bool, serde_json::Value)> = Vec::new();
         let mut items_seen = false;
+        let mut early_items: Option<serde_json::Value> = None;
         let out = self.out;
 
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
@@ -381,8 +397,17 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
                 }
                 "items" => {
                     items_seen = true;
+                    if kind.is_none() {
+                        // The list's kind comes later (keys in another order): keep the items
+                        // and read them once the kind that names them is known.
+                        early_items = Some(map.next_value()?);
+                        continue;
+                    }
+                    let defaults = list_item_type(api_version.as_deref(), kind.as_deref());
                     map.next_value_seed(DocumentSeed::<M> {
                         out: &mut *out,
+                        continue_token: None,
+                        defaults,
                         marker: std::marker::PhantomData,
                     })?;
                 }
@@ -403,6 +428,17 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
             }
         }
 
+        if let Some(items) = early_items {
+            let defaults = list_item_type(api_version.as_deref(), kind.as_deref());
+            DocumentSeed::<M> {
+                out: &mut *out,
+                continue_token: None,
+                defaults,
+                marker: std::marker::PhantomData,
+            }
+            .deserialize(items)
+            .map_err(de::Error::custom)?;
+        }
         let (Some(api_version), Some(kind)) = (api_version, kind) else {
             if items_seen {
                 return Ok(()); // a bare `items:` list without a kind: still a list
@@ -412,7 +448,13 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
             ));
         };
         let typed = Kind::of(&api_version, &kind);
-        if typed == Kind::List {
+        // `List`, `PodList`, and any custom resource's `…List` that carries items.
+        if typed == Kind::List || (items_seen && kind.ends_with("List")) {
+            if let Some(slot) = self.continue_token {
+                *slot = meta
+                    .and_then(|(m, _)| m.list_continue)
+                    .filter(|c| !c.is_empty());
+            }
             return Ok(());
         }
         let (meta, line) = meta.unwrap_or_default();
@@ -445,6 +487,15 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
         });
         Ok(())
     }
+}
+
+/// The apiVersion and kind of the items of a typed list (`PodList` holds `Pod`s).
+fn list_item_type<'a>(
+    api_version: Option<&'a str>,
+    kind: Option<&'a str>,
+) -> Option<(&'a str, &'a str)> {
+    let item = kind?.strip_suffix("List").filter(|k| !k.is_empty())?;
+    Some((api_version?, item))
 }
 
 struct PartSeed<'a> {

@@ -62,6 +62,26 @@ pub fn read_str(text: &str, file: &str) -> Result<Vec<Object>, InputError> {
     })
 }
 
+/// One page of a list response from the API server (JSON): its objects and the token of the next
+/// page, if any. `source` names the cluster resource in errors and in each object's source.
+pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String>), InputError> {
+    let file: Arc<str> = Arc::from(source);
+    let mut doc: Document<ObjectMeta> =
+        serde_json::from_str(text).map_err(|e| match json_error(e, source) {
+            ReadError::Input(e) => e,
+            ReadError::Io(e) => InputError {
+                file: source.to_string(),
+                line: None,
+                column: None,
+                message: e.to_string(),
+            },
+        })?;
+    for o in &mut doc.objects {
+        o.source.file = file.clone();
+    }
+    Ok((doc.objects, doc.continue_token))
+}
+
 enum ReadError {
     Io(io::Error),
     Input(InputError),
@@ -217,6 +237,28 @@ mod tests {
         let objs = read_str(text, "t.json").unwrap();
         assert_eq!(objs.len(), 2);
         assert_eq!(objs[1].to_string(), "Node n");
+    }
+
+    #[test]
+    fn typed_list_items_without_kind_and_the_continue_token() {
+        // What the API server returns for a page of `GET /api/v1/pods?limit=2`.
+        let page = r#"{"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"7","continue":"abc"},
+            "items":[{"metadata":{"name":"a","namespace":"ml"},"spec":{"nodeName":"n","containers":[{"resources":{"limits":{"nvidia.com/gpu":"2"}}}]}},
+                     {"metadata":{"name":"b","namespace":"ml"}}]}"#;
+        let (objs, next) = read_page(page, "cluster").unwrap();
+        assert_eq!(next.as_deref(), Some("abc"));
+        assert_eq!(objs.len(), 2);
+        assert_eq!(objs[0].to_string(), "Pod ml/a");
+        let Body::Pod(p) = &objs[0].body else {
+            panic!()
+        };
+        assert_eq!(p.spec.containers[0].resources.limits.to_gpus().whole, 2);
+        let (_, last) = read_page(
+            r#"{"kind":"NodeList","apiVersion":"v1","metadata":{"continue":""},"items":[]}"#,
+            "c",
+        )
+        .unwrap();
+        assert_eq!(last, None);
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub struct ObjectMeta {
     #[serde(deserialize_with = "annotations")]
     pub annotations: Labels,
     pub owner_references: Vec<OwnerRef>,
+    /// `metadata.continue` of a list page (ListMeta shares the `metadata` key with ObjectMeta).
+    #[serde(rename = "continue")]
+    pub list_continue: Option<String>,
 }
 
 /// Annotations minus the ones that only cost memory (the last-applied copy of the whole object).

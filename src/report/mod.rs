@@ -16,8 +16,12 @@ pub const SCHEMA: &str = "gpuledger.report/v1";
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema: &'static str,
-    /// The inputs the report was computed from (snapshot files, config).
+    /// The inputs the report was computed from (snapshot files, cluster, config).
     pub sources: Vec<String>,
+    /// False when part of the input could not be read (a resource the cluster forbids): the
+    /// figures then under-count and `incomplete` says what is missing.
+    pub complete: bool,
+    pub incomplete: Vec<IncompleteInput>,
     pub fleet: Fleet,
     /// Namespaces holding GPU pods, by GPUs requested + pending.
     pub namespaces: Vec<NamespaceRow>,
@@ -33,6 +37,12 @@ pub struct Report {
     /// Drift against Git, when a repository was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IncompleteInput {
+    pub resource: String,
+    pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize)]

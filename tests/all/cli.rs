@@ -95,8 +95,21 @@ fn missing_and_empty_inputs_are_errors_not_zero() {
         ],
         &["cannot read nope.yaml"],
     );
-    // A snapshot is required.
-    fails_with(&["inventory"], &["--snapshot"]);
+    // Without a snapshot the cluster is read; with no kubeconfig and no in-cluster account that is
+    // an error, not an empty fleet.
+    let home = tempfile::tempdir().unwrap();
+    let out = gpuledger(&root())
+        .arg("inventory")
+        .env("HOME", home.path())
+        .env_remove("KUBERNETES_SERVICE_HOST")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("no cluster configuration"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

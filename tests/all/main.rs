@@ -6,8 +6,12 @@ mod cli;
 mod demo;
 mod drift;
 mod emulator;
+mod live;
+mod prometheus;
 mod render;
 mod support;
 
 #[path = "../support/kube_emulator.rs"]
 mod kube_emulator;
+#[path = "../support/prometheus.rs"]
+mod prometheus_harness;

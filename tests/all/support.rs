@@ -19,7 +19,8 @@ pub fn gpuledger(dir: &Path) -> Command {
     c.current_dir(dir)
         .env_remove("GPULEDGER_FORMAT")
         .env_remove("GPULEDGER_CONFIG")
-        .env_remove("GPULEDGER_LOG");
+        .env_remove("GPULEDGER_LOG")
+        .env_remove("KUBECONFIG");
     c
 }
 

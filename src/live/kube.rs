@@ -1,0 +1,526 @@
+//! The live cluster through the Kubernetes API: read-only, concurrent, paginated.
+//!
+//! gpuledger lists exactly the resources its analyses read ([`RESOURCES`]) — never Secrets — each at
+//! the version the API server prefers, so custom resources served in several versions (Dynamo
+//! `v1alpha1` and `v1beta1`) are read once. Resources the server does not serve are simply absent.
+//! A 403 marks the read incomplete and names the resource and the RBAC verb it needs; everything
+//! else is still read. Requests are retried with backoff on 429 and 5xx, each has a timeout, and the
+//! whole read has one too. Pages are parsed straight into the same lean [`Object`]s a snapshot file
+//! gives, so the analyses cannot tell the sources apart.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use kube::Client;
+use kube::config::{KubeConfigOptions, Kubeconfig};
+use serde::Deserialize;
+
+use crate::k8s::object::Object;
+use crate::k8s::read::read_page;
+
+/// A resource gpuledger lists: API group (`""` for core) and plural name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resource {
+    pub group: &'static str,
+    pub plural: &'static str,
+    /// Core and built-in resources are always served; the others only where their CRD is installed.
+    pub builtin: bool,
+}
+
+const fn r(group: &'static str, plural: &'static str, builtin: bool) -> Resource {
+    Resource {
+        group,
+        plural,
+        builtin,
+    }
+}
+
+/// Everything the tool reads from a cluster, and nothing else. `deploy/rbac.yaml` grants exactly
+/// `get` and `list` on these (a test keeps the two in step).
+pub const RESOURCES: &[Resource] = &[
+    r("", "nodes", true),
+    r("", "namespaces", true),
+    r("", "pods", true),
+    r("", "services", true),
+    r("apps", "replicasets", true),
+    r("apps", "deployments", true),
+    r("apps", "statefulsets", true),
+    r("batch", "jobs", true),
+    r("batch", "cronjobs", true),
+    r("networking.k8s.io", "ingresses", true),
+    r("networking.k8s.io", "ingressclasses", true),
+    r("autoscaling", "horizontalpodautoscalers", true),
+    r("nvidia.com", "dynamographdeployments", false),
+    r("nvidia.com", "dynamocomponentdeployments", false),
+    r("leaderworkerset.x-k8s.io", "leaderworkersets", false),
+    r("serving.kserve.io", "inferenceservices", false),
+    r("gateway.networking.k8s.io", "gateways", false),
+    r("gateway.networking.k8s.io", "httproutes", false),
+    r("argoproj.io", "applications", false),
+];
+
+impl Resource {
+    pub fn label(&self) -> String {
+        if self.group.is_empty() {
+            self.plural.to_string()
+        } else {
+            format!("{}.{}", self.plural, self.group)
+        }
+    }
+}
+
+/// Where the cluster is and how patient to be with it.
+#[derive(Debug, Clone)]
+pub struct ClusterSource {
+    /// A kubeconfig file; otherwise `KUBECONFIG`, `~/.kube/config`, or the in-cluster config.
+    pub kubeconfig: Option<PathBuf>,
+    pub context: Option<String>,
+    /// Per request.
+    pub request_timeout: Duration,
+    /// For the whole read.
+    pub timeout: Duration,
+    pub page_size: u32,
+}
+
+/// Progress of a read, shared with whoever shows it.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub resources_total: AtomicU64,
+    pub resources_done: AtomicU64,
+    pub objects: AtomicU64,
+}
+
+/// A resource that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Missing {
+    /// `pods`, `dynamographdeployments.nvidia.com`
+    pub resource: String,
+    pub reason: String,
+}
+
+/// What was read from one cluster.
+#[derive(Debug)]
+pub struct ClusterRead {
+    /// The context (or `in-cluster`) and the server.
+    pub name: String,
+    pub objects: Vec<Object>,
+    /// Resources that were not read (forbidden): the report is incomplete without them.
+    pub missing: Vec<Missing>,
+}
+
+async fn client(src: &ClusterSource) -> Result<(Client, String), String> {
+    let options = KubeConfigOptions {
+        context: src.context.clone(),
+        ..Default::default()
+    };
+    let mut config = match &src.kubeconfig {
+        Some(path) => {
+            let kc = Kubeconfig::read_from(path)
+                .map_err(|e| format!("cannot read kubeconfig {}: {e}", path.display()))?;
+            kube::Config::from_custom_kubeconfig(kc, &options)
+                .await
+                .map_err(|e| format!("kubeconfig {}: {e}", path.display()))?
+        }
+        None if src.context.is_some() => kube::Config::from_kubeconfig(&options)
+            .await
+            .map_err(|e| format!("kubeconfig: {e}"))?,
+        None => kube::Config::infer()
+            .await
+            .map_err(|e| format!("no cluster configuration (kubeconfig or in-cluster): {e}"))?,
+    };
+    config.read_timeout = Some(src.request_timeout);
+    config.connect_timeout = Some(src.request_timeout);
+    let name = format!(
+        "{} ({})",
+        src.context
+            .clone()
+            .unwrap_or_else(|| "current context".into()),
+        config.cluster_url
+    );
+    let client =
+        Client::try_from(config).map_err(|e| format!("cannot build a Kubernetes client: {e}"))?;
+    Ok((client, name))
+}
+
+/// Why a request failed, for the retry decision.
+enum Failure {
+    Forbidden(String),
+    NotFound,
+    Retryable(String),
+    Fatal(String),
+}
+
+async fn get(client: &Client, path: &str, timeout: Duration) -> Result<String, Failure> {
+    let req = http::Request::get(path)
+        .body(Vec::new())
+        .map_err(|e| Failure::Fatal(e.to_string()))?;
+    match tokio::time::timeout(timeout, client.request_text(req)).await {
+        Err(_) => Err(Failure::Retryable(format!(
+            "GET {path} timed out after {}s",
+            timeout.as_secs_f64()
+        ))),
+        Ok(Ok(text)) => Ok(text),
+        Ok(Err(kube::Error::Api(status))) => match status.code {
+            403 => Err(Failure::Forbidden(status.message.clone())),
+            404 => Err(Failure::NotFound),
+            429 | 500 | 502 | 503 | 504 => Err(Failure::Retryable(format!(
+                "GET {path}: {} {}",
+                status.code, status.message
+            ))),
+            c => Err(Failure::Fatal(format!(
+                "GET {path}: {c} {}",
+                status.message
+            ))),
+        },
+        Ok(Err(e)) => Err(Failure::Retryable(format!("GET {path}: {e}"))),
+    }
+}
+
+/// GET with bounded retries and exponential backoff on 429, 5xx, timeouts and connection errors.
+async fn get_retrying(client: &Client, path: &str, timeout: Duration) -> Result<String, Failure> {
+    let mut delay = Duration::from_millis(200);
+    let mut last = String::new();
+    for attempt in 0..5 {
+        match get(client, path, timeout).await {
+            Err(Failure::Retryable(e)) => {
+                tracing::debug!(attempt, error = %e, "retrying");
+                last = e;
+                tokio::time::sleep(delay).await;
+                delay = (delay * 2).min(Duration::from_secs(5));
+            }
+            other => return other,
+        }
+    }
+    Err(Failure::Fatal(format!("{last} (gave up after 5 attempts)")))
+}
+
+#[derive(Deserialize)]
+struct GroupList {
+    #[serde(default)]
+    groups: Vec<Group>,
+}
+
+#[derive(Deserialize)]
+struct Group {
+    name: String,
+    #[serde(rename = "preferredVersion")]
+    preferred: Option<GroupVersion>,
+    #[serde(default)]
+    versions: Vec<GroupVersion>,
+}
+
+#[derive(Deserialize, Clone)]
+struct GroupVersion {
+    #[serde(rename = "groupVersion")]
+    group_version: String,
+}
+
+#[derive(Deserialize)]
+struct ResourceList {
+    #[serde(default)]
+    resources: Vec<ApiResource>,
+}
+
+#[derive(Deserialize)]
+struct ApiResource {
+    name: String,
+}
+
+/// The group/version to list each wanted resource at: the server's preferred version of the group
+/// when it serves the resource there, else the first served version that does.
+async fn discover(
+    client: &Client,
+    timeout: Duration,
+) -> Result<BTreeMap<&'static str, (Resource, String)>, String> {
+    let fatal = |f: Failure| match f {
+        Failure::Forbidden(m) | Failure::Retryable(m) | Failure::Fatal(m) => m,
+        Failure::NotFound => "not found".into(),
+    };
+    let groups: GroupList = serde_json::from_str(
+        &get_retrying(client, "/apis", timeout)
+            .await
+            .map_err(fatal)?,
+    )
+    .map_err(|e| format!("discovery /apis: {e}"))?;
+    let mut out = BTreeMap::new();
+    for res in RESOURCES {
+        if res.group.is_empty() {
+            out.insert(res.plural, (*res, "v1".to_string()));
+            continue;
+        }
+        let Some(g) = groups.groups.iter().find(|g| g.name == res.group) else {
+            continue;
+        };
+        let mut candidates: Vec<GroupVersion> = g.preferred.iter().cloned().collect();
+        candidates.extend(g.versions.iter().cloned());
+        for gv in candidates {
+            let path = format!("/apis/{}", gv.group_version);
+            let Ok(text) = get_retrying(client, &path, timeout).await else {
+                continue;
+            };
+            let Ok(list) = serde_json::from_str::<ResourceList>(&text) else {
+                continue;
+            };
+            if list.resources.iter().any(|r| r.name == res.plural) {
+                out.insert(res.plural, (*res, gv.group_version.clone()));
+                break;
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn list_path(group_version: &str, plural: &str) -> String {
+    if group_version == "v1" {
+        format!("/api/v1/{plural}")
+    } else {
+        format!("/apis/{group_version}/{plural}")
+    }
+}
+
+/// Lists one resource, page by page.
+async fn list(
+    client: Client,
+    res: Resource,
+    group_version: String,
+    src: Arc<ClusterSource>,
+    progress: Arc<Progress>,
+    label: Arc<str>,
+) -> Result<Vec<Object>, Failure> {
+    let base = list_path(&group_version, res.plural);
+    let mut objects = Vec::new();
+    let mut token: Option<String> = None;
+    loop {
+        let mut path = format!("{base}?limit={}", src.page_size);
+        if let Some(t) = &token {
+            path.push_str("&continue=");
+            path.extend(form_urlencoded_byte_serialize(t));
+        }
+        let text = get_retrying(&client, &path, src.request_timeout).await?;
+        let (page, next) = read_page(&text, &format!("{label}: {}", res.label()))
+            .map_err(|e| Failure::Fatal(format!("cannot parse {}: {e}", res.label())))?;
+        progress
+            .objects
+            .fetch_add(page.len() as u64, Ordering::Relaxed);
+        objects.extend(page);
+        match next {
+            Some(t) => token = Some(t),
+            None => break,
+        }
+    }
+    Ok(objects)
+}
+
+fn form_urlencoded_byte_serialize(s: &str) -> impl Iterator<Item = char> + '_ {
+    s.bytes().flat_map(|b| {
+        let keep = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~');
+        let chars: Vec<char> = if keep {
+            vec![b as char]
+        } else {
+            format!("%{b:02X}").chars().collect()
+        };
+        chars.into_iter()
+    })
+}
+
+/// Reads every resource of [`RESOURCES`] the cluster serves.
+pub async fn read_cluster(
+    src: ClusterSource,
+    progress: Arc<Progress>,
+) -> Result<ClusterRead, String> {
+    let overall = src.timeout;
+    let (client, name) = client(&src).await?;
+    match tokio::time::timeout(overall, read_inner(client, name.clone(), src, progress)).await {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "{name}: reading the cluster took longer than --timeout {}s",
+            overall.as_secs()
+        )),
+    }
+}
+
+async fn read_inner(
+    client: Client,
+    name: String,
+    src: ClusterSource,
+    progress: Arc<Progress>,
+) -> Result<ClusterRead, String> {
+    let served = discover(&client, src.request_timeout)
+        .await
+        .map_err(|e| format!("{name}: discovery failed: {e}"))?;
+    progress
+        .resources_total
+        .store(served.len() as u64, Ordering::Relaxed);
+    let src = Arc::new(src);
+    let label: Arc<str> = Arc::from(name.as_str());
+    let mut tasks = tokio::task::JoinSet::new();
+    for (_, (res, gv)) in served {
+        let (client, src, progress, label) =
+            (client.clone(), src.clone(), progress.clone(), label.clone());
+        tasks.spawn(async move {
+            let r = list(client, res, gv, src, progress.clone(), label).await;
+            progress.resources_done.fetch_add(1, Ordering::Relaxed);
+            (res, r)
+        });
+    }
+    let mut by_resource: BTreeMap<usize, Vec<Object>> = BTreeMap::new();
+    let mut missing = Vec::new();
+    while let Some(joined) = tasks.join_next().await {
+        let (res, r) = joined.map_err(|e| format!("a list task failed: {e}"))?;
+        let order = RESOURCES
+            .iter()
+            .position(|x| *x == res)
+            .unwrap_or(usize::MAX);
+        match r {
+            Ok(objs) => {
+                by_resource.insert(order, objs);
+            }
+            Err(Failure::Forbidden(msg)) => missing.push(Missing {
+                resource: res.label(),
+                reason: format!(
+                    "forbidden: the RBAC verb `list` on `{}` is missing ({msg})",
+                    res.label()
+                ),
+            }),
+            Err(Failure::NotFound) => {} // not served after all
+            Err(Failure::Retryable(e) | Failure::Fatal(e)) => {
+                return Err(format!("{name}: listing {}: {e}", res.label()));
+            }
+        }
+    }
+    missing.sort_by(|a, b| a.resource.cmp(&b.resource));
+    // Objects in the order of RESOURCES, as a snapshot would hold them.
+    let objects = by_resource.into_values().flatten().collect();
+    Ok(ClusterRead {
+        name,
+        objects,
+        missing,
+    })
+}
+
+/// What `write_snapshot` wrote.
+#[derive(Debug)]
+pub struct SnapshotWritten {
+    pub name: String,
+    pub objects: u64,
+    pub missing: Vec<Missing>,
+}
+
+/// Writes everything [`read_cluster`] would read as one kubectl-compatible `List` (JSON), with
+/// `managedFields` and the last-applied annotation stripped, so a snapshot taken anywhere can be
+/// analysed anywhere. Items are streamed to `out` page by page.
+pub async fn write_snapshot(
+    src: ClusterSource,
+    progress: Arc<Progress>,
+    out: &mut (dyn std::io::Write + Send),
+) -> Result<SnapshotWritten, String> {
+    let overall = src.timeout;
+    let (client, name) = client(&src).await?;
+    let work = async {
+        let served = discover(&client, src.request_timeout)
+            .await
+            .map_err(|e| format!("{name}: discovery failed: {e}"))?;
+        progress
+            .resources_total
+            .store(served.len() as u64, Ordering::Relaxed);
+        let io = |e: std::io::Error| format!("cannot write the snapshot: {e}");
+        out.write_all(b"{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n")
+            .map_err(io)?;
+        let mut written = 0u64;
+        let mut missing = Vec::new();
+        for (_, (res, gv)) in served {
+            let base = list_path(&gv, res.plural);
+            let mut token: Option<String> = None;
+            loop {
+                let mut path = format!("{base}?limit={}", src.page_size);
+                if let Some(t) = &token {
+                    path.push_str("&continue=");
+                    path.extend(form_urlencoded_byte_serialize(t));
+                }
+                let text = match get_retrying(&client, &path, src.request_timeout).await {
+                    Ok(t) => t,
+                    Err(Failure::Forbidden(msg)) => {
+                        missing.push(Missing {
+                            resource: res.label(),
+                            reason: format!(
+                                "forbidden: the RBAC verb `list` on `{}` is missing ({msg})",
+                                res.label()
+                            ),
+                        });
+                        break;
+                    }
+                    Err(Failure::NotFound) => break,
+                    Err(Failure::Retryable(e) | Failure::Fatal(e)) => {
+                        return Err(format!("{name}: listing {}: {e}", res.label()));
+                    }
+                };
+                let mut page: serde_json::Value = serde_json::from_str(&text)
+                    .map_err(|e| format!("{name}: {}: {e}", res.label()))?;
+                let api_version = page["apiVersion"].as_str().unwrap_or(&gv).to_string();
+                let kind = page["kind"]
+                    .as_str()
+                    .and_then(|k| k.strip_suffix("List"))
+                    .unwrap_or("")
+                    .to_string();
+                let items = match page.get_mut("items").map(serde_json::Value::take) {
+                    Some(serde_json::Value::Array(items)) => items,
+                    _ => Vec::new(),
+                };
+                for mut item in items {
+                    strip(&mut item, &api_version, &kind);
+                    if written > 0 {
+                        out.write_all(b",\n").map_err(io)?;
+                    }
+                    serde_json::to_writer(&mut *out, &item).map_err(|e| io(e.into()))?;
+                    written += 1;
+                }
+                progress.objects.store(written, Ordering::Relaxed);
+                token = page["metadata"]["continue"]
+                    .as_str()
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string);
+                if token.is_none() {
+                    break;
+                }
+            }
+            progress.resources_done.fetch_add(1, Ordering::Relaxed);
+        }
+        out.write_all(b"\n]}\n").map_err(io)?;
+        out.flush().map_err(io)?;
+        missing.sort_by(|a, b| a.resource.cmp(&b.resource));
+        Ok(SnapshotWritten {
+            name: name.clone(),
+            objects: written,
+            missing,
+        })
+    };
+    match tokio::time::timeout(overall, work).await {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "{name}: reading the cluster took longer than --timeout {}s",
+            overall.as_secs()
+        )),
+    }
+}
+
+/// Gives a list item its apiVersion and kind back and drops what only costs bytes.
+fn strip(item: &mut serde_json::Value, api_version: &str, kind: &str) {
+    let Some(obj) = item.as_object_mut() else {
+        return;
+    };
+    if !obj.contains_key("apiVersion") {
+        obj.insert("apiVersion".into(), api_version.into());
+    }
+    if !obj.contains_key("kind") && !kind.is_empty() {
+        obj.insert("kind".into(), kind.into());
+    }
+    if let Some(meta) = obj.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        meta.remove("managedFields");
+        if let Some(a) = meta.get_mut("annotations").and_then(|a| a.as_object_mut()) {
+            a.remove("kubectl.kubernetes.io/last-applied-configuration");
+        }
+    }
+}

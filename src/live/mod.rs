@@ -1,0 +1,4 @@
+//! Reading the live side: the cluster through the Kubernetes API, and GPU activity from metrics.
+
+pub mod kube;
+pub mod prometheus;
