@@ -217,6 +217,41 @@ pub struct LiveArgs {
     /// No progress line while reading the cluster (it only shows on a terminal anyway).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+
+    /// Prometheus with DCGM exporter metrics, for the GPUs really used (base URL).
+    #[arg(long, value_name = "URL", env = "GPULEDGER_PROMETHEUS")]
+    pub prometheus: Option<String>,
+
+    /// The environment variable holding a bearer token for Prometheus (managed Prometheus).
+    #[arg(long, value_name = "VAR", default_value = "GPULEDGER_PROMETHEUS_TOKEN")]
+    pub prometheus_token_env: String,
+
+    /// The window GPU activity is averaged over (`30m`, `1h`, `6h`).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    pub window: std::time::Duration,
+}
+
+/// `90s`, `30m`, `1h`, `2d`.
+fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or("a unit is needed: s, m, h or d")?;
+    let (n, unit) = s.split_at(split);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("{s:?} is not a duration such as 30m or 1h"))?;
+    let secs = match unit {
+        "s" => n,
+        "m" => n * 60,
+        "h" => n * 3600,
+        "d" => n * 86_400,
+        _ => return Err(format!("{s:?}: the unit must be s, m, h or d")),
+    };
+    if secs == 0 {
+        return Err("the window must be longer than zero".into());
+    }
+    Ok(std::time::Duration::from_secs(secs))
 }
 
 fn parse_date(s: &str) -> Result<Date, String> {

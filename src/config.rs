@@ -25,6 +25,23 @@ pub struct Config {
     pub render: RenderConfig,
     /// Drift that is known and accepted for a while.
     pub accepted_drift: Vec<AcceptRule>,
+    pub metrics: MetricsConfig,
+}
+
+/// How GPU activity is judged.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MetricsConfig {
+    /// A GPU is busy when its average engine activity over the window is above this (0–1).
+    pub busy_threshold: f64,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            busy_threshold: 0.05,
+        }
+    }
 }
 
 /// An accepted-drift rule: while it has not expired, matching drift is reported as accepted, not

@@ -17,14 +17,31 @@ use crate::workload::owners::{self, GpuPod, PodState};
 use super::exposure;
 use super::nodes::{self, GpuNode};
 use super::tenancy::Resolver;
+use super::usage::{Metrics, attribute};
 
 /// Why `used` is unknown when no metrics source was given.
 pub const NO_METRICS: &str =
     "no metrics source configured (GPU activity comes from DCGM metrics in Prometheus)";
 
 pub fn inventory(objects: &[Object], cfg: &Config, sources: Vec<String>) -> Report {
+    inventory_with_metrics(objects, cfg, sources, &Metrics::NotConfigured)
+}
+
+/// The inventory with GPU activity from a metrics source (or the reason it is unknown).
+pub fn inventory_with_metrics(
+    objects: &[Object],
+    cfg: &Config,
+    sources: Vec<String>,
+    metrics: &Metrics,
+) -> Report {
     let nodes = nodes::gpu_nodes(objects, cfg);
     let mut workloads = owners::build(objects);
+    let usage = match metrics {
+        Metrics::Activity {
+            gpus, threshold, ..
+        } => Some(attribute(gpus, *threshold, &workloads.pods, objects)),
+        _ => None,
+    };
     let tenants = Resolver::new(&cfg.tenancy, objects);
     let routes = exposure::public_routes(objects, cfg, &mut workloads, &tenants);
 
@@ -81,11 +98,14 @@ pub fn inventory(objects: &[Object], cfg: &Config, sources: Vec<String>) -> Repo
         .iter()
         .enumerate()
         .map(|(i, w)| {
-            workload_row(
-                w,
-                &tenants,
-                routes.per_workload.get(&i).copied().unwrap_or(0),
-            )
+            let routes = routes.per_workload.get(&i).copied().unwrap_or(0);
+            let mut row = workload_row(w, &tenants, routes);
+            if let Some(u) = &usage {
+                let used = u.per_workload.get(&i).copied().unwrap_or_default();
+                row.gpus_used = Some(used.busy);
+                row.gpu_equivalents_used = Some(used.equivalents);
+            }
+            row
         })
         .collect();
 
@@ -132,7 +152,26 @@ pub fn inventory(objects: &[Object], cfg: &Config, sources: Vec<String>) -> Repo
         .collect();
 
     let mut unknown = BTreeMap::new();
-    unknown.insert("gpus.used".to_string(), NO_METRICS.to_string());
+    let mut metrics_source = None;
+    match metrics {
+        Metrics::NotConfigured => {
+            unknown.insert("gpus.used".to_string(), NO_METRICS.to_string());
+        }
+        Metrics::Failed(reason) => {
+            unknown.insert("gpus.used".to_string(), reason.clone());
+        }
+        Metrics::Activity { source, .. } => metrics_source = Some(source.clone()),
+    }
+    gpus.used = usage.as_ref().map(|u| u.fleet.busy);
+    let mut other_gpus = other_gpu_rows(&nodes, &other_req, &other_pend);
+    if let Some(u) = &usage {
+        for row in &mut other_gpus {
+            if let Some(profile) = row.resource.strip_prefix(crate::k8s::gpus::MIG_PREFIX) {
+                row.used = Some(u.mig_busy.get(profile).copied().unwrap_or(0));
+            }
+        }
+    }
+    let idle = idle_rows(&tenant_rows);
 
     Report {
         schema: SCHEMA,
@@ -149,7 +188,23 @@ pub fn inventory(objects: &[Object], cfg: &Config, sources: Vec<String>) -> Repo
             gpu_namespaces: per_ns.len() as u64,
             top3_namespace_share: ratio(top3, demand),
             public_routes: routes.rows.len() as u64,
-            other_gpus: other_gpu_rows(&nodes, &other_req, &other_pend),
+            other_gpus,
+            metrics_source,
+            gpu_equivalents_used: usage.as_ref().map(|u| u.fleet.equivalents),
+            unattributed_busy: usage
+                .as_ref()
+                .map(|u| {
+                    u.unattributed
+                        .iter()
+                        .map(|x| UnattributedRow {
+                            node: x.node.clone(),
+                            gpu: x.gpu.clone(),
+                            activity: x.activity,
+                            reason: x.reason.clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
         },
         namespaces,
         tenants: tenant_rows,
@@ -157,6 +212,7 @@ pub fn inventory(objects: &[Object], cfg: &Config, sources: Vec<String>) -> Repo
         workloads: workload_rows,
         graphs,
         routes: routes.rows,
+        idle,
         drift: None,
     }
 }
@@ -196,6 +252,8 @@ pub(crate) fn workload_row(
             w.shape.to_string()
         },
         shape_source: if w.shape_from_spec { "spec" } else { "pods" },
+        gpus_used: None,
+        gpu_equivalents_used: None,
         pods_bound: w.pods.bound,
         pods_pending: w.pods.pending,
         other_gpus: other,
@@ -211,6 +269,8 @@ fn tenant_rows(
 ) -> Vec<TenantRow> {
     #[derive(Default)]
     struct Acc {
+        used: Option<u64>,
+        equivalents: Option<f64>,
         req: u64,
         pend: u64,
         declared: u64,
@@ -224,6 +284,12 @@ fn tenant_rows(
         a.req += w.gpus;
         a.pend += w.gpus_pending;
         a.declared += w.gpus_declared;
+        if let Some(u) = w.gpus_used {
+            *a.used.get_or_insert(0) += u;
+        }
+        if let Some(e) = w.gpu_equivalents_used {
+            *a.equivalents.get_or_insert(0.0) += e;
+        }
         a.lines.extend(w.product_line.clone());
         a.namespaces.insert(w.namespace.clone());
         a.workloads += 1;
@@ -234,7 +300,8 @@ fn tenant_rows(
             name: name.to_string(),
             gpus_requested: a.req,
             gpus_pending: a.pend,
-            gpus_used: None,
+            gpus_used: a.used,
+            gpu_equivalents_used: a.equivalents,
             gpus_declared: a.declared,
             share: ratio(a.req, fleet_requested),
             product_lines: a.lines.into_iter().collect(),
@@ -250,6 +317,27 @@ fn tenant_rows(
             .then_with(|| a.name.cmp(&b.name))
     });
     out
+}
+
+fn idle_rows(tenants: &[TenantRow]) -> Vec<IdleRow> {
+    let mut rows: Vec<IdleRow> = tenants
+        .iter()
+        .filter_map(|t| {
+            let used = t.gpus_used?;
+            Some(IdleRow {
+                tenant: t.name.clone(),
+                gpus_requested: t.gpus_requested,
+                gpus_used: used,
+                gpus_idle: t.gpus_requested.saturating_sub(used),
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.gpus_idle
+            .cmp(&a.gpus_idle)
+            .then_with(|| a.tenant.cmp(&b.tenant))
+    });
+    rows
 }
 
 fn product_line_rows(rows: &[WorkloadRow], fleet_requested: u64) -> Vec<ProductLineRow> {
@@ -312,6 +400,7 @@ fn other_gpu_rows(
             allocatable: alloc.get(&r),
             requested: req.get(&r),
             pending: pend.get(&r),
+            used: None,
         })
         .collect()
 }

@@ -9,3 +9,4 @@ pub mod exposure;
 pub mod inventory;
 pub mod nodes;
 pub mod tenancy;
+pub mod usage;

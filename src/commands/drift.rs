@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use super::{Outcome, deliver, load};
 use crate::analysis::drift::{drift, suggest_accept};
-use crate::analysis::inventory::inventory;
+use crate::analysis::inventory::inventory_with_metrics;
+use crate::analysis::usage::Metrics;
 use crate::cli::DriftArgs;
 use crate::live::kube::Progress;
 use crate::render::render_drift;
@@ -26,7 +27,11 @@ pub fn run(args: &DriftArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome
         sources.push(p.display().to_string());
         notes.push(format!("using config {}", p.display()));
     }
-    let mut report = inventory(&objects, &cfg, sources);
+    let metrics = load::metrics(&args.live, &cfg);
+    if let Metrics::Failed(reason) = &metrics {
+        notes.push(format!("GPUs used are unknown: {reason}"));
+    }
+    let mut report = inventory_with_metrics(&objects, &cfg, sources, &metrics);
     report.complete = live.incomplete.is_empty();
     report.incomplete = live.incomplete;
     let started = std::time::Instant::now();

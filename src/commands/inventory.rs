@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use super::{Outcome, deliver, load};
 use crate::analysis::drift::drift;
-use crate::analysis::inventory::inventory;
+use crate::analysis::inventory::inventory_with_metrics;
+use crate::analysis::usage::Metrics;
 use crate::cli::InventoryArgs;
 use crate::live::kube::Progress;
 use crate::render::render;
@@ -32,7 +33,11 @@ pub fn run(args: &InventoryArgs, progress: &Arc<Progress>) -> anyhow::Result<Out
         }
         None => None,
     };
-    let mut report = inventory(&objects, &cfg, sources);
+    let metrics = load::metrics(&args.live, &cfg);
+    if let Metrics::Failed(reason) = &metrics {
+        notes.push(format!("GPUs used are unknown: {reason}"));
+    }
+    let mut report = inventory_with_metrics(&objects, &cfg, sources, &metrics);
     report.complete = live.incomplete.is_empty();
     report.incomplete = live.incomplete;
     if let Some(d) = &desired {

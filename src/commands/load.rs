@@ -8,6 +8,7 @@ use std::time::Duration;
 use anyhow::Context;
 
 use crate::analysis::desired::desired;
+use crate::analysis::usage::Metrics;
 use crate::cli::{LiveArgs, RepoArgs};
 use crate::config::Config;
 use crate::desired::render::{Tools, render_all};
@@ -15,6 +16,7 @@ use crate::desired::{discover, tree::Tree};
 use crate::k8s::object::Object;
 use crate::k8s::read::read_objects;
 use crate::live::kube::{ClusterSource, Progress, read_cluster};
+use crate::live::prometheus::{PromSource, gpu_activity};
 use crate::report::Desired;
 use crate::report::IncompleteInput;
 
@@ -103,6 +105,41 @@ pub fn desired_state(
     let tools = Tools::detect(Duration::from_secs(args.render_timeout));
     let rendered = render_all(&tree, plan, &tools);
     Ok(desired(&rendered, cfg, live))
+}
+
+/// GPU activity from Prometheus, or why it is unknown (never an error: `used` is then unknown).
+pub fn metrics(args: &LiveArgs, cfg: &Config) -> Metrics {
+    let Some(url) = &args.prometheus else {
+        return Metrics::NotConfigured;
+    };
+    let src = PromSource {
+        url: url.clone(),
+        bearer_token: std::env::var(&args.prometheus_token_env)
+            .ok()
+            .filter(|t| !t.trim().is_empty()),
+        window: args.window,
+        timeout: Duration::from_secs(args.request_timeout.max(1)),
+    };
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return Metrics::Failed(format!("cannot start the async runtime: {e}")),
+    };
+    match runtime.block_on(gpu_activity(&src)) {
+        Ok(gpus) => Metrics::Activity {
+            gpus,
+            threshold: cfg.metrics.busy_threshold,
+            source: format!(
+                "{} (DCGM, {}s window, busy above {:.0}% activity)",
+                url.split('@').next_back().unwrap_or(url),
+                args.window.as_secs(),
+                cfg.metrics.busy_threshold * 100.0
+            ),
+        },
+        Err(e) => Metrics::Failed(e),
+    }
 }
 
 /// What failed to render, for the exit code and a note.

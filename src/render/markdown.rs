@@ -184,6 +184,38 @@ pub fn render(r: &Report) -> String {
         out.push_str("```\n\n");
     }
 
+    section(
+        &mut out,
+        "Requested but idle",
+        &["tenant", ">requested", ">busy", ">idle"],
+        r.idle
+            .iter()
+            .map(|x| {
+                vec![
+                    esc(&x.tenant),
+                    x.gpus_requested.to_string(),
+                    x.gpus_used.to_string(),
+                    x.gpus_idle.to_string(),
+                ]
+            })
+            .collect(),
+    );
+    section(
+        &mut out,
+        "Busy GPUs no pod accounts for",
+        &["node", "gpu", ">activity", "why"],
+        f.unattributed_busy
+            .iter()
+            .map(|u| {
+                vec![
+                    esc(&u.node),
+                    esc(&u.gpu),
+                    format!("{:.0}%", u.activity * 100.0),
+                    esc(&u.reason),
+                ]
+            })
+            .collect(),
+    );
     if r.product_lines.iter().any(|p| p.name.is_some()) {
         section(
             &mut out,

@@ -48,7 +48,14 @@ pub fn render(r: &Report) -> String {
     t.row(vec![
         "used".into(),
         count(g.used),
-        f.unknown.get("gpus.used").cloned().unwrap_or_default(),
+        f.unknown.get("gpus.used").cloned().unwrap_or_else(|| {
+            format!(
+                "busy; {} GPU-equivalents; {}",
+                f.gpu_equivalents_used
+                    .map_or("?".into(), |e| format!("{e:.1}")),
+                f.metrics_source.clone().unwrap_or_default()
+            )
+        }),
     ]);
     t.render(&mut out);
     let _ = writeln!(out, "\nShortage: {}", f.shortage.summary);
@@ -82,6 +89,37 @@ pub fn render(r: &Report) -> String {
                 x.workloads.to_string(),
                 x.public_routes.to_string(),
                 x.product_lines.join(", "),
+            ]);
+        }
+        t.render(&mut out);
+    }
+
+    if !r.idle.is_empty() {
+        out.push_str("\nRequested but idle (largest gap first)\n");
+        let mut t = Table::new(&["tenant", ">requested", ">busy", ">idle"]);
+        for x in &r.idle {
+            t.row(vec![
+                x.tenant.clone(),
+                x.gpus_requested.to_string(),
+                x.gpus_used.to_string(),
+                x.gpus_idle.to_string(),
+            ]);
+        }
+        t.render(&mut out);
+    }
+    if !f.unattributed_busy.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nBusy GPUs no pod of the fleet accounts for: {}",
+            f.unattributed_busy.len()
+        );
+        let mut t = Table::new(&["node", "gpu", ">activity", "why"]);
+        for u in &f.unattributed_busy {
+            t.row(vec![
+                u.node.clone(),
+                u.gpu.clone(),
+                format!("{:.0}%", u.activity * 100.0),
+                u.reason.clone(),
             ]);
         }
         t.render(&mut out);

@@ -34,6 +34,8 @@ pub struct Report {
     pub graphs: Vec<WorkloadRow>,
     /// Public routes, each traced to its workloads and tenants.
     pub routes: Vec<RouteRow>,
+    /// Requested-but-idle GPUs per tenant, largest gap first (empty when `used` is unknown).
+    pub idle: Vec<IdleRow>,
     /// Drift against Git, when a repository was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
@@ -62,6 +64,29 @@ pub struct Fleet {
     pub public_routes: u64,
     /// MIG slices and shared (time-sliced) GPUs, never mixed into whole GPUs.
     pub other_gpus: Vec<OtherGpuRow>,
+    /// Where `used` came from (Prometheus URL, window, busy threshold), when a source is set.
+    pub metrics_source: Option<String>,
+    /// Σ average activity of whole GPUs: a GPU at 40% counts 0.4. `null` when unknown.
+    pub gpu_equivalents_used: Option<f64>,
+    /// Busy GPUs no pod of the fleet accounts for.
+    pub unattributed_busy: Vec<UnattributedRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct UnattributedRow {
+    pub node: String,
+    pub gpu: String,
+    pub activity: f64,
+    pub reason: String,
+}
+
+/// Requested but idle, per tenant: requested − busy.
+#[derive(Debug, Clone, Serialize)]
+pub struct IdleRow {
+    pub tenant: String,
+    pub gpus_requested: u64,
+    pub gpus_used: u64,
+    pub gpus_idle: u64,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -125,6 +150,8 @@ pub struct OtherGpuRow {
     pub allocatable: u64,
     pub requested: u64,
     pub pending: u64,
+    /// Busy MIG instances (MIG only; `null` when unknown or not applicable).
+    pub used: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -141,6 +168,7 @@ pub struct TenantRow {
     pub gpus_requested: u64,
     pub gpus_pending: u64,
     pub gpus_used: Option<u64>,
+    pub gpu_equivalents_used: Option<f64>,
     /// GPUs declared by the tenant's workload specs (what they ask for at full scale).
     pub gpus_declared: u64,
     /// Share of the fleet's requested GPUs.
@@ -175,6 +203,9 @@ pub struct WorkloadRow {
     pub gpus_pending: u64,
     /// Whole GPUs the shape declares: Σ replicas × GPUs per replica.
     pub gpus_declared: u64,
+    /// Busy GPUs of its pods, and their activity-weighted GPU-equivalents (`null` when unknown).
+    pub gpus_used: Option<u64>,
+    pub gpu_equivalents_used: Option<f64>,
     pub roles: Vec<Role>,
     /// `decode 10×8 + prefill 10×8 = 160`
     pub shape: String,

@@ -10,6 +10,7 @@ mod live;
 mod prometheus;
 mod render;
 mod support;
+mod used;
 
 #[path = "../support/kube_emulator.rs"]
 mod kube_emulator;
