@@ -202,9 +202,10 @@ pub struct LiveArgs {
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
 
-    /// The kubeconfig context [default: the current context].
+    /// The kubeconfig context [default: the current context]. Repeat it to read several clusters:
+    /// the report then has one section per cluster and their total.
     #[arg(long, value_name = "NAME")]
-    pub context: Option<String>,
+    pub context: Vec<String>,
 
     /// Give up reading the cluster after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 120)]

@@ -213,11 +213,12 @@ pub fn inventory_with_metrics(
         graphs,
         routes: routes.rows,
         idle,
+        clusters: Vec::new(),
         drift: None,
     }
 }
 
-fn ratio(a: u64, b: u64) -> Option<f64> {
+pub(crate) fn ratio(a: u64, b: u64) -> Option<f64> {
     (b > 0).then(|| a as f64 / b as f64)
 }
 
@@ -236,6 +237,7 @@ pub(crate) fn workload_row(
         other.insert(GpuResource::Mig(p.clone()).to_string(), *n);
     }
     WorkloadRow {
+        cluster: None,
         namespace: w.id.namespace.clone(),
         api_group: w.id.group.clone(),
         kind: w.id.kind.clone(),
@@ -319,7 +321,7 @@ fn tenant_rows(
     out
 }
 
-fn idle_rows(tenants: &[TenantRow]) -> Vec<IdleRow> {
+pub(crate) fn idle_rows(tenants: &[TenantRow]) -> Vec<IdleRow> {
     let mut rows: Vec<IdleRow> = tenants
         .iter()
         .filter_map(|t| {

@@ -15,12 +15,12 @@ use crate::util::date::Date;
 pub fn run(args: &DriftArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
     let repo = args.repo.repo.as_deref().unwrap_or(Path::new("."));
     let (cfg, cfg_path) = load::config(args.output.config.as_deref(), Some(repo))?;
-    let live = load::live(&args.live, progress)?;
+    let (live, live_sources) = load::live(&args.live, progress)?.single("drift")?;
     let objects = live.objects;
     let desired = load::desired_state(&args.repo, repo, &cfg, &objects)?;
     let today = args.now.unwrap_or_else(Date::today);
 
-    let mut sources = live.sources;
+    let mut sources = live_sources;
     sources.push(format!("{} ({})", repo.display(), desired.at));
     let mut notes = Vec::new();
     if let Some(p) = &cfg_path {

@@ -33,13 +33,20 @@ pub fn config(
     Ok(Config::discover(explicit, &dir)?)
 }
 
-/// The live fleet: every object of every snapshot file, or what the cluster serves.
-pub struct Live {
+/// One cluster's worth of live objects (or all snapshot files together).
+pub struct LivePart {
+    /// The cluster, when read through the API.
+    pub name: Option<String>,
     pub objects: Vec<Object>,
-    /// The snapshot files, or the cluster.
-    pub sources: Vec<String>,
     /// Resources the cluster would not let us list.
     pub incomplete: Vec<IncompleteInput>,
+}
+
+/// The live fleet: every object of every snapshot file, or what each cluster serves.
+pub struct Live {
+    pub parts: Vec<LivePart>,
+    /// The snapshot files, or the clusters.
+    pub sources: Vec<String>,
 }
 
 pub fn live(args: &LiveArgs, progress: &Arc<Progress>) -> anyhow::Result<Live> {
@@ -56,42 +63,67 @@ pub fn live(args: &LiveArgs, progress: &Arc<Progress>) -> anyhow::Result<Live> {
             .map(|p| p.display().to_string())
             .collect();
         return Ok(Live {
-            objects,
+            parts: vec![LivePart {
+                name: None,
+                objects,
+                incomplete: Vec::new(),
+            }],
             sources,
-            incomplete: Vec::new(),
         });
     }
-    let src = ClusterSource {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
-        request_timeout: Duration::from_secs(args.request_timeout.max(1)),
-        timeout: Duration::from_secs(args.timeout.max(1)),
-        page_size: 500,
-    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let read = runtime
-        .block_on(read_cluster(src, progress.clone()))
-        .map_err(|e| anyhow::anyhow!("cannot read the cluster: {e}"))?;
-    Ok(Live {
-        objects: read.objects,
-        sources: vec![format!("cluster {}", read.name)],
-        incomplete: read
-            .missing
-            .into_iter()
-            .map(|m| IncompleteInput {
-                resource: m.resource,
-                reason: m.reason,
-            })
-            .collect(),
-    })
+    let contexts: Vec<Option<String>> = if args.context.is_empty() {
+        vec![None]
+    } else {
+        args.context.iter().cloned().map(Some).collect()
+    };
+    let mut parts = Vec::new();
+    let mut sources = Vec::new();
+    for context in contexts {
+        let src = ClusterSource {
+            kubeconfig: args.kubeconfig.clone(),
+            context: context.clone(),
+            request_timeout: Duration::from_secs(args.request_timeout.max(1)),
+            timeout: Duration::from_secs(args.timeout.max(1)),
+            page_size: 500,
+        };
+        let read = runtime
+            .block_on(read_cluster(src, progress.clone()))
+            .map_err(|e| anyhow::anyhow!("cannot read the cluster: {e}"))?;
+        sources.push(format!("cluster {}", read.name));
+        parts.push(LivePart {
+            name: Some(context.unwrap_or_else(|| read.name.clone())),
+            objects: read.objects,
+            incomplete: read
+                .missing
+                .into_iter()
+                .map(|m| IncompleteInput {
+                    resource: m.resource,
+                    reason: m.reason,
+                })
+                .collect(),
+        });
+    }
+    Ok(Live { parts, sources })
 }
 
-/// The desired state at `--ref` (or the working tree), and the label of what was rendered.
-/// `live` objects, when given, lend their Namespace labels to tenancy.
+impl Live {
+    /// The one cluster (or snapshot set) of a single-cluster command.
+    pub fn single(mut self, what: &str) -> anyhow::Result<(LivePart, Vec<String>)> {
+        anyhow::ensure!(
+            self.parts.len() == 1,
+            "{what} reads one cluster at a time: give a single --context"
+        );
+        Ok((self.parts.remove(0), self.sources))
+    }
+}
+
+/// The desired state at `--ref` (or the working tree). `live` objects, when given, lend their
+/// Namespace labels to tenancy.
 pub fn desired_state(
     args: &RepoArgs,
     repo: &Path,

@@ -67,6 +67,38 @@ pub fn render(r: &Report) -> String {
     );
     let _ = writeln!(out, "Public routes: {}", f.public_routes);
 
+    if !r.clusters.is_empty() {
+        out.push_str("\nClusters\n");
+        let mut t = Table::new(&[
+            "cluster",
+            ">GPU nodes",
+            ">capacity",
+            ">placeable",
+            ">requested",
+            ">pending",
+            ">util",
+            "shortage",
+        ]);
+        for c in &r.clusters {
+            let g = &c.fleet.gpus;
+            t.row(vec![
+                format!(
+                    "{}{}",
+                    c.name,
+                    if c.complete { "" } else { " (incomplete)" }
+                ),
+                c.fleet.gpu_nodes.to_string(),
+                g.capacity.to_string(),
+                g.placeable.to_string(),
+                g.requested.to_string(),
+                g.pending.to_string(),
+                percent(c.fleet.utilisation),
+                format!("{:?}", c.fleet.shortage.kind).to_lowercase(),
+            ]);
+        }
+        t.render(&mut out);
+    }
+
     if !r.tenants.is_empty() {
         out.push_str("\nTenants\n");
         let mut t = Table::new(&[
@@ -177,7 +209,7 @@ pub fn render(r: &Report) -> String {
         let mut t = Table::new(&["workload", "tenant", "shape", ">requested", ">pending"]);
         for w in r.workloads.iter().take(MAX_WORKLOADS) {
             t.row(vec![
-                format!("{}/{}/{}", w.namespace, w.kind, w.name),
+                workload_id(w),
                 w.tenant.clone(),
                 w.shape.clone(),
                 w.gpus.to_string(),
@@ -251,4 +283,11 @@ pub fn render(r: &Report) -> String {
         t.render(&mut out);
     }
     out
+}
+
+fn workload_id(w: &crate::report::WorkloadRow) -> String {
+    match &w.cluster {
+        Some(c) => format!("{c}:{}/{}/{}", w.namespace, w.kind, w.name),
+        None => format!("{}/{}/{}", w.namespace, w.kind, w.name),
+    }
 }

@@ -36,9 +36,20 @@ pub struct Report {
     pub routes: Vec<RouteRow>,
     /// Requested-but-idle GPUs per tenant, largest gap first (empty when `used` is unknown).
     pub idle: Vec<IdleRow>,
+    /// One section per cluster when several were read (`--context` repeated); the rest of the
+    /// report is then their total.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<ClusterSection>,
     /// Drift against Git, when a repository was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterSection {
+    pub name: String,
+    pub complete: bool,
+    pub fleet: Fleet,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -192,6 +203,9 @@ pub struct ProductLineRow {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct WorkloadRow {
+    /// The cluster, when several were read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
     pub namespace: String,
     pub api_group: String,
     pub kind: String,

@@ -320,3 +320,75 @@ fn rbac_matches_the_resources_the_code_reads() {
     let cron = std::fs::read_to_string(fixture("deploy/cronjob.yaml")).unwrap();
     assert!(cron.contains("serviceAccountName: gpuledger"));
 }
+
+/// Two clusters through two contexts: one section each, and the total.
+#[test]
+fn several_contexts_give_a_section_each_and_a_total() {
+    let east = Emulator::start(options("fixtures/demo/cluster.yaml"));
+    let west = Emulator::start(options("tests/fixtures/drift/cluster.yaml"));
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- {{name: east, cluster: {{server: \"{}\"}}}}\n- {{name: west, cluster: {{server: \"{}\"}}}}\ncontexts:\n- {{name: east, context: {{cluster: east, user: u}}}}\n- {{name: west, context: {{cluster: west, user: u}}}}\ncurrent-context: east\nusers: [{{name: u, user: {{token: t}}}}]\n",
+            east.url(),
+            west.url()
+        ),
+    )
+    .unwrap();
+    let out = gpuledger(&root())
+        .args([
+            "inventory",
+            "--format",
+            "json",
+            "--context",
+            "east",
+            "--context",
+            "west",
+            "--kubeconfig",
+        ])
+        .arg(&kc)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let east_alone = snapshot_inventory("fixtures/demo/cluster.yaml", &[]);
+    let west_alone = snapshot_inventory("tests/fixtures/drift/cluster.yaml", &[]);
+    let sections: Vec<&str> = r["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(sections, ["east", "west"]);
+    assert_eq!(r["clusters"][0]["fleet"], east_alone["fleet"]);
+    for k in ["capacity", "placeable", "requested", "pending"] {
+        let sum = east_alone["fleet"]["gpus"][k].as_u64().unwrap()
+            + west_alone["fleet"]["gpus"][k].as_u64().unwrap();
+        assert_eq!(r["fleet"]["gpus"][k], sum, "{k}");
+    }
+    let tenants: u64 = r["tenants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["gpus_requested"].as_u64().unwrap())
+        .sum();
+    assert_eq!(tenants, r["fleet"]["gpus"]["requested"].as_u64().unwrap());
+    // East has a placement problem, west a capacity problem: the total shows the worse.
+    assert_eq!(east_alone["fleet"]["shortage"]["kind"], "placement");
+    assert_eq!(west_alone["fleet"]["shortage"]["kind"], "capacity");
+    assert_eq!(r["fleet"]["shortage"]["kind"], "capacity");
+    assert!(
+        r["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["cluster"] == "west" && w["name"] == "llama")
+    );
+    assert!(r["fleet"]["gpus"]["used"].is_null());
+}

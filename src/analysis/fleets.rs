@@ -1,0 +1,271 @@
+//! Several clusters, one report: each cluster's fleet section, and their total.
+//!
+//! Clusters are analysed one by one (a pod cannot be scheduled across clusters, and names repeat
+//! between them), then added up: GPU tiers and counts are summed, tenants and product lines merge
+//! by name, workloads, namespaces, routes and excluded nodes are listed with their cluster. The
+//! total's shortage is the worst of the clusters' (capacity before placement before fits).
+
+use std::collections::BTreeMap;
+
+use crate::report::*;
+
+use super::inventory::{idle_rows, ratio};
+
+fn worst(a: ShortageKind, b: ShortageKind) -> ShortageKind {
+    let rank = |k: ShortageKind| match k {
+        ShortageKind::Capacity => 3,
+        ShortageKind::Placement => 2,
+        ShortageKind::Fits => 1,
+        ShortageKind::None => 0,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
+/// Adds per-cluster reports up; `sources` describes the whole input.
+pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Report {
+    let mut gpus = FleetGpus {
+        used: Some(0),
+        ..FleetGpus::default()
+    };
+    let mut unknown = BTreeMap::new();
+    let (mut gpu_nodes, mut public_routes) = (0, 0);
+    let mut excluded = Vec::new();
+    let mut other: BTreeMap<String, OtherGpuRow> = BTreeMap::new();
+    let mut shortage = Shortage {
+        kind: ShortageKind::None,
+        free_placeable: 0,
+        pending: 0,
+        largest_free_block: 0,
+        unplaceable: Vec::new(),
+        summary: String::new(),
+    };
+    let mut summaries = Vec::new();
+    let (mut namespaces, mut workloads, mut graphs, mut routes, mut unattributed) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    let mut equivalents = Some(0.0);
+    let mut tenants: BTreeMap<String, TenantRow> = BTreeMap::new();
+    let mut lines: BTreeMap<Option<String>, ProductLineRow> = BTreeMap::new();
+    let mut clusters = Vec::new();
+    let mut incomplete = Vec::new();
+    let mut metrics_source = None;
+
+    for (name, r) in reports {
+        let f = &r.fleet;
+        gpu_nodes += f.gpu_nodes;
+        public_routes += f.public_routes;
+        gpus.capacity += f.gpus.capacity;
+        gpus.allocatable += f.gpus.allocatable;
+        gpus.placeable += f.gpus.placeable;
+        gpus.requested += f.gpus.requested;
+        gpus.pending += f.gpus.pending;
+        gpus.used = gpus.used.zip(f.gpus.used).map(|(a, b)| a + b);
+        equivalents = equivalents.zip(f.gpu_equivalents_used).map(|(a, b)| a + b);
+        for (k, why) in &f.unknown {
+            unknown.insert(k.clone(), format!("{name}: {why}"));
+        }
+        metrics_source = metrics_source.or(f.metrics_source.clone());
+        excluded.extend(f.excluded_nodes.iter().cloned().map(|mut n| {
+            n.node = format!("{name}/{}", n.node);
+            n
+        }));
+        for o in &f.other_gpus {
+            let e = other.entry(o.resource.clone()).or_insert(OtherGpuRow {
+                resource: o.resource.clone(),
+                capacity: 0,
+                allocatable: 0,
+                requested: 0,
+                pending: 0,
+                used: o.used.map(|_| 0),
+            });
+            e.capacity += o.capacity;
+            e.allocatable += o.allocatable;
+            e.requested += o.requested;
+            e.pending += o.pending;
+            e.used = e.used.zip(o.used).map(|(a, b)| a + b);
+        }
+        shortage.kind = worst(shortage.kind, f.shortage.kind);
+        shortage.free_placeable += f.shortage.free_placeable;
+        shortage.pending += f.shortage.pending;
+        shortage.largest_free_block = shortage
+            .largest_free_block
+            .max(f.shortage.largest_free_block);
+        shortage
+            .unplaceable
+            .extend(f.shortage.unplaceable.iter().cloned().map(|mut p| {
+                p.namespace = format!("{name}/{}", p.namespace);
+                p
+            }));
+        summaries.push(format!("{name}: {}", f.shortage.summary));
+        unattributed.extend(f.unattributed_busy.iter().cloned().map(|mut u| {
+            u.node = format!("{name}/{}", u.node);
+            u
+        }));
+        namespaces.extend(r.namespaces.iter().cloned().map(|mut n| {
+            n.name = format!("{name}/{}", n.name);
+            n
+        }));
+        for mut w in r.workloads.iter().cloned() {
+            w.cluster = Some(name.clone());
+            workloads.push(w);
+        }
+        for mut g in r.graphs.iter().cloned() {
+            g.cluster = Some(name.clone());
+            graphs.push(g);
+        }
+        routes.extend(r.routes.iter().cloned().map(|mut x| {
+            x.objects = x.objects.iter().map(|o| format!("{name}/{o}")).collect();
+            x
+        }));
+        for t in &r.tenants {
+            let e = tenants.entry(t.name.clone()).or_insert_with(|| TenantRow {
+                name: t.name.clone(),
+                gpus_requested: 0,
+                gpus_pending: 0,
+                gpus_used: Some(0),
+                gpu_equivalents_used: Some(0.0),
+                gpus_declared: 0,
+                share: None,
+                product_lines: vec![],
+                namespaces: vec![],
+                workloads: 0,
+                public_routes: 0,
+            });
+            e.gpus_requested += t.gpus_requested;
+            e.gpus_pending += t.gpus_pending;
+            e.gpus_used = e.gpus_used.zip(t.gpus_used).map(|(a, b)| a + b);
+            e.gpu_equivalents_used = e
+                .gpu_equivalents_used
+                .zip(t.gpu_equivalents_used)
+                .map(|(a, b)| a + b);
+            e.gpus_declared += t.gpus_declared;
+            e.product_lines.extend(t.product_lines.iter().cloned());
+            e.namespaces
+                .extend(t.namespaces.iter().map(|n| format!("{name}/{n}")));
+            e.workloads += t.workloads;
+            e.public_routes += t.public_routes;
+        }
+        for p in &r.product_lines {
+            let e = lines
+                .entry(p.name.clone())
+                .or_insert_with(|| ProductLineRow {
+                    name: p.name.clone(),
+                    gpus_requested: 0,
+                    gpus_pending: 0,
+                    share: None,
+                    tenants: vec![],
+                    workloads: 0,
+                });
+            e.gpus_requested += p.gpus_requested;
+            e.gpus_pending += p.gpus_pending;
+            e.tenants.extend(p.tenants.iter().cloned());
+            e.workloads += p.workloads;
+        }
+        incomplete.extend(r.incomplete.iter().cloned().map(|mut i| {
+            i.resource = format!("{name}: {}", i.resource);
+            i
+        }));
+        clusters.push(ClusterSection {
+            name,
+            complete: r.complete,
+            fleet: r.fleet,
+        });
+    }
+    if gpus.used.is_none() || unknown.contains_key("gpus.used") {
+        gpus.used = None;
+        equivalents = None;
+    }
+    shortage.summary = summaries.join("; ");
+
+    let mut tenants: Vec<TenantRow> = tenants
+        .into_values()
+        .map(|mut t| {
+            t.share = ratio(t.gpus_requested, gpus.requested);
+            t.product_lines.sort();
+            t.product_lines.dedup();
+            if gpus.used.is_none() {
+                t.gpus_used = None;
+                t.gpu_equivalents_used = None;
+            }
+            t
+        })
+        .collect();
+    tenants.sort_by(|a, b| {
+        b.gpus_requested
+            .cmp(&a.gpus_requested)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let mut product_lines: Vec<ProductLineRow> = lines
+        .into_values()
+        .map(|mut p| {
+            p.share = ratio(p.gpus_requested, gpus.requested);
+            p.tenants.sort();
+            p.tenants.dedup();
+            p
+        })
+        .collect();
+    product_lines.sort_by(|a, b| {
+        b.gpus_requested
+            .cmp(&a.gpus_requested)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let by_gpus = |a: &WorkloadRow, b: &WorkloadRow| {
+        b.gpus
+            .cmp(&a.gpus)
+            .then(b.gpus_pending.cmp(&a.gpus_pending))
+            .then_with(|| {
+                (&a.cluster, &a.namespace, &a.kind, &a.name).cmp(&(
+                    &b.cluster,
+                    &b.namespace,
+                    &b.kind,
+                    &b.name,
+                ))
+            })
+    };
+    workloads.sort_by(by_gpus);
+    graphs.sort_by(by_gpus);
+    namespaces.sort_by(|a, b| {
+        (b.gpus_requested + b.gpus_pending)
+            .cmp(&(a.gpus_requested + a.gpus_pending))
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    let demand: u64 = namespaces
+        .iter()
+        .map(|n| n.gpus_requested + n.gpus_pending)
+        .sum();
+    let top3: u64 = namespaces
+        .iter()
+        .take(3)
+        .map(|n| n.gpus_requested + n.gpus_pending)
+        .sum();
+    let idle = idle_rows(&tenants);
+    Report {
+        schema: SCHEMA,
+        sources,
+        complete: incomplete.is_empty(),
+        incomplete,
+        fleet: Fleet {
+            gpu_nodes,
+            utilisation: ratio(gpus.requested, gpus.placeable),
+            gpus,
+            unknown,
+            shortage,
+            excluded_nodes: excluded,
+            gpu_namespaces: namespaces.len() as u64,
+            top3_namespace_share: ratio(top3, demand),
+            public_routes,
+            other_gpus: other.into_values().collect(),
+            metrics_source,
+            gpu_equivalents_used: equivalents,
+            unattributed_busy: unattributed,
+        },
+        namespaces,
+        tenants,
+        product_lines,
+        workloads,
+        graphs,
+        routes,
+        idle,
+        clusters,
+        drift: None,
+    }
+}
