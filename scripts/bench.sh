@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Benchmarks gpuledger on a synthetic fleet snapshot and prints a small report.
 #
-#   scripts/bench.sh [--nodes N] [--pods N] [--only inventory|render|drift]
+#   scripts/bench.sh [--nodes N] [--pods N] [--only inventory|render|drift|live]
 #                    (defaults: 5000 nodes, 100000 pods, every section)
 #
 # Builds the release binary and the synth-fleet example, generates bench-out/fleet-<pods>.json once
@@ -121,8 +121,8 @@ check() {
 # ---------------------------------------------------------------------------------------------
 
 setup() {
-  log "building (cargo build --release --bin gpuledger --example synth-fleet)"
-  cargo build --release --bin gpuledger --example synth-fleet
+  log "building (cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator)"
+  cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator
   if [[ "$ONLY" == render ]]; then
     return
   fi
@@ -237,7 +237,36 @@ section_drift() {
   check "drift join (100k pods against 5,000 workloads) under 1 s" "$join_ms" "<" 1000
 }
 
-# Later sections go here (section_live, …), each adding rows and checks.
+# ---------------------------------------------------------------------------------------------
+# Section: the live inventory through the Kubernetes API emulator, beside kubectl get pods
+# ---------------------------------------------------------------------------------------------
+
+section_live() {
+  local out="$TMP/emulator.out" kubeconfig pid i
+  log "starting the API emulator on $SNAPSHOT (loading takes a while)"
+  target/release/examples/kube-emulator --snapshot "$SNAPSHOT" --port 0 --page-size 500 --convert-versions \
+    >"$out" 2>/dev/null &
+  pid=$!
+  for ((i = 0; i < 600; i++)); do
+    [[ -s "$out" ]] && break
+    kill -0 "$pid" 2>/dev/null || { echo "bench.sh: the emulator exited" >&2; exit 1; }
+    sleep 1
+  done
+  kubeconfig=$(head -n 1 "$out")
+  [[ -n "$kubeconfig" ]] || { kill "$pid"; echo "bench.sh: the emulator printed no kubeconfig" >&2; exit 1; }
+  measure "gpuledger inventory (live, every resource)" \
+    "$GPULEDGER" inventory --kubeconfig "$kubeconfig" --quiet --format json --output /dev/null
+  local ledger=$BEST_WALL
+  row "gpuledger inventory --kubeconfig" "$BEST_WALL" "$PEAK_RSS_MIB" ""
+  measure "kubectl get pods -A -o json" \
+    sh -c 'kubectl --kubeconfig "$1" get pods -A -o json >/dev/null' sh "$kubeconfig"
+  row "kubectl get pods -A -o json" "$BEST_WALL" "$PEAK_RSS_MIB" ""
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  check "live inventory (every resource) faster than kubectl get pods -A -o json" "$ledger" "<" "$BEST_WALL"
+}
+
+# Later sections go here, each adding rows and checks.
 
 # ---------------------------------------------------------------------------------------------
 # Main
@@ -252,6 +281,9 @@ if [[ -z "$ONLY" || "$ONLY" == render ]]; then
 fi
 if [[ -z "$ONLY" || "$ONLY" == drift ]]; then
   section_drift
+fi
+if [[ -z "$ONLY" || "$ONLY" == live ]]; then
+  section_live
 fi
 
 echo

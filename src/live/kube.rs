@@ -281,6 +281,16 @@ fn list_path(group_version: &str, plural: &str) -> String {
     }
 }
 
+/// The path of a resource's next page: the first without a token, then `continue=<token>`.
+fn page_path(group_version: &str, res: &Resource, page_size: u32, token: Option<&str>) -> String {
+    let mut path = format!("{}?limit={page_size}", list_path(group_version, res.plural));
+    if let Some(t) = token {
+        path.push_str("&continue=");
+        path.extend(form_urlencoded::byte_serialize(t.as_bytes()));
+    }
+    path
+}
+
 /// Lists one resource, page by page.
 async fn list(
     client: Client,
@@ -290,15 +300,10 @@ async fn list(
     progress: Arc<Progress>,
     label: Arc<str>,
 ) -> Result<Vec<Object>, Failure> {
-    let base = list_path(&group_version, res.plural);
     let mut objects = Vec::new();
     let mut token: Option<String> = None;
     loop {
-        let mut path = format!("{base}?limit={}", src.page_size);
-        if let Some(t) = &token {
-            path.push_str("&continue=");
-            path.extend(form_urlencoded_byte_serialize(t));
-        }
+        let path = page_path(&group_version, &res, src.page_size, token.as_deref());
         let text = get_retrying(&client, &path, src.request_timeout).await?;
         let (page, next) = read_page(&text, &format!("{label}: {}", res.label()))
             .map_err(|e| Failure::Fatal(format!("cannot parse {}: {e}", res.label())))?;
@@ -306,24 +311,11 @@ async fn list(
             .objects
             .fetch_add(page.len() as u64, Ordering::Relaxed);
         objects.extend(page);
-        match next {
-            Some(t) => token = Some(t),
-            None => break,
+        token = next;
+        if token.is_none() {
+            return Ok(objects);
         }
     }
-    Ok(objects)
-}
-
-fn form_urlencoded_byte_serialize(s: &str) -> impl Iterator<Item = char> + '_ {
-    s.bytes().flat_map(|b| {
-        let keep = b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~');
-        let chars: Vec<char> = if keep {
-            vec![b as char]
-        } else {
-            format!("%{b:02X}").chars().collect()
-        };
-        chars.into_iter()
-    })
 }
 
 /// Reads every resource of [`RESOURCES`] the cluster serves.
@@ -432,14 +424,9 @@ pub async fn write_snapshot(
         let mut written = 0u64;
         let mut missing = Vec::new();
         for (_, (res, gv)) in served {
-            let base = list_path(&gv, res.plural);
             let mut token: Option<String> = None;
             loop {
-                let mut path = format!("{base}?limit={}", src.page_size);
-                if let Some(t) = &token {
-                    path.push_str("&continue=");
-                    path.extend(form_urlencoded_byte_serialize(t));
-                }
+                let path = page_path(&gv, &res, src.page_size, token.as_deref());
                 let text = match get_retrying(&client, &path, src.request_timeout).await {
                     Ok(t) => t,
                     Err(Failure::Forbidden(msg)) => {

@@ -91,6 +91,28 @@ fn the_cluster_and_its_snapshot_give_the_same_inventory() {
 }
 
 #[test]
+fn a_synthetic_fleet_reads_the_same_through_the_api() {
+    // tests/fixtures/synthetic-small.json: `synth-fleet --nodes 40 --pods 600 --namespaces 20
+    // --compact --seed 7`, with Dynamo graphs, ReplicaSets, StatefulSets, Jobs and Ingresses.
+    let emu = Emulator::start(EmulatorOptions {
+        page_size: Some(50),
+        ..options("tests/fixtures/synthetic-small.json")
+    });
+    let (code, live, err) = live_inventory(&emu, &[]);
+    assert_eq!(code, 0, "{err}");
+    let live = live.unwrap();
+    assert_eq!(
+        comparable(live.clone()),
+        comparable(snapshot_inventory(
+            "tests/fixtures/synthetic-small.json",
+            &[]
+        ))
+    );
+    assert!(live["fleet"]["gpus"]["requested"].as_u64().unwrap() > 0);
+    assert!(!live["graphs"].as_array().unwrap().is_empty());
+}
+
+#[test]
 fn the_drift_fixture_and_a_cluster_without_dynamo_or_lws() {
     // The drift fixture serves DynamoGraphDeployments in both versions.
     let emu = Emulator::start(options("tests/fixtures/drift/cluster.yaml"));
