@@ -451,6 +451,50 @@ mod tests {
         )
     }
 
+    #[test]
+    fn an_hpa_owns_the_replicas_of_its_target() {
+        let mut live = deployment("ml", "web", 5, 1);
+        for i in 0..5 {
+            live.push_str(&pod("ml", "web", i, 1, true));
+        }
+        live.push_str("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web, namespace: ml}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n");
+        let live_objs = read_str(&live, "live.yaml").unwrap();
+        let cfg = Config::default();
+        let report = inventory(&live_objs, &cfg, vec![]);
+        let desired_for = |gpus: u64| {
+            let git = read_str(&deployment("ml", "web", 2, gpus), "git.yaml").unwrap();
+            Desired {
+                at: "t".into(),
+                gpus_declared: 0,
+                workloads: inventory(&git, &cfg, vec![])
+                    .workloads
+                    .into_iter()
+                    .map(|workload| DesiredWorkloadRow {
+                        workload,
+                        app: "a".into(),
+                        app_kind: "directory".into(),
+                    })
+                    .collect(),
+                tenants: vec![],
+                apps: vec![],
+                not_deployed: vec![],
+                duplicates: vec![],
+                problems: vec![],
+            }
+        };
+        let today = Date::parse("2026-11-30").unwrap();
+        let d = drift(&report.workloads, &live_objs, &desired_for(1), &cfg, today);
+        assert_eq!(
+            d.in_sync.len(),
+            1,
+            "replicas 2 in Git, 5 live under an HPA: not drift"
+        );
+        assert!(d.in_sync[0].autoscaled);
+        // GPUs per replica are still compared.
+        let d = drift(&report.workloads, &live_objs, &desired_for(2), &cfg, today);
+        assert_eq!(d.changed.len(), 1);
+    }
+
     /// Property: over many random fleets and repositories, every live GPU workload lands in exactly
     /// one category, every desired one too, and the live categories' GPUs add up to the fleet's
     /// requested GPUs.

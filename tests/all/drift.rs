@@ -15,7 +15,7 @@ fn repo() -> Repo {
     r
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+pub(crate) fn copy_dir(from: &Path, to: &Path) {
     for e in std::fs::read_dir(from).unwrap() {
         let e = e.unwrap();
         let dest = to.join(e.file_name());

@@ -414,3 +414,43 @@ fn several_contexts_give_a_section_each_and_a_total() {
     );
     assert!(r["fleet"]["gpus"]["used"].is_null());
 }
+
+/// Drift reads the cluster through the same source interface: the same categories as from the
+/// snapshot of that cluster.
+#[test]
+fn drift_against_the_cluster_equals_drift_against_its_snapshot() {
+    let emu = Emulator::start(options("tests/fixtures/drift/cluster.yaml"));
+    let repo = super::support::Repo::new();
+    super::drift::copy_dir(&fixture("tests/fixtures/drift/repo"), repo.path());
+    repo.commit("gitops");
+    let run = |live: &[&str]| -> Value {
+        let out = gpuledger(repo.path())
+            .args([
+                "drift",
+                "--repo",
+                ".",
+                "--now",
+                "2026-11-30",
+                "--format",
+                "json",
+                "--no-fail",
+            ])
+            .args(live)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()["drift"].clone()
+    };
+    let kubeconfig = emu.kubeconfig_path().display().to_string();
+    let snapshot = fixture("tests/fixtures/drift/cluster.yaml")
+        .display()
+        .to_string();
+    assert_eq!(
+        run(&["--kubeconfig", &kubeconfig]),
+        run(&["--snapshot", &snapshot])
+    );
+}
