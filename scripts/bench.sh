@@ -255,7 +255,7 @@ section_live() {
   kubeconfig=$(head -n 1 "$out")
   [[ -n "$kubeconfig" ]] || { kill "$pid"; echo "bench.sh: the emulator printed no kubeconfig" >&2; exit 1; }
   measure "gpuledger inventory (live, every resource)" \
-    "$GPULEDGER" inventory --kubeconfig "$kubeconfig" --quiet --format json --output /dev/null
+    "$GPULEDGER" inventory --kubeconfig "$kubeconfig" --quiet --timeout 3600 --format json --output /dev/null
   local ledger=$BEST_WALL
   row "gpuledger inventory --kubeconfig" "$BEST_WALL" "$PEAK_RSS_MIB" ""
   measure "kubectl get pods -A -o json" \

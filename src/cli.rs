@@ -39,6 +39,66 @@ pub enum Command {
     /// anywhere later with --snapshot.
     #[command(after_help = SNAPSHOT_EXAMPLES)]
     Snapshot(SnapshotArgs),
+    /// Pre-merge check: what a change to the GitOps repository does to the GPUs, per tenant, and —
+    /// with live state — the drift it resolves or introduces and whether it still fits the fleet.
+    #[command(after_help = CHECK_EXAMPLES)]
+    Check(CheckArgs),
+}
+
+const CHECK_EXAMPLES: &str = "Examples:
+  # The working tree against main, on a laptop (a pre-push hook)
+  gpuledger check --repo . --base origin/main
+
+  # Two refs, against a snapshot, failing on capacity and new drift
+  gpuledger check --repo . --base main --head feature --snapshot fleet.json --fail-on capacity,drift-introduced
+
+Exit codes: 0 no gate failed, 1 a --fail-on gate failed (capacity, drift-introduced, render-error),
+2 error.";
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The GitOps repository (its root directory).
+    #[arg(long, value_name = "PATH", default_value = ".")]
+    pub repo: PathBuf,
+
+    /// The ref the change starts from (the target branch).
+    #[arg(long, value_name = "REF")]
+    pub base: String,
+
+    /// The ref with the change [default: the working tree, uncommitted changes included].
+    #[arg(long, value_name = "REF")]
+    pub head: Option<String>,
+
+    /// A URL that names this repository in Argo CD `repoURL`s and Flux GitRepositories. Repeatable.
+    #[arg(long, value_name = "URL")]
+    pub repo_url: Vec<String>,
+
+    /// Time limit for each kustomize or helm run, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub render_timeout: u64,
+
+    /// Live state, for drift and capacity: snapshot files. (Or --kubeconfig/--context.)
+    #[arg(long, short = 's', value_name = "FILE", conflicts_with_all = ["kubeconfig", "context"])]
+    pub snapshot: Vec<PathBuf>,
+
+    /// Read the live state from the cluster of this kubeconfig.
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Read the live state from this kubeconfig context.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// Gates that make the check exit 1 when they fail.
+    #[arg(long, value_name = "GATES", value_delimiter = ',', value_parser = ["capacity", "drift-introduced", "render-error"])]
+    pub fail_on: Vec<String>,
+
+    /// The date accepted-drift rules are checked against [default: today, UTC].
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
+    pub now: Option<Date>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 const SNAPSHOT_EXAMPLES: &str = "Examples:

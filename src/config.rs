@@ -26,6 +26,15 @@ pub struct Config {
     /// Drift that is known and accepted for a while.
     pub accepted_drift: Vec<AcceptRule>,
     pub metrics: MetricsConfig,
+    /// GPU limits the pre-merge check holds a change to.
+    pub limits: Limits,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Limits {
+    /// Tenant → the most GPUs its desired workloads may declare.
+    pub tenants: std::collections::BTreeMap<String, u64>,
 }
 
 /// How GPU activity is judged.

@@ -21,6 +21,7 @@ fn main() -> ExitCode {
         Command::Inventory(a) => a.live.quiet || !a.live.snapshot.is_empty(),
         Command::Drift(a) => a.live.quiet || !a.live.snapshot.is_empty(),
         Command::Snapshot(a) => a.quiet,
+        Command::Check(_) => true,
         Command::Render(_) => true,
     };
     let reporter = (!quiet && show_progress()).then(|| spawn_progress(progress.clone()));
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
         Command::Render(args) => commands::render::run(args),
         Command::Drift(args) => commands::drift::run(args, &progress),
         Command::Snapshot(args) => commands::snapshot::run(args, &progress),
+        Command::Check(args) => commands::check::run(args, &progress),
     };
     if let Some((stop, handle)) = reporter {
         stop.store(true, Ordering::Relaxed);

@@ -1,5 +1,6 @@
 //! One module per subcommand: each wires its flags to the pipeline and returns the text to show.
 
+pub mod check;
 pub mod drift;
 pub mod inventory;
 pub mod load;

@@ -3,6 +3,7 @@
 //! Pure functions of the report. All three show the same figures; the JSON is the versioned
 //! interface, the other two are for people. An unknown figure is written as `unknown`, never `0`.
 
+mod check;
 mod desired;
 mod drift;
 mod markdown;
@@ -11,7 +12,7 @@ mod text;
 
 use clap::ValueEnum;
 
-use crate::report::{RenderReport, Report};
+use crate::report::{CheckReport, RenderReport, Report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
@@ -51,6 +52,14 @@ pub fn render_drift(report: &Report, format: Format) -> String {
         (Some(d), Format::Table) => drift::table(d),
         (Some(d), Format::Markdown) => drift::markdown(d),
         _ => json(report),
+    }
+}
+
+pub fn render_check(report: &CheckReport, format: Format) -> String {
+    match format {
+        Format::Table => check::table(&report.check),
+        Format::Markdown => check::markdown(&report.check),
+        Format::Json => json(report),
     }
 }
 

@@ -402,3 +402,84 @@ pub struct ExpiredRule {
     /// Workloads it would hide if it were still valid.
     pub would_match: Vec<String>,
 }
+
+/// The report of `gpuledger check`: what a change to the GitOps repository does to the GPUs.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    pub schema: &'static str,
+    pub sources: Vec<String>,
+    pub check: Check,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// `+32 GPUs (448 → 480); chat +32; 1 added, 0 removed, 1 reshaped; introduces no drift`
+    pub summary: String,
+    pub base_at: String,
+    pub head_at: String,
+    pub gpus_base: u64,
+    pub gpus_head: u64,
+    pub gpu_delta: i64,
+    /// Per tenant and product line, largest change first.
+    pub tenants: Vec<DeltaRow>,
+    pub product_lines: Vec<DeltaRow>,
+    pub added: Vec<ChangeRow>,
+    pub removed: Vec<ChangeRow>,
+    pub reshaped: Vec<ChangeRow>,
+    /// Drift against the live state that the change resolves and introduces (with live state).
+    pub drift_resolved: Vec<String>,
+    pub drift_introduced: Vec<String>,
+    pub live: bool,
+    /// Whether the head's desired GPUs fit the fleet; `null` without live state.
+    pub capacity: Option<CapacityFit>,
+    pub tenant_limits: Vec<TenantLimit>,
+    pub render_errors: Vec<String>,
+    pub gates: Vec<Gate>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DeltaRow {
+    pub name: String,
+    pub gpus_base: u64,
+    pub gpus_head: u64,
+    pub delta: i64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ChangeRow {
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+    pub tenant: String,
+    pub app: String,
+    pub gpus_base: u64,
+    pub gpus_head: u64,
+    pub shape_base: Option<String>,
+    pub shape_head: Option<String>,
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CapacityFit {
+    pub placeable: u64,
+    /// The head's desired GPUs plus what unmanaged live workloads hold (they keep running).
+    pub projected: u64,
+    pub unmanaged_live: u64,
+    pub fits: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TenantLimit {
+    pub tenant: String,
+    pub limit: u64,
+    pub gpus_head: u64,
+    pub over: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Gate {
+    /// `capacity`, `drift-introduced`, `render-error`
+    pub name: String,
+    pub failed: bool,
+    pub why: String,
+}

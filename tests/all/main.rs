@@ -2,6 +2,7 @@
 //!
 //! One test binary (faster to link) with a module per area.
 
+mod check;
 mod cli;
 mod demo;
 mod drift;

@@ -1,0 +1,281 @@
+//! What a change to the GitOps repository does: base against head, like a cost diff for GPUs.
+//!
+//! Both refs go through the same rendering and workload model. The delta is per tenant and product
+//! line; workloads are added, removed or reshaped (their GPU shape differs). With live state, the
+//! drift of each side against the cluster tells which drift the change resolves and which it
+//! introduces, and the head's desired GPUs — plus what unmanaged live workloads hold, since they keep
+//! running — are held against the placeable capacity and the configured tenant limits.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::config::Config;
+use crate::report::{
+    CapacityFit, ChangeRow, Check, DeltaRow, Desired, DesiredWorkloadRow, Drift, Gate, Report,
+    TenantLimit,
+};
+
+type Key = (String, String, String, String);
+
+fn key(w: &DesiredWorkloadRow) -> Key {
+    let x = &w.workload;
+    (
+        x.namespace.clone(),
+        x.api_group.clone(),
+        x.kind.clone(),
+        x.name.clone(),
+    )
+}
+
+fn drifting(d: &Drift) -> BTreeSet<String> {
+    d.unmanaged
+        .iter()
+        .chain(&d.missing)
+        .chain(&d.changed)
+        .map(|r| format!("{}/{}/{}", r.namespace, r.kind, r.name))
+        .collect()
+}
+
+fn deltas(base: &BTreeMap<String, u64>, head: &BTreeMap<String, u64>) -> Vec<DeltaRow> {
+    let names: BTreeSet<&String> = base.keys().chain(head.keys()).collect();
+    let mut rows: Vec<DeltaRow> = names
+        .into_iter()
+        .map(|n| {
+            let (b, h) = (
+                base.get(n).copied().unwrap_or(0),
+                head.get(n).copied().unwrap_or(0),
+            );
+            DeltaRow {
+                name: n.clone(),
+                gpus_base: b,
+                gpus_head: h,
+                delta: h as i64 - b as i64,
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.delta
+            .abs()
+            .cmp(&a.delta.abs())
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    rows
+}
+
+fn change(
+    w: &DesiredWorkloadRow,
+    base: Option<&DesiredWorkloadRow>,
+    head: Option<&DesiredWorkloadRow>,
+) -> ChangeRow {
+    let x = &w.workload;
+    ChangeRow {
+        namespace: x.namespace.clone(),
+        kind: x.kind.clone(),
+        name: x.name.clone(),
+        tenant: x.tenant.clone(),
+        app: w.app.clone(),
+        gpus_base: base.map_or(0, |b| b.workload.gpus_declared),
+        gpus_head: head.map_or(0, |h| h.workload.gpus_declared),
+        shape_base: base.map(|b| b.workload.shape.clone()),
+        shape_head: head.map(|h| h.workload.shape.clone()),
+        source: x.source.clone(),
+    }
+}
+
+/// `live` is the inventory of the cluster with the drift of base and of head against it.
+pub fn impact(
+    base: &Desired,
+    head: &Desired,
+    live: Option<(&Report, &Drift, &Drift)>,
+    cfg: &Config,
+    fail_on: &[String],
+) -> Check {
+    fn index(d: &Desired) -> BTreeMap<Key, &DesiredWorkloadRow> {
+        d.workloads.iter().map(|w| (key(w), w)).collect()
+    }
+    let (b, h) = (index(base), index(head));
+    let (mut added, mut removed, mut reshaped) = (vec![], vec![], vec![]);
+    for (k, hw) in &h {
+        match b.get(k) {
+            None => added.push(change(hw, None, Some(hw))),
+            Some(bw) if bw.workload.roles != hw.workload.roles => {
+                reshaped.push(change(hw, Some(bw), Some(hw)))
+            }
+            Some(_) => {}
+        }
+    }
+    for (k, bw) in &b {
+        if !h.contains_key(k) {
+            removed.push(change(bw, Some(bw), None));
+        }
+    }
+    let by = |d: &Desired, f: &dyn Fn(&DesiredWorkloadRow) -> String| {
+        let mut m: BTreeMap<String, u64> = BTreeMap::new();
+        for w in &d.workloads {
+            *m.entry(f(w)).or_default() += w.workload.gpus_declared;
+        }
+        m
+    };
+    let tenant = |w: &DesiredWorkloadRow| w.workload.tenant.clone();
+    let line = |w: &DesiredWorkloadRow| {
+        w.workload
+            .product_line
+            .clone()
+            .unwrap_or_else(|| "(none)".into())
+    };
+    let tenants = deltas(&by(base, &tenant), &by(head, &tenant));
+    let product_lines = deltas(&by(base, &line), &by(head, &line));
+    let head_tenants = by(head, &tenant);
+
+    let (mut resolved, mut introduced, mut capacity) = (vec![], vec![], None);
+    if let Some((report, base_drift, head_drift)) = live {
+        let (bd, hd) = (drifting(base_drift), drifting(head_drift));
+        resolved = bd.difference(&hd).cloned().collect();
+        introduced = hd.difference(&bd).cloned().collect();
+        let unmanaged: u64 = head_drift.unmanaged.iter().map(|r| r.gpus).sum();
+        let projected = head.gpus_declared + unmanaged;
+        capacity = Some(CapacityFit {
+            placeable: report.fleet.gpus.placeable,
+            projected,
+            unmanaged_live: unmanaged,
+            fits: projected <= report.fleet.gpus.placeable,
+        });
+    }
+    let tenant_limits: Vec<TenantLimit> = cfg
+        .limits
+        .tenants
+        .iter()
+        .map(|(t, limit)| {
+            let gpus = head_tenants.get(t).copied().unwrap_or(0);
+            TenantLimit {
+                tenant: t.clone(),
+                limit: *limit,
+                gpus_head: gpus,
+                over: gpus > *limit,
+            }
+        })
+        .collect();
+    let render_errors: Vec<String> = [("base", base), ("head", head)]
+        .iter()
+        .flat_map(|(side, d)| {
+            d.apps
+                .iter()
+                .filter(|a| a.status == "error")
+                .map(move |a| {
+                    format!(
+                        "{side}: {} {}: {}",
+                        a.kind,
+                        a.name,
+                        a.error.as_deref().unwrap_or("")
+                    )
+                })
+                .chain(d.problems.iter().map(move |p| format!("{side}: {p}")))
+        })
+        .collect();
+
+    let gates = fail_on
+        .iter()
+        .map(|g| {
+            let (failed, why) = match g.as_str() {
+                "capacity" => capacity_gate(capacity.as_ref(), &tenant_limits),
+                "drift-introduced" => (
+                    !introduced.is_empty(),
+                    format!("{} drift introduced", introduced.len()),
+                ),
+                "render-error" => (
+                    !render_errors.is_empty(),
+                    format!("{} render errors", render_errors.len()),
+                ),
+                other => (false, format!("unknown gate {other}")),
+            };
+            Gate {
+                name: g.clone(),
+                failed,
+                why,
+            }
+        })
+        .collect();
+
+    let delta = head.gpus_declared as i64 - base.gpus_declared as i64;
+    let mut summary = format!(
+        "{delta:+} GPUs ({} → {})",
+        base.gpus_declared, head.gpus_declared
+    );
+    let moved: Vec<String> = tenants
+        .iter()
+        .filter(|t| t.delta != 0)
+        .take(3)
+        .map(|t| format!("{} {:+}", t.name, t.delta))
+        .collect();
+    if !moved.is_empty() {
+        summary.push_str(&format!("; {}", moved.join(", ")));
+    }
+    summary.push_str(&format!(
+        "; {} added, {} removed, {} reshaped",
+        added.len(),
+        removed.len(),
+        reshaped.len()
+    ));
+    if live.is_some() {
+        summary.push_str(&format!(
+            "; resolves {} drift, introduces {}",
+            resolved.len(),
+            introduced.len()
+        ));
+        if let Some(c) = &capacity {
+            summary.push_str(if c.fits {
+                "; fits the fleet"
+            } else {
+                "; does NOT fit the placeable GPUs"
+            });
+        }
+    }
+    Check {
+        summary,
+        base_at: base.at.clone(),
+        head_at: head.at.clone(),
+        gpus_base: base.gpus_declared,
+        gpus_head: head.gpus_declared,
+        gpu_delta: delta,
+        tenants,
+        product_lines,
+        added,
+        removed,
+        reshaped,
+        drift_resolved: resolved,
+        drift_introduced: introduced,
+        live: live.is_some(),
+        capacity,
+        tenant_limits,
+        render_errors,
+        gates,
+    }
+}
+
+/// The capacity gate: the fleet's placeable GPUs, and every configured tenant limit.
+fn capacity_gate(capacity: Option<&CapacityFit>, limits: &[TenantLimit]) -> (bool, String) {
+    let (mut failed, mut why) = match capacity {
+        Some(c) if !c.fits => (
+            true,
+            format!("{} GPUs projected, {} placeable", c.projected, c.placeable),
+        ),
+        Some(c) => (
+            false,
+            format!(
+                "{} GPUs projected fit in {} placeable",
+                c.projected, c.placeable
+            ),
+        ),
+        None => (
+            false,
+            "no live state given: fleet capacity not checked".to_string(),
+        ),
+    };
+    for l in limits.iter().filter(|l| l.over) {
+        failed = true;
+        why.push_str(&format!(
+            "; tenant {} declares {} GPUs, over its limit of {}",
+            l.tenant, l.gpus_head, l.limit
+        ));
+    }
+    (failed, why)
+}

@@ -1,0 +1,110 @@
+//! `gpuledger check`: base against head, with the live state when given.
+
+use std::sync::Arc;
+
+use super::{Outcome, deliver, load};
+use crate::analysis::drift::drift;
+use crate::analysis::impact::impact;
+use crate::analysis::inventory::inventory;
+use crate::cli::{CheckArgs, LiveArgs, RepoArgs};
+use crate::live::kube::Progress;
+use crate::render::render_check;
+use crate::report::{CheckReport, SCHEMA};
+use crate::util::date::Date;
+
+pub fn run(args: &CheckArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    let repo = args.repo.as_path();
+    let (cfg, cfg_path) = load::config(args.output.config.as_deref(), Some(repo))?;
+    let mut notes = Vec::new();
+    let mut sources = Vec::new();
+    if let Some(p) = &cfg_path {
+        sources.push(p.display().to_string());
+        notes.push(format!("using config {}", p.display()));
+    }
+    // Live state only when asked for: a laptop check without a cluster stays offline.
+    let wants_live =
+        !args.snapshot.is_empty() || args.kubeconfig.is_some() || args.context.is_some();
+    let live = if wants_live {
+        let live_args = LiveArgs {
+            snapshot: args.snapshot.clone(),
+            kubeconfig: args.kubeconfig.clone(),
+            context: args.context.iter().cloned().collect(),
+            timeout: 120,
+            request_timeout: 30,
+            quiet: true,
+            prometheus: None,
+            prometheus_token_env: String::new(),
+            window: std::time::Duration::from_secs(3600),
+        };
+        let (part, live_sources) = load::live(&live_args, progress)?.single("check")?;
+        sources.extend(live_sources);
+        Some(part)
+    } else {
+        None
+    };
+    let objects = live
+        .as_ref()
+        .map(|p| p.objects.as_slice())
+        .unwrap_or_default();
+    let side = |git_ref: Option<String>| RepoArgs {
+        repo: Some(args.repo.clone()),
+        git_ref,
+        repo_url: args.repo_url.clone(),
+        render_timeout: args.render_timeout,
+    };
+    let base = load::desired_state(&side(Some(args.base.clone())), repo, &cfg, objects)?;
+    let head = load::desired_state(&side(args.head.clone()), repo, &cfg, objects)?;
+    sources.push(format!(
+        "{} (base {}, head {})",
+        repo.display(),
+        base.at,
+        head.at
+    ));
+
+    let today = args.now.unwrap_or_else(Date::today);
+    let live_view = live.as_ref().map(|p| {
+        let report = inventory(&p.objects, &cfg, vec![]);
+        let base_drift = drift(&report.workloads, &p.objects, &base, &cfg, today);
+        let head_drift = drift(&report.workloads, &p.objects, &head, &cfg, today);
+        (report, base_drift, head_drift)
+    });
+    let check = impact(
+        &base,
+        &head,
+        live_view.as_ref().map(|(r, b, h)| (r, b, h)),
+        &cfg,
+        &args.fail_on,
+    );
+    if let Some(p) = &live {
+        for m in &p.incomplete {
+            notes.push(format!(
+                "live state incomplete: {}: {}",
+                m.resource, m.reason
+            ));
+        }
+    }
+    let failed: Vec<&str> = check
+        .gates
+        .iter()
+        .filter(|g| g.failed)
+        .map(|g| g.name.as_str())
+        .collect();
+    let exit_code = if failed.is_empty() {
+        0
+    } else {
+        notes.push(format!("failed gates: {}", failed.join(", ")));
+        1
+    };
+    let report = CheckReport {
+        schema: SCHEMA,
+        sources,
+        check,
+    };
+    let text = render_check(&report, args.output.format);
+    let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
+    Ok(Outcome {
+        stdout,
+        notes,
+        exit_code,
+    })
+}

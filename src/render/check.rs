@@ -1,0 +1,159 @@
+//! Rendering the pre-merge check: the summary line, the tenant delta table, then the workloads
+//! added, removed and reshaped, the drift the change resolves and introduces, and the gates.
+
+use std::fmt::Write;
+
+use super::markdown::esc;
+use super::text::Table;
+use crate::report::{ChangeRow, Check};
+
+fn id(c: &ChangeRow) -> String {
+    format!("{}/{}/{}", c.namespace, c.kind, c.name)
+}
+
+fn shapes(c: &ChangeRow) -> String {
+    match (&c.shape_base, &c.shape_head) {
+        (Some(b), Some(h)) => format!("{b} → {h}"),
+        (None, Some(h)) => h.clone(),
+        (Some(b), None) => b.clone(),
+        (None, None) => String::new(),
+    }
+}
+
+pub fn table(c: &Check) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", c.summary);
+    let _ = writeln!(out, "base {} → head {}", c.base_at, c.head_at);
+    if !c.tenants.is_empty() {
+        out.push_str("\nTenants\n");
+        let mut t = Table::new(&["tenant", ">base", ">head", ">delta"]);
+        for r in &c.tenants {
+            t.row(vec![
+                r.name.clone(),
+                r.gpus_base.to_string(),
+                r.gpus_head.to_string(),
+                format!("{:+}", r.delta),
+            ]);
+        }
+        t.render(&mut out);
+    }
+    for (title, rows) in [
+        ("Added", &c.added),
+        ("Removed", &c.removed),
+        ("Reshaped", &c.reshaped),
+    ] {
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n{title} ({})", rows.len());
+        let mut t = Table::new(&["workload", "tenant", "app", "shape", ">GPUs"]);
+        for r in rows.iter() {
+            t.row(vec![
+                id(r),
+                r.tenant.clone(),
+                r.app.clone(),
+                shapes(r),
+                format!("{} → {}", r.gpus_base, r.gpus_head),
+            ]);
+        }
+        t.render(&mut out);
+    }
+    for (title, ids) in [
+        ("Drift resolved", &c.drift_resolved),
+        ("Drift introduced", &c.drift_introduced),
+    ] {
+        if !ids.is_empty() {
+            let _ = writeln!(out, "\n{title}: {}", ids.join(", "));
+        }
+    }
+    if let Some(cap) = &c.capacity {
+        let _ = writeln!(
+            out,
+            "\nCapacity: {} GPUs projected (head {} + unmanaged {}) against {} placeable: {}",
+            cap.projected,
+            c.gpus_head,
+            cap.unmanaged_live,
+            cap.placeable,
+            if cap.fits { "fits" } else { "does NOT fit" }
+        );
+    }
+    for e in &c.render_errors {
+        let _ = writeln!(out, "render error: {e}");
+    }
+    for g in &c.gates {
+        let _ = writeln!(
+            out,
+            "gate {}: {} ({})",
+            g.name,
+            if g.failed { "FAILED" } else { "ok" },
+            g.why
+        );
+    }
+    out
+}
+
+pub fn markdown(c: &Check) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "## GPU impact of this change\n\n**{}**\n",
+        esc(&c.summary)
+    );
+    if !c.tenants.is_empty() {
+        out.push_str("| tenant | base | head | delta |\n|---|---:|---:|---:|\n");
+        for r in &c.tenants {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {:+} |",
+                esc(&r.name),
+                r.gpus_base,
+                r.gpus_head,
+                r.delta
+            );
+        }
+        out.push('\n');
+    }
+    for (title, rows) in [
+        ("Added", &c.added),
+        ("Removed", &c.removed),
+        ("Reshaped", &c.reshaped),
+    ] {
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<details><summary>{title} ({})</summary>\n",
+            rows.len()
+        );
+        out.push_str("| workload | tenant | app | shape | GPUs |\n|---|---|---|---|---:|\n");
+        for r in rows.iter() {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} → {} |",
+                esc(&id(r)),
+                esc(&r.tenant),
+                esc(&r.app),
+                esc(&shapes(r)),
+                r.gpus_base,
+                r.gpus_head
+            );
+        }
+        out.push_str("\n</details>\n\n");
+    }
+    for (title, ids) in [
+        ("Drift resolved", &c.drift_resolved),
+        ("Drift introduced", &c.drift_introduced),
+    ] {
+        if !ids.is_empty() {
+            let _ = writeln!(out, "**{title}**: {}\n", esc(&ids.join(", ")));
+        }
+    }
+    for e in &c.render_errors {
+        let _ = writeln!(out, "- render error: {}", esc(e));
+    }
+    for g in c.gates.iter().filter(|g| g.failed) {
+        let _ = writeln!(out, "> **Gate `{}` failed**: {}", g.name, esc(&g.why));
+    }
+    out
+}
