@@ -247,6 +247,8 @@ section_live() {
   target/release/examples/kube-emulator --snapshot "$SNAPSHOT" --port 0 --page-size 500 --convert-versions \
     >"$out" 2>/dev/null &
   pid=$!
+  # The emulator holds the whole fleet in memory: never leave it behind, whatever happens.
+  trap 'kill "$pid" 2>/dev/null; rm -rf "$TMP"' EXIT
   for ((i = 0; i < 600; i++)); do
     [[ -s "$out" ]] && break
     kill -0 "$pid" 2>/dev/null || { echo "bench.sh: the emulator exited" >&2; exit 1; }

@@ -278,14 +278,20 @@ pub fn drift(
             rule: None,
             git_source: g.source.clone(),
         };
-        // The object is live but holds and declares no GPUs: its shape changed to nothing.
+        // The object is live but holds no GPUs now (scaled down, or a Job that has finished):
+        // compare what it declares.
         if let Some(o) = by_key.get(k) {
             let roles = declared_shape(o).map(|s| s.roles).unwrap_or_default();
             row.tracked_by = tracked_by(o);
-            row.diff = Some(diff(&g.kind, &g.roles, &roles));
             row.live_shape = Some(shape_str(&roles));
-            row.live = Some(roles);
-            place(&mut out, "changed", row);
+            if differs(&g.roles, &roles, hpa_targets.contains(k)) {
+                row.diff = Some(diff(&g.kind, &g.roles, &roles));
+                row.live = Some(roles);
+                place(&mut out, "changed", row);
+            } else {
+                row.live = Some(roles);
+                place(&mut out, "in_sync", row);
+            }
         } else {
             place(&mut out, "missing", row);
         }
@@ -305,12 +311,7 @@ pub fn drift(
         });
     }
 
-    // Accepted rows that matched Git count as managed.
-    for a in &out.accepted {
-        if a.app.is_some() && a.gpus > 0 {
-            tenants.entry(a.tenant.clone()).or_default().1 += a.gpus;
-        }
-    }
+    // Managed GPUs were counted as each live workload met Git, accepted or not.
     let total: u64 = tenants.values().map(|t| t.0).sum();
     let managed: u64 = tenants.values().map(|t| t.1).sum();
     out.coverage = (total > 0).then(|| managed as f64 / total as f64);
@@ -449,6 +450,66 @@ mod tests {
         format!(
             "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {owner}-{i}\n  namespace: {ns}\n  ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: {owner}, uid: {ns}-{owner}, controller: true}}]\nspec:\n{node}  containers: [{{resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}]\n---\n"
         )
+    }
+
+    fn desired_from(yaml: &str, cfg: &Config) -> Desired {
+        let git = read_str(yaml, "git.yaml").unwrap();
+        Desired {
+            at: "t".into(),
+            gpus_declared: 0,
+            workloads: inventory(&git, cfg, vec![])
+                .workloads
+                .into_iter()
+                .map(|workload| DesiredWorkloadRow {
+                    workload,
+                    app: "a".into(),
+                    app_kind: "directory".into(),
+                })
+                .collect(),
+            tenants: vec![],
+            apps: vec![],
+            not_deployed: vec![],
+            duplicates: vec![],
+            problems: vec![],
+        }
+    }
+
+    #[test]
+    fn a_finished_job_in_git_is_in_sync_not_changed() {
+        let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: ml}\nspec:\n  parallelism: 2\n  template:\n    spec:\n      containers: [{resources: {limits: {nvidia.com/gpu: 4}}}]\n";
+        let live = format!("{job}status:\n  conditions: [{{type: Complete, status: \"True\"}}]\n");
+        let live_objs = read_str(&live, "live.yaml").unwrap();
+        let cfg = Config::default();
+        let report = inventory(&live_objs, &cfg, vec![]);
+        assert!(report.workloads.is_empty(), "a finished Job is history");
+        let d = drift(
+            &report.workloads,
+            &live_objs,
+            &desired_from(job, &cfg),
+            &cfg,
+            Date::parse("2026-11-30").unwrap(),
+        );
+        assert_eq!(
+            (d.in_sync.len(), d.changed.len(), d.missing.len()),
+            (1, 0, 0)
+        );
+        // A Job whose live spec asks for other GPUs is changed, with a diff.
+        let other = read_str(&live.replace("gpu: 4", "gpu: 8"), "live.yaml").unwrap();
+        let d = drift(
+            &[],
+            &other,
+            &desired_from(job, &cfg),
+            &cfg,
+            Date::parse("2026-11-30").unwrap(),
+        );
+        assert_eq!(d.changed.len(), 1);
+        assert!(
+            d.changed[0]
+                .diff
+                .as_deref()
+                .unwrap()
+                .contains("+    gpus_per_replica: 8")
+        );
     }
 
     #[test]
@@ -596,6 +657,24 @@ mod tests {
                 );
             }
             assert_eq!(live_gpus, report.fleet.gpus.requested, "seed {seed}");
+            assert!(
+                d.coverage.is_none_or(|c| (0.0..=1.0).contains(&c)),
+                "seed {seed}: coverage {:?}",
+                d.coverage
+            );
+            let managed: u64 = d.coverage_by_tenant.iter().map(|t| t.gpus_managed).sum();
+            let matched: u64 = d
+                .changed
+                .iter()
+                .chain(&d.in_sync)
+                .chain(&d.accepted)
+                .filter(|r| r.app.is_some())
+                .map(|r| r.gpus)
+                .sum();
+            assert_eq!(
+                managed, matched,
+                "seed {seed}: managed GPUs are the live GPUs that match Git"
+            );
             assert!(d.missing.iter().all(|r| r.gpus == 0));
         }
     }

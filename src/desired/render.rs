@@ -87,6 +87,20 @@ pub fn render_all(tree: &Tree, plan: Plan, tools: &Tools) -> Rendered {
     } else {
         None
     };
+    // The renderers' HOME: a directory of its own, never part of the repository's copy.
+    let home = match tempfile::Builder::new().prefix("gpuledger-home-").tempdir() {
+        Ok(h) => h,
+        Err(e) => {
+            problems.push(format!("cannot create a temporary directory: {e}"));
+            return Rendered {
+                label: tree.label.clone(),
+                outcomes: Vec::new(),
+                skipped: plan.skipped,
+                not_deployed: plan.not_deployed,
+                problems,
+            };
+        }
+    };
     let mut outcomes = Vec::new();
     for (i, unit) in plan.units.into_iter().enumerate() {
         let result = match (&unit.how, &tmp) {
@@ -103,6 +117,7 @@ pub fn render_all(tree: &Tree, plan: Plan, tools: &Tools) -> Rendered {
             ) => kustomize(
                 tree,
                 t.path(),
+                home.path(),
                 i,
                 &unit,
                 overlay,
@@ -110,7 +125,7 @@ pub fn render_all(tree: &Tree, plan: Plan, tools: &Tools) -> Rendered {
                 tools,
                 &plan.parsed,
             ),
-            (How::Helm(args), Some(t)) => helm(t.path(), i, &unit, args, tools),
+            (How::Helm(args), Some(t)) => helm(t.path(), home.path(), i, &unit, args, tools),
         };
         let result = result.map(|objs| place(objs, &unit));
         outcomes.push(Outcome { unit, result });
@@ -191,6 +206,7 @@ fn rel(p: &str) -> String {
 fn kustomize(
     tree: &Tree,
     root: &Path,
+    home: &Path,
     i: usize,
     unit: &Unit,
     overlay: &Map<String, Value>,
@@ -202,22 +218,28 @@ fn kustomize(
         .kustomize
         .as_ref()
         .ok_or("kustomize is not installed (neither kustomize nor kubectl is on PATH; set GPULEDGER_KUSTOMIZE)")?;
+    if let Some(refused) = remote_resources(tree, &unit.path) {
+        return Err(refused);
+    }
     let has_kustomization = KUSTOMIZATION_FILES
         .iter()
         .any(|f| tree.exists(&super::apps::join(&unit.path, f)));
     if !has_kustomization {
         // As Flux does for a plain directory: a kustomization of every manifest below it.
+        let prefix = if unit.path.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", unit.path)
+        };
         let files: Vec<String> = parsed
             .iter()
-            .filter(|(p, r)| {
-                let inside = unit.path.is_empty() || p.starts_with(&format!("{}/", unit.path));
-                let direct =
-                    recurse_plain || !p[unit.path.len()..].trim_start_matches('/').contains('/');
+            .filter_map(|(p, r)| {
+                let rel = p.strip_prefix(&prefix)?;
+                let direct = recurse_plain || !rel.contains('/');
                 // Unparsable by our typed reader is not unparsable by kustomize (`${var}` before
                 // substitution): every manifest goes in, and kustomize has the last word.
-                inside && direct && r.as_ref().map_or(true, |o| !o.is_empty())
+                (direct && r.as_ref().map_or(true, |o| !o.is_empty())).then(|| rel.to_string())
             })
-            .map(|(p, _)| p[unit.path.len()..].trim_start_matches('/').to_string())
             .collect();
         if files.is_empty() {
             return Ok(Vec::new());
@@ -240,12 +262,11 @@ fn kustomize(
     args.push(wrap_name.clone());
     args.push("--load-restrictor".into());
     args.push("LoadRestrictionsRootOnly".into());
-    let home = root.join(".gpuledger-home");
     let out = run(&Run {
         program,
         args,
         cwd: root,
-        env: vec![("HOME".into(), home.display().to_string())],
+        env: sandbox_env(home),
         timeout: tools.timeout,
     })
     .map_err(|e| clean_paths(&e, root))?;
@@ -280,6 +301,63 @@ fn kustomize(
         };
     }
     Ok(objs)
+}
+
+/// The environment of a renderer: a HOME outside the repository's copy (so a repository cannot
+/// plant a `.gitconfig` or helm plugins there), and git that can reach no remote and read no
+/// configuration, should a renderer try to fetch something.
+fn sandbox_env(home: &Path) -> Vec<(String, String)> {
+    vec![
+        ("HOME".into(), home.display().to_string()),
+        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+        ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
+        ("GIT_TERMINAL_PROMPT".into(), "0".into()),
+        ("GIT_ALLOW_PROTOCOL".into(), "none".into()),
+    ]
+}
+
+/// Remote resources (`https://…`, `github.com/org/repo//base?ref=…`, `git@…`) in the kustomizations a
+/// unit reaches: refused, since rendering must not fetch or run anything from the network.
+fn remote_resources(tree: &Tree, start: &str) -> Option<String> {
+    let mut todo = vec![start.to_string()];
+    let mut seen = std::collections::BTreeSet::new();
+    while let Some(dir) = todo.pop() {
+        if !seen.insert(dir.clone()) {
+            continue;
+        }
+        for f in KUSTOMIZATION_FILES {
+            let Ok(bytes) = tree.read(&super::apps::join(&dir, f)) else {
+                continue;
+            };
+            let Ok(v) = serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)) else {
+                continue;
+            };
+            for key in ["resources", "bases", "components"] {
+                for r in v[key]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                {
+                    let remote = r.contains("://")
+                        || r.starts_with("git@")
+                        || r.contains("?ref=")
+                        || r.starts_with("github.com/");
+                    if remote {
+                        return Some(format!(
+                            "{dir}/{f}: remote resource {r:?} is not fetched: refused"
+                        ));
+                    }
+                    if let Some(p) = normalize(&super::apps::join(&dir, r))
+                        && tree.is_dir(&p)
+                    {
+                        todo.push(p);
+                    }
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Flux `postBuild.substitute`: `${var}`, `${var:=default}`, `${var:-default}`; `$${var}` stays literal.
@@ -334,6 +412,7 @@ fn clean_paths(msg: &str, root: &Path) -> String {
 
 fn helm(
     root: &Path,
+    home: &Path,
     i: usize,
     unit: &Unit,
     a: &HelmArgs,
@@ -371,18 +450,19 @@ fn helm(
         args.push("--set-string".into());
         args.push(format!("{k}={v}"));
     }
-    let home = root.join(".gpuledger-home");
     let h = |s: &str| home.join(s).display().to_string();
+    let mut env = sandbox_env(home);
+    env.extend([
+        ("HELM_CACHE_HOME".to_string(), h("cache")),
+        ("HELM_CONFIG_HOME".to_string(), h("config")),
+        ("HELM_DATA_HOME".to_string(), h("data")),
+        ("HELM_PLUGINS".to_string(), h("plugins")),
+    ]);
     let out = run(&Run {
         program,
         args,
         cwd: root,
-        env: vec![
-            ("HOME".into(), home.display().to_string()),
-            ("HELM_CACHE_HOME".into(), h("cache")),
-            ("HELM_CONFIG_HOME".into(), h("config")),
-            ("HELM_DATA_HOME".into(), h("data")),
-        ],
+        env,
         timeout: tools.timeout,
     })
     .map_err(|e| clean_paths(&e, root))?;

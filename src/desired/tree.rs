@@ -112,6 +112,10 @@ impl Tree {
                 source,
             })?;
         for path in self.files.keys() {
+            // Names gpuledger writes itself (wrapper kustomizations, values files) are its own.
+            if path.starts_with(".gpuledger-") {
+                continue;
+            }
             let Ok(bytes) = self.read(path) else { continue };
             let dest = dir.path().join(path);
             let write = |d: &Path| -> std::io::Result<()> {

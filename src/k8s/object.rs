@@ -457,7 +457,12 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
             }
             return Ok(());
         }
-        let (meta, line) = meta.unwrap_or_default();
+        let (mut meta, line) = meta.unwrap_or_default();
+        if meta.name.is_empty()
+            && let Some(g) = meta.generate_name.take().filter(|g| !g.is_empty())
+        {
+            meta.name = g;
+        }
         if meta.name.is_empty() {
             return Err(de::Error::custom(format!(
                 "{kind} object has no metadata.name"

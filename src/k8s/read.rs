@@ -262,6 +262,16 @@ mod tests {
     }
 
     #[test]
+    fn a_generated_name_stands_in_for_the_name() {
+        let objs = read_str(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: migrate-\n",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(objs[0].meta.name, "migrate-");
+    }
+
+    #[test]
     fn spec_before_kind_is_still_typed() {
         let text = r#"{"spec":{"nodeName":"n1","containers":[{"resources":{"requests":{"nvidia.com/gpu":"4"}}}]},"metadata":{"name":"p"},"kind":"Pod","apiVersion":"v1"}"#;
         let objs = read_str(text, "t.json").unwrap();

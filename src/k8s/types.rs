@@ -28,6 +28,8 @@ pub struct OwnerRef {
 #[serde(default, rename_all = "camelCase")]
 pub struct ObjectMeta {
     pub name: String,
+    /// Objects created with a generated name (Argo CD and Helm hook Jobs) have only this in Git.
+    pub generate_name: Option<String>,
     pub namespace: Option<String>,
     pub uid: Option<String>,
     pub labels: Labels,

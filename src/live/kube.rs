@@ -230,22 +230,27 @@ struct ApiResource {
 }
 
 /// The group/version to list each wanted resource at: the server's preferred version of the group
-/// when it serves the resource there, else the first served version that does.
+/// when it serves the resource there, else the first served version that does. A group version
+/// the server forbids us to discover makes its resources missing (the report says so); any other
+/// failure ends the read.
 async fn discover(
     client: &Client,
     timeout: Duration,
-) -> Result<BTreeMap<&'static str, (Resource, String)>, String> {
-    let fatal = |f: Failure| match f {
+) -> Result<(BTreeMap<&'static str, (Resource, String)>, Vec<Missing>), String> {
+    let message = |f: Failure| match f {
         Failure::Forbidden(m) | Failure::Retryable(m) | Failure::Fatal(m) => m,
         Failure::NotFound => "not found".into(),
     };
     let groups: GroupList = serde_json::from_str(
         &get_retrying(client, "/apis", timeout)
             .await
-            .map_err(fatal)?,
+            .map_err(message)?,
     )
     .map_err(|e| format!("discovery /apis: {e}"))?;
     let mut out = BTreeMap::new();
+    let mut missing = Vec::new();
+    // Each group version is fetched once, however many of its resources we want.
+    let mut lists: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
     for res in RESOURCES {
         if res.group.is_empty() {
             out.insert(res.plural, (*res, "v1".to_string()));
@@ -257,20 +262,36 @@ async fn discover(
         let mut candidates: Vec<GroupVersion> = g.preferred.iter().cloned().collect();
         candidates.extend(g.versions.iter().cloned());
         for gv in candidates {
-            let path = format!("/apis/{}", gv.group_version);
-            let Ok(text) = get_retrying(client, &path, timeout).await else {
-                continue;
-            };
-            let Ok(list) = serde_json::from_str::<ResourceList>(&text) else {
-                continue;
-            };
-            if list.resources.iter().any(|r| r.name == res.plural) {
-                out.insert(res.plural, (*res, gv.group_version.clone()));
+            let gv = gv.group_version;
+            if !lists.contains_key(&gv) {
+                let path = format!("/apis/{gv}");
+                let names = match get_retrying(client, &path, timeout).await {
+                    Ok(text) => serde_json::from_str::<ResourceList>(&text)
+                        .map(|l| l.resources.into_iter().map(|r| r.name).collect())
+                        .map_err(|e| format!("discovery {path}: {e}"))?,
+                    Err(Failure::NotFound) => Vec::new(),
+                    Err(Failure::Forbidden(m)) => {
+                        missing.push(Missing {
+                            resource: res.label(),
+                            reason: format!("forbidden: discovery of {gv} is not allowed ({m})"),
+                        });
+                        lists.insert(gv.clone(), None);
+                        continue;
+                    }
+                    Err(f) => return Err(format!("discovery {path}: {}", message(f))),
+                };
+                lists.insert(gv.clone(), Some(names));
+            }
+            if lists[&gv]
+                .as_ref()
+                .is_some_and(|names| names.iter().any(|n| n == res.plural))
+            {
+                out.insert(res.plural, (*res, gv));
                 break;
             }
         }
     }
-    Ok(out)
+    Ok((out, missing))
 }
 
 fn list_path(group_version: &str, plural: &str) -> String {
@@ -340,7 +361,7 @@ async fn read_inner(
     src: ClusterSource,
     progress: Arc<Progress>,
 ) -> Result<ClusterRead, String> {
-    let served = discover(&client, src.request_timeout)
+    let (served, mut missing) = discover(&client, src.request_timeout)
         .await
         .map_err(|e| format!("{name}: discovery failed: {e}"))?;
     progress
@@ -359,7 +380,6 @@ async fn read_inner(
         });
     }
     let mut by_resource: BTreeMap<usize, Vec<Object>> = BTreeMap::new();
-    let mut missing = Vec::new();
     while let Some(joined) = tasks.join_next().await {
         let (res, r) = joined.map_err(|e| format!("a list task failed: {e}"))?;
         let order = RESOURCES
@@ -412,7 +432,7 @@ pub async fn write_snapshot(
     let overall = src.timeout;
     let (client, name) = client(&src).await?;
     let work = async {
-        let served = discover(&client, src.request_timeout)
+        let (served, mut missing) = discover(&client, src.request_timeout)
             .await
             .map_err(|e| format!("{name}: discovery failed: {e}"))?;
         progress
@@ -422,7 +442,6 @@ pub async fn write_snapshot(
         out.write_all(b"{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n")
             .map_err(io)?;
         let mut written = 0u64;
-        let mut missing = Vec::new();
         for (_, (res, gv)) in served {
             let mut token: Option<String> = None;
             loop {

@@ -2,35 +2,88 @@
 //! `[abc]` classes and `{a,b}` alternatives. Used for Argo CD directory include/exclude patterns,
 //! ApplicationSet git generators and `.gpuledger.yaml` path and name patterns.
 
-/// True when `text` matches `pattern`.
+/// Most `{a,b}` alternatives one pattern may expand to; beyond, the pattern matches nothing.
+const MAX_ALTERNATIVES: usize = 256;
+
+/// True when `text` matches `pattern`. Patterns come from repositories under review, so matching
+/// is bounded: alternatives are capped and the matcher remembers the states that failed, which
+/// keeps it polynomial however many `**` a pattern holds.
 pub fn matches(pattern: &str, text: &str) -> bool {
-    // Expand `{a,b}` alternatives first (not nested).
+    let mut expanded = Vec::new();
+    expand(pattern, &mut expanded);
+    if expanded.len() > MAX_ALTERNATIVES {
+        return false;
+    }
+    let t: Vec<char> = text.chars().collect();
+    expanded.iter().any(|p| {
+        // `**/**/` is `**/`.
+        let mut p = p.clone();
+        while p.contains("**/**/") {
+            p = p.replace("**/**/", "**/");
+        }
+        let p: Vec<char> = p.chars().collect();
+        let mut failed = std::collections::HashSet::new();
+        match_from(&p, &t, 0, 0, &mut failed)
+    })
+}
+
+fn expand(pattern: &str, out: &mut Vec<String>) {
+    if out.len() > MAX_ALTERNATIVES {
+        return;
+    }
     if let Some(open) = pattern.find('{')
         && let Some(close) = pattern[open..].find('}').map(|c| c + open)
     {
         let (head, tail) = (&pattern[..open], &pattern[close + 1..]);
-        return pattern[open + 1..close]
-            .split(',')
-            .any(|alt| matches(&format!("{head}{alt}{tail}"), text));
+        for alt in pattern[open + 1..close].split(',') {
+            expand(&format!("{head}{alt}{tail}"), out);
+        }
+        return;
     }
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    match_from(&p, &t)
+    out.push(pattern.to_string());
 }
 
-fn match_from(p: &[char], t: &[char]) -> bool {
-    match p.first() {
-        None => t.is_empty(),
-        Some('*') if p.get(1) == Some(&'*') => {
+fn match_from(
+    p: &[char],
+    t: &[char],
+    pi: usize,
+    ti: usize,
+    failed: &mut std::collections::HashSet<(usize, usize)>,
+) -> bool {
+    if failed.contains(&(pi, ti)) {
+        return false;
+    }
+    let ok = step(p, t, pi, ti, failed);
+    if !ok {
+        failed.insert((pi, ti));
+    }
+    ok
+}
+
+fn step(
+    p: &[char],
+    t: &[char],
+    pi: usize,
+    ti: usize,
+    failed: &mut std::collections::HashSet<(usize, usize)>,
+) -> bool {
+    match p.get(pi) {
+        None => ti == t.len(),
+        Some('*') if p.get(pi + 1) == Some(&'*') => {
             // `**` matches anything, separators included; `**/` may also match nothing.
-            let rest = &p[2..];
-            let rest_no_slash = rest.strip_prefix(&['/']).unwrap_or(rest);
-            (0..=t.len()).any(|i| match_from(rest, &t[i..]) || match_from(rest_no_slash, &t[i..]))
+            let rest = pi + 2;
+            let rest_no_slash = if p.get(rest) == Some(&'/') {
+                rest + 1
+            } else {
+                rest
+            };
+            (ti..=t.len()).any(|i| {
+                match_from(p, t, rest, i, failed) || match_from(p, t, rest_no_slash, i, failed)
+            })
         }
         Some('*') => {
-            let rest = &p[1..];
-            for i in 0..=t.len() {
-                if match_from(rest, &t[i..]) {
+            for i in ti..=t.len() {
+                if match_from(p, t, pi + 1, i, failed) {
                     return true;
                 }
                 if i < t.len() && t[i] == '/' {
@@ -39,17 +92,17 @@ fn match_from(p: &[char], t: &[char]) -> bool {
             }
             false
         }
-        Some('?') => !t.is_empty() && t[0] != '/' && match_from(&p[1..], &t[1..]),
+        Some('?') => ti < t.len() && t[ti] != '/' && match_from(p, t, pi + 1, ti + 1, failed),
         Some('[') => {
-            let Some(end) = p.iter().position(|&c| c == ']') else {
-                return !t.is_empty() && t[0] == '[' && match_from(&p[1..], &t[1..]);
+            let Some(end) = p[pi..].iter().position(|&c| c == ']').map(|e| e + pi) else {
+                return ti < t.len() && t[ti] == '[' && match_from(p, t, pi + 1, ti + 1, failed);
             };
-            let class = &p[1..end];
+            let class = &p[pi + 1..end];
             let (negate, class) = match class.first() {
                 Some('!' | '^') => (true, &class[1..]),
                 _ => (false, class),
             };
-            let Some(&c) = t.first() else { return false };
+            let Some(&c) = t.get(ti) else { return false };
             let mut hit = false;
             let mut i = 0;
             while i < class.len() {
@@ -61,9 +114,9 @@ fn match_from(p: &[char], t: &[char]) -> bool {
                     i += 1;
                 }
             }
-            hit != negate && match_from(&p[end + 1..], &t[1..])
+            hit != negate && match_from(p, t, end + 1, ti + 1, failed)
         }
-        Some(&c) => !t.is_empty() && t[0] == c && match_from(&p[1..], &t[1..]),
+        Some(&c) => ti < t.len() && t[ti] == c && match_from(p, t, pi + 1, ti + 1, failed),
     }
 }
 
@@ -87,5 +140,18 @@ mod tests {
         assert!(!matches("[!a-c]x", "bx"));
         assert!(matches("*", ""));
         assert!(!matches("a", "ab"));
+    }
+
+    #[test]
+    fn hostile_patterns_stay_fast() {
+        let deep = format!("{}x.json", "d/".repeat(16));
+        // Exponential backtracking would make this test hang, not merely slow.
+        assert!(!matches(&format!("{}y.txt", "**/".repeat(12)), &deep));
+        assert!(matches(&format!("{}*.json", "**/".repeat(12)), &deep));
+        assert!(!matches(&"*a".repeat(40), &"a".repeat(39)));
+        assert!(
+            !matches(&"{a,b}".repeat(12), "ab"),
+            "2^12 alternatives are refused"
+        );
     }
 }

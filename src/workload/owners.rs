@@ -131,15 +131,20 @@ impl<'a> Roots<'a> {
             let Some(r) = Self::owner_ref(o) else {
                 break self.intern_object(cur);
             };
-            match self.find_owner(o, r) {
-                Some(j) if self.memo[j] != UNRESOLVED => break self.memo[j] as usize,
-                Some(j) if !chain.contains(&j) && chain.len() < MAX_DEPTH => {
+            // The owner, or — when it is missing — the object its well-known labels name.
+            let next = match self.find_owner(o, r) {
+                Some(j) => Ok(j),
+                None => self.missing_owner(cur, r),
+            };
+            match next {
+                Ok(j) if self.memo[j] != UNRESOLVED => break self.memo[j] as usize,
+                Ok(j) if !chain.contains(&j) && chain.len() < MAX_DEPTH => {
                     chain.push(j);
                     cur = j;
                 }
-                // A cycle or an absurdly deep chain: stop where we are.
-                Some(_) => break self.intern_object(cur),
-                None => break self.missing_owner(cur, r),
+                // A cycle (through owners or labels) or an absurdly deep chain: stop where we are.
+                Ok(_) => break self.intern_object(cur),
+                Err(root) => break root,
             }
         };
         for c in chain {
@@ -172,8 +177,10 @@ impl<'a> Roots<'a> {
         })
     }
 
-    /// The chain broke at `from`, whose owner `r` is not in the input.
-    fn missing_owner(&mut self, from: usize, r: &OwnerRef) -> usize {
+    /// The chain broke at `from`, whose owner `r` is not in the input: `Ok(j)` when a well-known
+    /// label names an object that is present (the walk goes on from there, in the caller's loop so
+    /// that its cycle guard applies), else `Err(root)` with the inferred root interned.
+    fn missing_owner(&mut self, from: usize, r: &OwnerRef) -> Result<usize, usize> {
         let o = &self.objects[from];
         let l = &o.meta.labels;
         let (group, kind, name) = if let Some(g) = l.get(labels::DYNAMO_GRAPH) {
@@ -187,14 +194,11 @@ impl<'a> Roots<'a> {
         } else {
             (group_of(&r.api_version), r.kind.as_str(), r.name.as_str())
         };
-        if let Some(j) = self.find(o.namespace(), kind, name) {
-            // The label named an object that is present: continue the walk from there.
-            if j != from {
-                return self.resolve(j);
-            }
+        if let Some(j) = self.find(o.namespace(), kind, name).filter(|&j| j != from) {
+            return Ok(j);
         }
         let api_version = (kind == r.kind).then(|| r.api_version.clone());
-        self.intern(Root {
+        Err(self.intern(Root {
             id: WorkloadId {
                 namespace: o.namespace().to_string(),
                 group: group.to_string(),
@@ -204,7 +208,7 @@ impl<'a> Roots<'a> {
             api_version,
             object: None,
             top: from,
-        })
+        }))
     }
 }
 
@@ -396,4 +400,23 @@ pub fn is_workload_kind(kind: Kind) -> bool {
             | Kind::DynamoGraphDeployment
             | Kind::InferenceService
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::read::read_str;
+
+    #[test]
+    fn a_cycle_through_a_label_fallback_ends() {
+        // Deployment `a` (owner missing, labelled as part of graph `b`); graph `b` owned by `a`.
+        let objs = read_str(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: a\n  namespace: ns\n  uid: ua\n  labels: {nvidia.com/dynamo-graph-deployment-name: b}\n  ownerReferences: [{apiVersion: x/v1, kind: Gone, name: g, uid: ug}]\n---\napiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata:\n  name: b\n  namespace: ns\n  uid: ub\n  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: a, uid: ua}]\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ns\n  ownerReferences: [{apiVersion: apps/v1, kind: Deployment, name: a, uid: ua}]\nspec:\n  nodeName: n\n  containers: [{resources: {limits: {nvidia.com/gpu: 1}}}]\n",
+            "t",
+        )
+        .unwrap();
+        let w = build(&objs);
+        assert_eq!(w.list.len(), 1);
+        assert_eq!(w.list[0].requested.whole, 1);
+    }
 }

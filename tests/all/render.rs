@@ -620,3 +620,61 @@ fn configured_roots_and_excludes() {
         ["/Deployment/a", "/Deployment/b", "/Deployment/example"]
     );
 }
+
+/// Remote kustomize bases are refused before kustomize runs, and a planted `.gpuledger-home` with a
+/// hostile git configuration is never the renderers' HOME.
+#[test]
+fn remote_bases_are_refused_and_home_is_not_the_repository() {
+    let r = Repo::new();
+    let marker = r.path().join("PWNED-BY-GIT");
+    r.write(
+        ".gpuledger-home/.gitconfig",
+        &format!(
+            "[core]\n\tsshCommand = \"sh -c 'touch {}' --\"\n",
+            marker.display()
+        ),
+    )
+    .write(
+        "remote/kustomization.yaml",
+        "resources:\n- ssh://git@example.invalid/org/repo//base?ref=main\n",
+    )
+    .write(
+        "remote-https/kustomization.yaml",
+        "resources:\n- https://example.invalid/org/repo//base?ref=v1\n",
+    )
+    .write("ok/d.yaml", &deployment("ok", 1, 1))
+    .commit("remote");
+    let (code, json, err) = render(r.path(), &["--ref", "HEAD"]);
+    assert!(!marker.exists(), "a planted git config ran");
+    assert_eq!(code, 2, "{err}");
+    let apps = json["desired"]["apps"].as_array().unwrap();
+    for name in ["remote", "remote-https"] {
+        let a = apps.iter().find(|a| a["name"] == name).unwrap();
+        assert_eq!(a["status"], "error");
+        assert!(
+            a["error"].as_str().unwrap().contains("remote resource"),
+            "{a}"
+        );
+    }
+    assert_eq!(desired_gpus(&json)["/Deployment/ok"], 1);
+}
+
+/// An Argo kustomize source on a directory without a kustomization, next to files with shorter
+/// paths: the generated kustomization lists only the unit's own files.
+#[test]
+fn argo_kustomize_options_on_a_plain_directory() {
+    let r = Repo::new();
+    r.write(
+        "app.yaml",
+        &format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: pre}}\nspec:\n  destination: {{namespace: ml}}\n  source:\n    repoURL: {URL}\n    path: deploy/serving-long\n    kustomize: {{namePrefix: x-}}\n"),
+    )
+    .write("deploy/serving-long/d.yaml", &deployment("model", 2, 4))
+    .write("a.yaml", &deployment("elsewhere", 1, 1))
+    .commit("plain dir with kustomize options");
+    let (code, json, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        desired_gpus(&json),
+        BTreeMap::from([("ml/Deployment/x-model".to_string(), 8)])
+    );
+}
