@@ -99,10 +99,47 @@ pub struct RenderConfig {
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(from = "TenancyFile")]
 pub struct Tenancy {
     pub tenant: Resolution,
     pub product_line: Resolution,
+}
+
+/// `tenancy:` as written: every field optional, so a partial section keeps each default it does not
+/// override (giving `workload_labels` must not drop the namespace label lookup).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct TenancyFile {
+    tenant: ResolutionFile,
+    product_line: ResolutionFile,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+struct ResolutionFile {
+    workload_labels: Option<Vec<String>>,
+    namespace_labels: Option<Vec<String>>,
+    fallback: Option<Fallback>,
+}
+
+impl ResolutionFile {
+    fn over(self, d: Resolution) -> Resolution {
+        Resolution {
+            workload_labels: self.workload_labels.unwrap_or(d.workload_labels),
+            namespace_labels: self.namespace_labels.unwrap_or(d.namespace_labels),
+            fallback: self.fallback.or(d.fallback),
+        }
+    }
+}
+
+impl From<TenancyFile> for Tenancy {
+    fn from(f: TenancyFile) -> Tenancy {
+        let d = Tenancy::default();
+        Tenancy {
+            tenant: f.tenant.over(d.tenant),
+            product_line: f.product_line.over(d.product_line),
+        }
+    }
 }
 
 impl Default for Tenancy {
@@ -177,7 +214,19 @@ impl Config {
         }
         let cfg: Option<Config> = serde_saphyr::from_str(text)
             .map_err(|e| crate::k8s::read::yaml_error_to_input(&e, file))?;
-        Ok(cfg.unwrap_or_default())
+        let cfg = cfg.unwrap_or_default();
+        let t = cfg.metrics.busy_threshold;
+        if !(0.0..1.0).contains(&t) {
+            return Err(InputError {
+                file: file.to_string(),
+                line: None,
+                column: None,
+                message: format!(
+                    "metrics.busy_threshold is {t}: it is a fraction of activity from 0 to 1 (0.05 is 5%)"
+                ),
+            });
+        }
+        Ok(cfg)
     }
 
     pub fn load(path: &Path) -> Result<Config, Error> {
@@ -272,7 +321,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.tenancy.tenant.workload_labels, ["team"]);
-        assert!(c.tenancy.tenant.namespace_labels.is_empty());
+        assert_eq!(
+            c.tenancy.tenant.namespace_labels,
+            ["tenant"],
+            "a partial section keeps the other defaults"
+        );
         assert_eq!(c.tenancy.tenant.fallback, Some(Fallback::None));
     }
 }

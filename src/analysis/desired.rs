@@ -10,6 +10,7 @@ use crate::config::Config;
 use crate::desired::Rendered;
 use crate::k8s::object::{Kind, Object};
 use crate::report::{AppRow, Desired, DesiredTenantRow, DesiredWorkloadRow, DuplicateRow};
+use crate::workload::kinds::declared_shape;
 use crate::workload::owners;
 
 use super::inventory::workload_row;
@@ -35,6 +36,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
     let mut workloads = Vec::new();
     let mut apps = Vec::new();
     let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut without_gpus = Vec::new();
     for out in &rendered.outcomes {
         let u = &out.unit;
         let mut row = AppRow {
@@ -72,6 +74,17 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
                         o.meta.name
                     );
                     seen.entry(key).or_default().insert(u.app.clone());
+                }
+                for o in objs.iter().filter(|o| o.meta.owner_references.is_empty()) {
+                    if declared_shape(o).is_some_and(|s| !s.declares_gpus()) {
+                        without_gpus.push((
+                            o.namespace().to_string(),
+                            o.group().to_string(),
+                            o.kind.clone(),
+                            o.meta.name.clone(),
+                            u.app.clone(),
+                        ));
+                    }
                 }
                 let w = owners::build(objs);
                 for wl in &w.list {
@@ -153,5 +166,6 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
             })
             .collect(),
         problems: rendered.problems.clone(),
+        without_gpus,
     }
 }

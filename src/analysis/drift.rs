@@ -231,7 +231,21 @@ pub fn drift(
             rule: None,
             git_source: None,
         };
+        let cpu_only = desired
+            .without_gpus
+            .iter()
+            .find(|(ns, g, kind, name, _)| key(ns, g, kind, name) == k);
         match git.get(&k) {
+            // Git declares this workload without GPUs: it is managed, and its shape changed.
+            None if cpu_only.is_some() => {
+                matched.insert(k.clone());
+                t.1 += w.gpus;
+                row.app = cpu_only.map(|c| c.4.clone());
+                row.git = Some(Vec::new());
+                row.git_shape = Some(shape_str(&[]));
+                row.diff = Some(diff(&w.kind, &[], &w.roles));
+                place(&mut out, "changed", row);
+            }
             None => place(&mut out, "unmanaged", row),
             Some(d) => {
                 matched.insert(k);
@@ -471,6 +485,7 @@ mod tests {
             not_deployed: vec![],
             duplicates: vec![],
             problems: vec![],
+            without_gpus: vec![],
         }
     }
 
@@ -513,6 +528,36 @@ mod tests {
     }
 
     #[test]
+    fn a_live_gpu_workload_declared_without_gpus_in_git_is_changed() {
+        let mut live = deployment("ml", "web", 1, 2);
+        live.push_str(&pod("ml", "web", 0, 2, true));
+        let live_objs = read_str(&live, "live.yaml").unwrap();
+        let cfg = Config::default();
+        let report = inventory(&live_objs, &cfg, vec![]);
+        let mut desired = desired_from(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n",
+            &cfg,
+        );
+        desired.without_gpus.push((
+            "ml".into(),
+            "apps".into(),
+            "Deployment".into(),
+            "web".into(),
+            "a".into(),
+        ));
+        let d = drift(
+            &report.workloads,
+            &live_objs,
+            &desired,
+            &cfg,
+            Date::parse("2026-11-30").unwrap(),
+        );
+        assert_eq!((d.changed.len(), d.unmanaged.len()), (1, 0));
+        assert_eq!(d.changed[0].git_shape.as_deref(), Some("no GPUs"));
+        assert_eq!(d.coverage, Some(1.0));
+    }
+
+    #[test]
     fn an_hpa_owns_the_replicas_of_its_target() {
         let mut live = deployment("ml", "web", 5, 1);
         for i in 0..5 {
@@ -541,6 +586,7 @@ mod tests {
                 not_deployed: vec![],
                 duplicates: vec![],
                 problems: vec![],
+                without_gpus: vec![],
             }
         };
         let today = Date::parse("2026-11-30").unwrap();
@@ -616,6 +662,7 @@ mod tests {
                 not_deployed: vec![],
                 duplicates: vec![],
                 problems: vec![],
+                without_gpus: vec![],
             };
             let d = drift(
                 &report.workloads,

@@ -130,11 +130,24 @@ pub fn render_all(tree: &Tree, plan: Plan, tools: &Tools) -> Rendered {
         let result = result.map(|objs| place(objs, &unit));
         outcomes.push(Outcome { unit, result });
     }
+    // A manifest that an overlay pulls in from outside its own directory (`../../base`) is
+    // deployed: kustomize's origin annotations named it as each object's source.
+    let rendered_files: std::collections::BTreeSet<&str> = outcomes
+        .iter()
+        .filter_map(|o| o.result.as_ref().ok())
+        .flatten()
+        .map(|o| &*o.source.file)
+        .collect();
+    let not_deployed = plan
+        .not_deployed
+        .into_iter()
+        .filter(|f| !rendered_files.contains(f.as_str()))
+        .collect();
     Rendered {
         label: tree.label.clone(),
         outcomes,
         skipped: plan.skipped,
-        not_deployed: plan.not_deployed,
+        not_deployed,
         problems,
     }
 }

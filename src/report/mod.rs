@@ -279,6 +279,10 @@ pub struct Desired {
     pub duplicates: Vec<DuplicateRow>,
     /// Problems with the repository as a whole.
     pub problems: Vec<String>,
+    /// Workload objects Git declares without GPUs (namespace, group, kind, name, app): a live GPU
+    /// workload that matches one has changed shape, it is not unmanaged.
+    #[serde(skip)]
+    pub without_gpus: Vec<(String, String, String, String, String)>,
 }
 
 #[derive(Debug, Clone, Serialize)]

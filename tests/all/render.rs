@@ -678,3 +678,24 @@ fn argo_kustomize_options_on_a_plain_directory() {
         BTreeMap::from([("ml/Deployment/x-model".to_string(), 8)])
     );
 }
+
+/// A base that an app's overlay pulls in from outside the app's directory is deployed, not stray.
+#[test]
+fn bases_outside_the_app_path_are_deployed() {
+    let r = Repo::new();
+    r.write(
+        "app.yaml",
+        &format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: prod}}\nspec:\n  destination: {{namespace: ml}}\n  source: {{repoURL: {URL}, path: overlays/prod}}\n"),
+    )
+    .write("base/d.yaml", &deployment("model", 1, 8))
+    .write("base/kustomization.yaml", "resources: [d.yaml]\n")
+    .write("overlays/prod/kustomization.yaml", "resources: [../../base]\n")
+    .write("stray/x.yaml", &deployment("stray", 1, 1))
+    .commit("overlay");
+    let (code, json, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        json["desired"]["not_deployed"],
+        serde_json::json!(["stray/x.yaml"])
+    );
+}
