@@ -108,6 +108,7 @@ pub struct ArgoSource {
     pub repo_url: String,
     pub path: Option<String>,
     pub chart: Option<String>,
+    pub target_revision: Option<String>,
     #[serde(rename = "ref")]
     pub ref_: Option<String>,
     pub helm: Option<ArgoHelm>,
@@ -244,8 +245,8 @@ fn kustomize_overlay(k: &ArgoKustomize) -> Map<String, Value> {
     m
 }
 
-fn is_kustomize_dir(tree: &Tree, dir: &str) -> bool {
-    ["kustomization.yaml", "kustomization.yml", "Kustomization"]
+pub fn is_kustomize_dir(tree: &Tree, dir: &str) -> bool {
+    super::discover::KUSTOMIZATION_FILES
         .iter()
         .any(|f| tree.exists(&join(dir, f)))
 }
@@ -419,6 +420,19 @@ pub fn argo_units(
                 files: directory_files(ctx.tree, &path, &d),
             }
         };
+        // The whole repository is rendered at one ref; an app pinned elsewhere is said so.
+        let notes = s
+            .target_revision
+            .as_deref()
+            .filter(|r| !matches!(*r, "" | "HEAD" | "head"))
+            .map(|r| {
+                format!(
+                    "targetRevision {r} is not followed offline: rendered at the {}",
+                    ctx.tree.label
+                )
+            })
+            .into_iter()
+            .collect();
         units.push(Unit {
             app: name.to_string(),
             app_kind: app_kind.to_string(),
@@ -428,7 +442,7 @@ pub fn argo_units(
             namespace: namespace.clone(),
             force_namespace: false,
             substitute: None,
-            notes: Vec::new(),
+            notes,
         });
     }
     (units, skipped)

@@ -234,9 +234,7 @@ fn kustomize(
     if let Some(refused) = remote_resources(tree, &unit.path) {
         return Err(refused);
     }
-    let has_kustomization = KUSTOMIZATION_FILES
-        .iter()
-        .any(|f| tree.exists(&super::apps::join(&unit.path, f)));
+    let has_kustomization = super::apps::is_kustomize_dir(tree, &unit.path);
     if !has_kustomization {
         // As Flux does for a plain directory: a kustomization of every manifest below it.
         let prefix = if unit.path.is_empty() {
