@@ -243,6 +243,30 @@ pub fn plan(tree: &Tree, cfg: &RenderConfig, extra_urls: &[String]) -> Plan {
     }
 }
 
+/// The `resources`, `bases` and `components` entries of the kustomization in `dir`, as written.
+pub fn kustomization_entries(tree: &Tree, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in KUSTOMIZATION_FILES {
+        let Ok(bytes) = tree.read(&join(dir, f)) else {
+            continue;
+        };
+        let Ok(v) = serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)) else {
+            continue;
+        };
+        for key in ["resources", "bases", "components"] {
+            out.extend(
+                v[key]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string),
+            );
+        }
+    }
+    out
+}
+
 fn appspec(o: &Object) -> Result<apps::ArgoApp, String> {
     match &o.body {
         Body::Raw(v) => serde_json::from_value(if v.is_null() {
@@ -340,31 +364,15 @@ fn no_app_units(
     parsed: &BTreeMap<String, Result<Vec<Object>, InputError>>,
 ) -> Vec<Unit> {
     // Directories that another kustomization uses as a resource or component.
-    let mut referenced = BTreeSet::new();
-    for dir in kustomize_dirs {
-        for f in KUSTOMIZATION_FILES {
-            let Ok(bytes) = tree.read(&join(dir, f)) else {
-                continue;
-            };
-            let Ok(v) = serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)) else {
-                continue;
-            };
-            for key in ["resources", "bases", "components"] {
-                for r in v[key]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
-                    if let Some(p) = normalize(&join(dir, r))
-                        && kustomize_dirs.contains(&p)
-                    {
-                        referenced.insert(p);
-                    }
-                }
-            }
-        }
-    }
+    let referenced: BTreeSet<String> = kustomize_dirs
+        .iter()
+        .flat_map(|dir| {
+            kustomization_entries(tree, dir)
+                .into_iter()
+                .filter_map(move |r| normalize(&join(dir, &r)))
+        })
+        .filter(|p| kustomize_dirs.contains(p))
+        .collect();
     let mut units: Vec<Unit> = kustomize_dirs
         .iter()
         .filter(|d| !referenced.contains(*d))

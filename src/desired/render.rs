@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::discover::{KUSTOMIZATION_FILES, Plan};
+use super::discover::{Plan, kustomization_entries};
 use super::tree::{Tree, normalize};
 use super::{HelmArgs, How, Outcome, Rendered, Unit};
 use crate::error::InputError;
@@ -336,35 +336,20 @@ fn remote_resources(tree: &Tree, start: &str) -> Option<String> {
         if !seen.insert(dir.clone()) {
             continue;
         }
-        for f in KUSTOMIZATION_FILES {
-            let Ok(bytes) = tree.read(&super::apps::join(&dir, f)) else {
-                continue;
-            };
-            let Ok(v) = serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)) else {
-                continue;
-            };
-            for key in ["resources", "bases", "components"] {
-                for r in v[key]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                {
-                    let remote = r.contains("://")
-                        || r.starts_with("git@")
-                        || r.contains("?ref=")
-                        || r.starts_with("github.com/");
-                    if remote {
-                        return Some(format!(
-                            "{dir}/{f}: remote resource {r:?} is not fetched: refused"
-                        ));
-                    }
-                    if let Some(p) = normalize(&super::apps::join(&dir, r))
-                        && tree.is_dir(&p)
-                    {
-                        todo.push(p);
-                    }
-                }
+        for r in kustomization_entries(tree, &dir) {
+            let remote = r.contains("://")
+                || r.starts_with("git@")
+                || r.contains("?ref=")
+                || r.starts_with("github.com/");
+            if remote {
+                return Some(format!(
+                    "{dir}: remote resource {r:?} is not fetched: refused"
+                ));
+            }
+            if let Some(p) = normalize(&super::apps::join(&dir, &r))
+                && tree.is_dir(&p)
+            {
+                todo.push(p);
             }
         }
     }
