@@ -438,7 +438,7 @@ mod tests {
     use super::*;
     use crate::analysis::inventory::inventory;
     use crate::k8s::read::read_str;
-    use crate::report::{AppRow, DesiredWorkloadRow};
+    use crate::report::DesiredWorkloadRow;
 
     struct Rng(u64);
     impl Rng {
@@ -567,28 +567,7 @@ mod tests {
         let live_objs = read_str(&live, "live.yaml").unwrap();
         let cfg = Config::default();
         let report = inventory(&live_objs, &cfg, vec![]);
-        let desired_for = |gpus: u64| {
-            let git = read_str(&deployment("ml", "web", 2, gpus), "git.yaml").unwrap();
-            Desired {
-                at: "t".into(),
-                gpus_declared: 0,
-                workloads: inventory(&git, &cfg, vec![])
-                    .workloads
-                    .into_iter()
-                    .map(|workload| DesiredWorkloadRow {
-                        workload,
-                        app: "a".into(),
-                        app_kind: "directory".into(),
-                    })
-                    .collect(),
-                tenants: vec![],
-                apps: vec![],
-                not_deployed: vec![],
-                duplicates: vec![],
-                problems: vec![],
-                without_gpus: vec![],
-            }
-        };
+        let desired_for = |gpus: u64| desired_from(&deployment("ml", "web", 2, gpus), &cfg);
         let today = Date::parse("2026-11-30").unwrap();
         let d = drift(&report.workloads, &live_objs, &desired_for(1), &cfg, today);
         assert_eq!(
@@ -640,30 +619,7 @@ mod tests {
             )
             .unwrap();
             let report = inventory(&live_objs, &cfg, vec![]);
-            let git_objs = if git.is_empty() {
-                vec![]
-            } else {
-                read_str(&git, "git.yaml").unwrap()
-            };
-            let git_rows = inventory(&git_objs, &cfg, vec![]).workloads;
-            let desired = Desired {
-                at: "test".into(),
-                gpus_declared: 0,
-                workloads: git_rows
-                    .into_iter()
-                    .map(|workload| DesiredWorkloadRow {
-                        workload,
-                        app: "app".into(),
-                        app_kind: "directory".into(),
-                    })
-                    .collect(),
-                tenants: vec![],
-                apps: Vec::<AppRow>::new(),
-                not_deployed: vec![],
-                duplicates: vec![],
-                problems: vec![],
-                without_gpus: vec![],
-            };
+            let desired = desired_from(&git, &cfg);
             let d = drift(
                 &report.workloads,
                 &live_objs,

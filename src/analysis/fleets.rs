@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use crate::report::*;
 
-use super::inventory::{idle_rows, ratio};
+use super::inventory::{idle_rows, order_namespaces, ratio};
 
 fn worst(a: ShortageKind, b: ShortageKind) -> ShortageKind {
     let rank = |k: ShortageKind| match k {
@@ -223,20 +223,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Report {
     };
     workloads.sort_by(by_gpus);
     graphs.sort_by(by_gpus);
-    namespaces.sort_by(|a, b| {
-        (b.gpus_requested + b.gpus_pending)
-            .cmp(&(a.gpus_requested + a.gpus_pending))
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    let demand: u64 = namespaces
-        .iter()
-        .map(|n| n.gpus_requested + n.gpus_pending)
-        .sum();
-    let top3: u64 = namespaces
-        .iter()
-        .take(3)
-        .map(|n| n.gpus_requested + n.gpus_pending)
-        .sum();
+    let top3_share = order_namespaces(&mut namespaces);
     let idle = idle_rows(&tenants);
     Report {
         schema: SCHEMA,
@@ -251,7 +238,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Report {
             shortage,
             excluded_nodes: excluded,
             gpu_namespaces: namespaces.len() as u64,
-            top3_namespace_share: ratio(top3, demand),
+            top3_namespace_share: top3_share,
             public_routes,
             other_gpus: other.into_values().collect(),
             metrics_source,

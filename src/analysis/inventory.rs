@@ -119,20 +119,7 @@ pub fn inventory_with_metrics(
             gpus_pending: *pend,
         })
         .collect();
-    namespaces.sort_by(|a, b| {
-        (b.gpus_requested + b.gpus_pending)
-            .cmp(&(a.gpus_requested + a.gpus_pending))
-            .then_with(|| a.name.cmp(&b.name))
-    });
-    let demand: u64 = namespaces
-        .iter()
-        .map(|n| n.gpus_requested + n.gpus_pending)
-        .sum();
-    let top3: u64 = namespaces
-        .iter()
-        .take(3)
-        .map(|n| n.gpus_requested + n.gpus_pending)
-        .sum();
+    let top3_share = order_namespaces(&mut namespaces);
 
     let tenant_rows = tenant_rows(&rows, gpus.requested, &routes.per_tenant);
     let product_lines = product_line_rows(&rows, gpus.requested);
@@ -186,7 +173,7 @@ pub fn inventory_with_metrics(
             shortage,
             excluded_nodes: excluded,
             gpu_namespaces: per_ns.len() as u64,
-            top3_namespace_share: ratio(top3, demand),
+            top3_namespace_share: top3_share,
             public_routes: routes.rows.len() as u64,
             other_gpus,
             metrics_source,
@@ -319,6 +306,14 @@ fn tenant_rows(
             .then_with(|| a.name.cmp(&b.name))
     });
     out
+}
+
+/// Sorts namespaces by GPUs requested + pending, and returns the share the top three hold.
+pub(crate) fn order_namespaces(namespaces: &mut [NamespaceRow]) -> Option<f64> {
+    let demand = |n: &NamespaceRow| n.gpus_requested + n.gpus_pending;
+    namespaces.sort_by(|a, b| demand(b).cmp(&demand(a)).then_with(|| a.name.cmp(&b.name)));
+    let total: u64 = namespaces.iter().map(demand).sum();
+    ratio(namespaces.iter().take(3).map(demand).sum(), total)
 }
 
 pub(crate) fn idle_rows(tenants: &[TenantRow]) -> Vec<IdleRow> {
