@@ -12,6 +12,7 @@ pub mod commands;
 pub mod config;
 pub mod desired;
 pub mod error;
+pub mod github;
 pub mod k8s;
 pub mod live;
 pub mod render;

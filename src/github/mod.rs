@@ -1,0 +1,9 @@
+//! Delivering reports to GitHub: the sticky pull-request comment, the drift tracking issue, and the
+//! Actions runtime (event payload, step summary, outputs, annotations).
+//!
+//! Everything that decides *what* to post is pure and tested beside the code: the hidden markers
+//! that find our comments and issues ([`marker`]), the markdown budget that splits long reports
+//! without breaking fences or `<details>` ([`budget`]). The client ([`client`]) only moves bytes,
+//! with bounded retries; the command layer (`commands::github`) wires the two.
+
+pub mod budget;
