@@ -4,8 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::github::comment::Behavior;
 use crate::render::Format;
-use crate::util::date::Date;
+use crate::util::date::{Date, Timestamp};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -43,6 +44,150 @@ pub enum Command {
     /// with live state — the drift it resolves or introduces and whether it still fits the fleet.
     #[command(after_help = CHECK_EXAMPLES)]
     Check(CheckArgs),
+    /// Post to GitHub: the check as a sticky pull-request comment, or the drift as a tracking issue
+    /// (run by the action in action.yml, or by any CI with a token).
+    #[command(subcommand)]
+    Github(GithubCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GithubCommand {
+    /// Run `check` and keep one sticky comment per --scope on the pull request with the result.
+    #[command(after_help = COMMENT_EXAMPLES)]
+    Comment(CommentArgs),
+    /// Compute drift against the live state and keep one tracking issue per --scope: opened when
+    /// drift appears, updated while it lasts, closed when it is gone, reopened when it returns.
+    #[command(after_help = ISSUE_EXAMPLES)]
+    Issue(IssueArgs),
+}
+
+const COMMENT_EXAMPLES: &str = "Examples:
+  # In a pull_request workflow (base, pull request, head and repository come from the event)
+  gpuledger github comment --repo . --snapshot fleet.json --scope gpu-east --fail-on capacity
+
+  # Anywhere else: say which pull request, and what the comment would be first
+  gpuledger github comment --repo . --base origin/main --github-repo acme/gitops --pr 42 \\
+      --head-sha \"$(git rev-parse HEAD)\" --dry-run
+
+The token is read from $GITHUB_TOKEN (or the variable --token-env names), never from a flag.
+Under GitHub Actions the full report also goes to the step summary, the figures to the step
+outputs (drift, unmanaged_gpus, coverage, gpu_delta, report_path), and warnings to the manifests
+whose workloads changed. A read-only token (a fork's pull request) is not a failure: the report
+stays in the step summary with a warning. Exit codes: as `gpuledger check`.";
+
+const ISSUE_EXAMPLES: &str = "Examples:
+  # Nightly, per cluster
+  gpuledger github issue --repo . --context gpu-east --scope gpu-east
+  gpuledger github issue --repo . --snapshot east.json --scope gpu-east --label gpu-drift
+
+The issue is found by its label and hidden marker (list API, all states), so one scope never gets
+two issues. Drift that cannot be known (an app failed to render, a resource could not be read)
+never closes the issue. Exit codes: 0 the issue is in step (drift or not), 2 error.";
+
+/// Where to post and as whom; shared by `github comment` and `github issue`.
+#[derive(Debug, Args)]
+pub struct GithubArgs {
+    /// The repository to post to, `owner/name` [default: $GITHUB_REPOSITORY].
+    #[arg(
+        long,
+        value_name = "OWNER/NAME",
+        env = "GITHUB_REPOSITORY",
+        hide_env_values = true
+    )]
+    pub github_repo: Option<String>,
+
+    /// The REST API base; GitHub Enterprise Server: `https://HOST/api/v3`.
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "GITHUB_API_URL",
+        hide_env_values = true,
+        default_value = "https://api.github.com"
+    )]
+    pub api_url: String,
+
+    /// The environment variable that holds the token.
+    #[arg(long, value_name = "VAR", default_value = "GITHUB_TOKEN")]
+    pub token_env: String,
+
+    /// One comment or issue per scope, e.g. per cluster (letters, digits, `. _ - / :`).
+    #[arg(long, value_name = "KEY", default_value = "default", value_parser = crate::github::marker::check_scope)]
+    pub scope: String,
+
+    /// Also write the JSON report here [default under Actions: $RUNNER_TEMP/gpuledger-report.json].
+    #[arg(long, value_name = "FILE")]
+    pub report_path: Option<PathBuf>,
+
+    /// Print what would be posted; call nothing (no token needed).
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CommentArgs {
+    #[command(flatten)]
+    pub check: CheckArgs,
+
+    #[command(flatten)]
+    pub github: GithubArgs,
+
+    /// The pull request number [default: from $GITHUB_EVENT_PATH].
+    #[arg(long, value_name = "N")]
+    pub pr: Option<u64>,
+
+    /// The pull request's head commit [default: from $GITHUB_EVENT_PATH].
+    #[arg(long, value_name = "SHA")]
+    pub head_sha: Option<String>,
+
+    /// When the head commit was made (RFC 3339) [default: its committer time in --repo, else now].
+    /// A run never overwrites a comment for a later commit.
+    #[arg(long, value_name = "TIME", value_parser = parse_timestamp)]
+    pub valid_at: Option<Timestamp>,
+
+    /// What to do with the earlier comment when the report changed.
+    #[arg(long, value_enum, default_value_t = Behavior::Update)]
+    pub behavior: Behavior,
+
+    /// Post nothing when the change moves no GPUs and introduces no drift (an earlier comment is
+    /// still brought up to date).
+    #[arg(long)]
+    pub skip_no_change: bool,
+
+    /// A report longer than one comment is split over at most this many; past that it ends with a
+    /// pointer to the job summary.
+    #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=20))]
+    pub max_comments: u16,
+}
+
+#[derive(Debug, Args)]
+pub struct IssueArgs {
+    #[command(flatten)]
+    pub repo: RepoArgs,
+
+    #[command(flatten)]
+    pub live: LiveArgs,
+
+    #[command(flatten)]
+    pub github: GithubArgs,
+
+    /// The label that marks tracking issues (created by GitHub when missing).
+    #[arg(long, value_name = "NAME", default_value = "gpuledger-drift")]
+    pub label: String,
+
+    /// The issue title [default: "GPU drift: SCOPE"].
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+
+    /// The date accepted-drift rules are checked against [default: today, UTC].
+    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
+    pub now: Option<Date>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_timestamp(s: &str) -> Result<Timestamp, String> {
+    Timestamp::parse(s)
 }
 
 const CHECK_EXAMPLES: &str = "Examples:
@@ -61,9 +206,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "PATH", default_value = ".")]
     pub repo: PathBuf,
 
-    /// The ref the change starts from (the target branch).
+    /// The ref the change starts from (the target branch) [default: the pull request's base commit,
+    /// when GitHub Actions runs it on a pull request].
     #[arg(long, value_name = "REF")]
-    pub base: String,
+    pub base: Option<String>,
 
     /// The ref with the change [default: the working tree, uncommitted changes included].
     #[arg(long, value_name = "REF")]

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use clap::Parser;
-use gpuledger::cli::{Cli, Command};
+use gpuledger::cli::{Cli, Command, GithubCommand};
 use gpuledger::commands;
 use gpuledger::live::kube::Progress;
 
@@ -21,7 +21,7 @@ fn main() -> ExitCode {
         Command::Inventory(a) => a.live.quiet || !a.live.snapshot.is_empty(),
         Command::Drift(a) => a.live.quiet || !a.live.snapshot.is_empty(),
         Command::Snapshot(a) => a.quiet,
-        Command::Check(_) => true,
+        Command::Check(_) | Command::Github(_) => true,
         Command::Render(_) => true,
     };
     let reporter = (!quiet && show_progress()).then(|| spawn_progress(progress.clone()));
@@ -31,6 +31,8 @@ fn main() -> ExitCode {
         Command::Drift(args) => commands::drift::run(args, &progress),
         Command::Snapshot(args) => commands::snapshot::run(args, &progress),
         Command::Check(args) => commands::check::run(args, &progress),
+        Command::Github(GithubCommand::Comment(args)) => commands::github::comment(args, &progress),
+        Command::Github(GithubCommand::Issue(args)) => commands::github::issue(args, &progress),
     };
     if let Some((stop, handle)) = reporter {
         stop.store(true, Ordering::Relaxed);

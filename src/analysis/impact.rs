@@ -244,6 +244,7 @@ pub fn impact(
         drift_resolved: resolved,
         drift_introduced: introduced,
         live: live.is_some(),
+        coverage_head: live.and_then(|(_, _, h)| h.coverage),
         capacity,
         tenant_limits,
         render_errors,

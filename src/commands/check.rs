@@ -7,12 +7,39 @@ use crate::analysis::drift::drift;
 use crate::analysis::impact::impact;
 use crate::analysis::inventory::inventory;
 use crate::cli::{CheckArgs, LiveArgs, RepoArgs};
+use crate::github::event::Runtime;
 use crate::live::kube::Progress;
 use crate::render::render_check;
 use crate::report::{CheckReport, SCHEMA};
 use crate::util::date::Date;
 
 pub fn run(args: &CheckArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    let runtime = Runtime::from_env(|k| std::env::var(k).ok()).map_err(anyhow::Error::msg)?;
+    let (report, mut notes, exit_code) = compute(args, &runtime, progress)?;
+    let text = render_check(&report, args.output.format);
+    let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
+    Ok(Outcome {
+        stdout,
+        notes,
+        exit_code,
+    })
+}
+
+/// Renders base and head (and reads the live state when asked) and computes the check: the report,
+/// notes for standard error, and the exit code its gates ask for. `--base` defaults to the pull
+/// request's base commit when Actions runs it on a pull request.
+pub fn compute(
+    args: &CheckArgs,
+    runtime: &Runtime,
+    progress: &Arc<Progress>,
+) -> anyhow::Result<(CheckReport, Vec<String>, i32)> {
+    let base_ref = match (&args.base, &runtime.event.pull_request) {
+        (Some(b), _) => b.clone(),
+        (None, Some(pr)) => pr.base.sha.clone(),
+        (None, None) => anyhow::bail!(
+            "--base is required: the ref the change starts from, e.g. --base origin/main (it defaults to the pull request's base only on a pull_request event)"
+        ),
+    };
     let repo = args.repo.as_path();
     let (cfg, cfg_path) = load::config(args.output.config.as_deref(), Some(repo))?;
     let mut notes = Vec::new();
@@ -52,7 +79,7 @@ pub fn run(args: &CheckArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome
         repo_url: args.repo_url.clone(),
         render_timeout: args.render_timeout,
     };
-    let base = load::desired_state(&side(Some(args.base.clone())), repo, &cfg, objects)?;
+    let base = load::desired_state(&side(Some(base_ref)), repo, &cfg, objects)?;
     let head = load::desired_state(&side(args.head.clone()), repo, &cfg, objects)?;
     sources.push(format!(
         "{} (base {}, head {})",
@@ -100,11 +127,5 @@ pub fn run(args: &CheckArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome
         sources,
         check,
     };
-    let text = render_check(&report, args.output.format);
-    let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
-    Ok(Outcome {
-        stdout,
-        notes,
-        exit_code,
-    })
+    Ok((report, notes, exit_code))
 }

@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod drift;
+pub mod github;
 pub mod inventory;
 pub mod load;
 pub mod render;

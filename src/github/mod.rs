@@ -6,4 +6,10 @@
 //! without breaking fences or `<details>` ([`budget`]). The client ([`client`]) only moves bytes,
 //! with bounded retries; the command layer (`commands::github`) wires the two.
 
+pub mod actions;
 pub mod budget;
+pub mod client;
+pub mod comment;
+pub mod event;
+pub mod issue;
+pub mod marker;

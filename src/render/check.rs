@@ -92,16 +92,27 @@ pub fn table(c: &Check) -> String {
     out
 }
 
+/// Summary, tenant (and product-line) deltas, capacity and gates first; the per-workload
+/// `<details>` after them, so a comment that has to be cut keeps what decides.
 pub fn markdown(c: &Check) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "## GPU impact of this change\n\n**{}**\n",
-        esc(&c.summary)
+        "## GPU impact of this change\n\n**{}**\n\nbase `{}` → head `{}`\n",
+        esc(&c.summary),
+        esc(&c.base_at),
+        esc(&c.head_at)
     );
-    if !c.tenants.is_empty() {
-        out.push_str("| tenant | base | head | delta |\n|---|---:|---:|---:|\n");
-        for r in &c.tenants {
+    for (first, rows) in [("tenant", &c.tenants), ("product line", &c.product_lines)] {
+        // Without product lines configured, the one "(none)" row says nothing.
+        if rows.iter().all(|r| r.name == "(none)") {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "| {first} | base | head | delta |\n|---|---:|---:|---:|"
+        );
+        for r in rows.iter() {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {:+} |",
@@ -112,6 +123,54 @@ pub fn markdown(c: &Check) -> String {
             );
         }
         out.push('\n');
+    }
+    match &c.capacity {
+        Some(cap) => {
+            let _ = writeln!(
+                out,
+                "**Capacity**: {} GPUs projected (head {} + {} held by unmanaged workloads) against {} placeable: {}.\n",
+                cap.projected,
+                c.gpus_head,
+                cap.unmanaged_live,
+                cap.placeable,
+                if cap.fits { "fits" } else { "**does not fit**" }
+            );
+        }
+        None => out.push_str("_No live state was given: drift and capacity were not checked._\n\n"),
+    }
+    for l in &c.tenant_limits {
+        let _ = writeln!(
+            out,
+            "- tenant {}: {} GPUs declared, limit {}{}",
+            esc(&l.tenant),
+            l.gpus_head,
+            l.limit,
+            if l.over {
+                " — **over the limit**"
+            } else {
+                ""
+            }
+        );
+    }
+    if !c.tenant_limits.is_empty() {
+        out.push('\n');
+    }
+    for (title, ids) in [
+        ("Drift resolved", &c.drift_resolved),
+        ("Drift introduced", &c.drift_introduced),
+    ] {
+        if !ids.is_empty() {
+            let _ = writeln!(out, "**{title}**: {}\n", esc(&ids.join(", ")));
+        }
+    }
+    for e in &c.render_errors {
+        let _ = writeln!(out, "- render error: {}", esc(e));
+    }
+    if !c.render_errors.is_empty() {
+        out.push('\n');
+    }
+    for g in c.gates.iter().filter(|g| g.failed) {
+        let _ = writeln!(out, "> **Gate `{}` failed**: {}\n", g.name, esc(&g.why));
     }
     for (title, rows) in [
         ("Added", &c.added),
@@ -126,34 +185,23 @@ pub fn markdown(c: &Check) -> String {
             "<details><summary>{title} ({})</summary>\n",
             rows.len()
         );
-        out.push_str("| workload | tenant | app | shape | GPUs |\n|---|---|---|---|---:|\n");
+        out.push_str(
+            "| workload | tenant | app | shape | GPUs | manifest |\n|---|---|---|---|---:|---|\n",
+        );
         for r in rows.iter() {
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} → {} |",
+                "| {} | {} | {} | {} | {} → {} | {} |",
                 esc(&id(r)),
                 esc(&r.tenant),
                 esc(&r.app),
                 esc(&shapes(r)),
                 r.gpus_base,
-                r.gpus_head
+                r.gpus_head,
+                r.source.as_deref().map(esc).unwrap_or_default()
             );
         }
         out.push_str("\n</details>\n\n");
-    }
-    for (title, ids) in [
-        ("Drift resolved", &c.drift_resolved),
-        ("Drift introduced", &c.drift_introduced),
-    ] {
-        if !ids.is_empty() {
-            let _ = writeln!(out, "**{title}**: {}\n", esc(&ids.join(", ")));
-        }
-    }
-    for e in &c.render_errors {
-        let _ = writeln!(out, "- render error: {}", esc(e));
-    }
-    for g in c.gates.iter().filter(|g| g.failed) {
-        let _ = writeln!(out, "> **Gate `{}` failed**: {}", g.name, esc(&g.why));
     }
     out
 }

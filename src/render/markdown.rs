@@ -88,6 +88,13 @@ fn section_with(
 }
 
 pub fn render(r: &Report) -> String {
+    let mut out = headline(r);
+    details(r, &mut out);
+    out
+}
+
+/// The fleet's four counts and the tenant table: what a drift issue leads with.
+pub fn headline(r: &Report) -> String {
     let mut out = String::new();
     let f = &r.fleet;
     let g = &f.gpus;
@@ -183,9 +190,14 @@ pub fn render(r: &Report) -> String {
         }
         out.push_str("```\n\n");
     }
+    out
+}
 
+/// Everything after the headline: idle GPUs, graphs, workloads, routes, nodes, namespaces.
+fn details(r: &Report, out: &mut String) {
+    let f = &r.fleet;
     section(
-        &mut out,
+        out,
         "Requested but idle",
         &["tenant", ">requested", ">busy", ">idle"],
         r.idle
@@ -201,7 +213,7 @@ pub fn render(r: &Report) -> String {
             .collect(),
     );
     section(
-        &mut out,
+        out,
         "Busy GPUs no pod accounts for",
         &["node", "gpu", ">activity", "why"],
         f.unattributed_busy
@@ -218,7 +230,7 @@ pub fn render(r: &Report) -> String {
     );
     if r.product_lines.iter().any(|p| p.name.is_some()) {
         section(
-            &mut out,
+            out,
             "Product lines",
             &[
                 "product line",
@@ -244,7 +256,7 @@ pub fn render(r: &Report) -> String {
         );
     }
     section(
-        &mut out,
+        out,
         "Dynamo graphs",
         &["graph", "tenant", "shape", ">requested", ">pending"],
         r.graphs
@@ -261,7 +273,7 @@ pub fn render(r: &Report) -> String {
             .collect(),
     );
     section(
-        &mut out,
+        out,
         "Workloads",
         &["workload", "tenant", "shape", ">requested", ">pending"],
         r.workloads
@@ -278,7 +290,7 @@ pub fn render(r: &Report) -> String {
             .collect(),
     );
     section(
-        &mut out,
+        out,
         "GPU nodes not fully placeable",
         &["node", ">capacity", ">placeable", "reason"],
         f.excluded_nodes
@@ -294,7 +306,7 @@ pub fn render(r: &Report) -> String {
             .collect(),
     );
     section(
-        &mut out,
+        out,
         "Pending pods that fit on no placeable node",
         &["pod", ">GPUs", "workload"],
         f.shortage
@@ -310,7 +322,7 @@ pub fn render(r: &Report) -> String {
             .collect(),
     );
     section(
-        &mut out,
+        out,
         "MIG slices and shared GPUs",
         &[
             "resource",
@@ -333,7 +345,7 @@ pub fn render(r: &Report) -> String {
             .collect(),
     );
     section(
-        &mut out,
+        out,
         "Public routes",
         &["kind", "host", "path", "tenants", ">GPUs", "why public"],
         r.routes
@@ -351,7 +363,7 @@ pub fn render(r: &Report) -> String {
             .collect(),
     );
     section(
-        &mut out,
+        out,
         "Namespaces",
         &["namespace", "tenant", ">requested", ">pending"],
         r.namespaces
@@ -366,7 +378,6 @@ pub fn render(r: &Report) -> String {
             })
             .collect(),
     );
-    out
 }
 
 #[cfg(test)]

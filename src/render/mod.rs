@@ -55,6 +55,19 @@ pub fn render_drift(report: &Report, format: Format) -> String {
     }
 }
 
+/// The body of a drift tracking issue: the fleet's four counts and the tenant table, then drift.
+pub fn render_drift_issue(report: &Report) -> String {
+    let mut s = markdown::headline(report);
+    match &report.drift {
+        Some(d) => {
+            s.push('\n');
+            s.push_str(&drift::markdown(d));
+        }
+        None => s.push_str("\nDrift is unknown: no desired state was given.\n"),
+    }
+    s
+}
+
 pub fn render_check(report: &CheckReport, format: Format) -> String {
     match format {
         Format::Table => check::table(&report.check),

@@ -434,6 +434,8 @@ pub struct Check {
     pub drift_resolved: Vec<String>,
     pub drift_introduced: Vec<String>,
     pub live: bool,
+    /// The GitOps coverage of the live GPUs once the head is merged (`null` without live state).
+    pub coverage_head: Option<f64>,
     /// Whether the head's desired GPUs fit the fleet; `null` without live state.
     pub capacity: Option<CapacityFit>,
     pub tenant_limits: Vec<TenantLimit>,

@@ -1,6 +1,7 @@
-//! Calendar dates (UTC), enough for accepted-drift expiry: parse `YYYY-MM-DD` (or the date part of
-//! an RFC 3339 timestamp), compare, add days, and convert from the system clock. The analysis never
-//! reads the clock: the command layer passes "today" in.
+//! Calendar dates and instants (UTC), enough for accepted-drift expiry and for the `valid-at` time
+//! of a pull-request comment: parse `YYYY-MM-DD` (or the date part of an RFC 3339 timestamp),
+//! compare, add days, parse and print RFC 3339 instants, and convert from the system clock. The
+//! analysis never reads the clock: the command layer passes "today" in.
 
 use std::fmt;
 
@@ -85,6 +86,76 @@ impl Date {
     }
 }
 
+/// An instant with one-second precision, printed as `2026-11-30T16:05:00Z` (so printed instants
+/// also sort as strings).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timestamp {
+    /// Seconds since 1970-01-01T00:00:00Z.
+    secs: i64,
+}
+
+impl Timestamp {
+    pub fn from_unix(secs: i64) -> Timestamp {
+        Timestamp { secs }
+    }
+
+    pub fn now() -> Timestamp {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs() as i64)
+            .unwrap_or(0);
+        Timestamp { secs }
+    }
+
+    /// RFC 3339: `2026-11-30T16:05:00Z`, `2026-11-30T17:05:00+01:00`, fractions ignored.
+    pub fn parse(s: &str) -> Result<Timestamp, String> {
+        let bad = || format!("{s:?} is not a time (expected RFC 3339, e.g. 2026-11-30T16:05:00Z)");
+        let s = s.trim();
+        let date = Date::parse(s).map_err(|_| bad())?;
+        let rest = s.get(11..).ok_or_else(bad)?;
+        let hms = rest.get(..8).ok_or_else(bad)?;
+        let num = |r: std::ops::Range<usize>, max: i64| -> Result<i64, String> {
+            let v: i64 = hms.get(r).ok_or_else(bad)?.parse().map_err(|_| bad())?;
+            if (0..=max).contains(&v) {
+                Ok(v)
+            } else {
+                Err(bad())
+            }
+        };
+        if hms.as_bytes().get(2) != Some(&b':') || hms.as_bytes().get(5) != Some(&b':') {
+            return Err(bad());
+        }
+        let (h, m, sec) = (num(0..2, 23)?, num(3..5, 59)?, num(6..8, 60)?);
+        let mut zone = &rest[8..];
+        if let Some(frac) = zone.strip_prefix('.') {
+            zone = frac.trim_start_matches(|c: char| c.is_ascii_digit());
+        }
+        let offset = match zone {
+            "Z" | "z" => 0,
+            z if z.len() == 6 && (z.starts_with('+') || z.starts_with('-')) && &z[3..4] == ":" => {
+                let oh: i64 = z[1..3].parse().map_err(|_| bad())?;
+                let om: i64 = z[4..6].parse().map_err(|_| bad())?;
+                let o = oh * 3600 + om * 60;
+                if z.starts_with('-') { -o } else { o }
+            }
+            _ => return Err(bad()),
+        };
+        Ok(Timestamp {
+            secs: date.days * 86_400 + h * 3600 + m * 60 + sec - offset,
+        })
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let day = Date {
+            days: self.secs.div_euclid(86_400),
+        };
+        let s = self.secs.rem_euclid(86_400);
+        write!(f, "{day}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
+    }
+}
+
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (y, m, d) = civil_from_days(self.days);
@@ -107,7 +178,25 @@ impl Serialize for Date {
 
 #[cfg(test)]
 mod tests {
-    use super::Date;
+    use super::{Date, Timestamp};
+
+    #[test]
+    fn timestamps_round_trip_and_honour_offsets() {
+        let t = Timestamp::parse("2026-11-30T16:05:09Z").unwrap();
+        assert_eq!(t.to_string(), "2026-11-30T16:05:09Z");
+        assert_eq!(Timestamp::parse("2026-11-30T17:05:09+01:00").unwrap(), t);
+        assert_eq!(Timestamp::parse("2026-11-30T16:05:09.123Z").unwrap(), t);
+        assert_eq!(Timestamp::from_unix(0).to_string(), "1970-01-01T00:00:00Z");
+        for bad in [
+            "2026-11-30",
+            "2026-11-30T25:00:00Z",
+            "2026-11-30T16:05:09",
+            "x",
+            "2026-11-30T16:05:09+1",
+        ] {
+            assert!(Timestamp::parse(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn parse_compare_and_print() {

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::drift::copy_dir;
 use super::support::{Repo, fixture, gpuledger};
 
-fn repo_with_feature_branch() -> Repo {
+pub fn repo_with_feature_branch() -> Repo {
     let r = Repo::new();
     copy_dir(&fixture("tests/fixtures/drift/repo"), r.path());
     r.commit("gitops");

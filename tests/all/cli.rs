@@ -183,6 +183,9 @@ fn help_snapshots() {
         ("help", vec!["--help"]),
         ("inventory_help", vec!["inventory", "--help"]),
         ("render_help", vec!["render", "--help"]),
+        ("check_help", vec!["check", "--help"]),
+        ("github_comment_help", vec!["github", "comment", "--help"]),
+        ("github_issue_help", vec!["github", "issue", "--help"]),
     ] {
         let out = gpuledger(&root())
             .args(&args)

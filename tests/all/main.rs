@@ -7,12 +7,15 @@ mod cli;
 mod demo;
 mod drift;
 mod emulator;
+mod github;
 mod live;
 mod prometheus;
 mod render;
 mod support;
 mod used;
 
+#[path = "../support/github.rs"]
+mod github_fake;
 #[path = "../support/kube_emulator.rs"]
 mod kube_emulator;
 #[path = "../support/prometheus.rs"]

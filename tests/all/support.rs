@@ -20,7 +20,11 @@ pub fn gpuledger(dir: &Path) -> Command {
         .env_remove("GPULEDGER_FORMAT")
         .env_remove("GPULEDGER_CONFIG")
         .env_remove("GPULEDGER_LOG")
-        .env_remove("KUBECONFIG");
+        .env_remove("KUBECONFIG")
+        .env_remove("GITHUB_REPOSITORY")
+        .env_remove("GITHUB_API_URL")
+        .env_remove("GITHUB_EVENT_PATH")
+        .env_remove("GITHUB_TOKEN");
     c
 }
 

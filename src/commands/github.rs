@@ -1,0 +1,674 @@
+//! `gpuledger github comment` and `gpuledger github issue`: compute the check or the drift as the
+//! other commands do, then deliver it where GitHub users decide — the step summary and outputs of
+//! the Actions run, warnings on the manifests, and the sticky comment or the tracking issue.
+//!
+//! The order is deliberate: the report is written to the summary and the JSON file before GitHub is
+//! called, so a refused or failing API call loses nothing. A 403 on the pull request (a fork's
+//! read-only token) becomes a warning, not a failure; any other API failure is an error (exit 2).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context;
+use serde_json::{Value, json};
+
+use super::{Outcome, check, deliver, drift};
+use crate::cli::{CommentArgs, GithubArgs, IssueArgs};
+use crate::github::actions::{self, Annotation};
+use crate::github::budget;
+use crate::github::client::{GitHub, GitHubError, Retry};
+use crate::github::comment::{self, Existing, Plan, Step};
+use crate::github::event::Runtime;
+use crate::github::issue::{self, Found, Now};
+use crate::github::marker::{self, Marker};
+use crate::live::kube::Progress;
+use crate::render::{Format, render_check, render_drift_issue};
+use crate::report::{ChangeRow, CheckReport};
+use crate::util::date::Timestamp;
+
+pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    let rt = runtime()?;
+    let (report, mut notes, exit_code) = check::compute(&args.check, &rt, progress)?;
+    let c = &report.check;
+    let repo = args.check.repo.as_path();
+    let event_pr = rt.event.pull_request.as_ref();
+    let pr = args.pr.or(event_pr.map(|p| p.number)).context(
+        "no pull request: give --pr N, or run on a pull_request event (GITHUB_EVENT_PATH)",
+    )?;
+    let head = match (&args.head_sha, event_pr) {
+        (Some(h), _) => h.clone(),
+        (None, Some(p)) => p.head.sha.clone(),
+        (None, None) => head_of(repo).context(
+            "no head commit: give --head-sha, or run on a pull_request event (GITHUB_EVENT_PATH)",
+        )?,
+    };
+    let valid_at = args
+        .valid_at
+        .or_else(|| commit_time(repo, &head))
+        .unwrap_or_else(Timestamp::now);
+    let slug = slug(&args.github, &rt)?;
+
+    let markdown = format!(
+        "{}{}",
+        render_check(&report, Format::Markdown),
+        footer(&args.github.scope, Some(&head), &rt)
+    );
+    let report_path = write_json(&args.github, &rt, &report, &mut notes)?;
+    let overflow = overflow_note(&rt);
+    if let Some(p) = &rt.step_summary {
+        actions::append_summary(p, &markdown, &overflow)
+            .with_context(|| format!("cannot write the step summary {}", p.display()))?;
+    }
+    let unknown = || "unknown".to_string();
+    if let Some(p) = &rt.output {
+        let outputs = [
+            (
+                "drift",
+                if c.live {
+                    c.drift_introduced.len().to_string()
+                } else {
+                    unknown()
+                },
+            ),
+            (
+                "unmanaged_gpus",
+                c.capacity
+                    .as_ref()
+                    .map_or_else(unknown, |x| x.unmanaged_live.to_string()),
+            ),
+            ("coverage", c.coverage_head.map_or_else(unknown, pct)),
+            ("gpu_delta", c.gpu_delta.to_string()),
+            ("report_path", path_text(report_path.as_deref())),
+        ];
+        actions::write_outputs(p, &outputs)
+            .with_context(|| format!("cannot write the step outputs {}", p.display()))?;
+    }
+    let mut lines = if rt.in_actions {
+        actions::warnings(&check_annotations(&report, &prefix(repo, &rt)))
+    } else {
+        Vec::new()
+    };
+
+    let mut ours = Marker::comment(&args.github.scope, &head, valid_at);
+    ours.part = None;
+    let bodies = comment::bodies(&markdown, &ours, usize::from(args.max_comments), &overflow);
+    let no_change = c.gpu_delta == 0
+        && c.tenants.iter().all(|t| t.delta == 0)
+        && c.added.is_empty()
+        && c.removed.is_empty()
+        && c.reshaped.is_empty()
+        && c.drift_introduced.is_empty();
+
+    if args.github.dry_run {
+        notes.push(format!(
+            "dry run: {} comment(s) for {slug}#{pr}, scope {:?}; nothing was sent",
+            bodies.len(),
+            args.github.scope
+        ));
+        return Ok(Outcome {
+            stdout: Some(bodies.join("\n\n")),
+            notes,
+            exit_code,
+        });
+    }
+
+    let target = format!("{slug}#{pr}");
+    let posted = with_client(&args.github, &rt, |gh| async move {
+        let path = format!("/repos/{slug}/issues/{pr}/comments");
+        let existing: Vec<Existing> = gh
+            .list(&path)
+            .await?
+            .iter()
+            .filter_map(|v| {
+                let body = v.get("body")?.as_str()?.to_string();
+                Some(Existing {
+                    id: v.get("id")?.as_u64()?,
+                    node_id: v.get("node_id")?.as_str().unwrap_or_default().to_string(),
+                    marker: Marker::find(&body)?,
+                    body,
+                })
+            })
+            .collect();
+        let has_ours = existing.iter().any(|e| e.marker.same_thread(&ours));
+        if args.skip_no_change && no_change && !has_ours {
+            return Ok(vec![
+                "no GPU change and no drift introduced: nothing posted (--skip-no-change)"
+                    .to_string(),
+            ]);
+        }
+        let steps = match comment::plan(&existing, &bodies, &ours, args.behavior) {
+            Plan::Skip(why) => return Ok(vec![format!("{why}: nothing posted")]),
+            Plan::Steps(s) => s,
+        };
+        let mut done = Vec::new();
+        for step in steps {
+            done.push(match step {
+                Step::Create { body } => {
+                    let v = gh.post(&path, &json!({ "body": body })).await?;
+                    format!("comment created: {}", url_of(&v))
+                }
+                Step::Update { id, body } => {
+                    let v = gh
+                        .patch(
+                            &format!("/repos/{slug}/issues/comments/{id}"),
+                            &json!({ "body": body }),
+                        )
+                        .await?;
+                    format!("comment updated: {}", url_of(&v))
+                }
+                Step::Minimize { id, node_id } => {
+                    gh.graphql(
+                        "minimizeComment",
+                        "mutation($id: ID!) { minimizeComment(input: {subjectId: $id, classifier: OUTDATED}) { minimizedComment { isMinimized } } }",
+                        json!({ "id": node_id }),
+                    )
+                    .await?;
+                    format!("earlier comment {id} hidden as outdated")
+                }
+                Step::Delete { id } => {
+                    gh.delete(&format!("/repos/{slug}/issues/comments/{id}"))
+                        .await?;
+                    format!("earlier comment {id} deleted")
+                }
+            });
+        }
+        Ok(done)
+    });
+    match posted {
+        Ok(done) => notes.extend(done),
+        Err(e) if e.is_forbidden() => {
+            let why = format!(
+                "cannot comment on {target}: the token is read-only (a pull request from a fork, or the workflow lacks `pull-requests: write`); the report is in the job summary"
+            );
+            lines.push(format!(
+                "::warning title=gpuledger::{}",
+                actions::data(&why)
+            ));
+            notes.push(format!("{why} ({e})"));
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("posting to {target}"))),
+    }
+    let mut stdout = deliver(
+        render_check(&report, args.check.output.format),
+        args.check.output.output.as_deref(),
+        &mut notes,
+    )?
+    .unwrap_or_default();
+    for l in lines {
+        stdout.push_str(&l);
+        stdout.push('\n');
+    }
+    Ok(Outcome {
+        stdout: Some(stdout),
+        notes,
+        exit_code,
+    })
+}
+
+pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    let rt = runtime()?;
+    let computed = drift::compute(
+        &args.repo,
+        &args.live,
+        args.output.config.as_deref(),
+        args.now,
+        progress,
+    )?;
+    let complete = computed.complete();
+    let drifting = computed.drifting;
+    let drift::Computed {
+        report, mut notes, ..
+    } = computed;
+    let d = report.drift.as_ref().context("drift was not computed")?;
+    let slug = slug(&args.github, &rt)?;
+    let scope = args.github.scope.as_str();
+    let repo = args.repo.repo.as_deref().unwrap_or(Path::new("."));
+
+    let markdown = format!(
+        "{}{}",
+        render_drift_issue(&report),
+        footer(scope, None, &rt)
+    );
+    let report_path = write_json(&args.github, &rt, &report, &mut notes)?;
+    let overflow = overflow_note(&rt);
+    if let Some(p) = &rt.step_summary {
+        let full = format!(
+            "{}{}",
+            crate::render::render(&report, Format::Markdown),
+            footer(scope, None, &rt)
+        );
+        actions::append_summary(p, &full, &overflow)
+            .with_context(|| format!("cannot write the step summary {}", p.display()))?;
+    }
+    let drifting_rows: Vec<(&str, &crate::report::DriftRow)> = [
+        ("unmanaged", &d.unmanaged),
+        ("missing", &d.missing),
+        ("changed", &d.changed),
+    ]
+    .into_iter()
+    .flat_map(|(cat, rows)| rows.iter().map(move |r| (cat, r)))
+    .collect();
+    if let Some(p) = &rt.output {
+        let outputs = [
+            ("drift", drifting_rows.len().to_string()),
+            (
+                "unmanaged_gpus",
+                d.unmanaged.iter().map(|r| r.gpus).sum::<u64>().to_string(),
+            ),
+            (
+                "coverage",
+                d.coverage.map_or_else(|| "unknown".to_string(), pct),
+            ),
+            ("report_path", path_text(report_path.as_deref())),
+        ];
+        actions::write_outputs(p, &outputs)
+            .with_context(|| format!("cannot write the step outputs {}", p.display()))?;
+    }
+    let mut stdout = String::new();
+    if rt.in_actions {
+        let at = prefix(repo, &rt);
+        let annotations: Vec<Annotation> = drifting_rows
+            .iter()
+            .filter(|(_, r)| r.git_source.is_some())
+            .map(|(cat, r)| {
+                Annotation::at(
+                    r.git_source
+                        .as_deref()
+                        .map(|s| format!("{at}{s}"))
+                        .as_deref(),
+                    format!("GPU drift ({cat}): {}/{}/{}", r.namespace, r.kind, r.name),
+                    shapes(r.git_shape.as_deref(), r.live_shape.as_deref()),
+                )
+            })
+            .collect();
+        for l in actions::warnings(&annotations) {
+            let _ = writeln!(stdout, "{l}");
+        }
+    }
+    if !complete {
+        notes.push(format!(
+            "drift is not fully known, so the tracking issue for scope {scope:?} is left as it is"
+        ));
+        return Ok(Outcome {
+            stdout: Some(stdout),
+            notes,
+            exit_code: 2,
+        });
+    }
+
+    let mut keys: Vec<String> = drifting_rows
+        .iter()
+        .map(|(cat, r)| {
+            format!(
+                "{cat} {}/{}/{}/{}",
+                r.namespace, r.api_group, r.kind, r.name
+            )
+        })
+        .collect();
+    keys.sort();
+    let ours = Marker::issue(scope, &marker::digest(keys.iter().map(String::as_str)));
+    let head = ours.render();
+    let body = format!(
+        "{head}\n{}",
+        budget::truncate(
+            &markdown,
+            comment::BODY_CHARS - head.chars().count() - 1,
+            &overflow
+        )
+    );
+    let now = Now {
+        drifting,
+        body,
+        marker: ours,
+        summary: d.summary.clone(),
+    };
+    let title = args
+        .title
+        .clone()
+        .unwrap_or_else(|| format!("GPU drift: {scope}"));
+    if args.github.dry_run {
+        notes.push(format!(
+            "dry run: the tracking issue for scope {scope:?} in {slug} would {}; nothing was sent",
+            if drifting {
+                "be opened or updated"
+            } else {
+                "be closed if open"
+            }
+        ));
+        stdout.push_str(&now.body);
+        return Ok(Outcome {
+            stdout: Some(stdout),
+            notes,
+            exit_code: 0,
+        });
+    }
+
+    let label = args.label.clone();
+    let done = with_client(&args.github, &rt, |gh| async move {
+        let list = format!(
+            "/repos/{slug}/issues?state=all&labels={}",
+            form_urlencoded::byte_serialize(label.as_bytes()).collect::<String>()
+        );
+        let mut done = Vec::new();
+        let found = find_issues(&gh, &list).await?;
+        let mut created = false;
+        for step in issue::plan(&found, &now) {
+            created |= matches!(step, issue::Step::Create { .. });
+            done.push(apply(&gh, &slug, &title, &label, step).await?);
+        }
+        if created {
+            // Another run may have created one at the same time: converge on the lowest number.
+            let found = find_issues(&gh, &list).await?;
+            for step in issue::plan(&found, &now) {
+                done.push(apply(&gh, &slug, &title, &label, step).await?);
+            }
+        }
+        if done.is_empty() {
+            done.push(format!(
+                "the tracking issue for scope {:?} is up to date",
+                now.marker.scope
+            ));
+        }
+        Ok(done)
+    })
+    .map_err(|e| {
+        anyhow::Error::new(e).context(format!(
+            "keeping the drift issue in {}",
+            args.github
+                .github_repo
+                .as_deref()
+                .unwrap_or("the repository")
+        ))
+    })?;
+    notes.extend(done);
+    if args.output.output.is_some() {
+        let text = crate::render::render(&report, args.output.format);
+        deliver(text, args.output.output.as_deref(), &mut notes)?;
+    }
+    Ok(Outcome {
+        stdout: Some(stdout),
+        notes,
+        exit_code: 0,
+    })
+}
+
+async fn find_issues(gh: &GitHub, list: &str) -> Result<Vec<Found>, GitHubError> {
+    Ok(gh
+        .list(list)
+        .await?
+        .iter()
+        // The issues API lists pull requests too.
+        .filter(|v| v.get("pull_request").is_none())
+        .filter_map(|v| {
+            let body = v.get("body")?.as_str()?.to_string();
+            Some(Found {
+                number: v.get("number")?.as_u64()?,
+                open: v.get("state")?.as_str()? == "open",
+                marker: Marker::find(&body)?,
+                body,
+            })
+        })
+        .collect())
+}
+
+async fn apply(
+    gh: &GitHub,
+    slug: &str,
+    title: &str,
+    label: &str,
+    step: issue::Step,
+) -> Result<String, GitHubError> {
+    let issue = |n: u64| format!("/repos/{slug}/issues/{n}");
+    Ok(match step {
+        issue::Step::Create { body } => {
+            let v = gh
+                .post(
+                    &format!("/repos/{slug}/issues"),
+                    &json!({ "title": title, "body": body, "labels": [label] }),
+                )
+                .await?;
+            format!("drift issue opened: {}", url_of(&v))
+        }
+        issue::Step::Edit { number, body } => {
+            gh.patch(&issue(number), &json!({ "body": body })).await?;
+            format!("drift issue #{number} updated")
+        }
+        issue::Step::Reopen { number, body } => {
+            gh.patch(&issue(number), &json!({ "state": "open", "body": body }))
+                .await?;
+            format!("drift issue #{number} reopened: the drift is back")
+        }
+        issue::Step::Close { number, body } => {
+            gh.patch(
+                &issue(number),
+                &json!({ "state": "closed", "state_reason": "completed", "body": body }),
+            )
+            .await?;
+            format!("drift issue #{number} closed: no drift left")
+        }
+        issue::Step::CloseDuplicate { number, of } => {
+            gh.post(
+                &format!("{}/comments", issue(number)),
+                &json!({ "body": format!("Duplicate of #{of} (two runs overlapped).") }),
+            )
+            .await?;
+            gh.patch(
+                &issue(number),
+                &json!({ "state": "closed", "state_reason": "not_planned" }),
+            )
+            .await?;
+            format!("duplicate drift issue #{number} closed in favour of #{of}")
+        }
+        issue::Step::Comment { number, text } => {
+            gh.post(
+                &format!("{}/comments", issue(number)),
+                &json!({ "body": text }),
+            )
+            .await?;
+            format!("commented on drift issue #{number}")
+        }
+    })
+}
+
+fn runtime() -> anyhow::Result<Runtime> {
+    Runtime::from_env(|k| std::env::var(k).ok()).map_err(anyhow::Error::msg)
+}
+
+/// Runs `work` with a client, on a runtime of its own. The token is read here and only handed to
+/// the client.
+fn with_client<T, F, Fut>(g: &GithubArgs, rt: &Runtime, work: F) -> Result<T, GitHubError>
+where
+    F: FnOnce(GitHub) -> Fut,
+    Fut: std::future::Future<Output = Result<T, GitHubError>>,
+{
+    let setup = |message: String| GitHubError::Setup {
+        api: g.api_url.clone(),
+        message,
+    };
+    let token = std::env::var(&g.token_env)
+        .ok()
+        .filter(|t| !t.trim().is_empty())
+        .ok_or_else(|| {
+            setup(format!(
+                "no token in ${}: set it (in Actions, `env: {}: ${{{{ github.token }}}}`), or name another variable with --token-env",
+                g.token_env, g.token_env
+            ))
+        })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| setup(e.to_string()))?;
+    runtime.block_on(async {
+        let gh = GitHub::new(
+            &g.api_url,
+            rt.graphql_url.as_deref(),
+            token,
+            Retry::default(),
+        )?;
+        work(gh).await
+    })
+}
+
+/// `owner/name` from the flag or the runtime, checked so it cannot bend the API path.
+fn slug(g: &GithubArgs, rt: &Runtime) -> anyhow::Result<String> {
+    let s = g
+        .github_repo
+        .clone()
+        .or_else(|| rt.repository.clone())
+        .context(
+            "which repository? give --github-repo OWNER/NAME (Actions sets GITHUB_REPOSITORY)",
+        )?;
+    let ok = s.split('/').count() == 2
+        && s.split('/').all(|p| {
+            !p.is_empty()
+                && p != "."
+                && p != ".."
+                && p.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        });
+    anyhow::ensure!(ok, "{s:?} is not a repository: expected OWNER/NAME");
+    Ok(s)
+}
+
+/// Writes the JSON report where asked (or under `RUNNER_TEMP` in Actions) and returns the path.
+fn write_json<T: serde::Serialize>(
+    g: &GithubArgs,
+    rt: &Runtime,
+    report: &T,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Option<PathBuf>> {
+    let path = g.report_path.clone().or_else(|| {
+        rt.runner_temp
+            .as_ref()
+            .map(|t| t.join("gpuledger-report.json"))
+    });
+    let Some(p) = path else { return Ok(None) };
+    let text = serde_json::to_string_pretty(report).context("cannot serialize the report")?;
+    std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
+    notes.push(format!("JSON report written to {}", p.display()));
+    Ok(Some(p))
+}
+
+fn footer(scope: &str, head: Option<&str>, rt: &Runtime) -> String {
+    let mut s = format!(
+        "\n<sub>gpuledger {} · scope `{scope}`",
+        env!("CARGO_PKG_VERSION")
+    );
+    if let Some(h) = head {
+        let _ = write!(s, " · head `{}`", h.get(..12).unwrap_or(h));
+    }
+    if let Some(url) = rt.run_url() {
+        let _ = write!(s, " · [run and full report]({url})");
+    }
+    s.push_str("</sub>\n");
+    s
+}
+
+fn overflow_note(rt: &Runtime) -> String {
+    match rt.run_url() {
+        Some(url) => format!(
+            "_The report is longer than fits here: the full report is in the [job summary]({url})._"
+        ),
+        None => "_The report is longer than fits here: run gpuledger locally (or see the JSON report) for the full report._".to_string(),
+    }
+}
+
+/// `88.1` (percent, one decimal) from a 0..1 share.
+fn pct(share: f64) -> String {
+    format!("{:.1}", share * 100.0)
+}
+
+fn path_text(p: Option<&Path>) -> String {
+    p.map(|p| p.display().to_string()).unwrap_or_default()
+}
+
+fn url_of(v: &Value) -> String {
+    v.get("html_url")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| v.get("id").map(|id| format!("id {id}")))
+        .unwrap_or_default()
+}
+
+/// The repository's path from the workspace root, for annotation file names (`gitops/`, or empty).
+fn prefix(repo: &Path, rt: &Runtime) -> String {
+    let Some(ws) = &rt.workspace else {
+        return String::new();
+    };
+    let (Ok(repo), Ok(ws)) = (repo.canonicalize(), ws.canonicalize()) else {
+        return String::new();
+    };
+    match repo.strip_prefix(&ws) {
+        Ok(rel) if rel.as_os_str().is_empty() => String::new(),
+        Ok(rel) => format!("{}/", rel.display()),
+        Err(_) => String::new(),
+    }
+}
+
+fn shapes(a: Option<&str>, b: Option<&str>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{a} → {b}"),
+        (Some(x), None) | (None, Some(x)) => x.to_string(),
+        (None, None) => String::new(),
+    }
+}
+
+/// Warnings on the manifests of the workloads the change adds, removes or reshapes, and on those
+/// whose drift it introduces.
+fn check_annotations(report: &CheckReport, at: &str) -> Vec<Annotation> {
+    let c = &report.check;
+    let id = |r: &ChangeRow| format!("{}/{}/{}", r.namespace, r.kind, r.name);
+    let mut out = Vec::new();
+    for (what, rows) in [
+        ("added", &c.added),
+        ("removed", &c.removed),
+        ("reshaped", &c.reshaped),
+    ] {
+        for r in rows {
+            let introduced = c.drift_introduced.contains(&id(r));
+            out.push(Annotation::at(
+                r.source.as_deref().map(|s| format!("{at}{s}")).as_deref(),
+                format!(
+                    "GPUs {what}{}: {}",
+                    if introduced { ", introduces drift" } else { "" },
+                    id(r)
+                ),
+                format!(
+                    "{} ({} → {} GPUs, tenant {})",
+                    shapes(r.shape_base.as_deref(), r.shape_head.as_deref()),
+                    r.gpus_base,
+                    r.gpus_head,
+                    r.tenant
+                ),
+            ));
+        }
+    }
+    let annotated: Vec<String> = [&c.added, &c.removed, &c.reshaped]
+        .iter()
+        .flat_map(|rows| rows.iter().map(id))
+        .collect();
+    for w in c.drift_introduced.iter().filter(|w| !annotated.contains(w)) {
+        out.push(Annotation::at(
+            None,
+            format!("GPU drift introduced: {w}"),
+            "this change makes Git and the live state disagree about this workload".to_string(),
+        ));
+    }
+    out
+}
+
+/// The repository's HEAD commit (outside Actions, when no --head-sha is given).
+fn head_of(repo: &Path) -> Option<String> {
+    let r = git2::Repository::discover(repo).ok()?;
+    let id = r.head().ok()?.peel_to_commit().ok()?.id();
+    Some(id.to_string())
+}
+
+/// When `sha` was committed, from the repository (present with `fetch-depth: 0`).
+fn commit_time(repo: &Path, sha: &str) -> Option<Timestamp> {
+    let r = git2::Repository::discover(repo).ok()?;
+    let oid = git2::Oid::from_str(sha).ok()?;
+    let commit = r.find_commit(oid).ok()?;
+    Some(Timestamp::from_unix(commit.committer().when().seconds()))
+}

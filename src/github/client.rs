@@ -1,0 +1,453 @@
+//! The GitHub REST and GraphQL client: octocrab for the transport (TLS, auth header, base URL for
+//! GitHub Enterprise Server), and our own bounded retry loop on top, because the decisions that
+//! matter are ours: 5xx and 429 are retried with backoff honouring `retry-after` (and a rate-limit
+//! 403's `x-ratelimit-reset`); a 403 that is not a rate limit is a permission answer — the
+//! read-only token of a fork's pull request — and comes back as [`GitHubError::Forbidden`] so the
+//! caller can fall back instead of failing. Errors name the method and path, never the token.
+
+use std::time::Duration;
+
+use http::{HeaderMap, Method, StatusCode};
+use http_body_util::BodyExt;
+use octocrab::Octocrab;
+use serde_json::Value;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitHubError {
+    #[error(
+        "{method} {path}: GitHub refused ({status}): {message}. The token may not do this: a pull request from a fork gets a read-only token, and the workflow needs the permissions listed in docs/github.md"
+    )]
+    Forbidden {
+        method: Method,
+        path: String,
+        status: u16,
+        message: String,
+    },
+    #[error("{method} {path}: GitHub answered {status}: {message}")]
+    Status {
+        method: Method,
+        path: String,
+        status: u16,
+        message: String,
+    },
+    #[error("{method} {path}: {last} (gave up after {attempts} attempts)")]
+    Exhausted {
+        method: Method,
+        path: String,
+        attempts: u32,
+        last: String,
+    },
+    #[error("GraphQL {operation}: {message}")]
+    GraphQl { operation: String, message: String },
+    #[error("{method} {path}: unexpected answer: {message}")]
+    BadResponse {
+        method: Method,
+        path: String,
+        message: String,
+    },
+    #[error("cannot set up the GitHub client for {api}: {message}")]
+    Setup { api: String, message: String },
+}
+
+impl GitHubError {
+    pub fn is_forbidden(&self) -> bool {
+        matches!(self, GitHubError::Forbidden { .. })
+    }
+}
+
+/// How hard to try: attempts in all, the first backoff (doubled each time), and the longest wait
+/// we accept from `retry-after` before giving up instead.
+#[derive(Debug, Clone, Copy)]
+pub struct Retry {
+    pub attempts: u32,
+    pub backoff: Duration,
+    pub max_wait: Duration,
+    pub request_timeout: Duration,
+}
+
+impl Default for Retry {
+    fn default() -> Self {
+        Retry {
+            attempts: 5,
+            backoff: Duration::from_secs(1),
+            max_wait: Duration::from_secs(60),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+pub struct GitHub {
+    octo: Octocrab,
+    api: String,
+    graphql: String,
+    retry: Retry,
+}
+
+/// One answer: status, headers, parsed JSON body (`Null` when empty).
+struct Answer {
+    status: StatusCode,
+    headers: HeaderMap,
+    body: Value,
+}
+
+impl GitHub {
+    /// `api`: the REST base (`https://api.github.com`, `https://HOST/api/v3`); `graphql`: the
+    /// GraphQL endpoint (`GITHUB_GRAPHQL_URL`), derived from `api` when not given. Must be called
+    /// inside a tokio runtime.
+    pub fn new(
+        api: &str,
+        graphql: Option<&str>,
+        token: String,
+        retry: Retry,
+    ) -> Result<GitHub, GitHubError> {
+        let api = api.trim_end_matches('/').to_string();
+        let setup = |message: String| GitHubError::Setup {
+            api: api.clone(),
+            message,
+        };
+        let graphql = match graphql {
+            Some(g) => g.to_string(),
+            None => match api.strip_suffix("/api/v3") {
+                Some(host) => format!("{host}/api/graphql"),
+                None => format!("{api}/graphql"),
+            },
+        };
+        let octo = Octocrab::builder()
+            .base_uri(api.as_str())
+            .map_err(|e| setup(e.to_string()))?
+            .personal_token(token)
+            .set_connect_timeout(Some(Duration::from_secs(10)))
+            .set_read_timeout(Some(retry.request_timeout))
+            .build()
+            .map_err(|e| setup(e.to_string()))?;
+        Ok(GitHub {
+            octo,
+            api,
+            graphql,
+            retry,
+        })
+    }
+
+    pub fn api(&self) -> &str {
+        &self.api
+    }
+
+    pub async fn get(&self, path: &str) -> Result<Value, GitHubError> {
+        Ok(self.send(Method::GET, path, None).await?.body)
+    }
+
+    pub async fn post(&self, path: &str, body: &Value) -> Result<Value, GitHubError> {
+        Ok(self.send(Method::POST, path, Some(body)).await?.body)
+    }
+
+    pub async fn patch(&self, path: &str, body: &Value) -> Result<Value, GitHubError> {
+        Ok(self.send(Method::PATCH, path, Some(body)).await?.body)
+    }
+
+    pub async fn delete(&self, path: &str) -> Result<(), GitHubError> {
+        self.send(Method::DELETE, path, None).await.map(|_| ())
+    }
+
+    /// Every item of a paginated list (`per_page=100`, following `Link: rel="next"`), bounded at
+    /// 100 pages.
+    pub async fn list(&self, path: &str) -> Result<Vec<Value>, GitHubError> {
+        let sep = if path.contains('?') { '&' } else { '?' };
+        let mut next = Some(format!("{path}{sep}per_page=100"));
+        let mut items = Vec::new();
+        let mut pages = 0;
+        while let Some(page) = next.take() {
+            pages += 1;
+            let answer = self.send(Method::GET, &page, None).await?;
+            match answer.body {
+                Value::Array(a) => items.extend(a),
+                other => {
+                    return Err(GitHubError::BadResponse {
+                        method: Method::GET,
+                        path: page,
+                        message: format!("expected a list, got {}", kind_of(&other)),
+                    });
+                }
+            }
+            if pages < 100 {
+                next = next_link(&answer.headers).map(|url| self.relative(&url));
+            }
+        }
+        Ok(items)
+    }
+
+    /// A GraphQL call; `errors` in the answer are an error.
+    pub async fn graphql(
+        &self,
+        operation: &str,
+        query: &str,
+        variables: Value,
+    ) -> Result<Value, GitHubError> {
+        let body = serde_json::json!({ "query": query, "variables": variables });
+        let url = self.graphql.clone();
+        let answer = self.send(Method::POST, &url, Some(&body)).await?;
+        if let Some(errors) = answer.body.get("errors").and_then(Value::as_array)
+            && !errors.is_empty()
+        {
+            let message = errors
+                .iter()
+                .filter_map(|e| e.get("message").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(GitHubError::GraphQl {
+                operation: operation.to_string(),
+                message,
+            });
+        }
+        Ok(answer.body.get("data").cloned().unwrap_or(Value::Null))
+    }
+
+    /// A path under the API base, or an absolute URL as given (GraphQL, `Link` headers).
+    fn url(&self, path: &str) -> String {
+        if path.starts_with("http://") || path.starts_with("https://") {
+            path.to_string()
+        } else {
+            format!("{}{path}", self.api)
+        }
+    }
+
+    /// `Link` URLs are absolute; shown in errors relative to the API base.
+    fn relative(&self, url: &str) -> String {
+        url.strip_prefix(self.api.as_str())
+            .map(str::to_string)
+            .unwrap_or_else(|| url.to_string())
+    }
+
+    async fn send(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Answer, GitHubError> {
+        let mut wait = self.retry.backoff;
+        let mut last = String::new();
+        for attempt in 1..=self.retry.attempts {
+            let outcome = tokio::time::timeout(
+                self.retry.request_timeout,
+                self.once(method.clone(), path, body),
+            )
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "no answer within {}s",
+                    self.retry.request_timeout.as_secs()
+                ))
+            });
+            let delay = match outcome {
+                Ok(a) if a.status.is_success() => return Ok(a),
+                Ok(a) => {
+                    let message = message_of(&a.body, a.status);
+                    let limited = is_rate_limited(&a);
+                    let retryable = a.status.is_server_error()
+                        || a.status == StatusCode::TOO_MANY_REQUESTS
+                        || limited;
+                    if !retryable {
+                        let status = a.status.as_u16();
+                        let path = path.to_string();
+                        return Err(if a.status == StatusCode::FORBIDDEN {
+                            GitHubError::Forbidden {
+                                method,
+                                path,
+                                status,
+                                message,
+                            }
+                        } else {
+                            GitHubError::Status {
+                                method,
+                                path,
+                                status,
+                                message,
+                            }
+                        });
+                    }
+                    last = format!("GitHub answered {}: {message}", a.status.as_u16());
+                    match asked_wait(&a.headers) {
+                        Some(w) if w > self.retry.max_wait => {
+                            last.push_str(&format!(
+                                "; GitHub asks to wait {}s, longer than the {}s we wait",
+                                w.as_secs(),
+                                self.retry.max_wait.as_secs()
+                            ));
+                            break;
+                        }
+                        Some(w) => w,
+                        None => wait,
+                    }
+                }
+                Err(e) => {
+                    last = e;
+                    wait
+                }
+            };
+            if attempt < self.retry.attempts {
+                tracing::warn!(
+                    "{method} {path}: {last}; retrying in {}ms (attempt {attempt} of {})",
+                    delay.as_millis(),
+                    self.retry.attempts
+                );
+                tokio::time::sleep(delay).await;
+                wait = (wait * 2).min(Duration::from_secs(30));
+            }
+        }
+        Err(GitHubError::Exhausted {
+            method,
+            path: path.to_string(),
+            attempts: self.retry.attempts,
+            last,
+        })
+    }
+
+    /// One request; transport failures come back as text (they carry no token: octocrab's errors
+    /// describe the connection, and the auth header is never part of a URL).
+    async fn once(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> Result<Answer, String> {
+        let url = self.url(path);
+        let request = http::Request::builder()
+            .method(method)
+            .uri(url.as_str())
+            .header(http::header::ACCEPT, "application/vnd.github+json")
+            .header("X-GitHub-Api-Version", "2022-11-28");
+        let request = self
+            .octo
+            .build_request(request, body)
+            .map_err(|e| format!("cannot build the request: {e}"))?;
+        let response = self
+            .octo
+            .execute(request)
+            .await
+            .map_err(|e| format!("cannot reach {}: {}", self.api, describe(&e)))?;
+        let (parts, body) = response.into_parts();
+        let bytes = body
+            .collect()
+            .await
+            .map_err(|e| format!("the answer broke off: {}", describe(&e)))?
+            .to_bytes();
+        let body = if bytes.iter().all(u8::is_ascii_whitespace) {
+            Value::Null
+        } else {
+            serde_json::from_slice(&bytes).unwrap_or_else(|_| {
+                Value::String(String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned())
+            })
+        };
+        Ok(Answer {
+            status: parts.status,
+            headers: parts.headers,
+            body,
+        })
+    }
+}
+
+/// octocrab's error with its sources, one line.
+fn describe(e: &octocrab::Error) -> String {
+    let mut s = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        s.push_str(": ");
+        s.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    s
+}
+
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing",
+        Value::Object(_) => "an object",
+        Value::String(_) => "text",
+        _ => "a scalar",
+    }
+}
+
+fn message_of(body: &Value, status: StatusCode) -> String {
+    body.get("message")
+        .and_then(Value::as_str)
+        .map(str::to_string)
+        .or_else(|| body.as_str().map(str::to_string))
+        .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_string())
+}
+
+/// A 403 that is a rate limit (primary: no requests left; secondary: `retry-after` or the message).
+fn is_rate_limited(a: &Answer) -> bool {
+    a.status == StatusCode::FORBIDDEN
+        && (a.headers.contains_key("retry-after")
+            || header(&a.headers, "x-ratelimit-remaining") == Some("0")
+            || message_of(&a.body, a.status)
+                .to_ascii_lowercase()
+                .contains("rate limit"))
+}
+
+fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// `retry-after: SECONDS`, else `x-ratelimit-reset: EPOCH` when no requests are left.
+fn asked_wait(h: &HeaderMap) -> Option<Duration> {
+    if let Some(secs) = header(h, "retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
+        return Some(Duration::from_secs(secs));
+    }
+    if header(h, "x-ratelimit-remaining") == Some("0") {
+        let reset: u64 = header(h, "x-ratelimit-reset")?.trim().parse().ok()?;
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_secs();
+        return Some(Duration::from_secs(reset.saturating_sub(now) + 1));
+    }
+    None
+}
+
+/// The `rel="next"` URL of a `Link` header.
+fn next_link(h: &HeaderMap) -> Option<String> {
+    header(h, "link")?.split(',').find_map(|part| {
+        let (url, params) = part.split_once(';')?;
+        params
+            .split(';')
+            .any(|p| p.trim() == "rel=\"next\"")
+            .then(|| {
+                url.trim()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+                    .to_string()
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn next_link_is_found_among_others() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            "link",
+            "<https://api.github.com/repos/a/b/issues?page=3>; rel=\"last\", <https://api.github.com/repos/a/b/issues?page=2>; rel=\"next\""
+                .parse()
+                .unwrap(),
+        );
+        assert_eq!(
+            next_link(&h).as_deref(),
+            Some("https://api.github.com/repos/a/b/issues?page=2")
+        );
+        assert_eq!(next_link(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn waits_come_from_retry_after_or_the_reset_time() {
+        let mut h = HeaderMap::new();
+        h.insert("retry-after", "7".parse().unwrap());
+        assert_eq!(asked_wait(&h), Some(Duration::from_secs(7)));
+        let mut h = HeaderMap::new();
+        h.insert("x-ratelimit-remaining", "5".parse().unwrap());
+        h.insert("x-ratelimit-reset", "1".parse().unwrap());
+        assert_eq!(asked_wait(&h), None, "requests are left");
+    }
+}

@@ -1,0 +1,937 @@
+//! `gpuledger github comment` and `gpuledger github issue`, driven exactly as the Actions runner
+//! drives a step — event payload, `GITHUB_*` variables, summary and output files — against a fake
+//! GitHub (tests/support/github.rs) that keeps state like the real one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::check::repo_with_feature_branch;
+use super::drift::copy_dir;
+use super::support::{Repo, fixture, gpuledger};
+use crate::github_fake::{self, FakeGitHub, Issue, REPO, TOKEN};
+
+/// One runner job: its temp dir holds the event, the summary, the outputs and RUNNER_TEMP.
+struct Job {
+    tmp: tempfile::TempDir,
+    api: String,
+}
+
+impl Job {
+    fn new(hub: &FakeGitHub) -> Job {
+        Job {
+            tmp: tempfile::tempdir().unwrap(),
+            api: hub.url(),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.tmp.path().join(name)
+    }
+
+    /// The `pull_request` payload for the repository's `main` → `feature`.
+    fn pull_request(&self, r: &Repo, fork: bool) -> PathBuf {
+        let text = std::fs::read_to_string(fixture("tests/fixtures/github/pull_request.json"))
+            .unwrap()
+            .replace("HEAD_SHA", r.git(&["rev-parse", "feature"]).trim())
+            .replace("BASE_SHA", r.git(&["rev-parse", "main"]).trim())
+            .replace(
+                "HEAD_REPO",
+                if fork {
+                    "someone/gitops"
+                } else {
+                    "acme/gitops"
+                },
+            )
+            .replace(
+                "HEAD_LABEL",
+                if fork {
+                    "someone:feature"
+                } else {
+                    "acme:feature"
+                },
+            )
+            .replace("HEAD_FORK", if fork { "true" } else { "false" });
+        let p = self.path("event.json");
+        std::fs::write(&p, text).unwrap();
+        p
+    }
+
+    /// The binary with the runner's environment; the summary and output files start empty.
+    fn run(&self, dir: &Path, event: &Path, event_name: &str, args: &[&str]) -> Output {
+        std::fs::write(self.path("summary.md"), "").unwrap();
+        std::fs::write(self.path("output"), "").unwrap();
+        let mut c = gpuledger(dir);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("GITHUB_") || k.starts_with("RUNNER_") {
+                c.env_remove(k);
+            }
+        }
+        c.env("GITHUB_ACTIONS", "true")
+            .env("CI", "true")
+            .env("GITHUB_EVENT_NAME", event_name)
+            .env("GITHUB_EVENT_PATH", event)
+            .env("GITHUB_REPOSITORY", REPO)
+            .env("GITHUB_API_URL", &self.api)
+            .env("GITHUB_GRAPHQL_URL", format!("{}/graphql", self.api))
+            .env("GITHUB_SERVER_URL", "https://github.com")
+            .env("GITHUB_RUN_ID", "4242")
+            .env("GITHUB_WORKSPACE", dir)
+            .env("GITHUB_STEP_SUMMARY", self.path("summary.md"))
+            .env("GITHUB_OUTPUT", self.path("output"))
+            .env("RUNNER_TEMP", self.tmp.path())
+            .env("GITHUB_TOKEN", TOKEN)
+            .args(args);
+        let out = c.output().unwrap();
+        let (o, e) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        assert!(
+            !o.contains(TOKEN) && !e.contains(TOKEN),
+            "the token was printed:\n{o}\n{e}"
+        );
+        out
+    }
+
+    fn summary(&self) -> String {
+        std::fs::read_to_string(self.path("summary.md")).unwrap()
+    }
+
+    /// The `name<<DELIM … DELIM` blocks of the output file.
+    fn outputs(&self) -> BTreeMap<String, String> {
+        let text = std::fs::read_to_string(self.path("output")).unwrap();
+        let mut out = BTreeMap::new();
+        let mut lines = text.lines();
+        while let Some(head) = lines.next() {
+            let (name, delim) = head.split_once("<<").expect("heredoc form");
+            let value: Vec<&str> = lines.by_ref().take_while(|l| *l != delim).collect();
+            out.insert(name.to_string(), value.join("\n"));
+        }
+        out
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn snapshot_file() -> String {
+    fixture("tests/fixtures/drift/cluster.yaml")
+        .display()
+        .to_string()
+}
+
+/// A repository on `feature` (the working tree is the head) and a fake GitHub with pull request 7.
+fn pr_setup() -> (Repo, FakeGitHub) {
+    let r = repo_with_feature_branch();
+    r.git(&["checkout", "-q", "feature"]);
+    let hub = FakeGitHub::start();
+    hub.state().issues.push(Issue {
+        number: 7,
+        title: "Scale llama".into(),
+        body: String::new(),
+        state: "open".into(),
+        state_reason: None,
+        labels: vec![],
+        pull_request: true,
+    });
+    (r, hub)
+}
+
+fn comment(job: &Job, r: &Repo, event: &Path, extra: &[&str]) -> Output {
+    let snap = snapshot_file();
+    let mut args = vec![
+        "github",
+        "comment",
+        "--snapshot",
+        &snap,
+        "--scope",
+        "prod",
+        "--now",
+        "2026-11-30",
+    ];
+    args.extend_from_slice(extra);
+    job.run(r.path(), event, "pull_request", &args)
+}
+
+/// A body with the commit and time that vary per run replaced, for snapshots.
+fn stable(body: &str, r: &Repo) -> String {
+    let head = r.git(&["rev-parse", "feature"]);
+    let head = head.trim();
+    let base = r.git(&["rev-parse", "main"]);
+    let mut s = body
+        .replace(head, "HEAD_SHA")
+        .replace(&head[..12], "HEAD_SHORT")
+        .replace(base.trim(), "BASE_SHA");
+    if let Some(i) = s.find("valid-at=\"") {
+        let end = s[i + 10..].find('"').unwrap() + i + 10;
+        s.replace_range(i + 10..end, "VALID_AT");
+    }
+    s
+}
+
+#[test]
+fn first_run_creates_the_comment_with_summary_outputs_and_warnings() {
+    let (r, hub) = pr_setup();
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+
+    let s = hub.state();
+    let comments = s.comments_on(7);
+    assert_eq!(comments.len(), 1);
+    let body = &comments[0].body;
+    let head = r.git(&["rev-parse", "feature"]);
+    // valid-at is the head commit's committer time, read from the repository.
+    let committed = r.git(&["show", "-s", "--format=%ct", "feature"]);
+    let committed: i64 = committed.trim().parse().unwrap();
+    let first = body.lines().next().unwrap();
+    assert!(
+        first.starts_with(&format!(
+            "<!-- gpuledger:comment scope=\"prod\" head=\"{}\" valid-at=\"",
+            head.trim()
+        )),
+        "{first}"
+    );
+    let valid_at = first
+        .split("valid-at=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    assert_eq!(
+        valid_at,
+        gpuledger::util::date::Timestamp::from_unix(committed).to_string()
+    );
+    assert!(s.requests.iter().all(|q| q.authorized));
+    insta::assert_snapshot!("pr_comment", stable(body, &r));
+    drop(s);
+
+    // The full report is in the job summary; the figures in the outputs match the JSON report.
+    assert!(job.summary().contains("## GPU impact of this change"));
+    let o = job.outputs();
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(&o["report_path"]).unwrap()).unwrap();
+    let c = &report["check"];
+    assert_eq!(o["gpu_delta"], "16");
+    assert_eq!(o["drift"], "1", "new-model is drift this change introduces");
+    assert_eq!(
+        o["unmanaged_gpus"],
+        c["capacity"]["unmanaged_live"].to_string()
+    );
+    assert_eq!(
+        o["coverage"],
+        format!("{:.1}", c["coverage_head"].as_f64().unwrap() * 100.0)
+    );
+    // Warnings on the manifests the change touches, with file and line.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let warnings: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.starts_with("::warning "))
+        .collect();
+    assert!(
+        warnings.iter().any(
+            |w| w.starts_with("::warning file=batch/new-model.yaml,line=")
+                && w.contains("introduces drift")
+        ),
+        "{stdout}"
+    );
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("file=serving/") && w.contains("reshaped")),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn reruns_update_in_place_skip_identical_and_never_overwrite_a_newer_commit() {
+    let (r, hub) = pr_setup();
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    assert_eq!(comment(&job, &r, &event, &[]).status.code(), Some(0));
+    let id = hub.state().comments_on(7)[0].id;
+
+    // Same commit, same report: nothing is written.
+    let writes = hub.state().writes().len();
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        hub.state().writes().len(),
+        writes,
+        "identical body re-posted"
+    );
+    assert!(text(&out).contains("already says this"), "{}", text(&out));
+
+    // A new commit on the branch: the same comment is edited.
+    r.write(
+        "batch/new-model.yaml",
+        &std::fs::read_to_string(r.path().join("batch/new-model.yaml"))
+            .unwrap()
+            .replace("replicas: 1", "replicas: 2"),
+    )
+    .commit("two replicas");
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    let comments = s.comments_on(7);
+    assert_eq!(comments.len(), 1);
+    assert_eq!(comments[0].id, id);
+    assert!(
+        comments[0].body.contains("+24 GPUs"),
+        "{}",
+        comments[0].body
+    );
+    assert_eq!(
+        s.writes()
+            .last()
+            .map(|w| (w.method.as_str(), w.path.clone())),
+        Some(("PATCH", format!("/repos/{REPO}/issues/comments/{id}")))
+    );
+    drop(s);
+
+    // A late run for an older commit (its valid-at is earlier) leaves the newer comment alone.
+    let before = hub.state().comments_on(7)[0].body.clone();
+    let writes = hub.state().writes().len();
+    let out = comment(
+        &job,
+        &r,
+        &event,
+        &[
+            "--head-sha",
+            "0123456789abcdef0123456789abcdef01234567",
+            "--valid-at",
+            "2020-01-01T00:00:00Z",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("newer commit"), "{}", text(&out));
+    assert_eq!(hub.state().writes().len(), writes);
+    assert_eq!(hub.state().comments_on(7)[0].body, before);
+}
+
+#[test]
+fn scope_prod_never_touches_scope_non_prod() {
+    let (r, hub) = pr_setup();
+    let other = "<!-- gpuledger:comment scope=\"non-prod\" head=\"abc\" valid-at=\"2030-01-01T00:00:00Z\" -->\nnon-prod report";
+    let also = "<!-- gpuledger:comment scope=\"prod-eu\" head=\"abc\" valid-at=\"2030-01-01T00:00:00Z\" -->\nprod-eu report";
+    let human = "Looks good, but see <!-- gpuledger:comment scope=\"prod\" --> below";
+    let ids: Vec<u64> = [other, also, human]
+        .iter()
+        .map(|b| hub.state().add_comment(7, b))
+        .collect();
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    let comments = s.comments_on(7);
+    assert_eq!(comments.len(), 4);
+    for (id, body) in ids.iter().zip([other, also, human]) {
+        assert_eq!(comments.iter().find(|c| c.id == *id).unwrap().body, body);
+    }
+    assert!(
+        comments[3]
+            .body
+            .starts_with("<!-- gpuledger:comment scope=\"prod\"")
+    );
+}
+
+/// An earlier report for an older commit of the same scope.
+fn seed_old_report(hub: &FakeGitHub) -> u64 {
+    hub.state().add_comment(
+        7,
+        "<!-- gpuledger:comment scope=\"prod\" head=\"1111111111111111111111111111111111111111\" valid-at=\"2020-01-01T00:00:00Z\" -->\n## GPU impact of this change\n\n**+0 GPUs**\n",
+    )
+}
+
+#[test]
+fn behaviour_new_keeps_the_old_comment() {
+    let (r, hub) = pr_setup();
+    let old = seed_old_report(&hub);
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &["--behavior", "new"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    let c = s.comments_on(7);
+    assert_eq!(c.len(), 2);
+    assert!(c[0].id == old && !c[0].minimized);
+    assert!(c[1].body.contains("+16 GPUs"));
+}
+
+#[test]
+fn behaviour_hide_and_new_minimizes_the_old_comment() {
+    let (r, hub) = pr_setup();
+    let old = seed_old_report(&hub);
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &["--behavior", "hide-and-new"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    let c = s.comments_on(7);
+    assert_eq!(c.len(), 2);
+    assert!(c[0].id == old && c[0].minimized, "old comment not hidden");
+    assert!(!c[1].minimized && c[1].body.contains("+16 GPUs"));
+    assert!(
+        s.requests
+            .iter()
+            .any(|q| q.method == "POST" && q.path == "/graphql")
+    );
+}
+
+#[test]
+fn behaviour_delete_and_new_deletes_the_old_comment() {
+    let (r, hub) = pr_setup();
+    let old = seed_old_report(&hub);
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &["--behavior", "delete-and-new"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    let c = s.comments_on(7);
+    assert_eq!(c.len(), 1);
+    assert_ne!(c[0].id, old);
+    assert!(
+        s.requests
+            .iter()
+            .any(|q| q.method == "DELETE"
+                && q.path == format!("/repos/{REPO}/issues/comments/{old}"))
+    );
+}
+
+#[test]
+fn skip_no_change_posts_nothing_for_a_change_without_gpus() {
+    let r = repo_with_feature_branch();
+    // A feature branch that only touches a README.
+    r.git(&["checkout", "-q", "-b", "docs", "main"]);
+    r.write("README.md", "# gitops\n").commit("docs");
+    r.git(&["branch", "-f", "feature", "docs"]);
+    r.git(&["checkout", "-q", "feature"]);
+    let hub = FakeGitHub::start();
+    hub.state().issues.push(Issue {
+        number: 7,
+        title: "docs".into(),
+        body: String::new(),
+        state: "open".into(),
+        state_reason: None,
+        labels: vec![],
+        pull_request: true,
+    });
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &["--skip-no-change"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains("nothing posted (--skip-no-change)"),
+        "{}",
+        text(&out)
+    );
+    assert!(hub.state().comments_on(7).is_empty());
+    assert!(hub.state().writes().is_empty());
+    // The summary still has the report.
+    assert!(job.summary().contains("**+0 GPUs"), "{}", job.summary());
+}
+
+#[test]
+fn a_fork_read_only_token_degrades_to_summary_and_warning() {
+    let (r, hub) = pr_setup();
+    hub.state().read_only = true;
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, true);
+    let out = comment(&job, &r, &event, &["--fail-on", "render-error"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "a 403 is not a failure: {}",
+        text(&out)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("::warning title=gpuledger::cannot comment on acme/gitops#7")),
+        "{stdout}"
+    );
+    assert!(hub.state().comments_on(7).is_empty());
+    assert!(job.summary().contains("## GPU impact of this change"));
+    assert_eq!(job.outputs()["gpu_delta"], "16");
+}
+
+#[test]
+fn a_502_then_success_is_retried() {
+    let (r, hub) = pr_setup();
+    hub.state().faults.push_back(github_fake::bad_gateway());
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    assert_eq!(s.comments_on(7).len(), 1);
+    let lists = s
+        .requests
+        .iter()
+        .filter(|q| q.method == "GET" && q.path.ends_with("/issues/7/comments"))
+        .count();
+    assert_eq!(lists, 2, "the 502 was not retried exactly once");
+}
+
+#[test]
+fn a_429_waits_for_retry_after() {
+    let (r, hub) = pr_setup();
+    hub.state().faults.push_back(github_fake::too_many(2));
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let started = Instant::now();
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        started.elapsed() >= Duration::from_secs(2),
+        "retry-after not honoured"
+    );
+    assert_eq!(hub.state().comments_on(7).len(), 1);
+}
+
+#[test]
+fn errors_are_clear_and_never_show_the_token() {
+    let (r, hub) = pr_setup();
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    // GitHub down for good: bounded retries, then exit 2 naming the call.
+    for _ in 0..5 {
+        hub.state().faults.push_back(github_fake::bad_gateway());
+    }
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("/repos/acme/gitops/issues/7/comments")
+            && text(&out).contains("gave up after 5 attempts"),
+        "{}",
+        text(&out)
+    );
+    // The report was kept before GitHub was called.
+    assert!(job.summary().contains("## GPU impact"));
+    // No token at all.
+    let snap = snapshot_file();
+    let mut cmd = gpuledger(r.path());
+    let out = cmd
+        .env_remove("GITHUB_TOKEN")
+        .env("GITHUB_EVENT_PATH", &event)
+        .env("GITHUB_API_URL", hub.url())
+        .args([
+            "github",
+            "comment",
+            "--snapshot",
+            &snap,
+            "--github-repo",
+            REPO,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("no token in $GITHUB_TOKEN"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn dry_run_prints_the_comment_and_calls_nothing() {
+    let (r, hub) = pr_setup();
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &["--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).starts_with("<!-- gpuledger:comment scope=\"prod\"")
+    );
+    assert!(hub.state().requests.is_empty());
+}
+
+// ---- the drift issue ----
+
+fn drift_repo() -> Repo {
+    let r = Repo::new();
+    copy_dir(&fixture("tests/fixtures/drift/repo"), r.path());
+    r.commit("gitops");
+    r
+}
+
+fn issue_run(job: &Job, r: &Repo, extra: &[&str]) -> Output {
+    let snap = snapshot_file();
+    let event = fixture("tests/fixtures/github/schedule.json");
+    let mut args = vec![
+        "github",
+        "issue",
+        "--snapshot",
+        &snap,
+        "--scope",
+        "gpu-east",
+        "--now",
+        "2026-11-30",
+    ];
+    args.extend_from_slice(extra);
+    job.run(r.path(), &event, "schedule", &args)
+}
+
+fn tracking(hub: &FakeGitHub) -> Vec<Issue> {
+    hub.state()
+        .issues
+        .iter()
+        .filter(|i| {
+            i.body
+                .starts_with("<!-- gpuledger:issue scope=\"gpu-east\"")
+        })
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn issue_is_created_updated_closed_and_reopened() {
+    let r = drift_repo();
+    let hub = FakeGitHub::start();
+    // A pull request and an unrelated issue under the same label must not confuse it.
+    hub.state().add_issue(
+        "bump",
+        "<!-- gpuledger:issue scope=\"gpu-east\" drift=\"0\" -->",
+        "open",
+        &["gpuledger-drift"],
+        true,
+    );
+    hub.state().add_issue(
+        "other scope",
+        "<!-- gpuledger:issue scope=\"gpu-west\" drift=\"0\" -->\nx",
+        "open",
+        &["gpuledger-drift"],
+        false,
+    );
+    let job = Job::new(&hub);
+
+    // Drift appears: one issue, labelled, leading with the counts and the tenant table.
+    let out = issue_run(&job, &r, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let issues: Vec<Issue> = tracking(&hub)
+        .into_iter()
+        .filter(|i| !i.pull_request)
+        .collect();
+    assert_eq!(issues.len(), 1);
+    let first = &issues[0];
+    assert_eq!(
+        (first.title.as_str(), first.state.as_str()),
+        ("GPU drift: gpu-east", "open")
+    );
+    assert_eq!(first.labels, ["gpuledger-drift"]);
+    let body = &first.body;
+    let pos = |s: &str| body.find(s).unwrap_or_else(|| panic!("{s} not in {body}"));
+    assert!(pos("## GPU fleet inventory") < pos("### Tenants"));
+    assert!(pos("### Tenants") < pos("## Drift against Git"));
+    assert!(
+        !body.contains("### Workloads"),
+        "the issue is not the whole inventory"
+    );
+    insta::assert_snapshot!("drift_issue", body);
+    // Found through the list API by label, all states; never the search API.
+    let s = hub.state();
+    assert!(s.requests.iter().any(|q| q.method == "GET"
+        && q.path == format!("/repos/{REPO}/issues")
+        && q.query.contains("state=all")
+        && q.query.contains("labels=gpuledger-drift")));
+    assert!(s.requests.iter().all(|q| !q.path.starts_with("/search")));
+    drop(s);
+    let o = job.outputs();
+    assert_eq!(
+        (o["drift"].as_str(), o["unmanaged_gpus"].as_str()),
+        ("5", "10")
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("::warning file=parked/model.yaml,line="),
+        "{stdout}"
+    );
+
+    // Nothing changed: nothing written.
+    let writes = hub.state().writes().len();
+    assert_eq!(issue_run(&job, &r, &[]).status.code(), Some(0));
+    assert_eq!(hub.state().writes().len(), writes);
+
+    // The drift set changes (the parked model is gone from Git): body edited, a short comment.
+    r.remove("parked/model.yaml").commit("unpark");
+    assert_eq!(issue_run(&job, &r, &[]).status.code(), Some(0));
+    let now = tracking(&hub)
+        .into_iter()
+        .find(|i| i.number == first.number)
+        .unwrap();
+    assert_ne!(now.body, first.body);
+    let comments: Vec<String> = hub
+        .state()
+        .comments_on(first.number)
+        .iter()
+        .map(|c| c.body.clone())
+        .collect();
+    assert_eq!(comments.len(), 1);
+    assert!(
+        comments[0].starts_with("The drift changed: "),
+        "{comments:?}"
+    );
+
+    // Every drift accepted: closed as completed, with a comment.
+    let accept = gpuledger(r.path())
+        .args([
+            "drift",
+            "--repo",
+            ".",
+            "--snapshot",
+            &snapshot_file(),
+            "--now",
+            "2026-11-30",
+            "--suggest-accept",
+        ])
+        .output()
+        .unwrap();
+    let cfg = std::fs::read_to_string(r.path().join(".gpuledger.yaml")).unwrap();
+    let accepted = cfg.replacen(
+        "accepted_drift:\n",
+        &format!(
+            "accepted_drift:\n{}",
+            String::from_utf8_lossy(&accept.stdout).replace("accepted_drift:\n", "")
+        ),
+        1,
+    );
+    r.write(".gpuledger.yaml", &accepted).commit("accept");
+    let out = issue_run(&job, &r, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let closed = tracking(&hub)
+        .into_iter()
+        .find(|i| i.number == first.number)
+        .unwrap();
+    assert_eq!(
+        (closed.state.as_str(), closed.state_reason.as_deref()),
+        ("closed", Some("completed"))
+    );
+    assert_eq!(job.outputs()["drift"], "0");
+
+    // Drift returns: the same issue is reopened, never a second one.
+    r.write(".gpuledger.yaml", &cfg).commit("revert");
+    let out = issue_run(&job, &r, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let all: Vec<Issue> = tracking(&hub)
+        .into_iter()
+        .filter(|i| !i.pull_request)
+        .collect();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0].state, "open");
+    let last = hub
+        .state()
+        .comments_on(first.number)
+        .last()
+        .unwrap()
+        .body
+        .clone();
+    assert!(last.starts_with("Drift is back: "), "{last}");
+    // The other scope's issue was never touched.
+    let west = hub
+        .state()
+        .issues
+        .iter()
+        .find(|i| i.title == "other scope")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        (west.state.as_str(), west.body.ends_with("\nx")),
+        ("open", true)
+    );
+}
+
+#[test]
+fn two_overlapping_runs_leave_one_open_issue() {
+    let r = drift_repo();
+    let hub = FakeGitHub::start();
+    // Both runs list before either creates.
+    hub.state().list_delay = Duration::from_millis(1500);
+    let (a, b) = (Job::new(&hub), Job::new(&hub));
+    let (oa, ob) = std::thread::scope(|s| {
+        let ta = s.spawn(|| issue_run(&a, &r, &[]));
+        let tb = s.spawn(|| issue_run(&b, &r, &[]));
+        (ta.join().unwrap(), tb.join().unwrap())
+    });
+    assert_eq!(oa.status.code(), Some(0), "{}", text(&oa));
+    assert_eq!(ob.status.code(), Some(0), "{}", text(&ob));
+    let issues = tracking(&hub);
+    let open: Vec<&Issue> = issues.iter().filter(|i| i.state == "open").collect();
+    assert_eq!(open.len(), 1, "{issues:#?}");
+    assert_eq!(
+        open[0].number,
+        issues.iter().map(|i| i.number).min().unwrap()
+    );
+    for dup in issues.iter().filter(|i| i.state != "open") {
+        assert_eq!(dup.state_reason.as_deref(), Some("not_planned"));
+    }
+    // A later run finds the one issue and changes nothing.
+    hub.state().list_delay = Duration::ZERO;
+    let writes = hub.state().writes().len();
+    assert_eq!(issue_run(&a, &r, &[]).status.code(), Some(0));
+    assert_eq!(hub.state().writes().len(), writes);
+}
+
+#[test]
+fn unknown_drift_never_closes_the_issue() {
+    let r = drift_repo();
+    let hub = FakeGitHub::start();
+    let job = Job::new(&hub);
+    assert_eq!(issue_run(&job, &r, &[]).status.code(), Some(0));
+    // An app that fails to render: drift is unknown, the open issue stays as it is.
+    r.write(
+        "serving/overlays/prod/kustomization.yaml",
+        "resources: [missing.yaml]\n",
+    )
+    .commit("break");
+    let writes = hub.state().writes().len();
+    let out = issue_run(&job, &r, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("left as it is"), "{}", text(&out));
+    assert_eq!(hub.state().writes().len(), writes);
+    assert_eq!(tracking(&hub)[0].state, "open");
+}
+
+#[test]
+fn issue_from_a_workflow_dispatch_event_and_a_dry_run() {
+    let r = drift_repo();
+    let hub = FakeGitHub::start();
+    let job = Job::new(&hub);
+    let snap = snapshot_file();
+    let event = fixture("tests/fixtures/github/workflow_dispatch.json");
+    let out = job.run(
+        r.path(),
+        &event,
+        "workflow_dispatch",
+        &[
+            "github",
+            "issue",
+            "--snapshot",
+            &snap,
+            "--scope",
+            "gpu-east",
+            "--dry-run",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("<!-- gpuledger:issue scope=\"gpu-east\"")
+    );
+    assert!(hub.state().requests.is_empty());
+    assert!(job.summary().contains("## GPU fleet inventory"));
+}
+
+/// 300 workloads whose GPU shape differs between Git and the cluster: every one has a diff in a
+/// fence inside `<details>`. The issue body stays under the limit and parses back whole.
+#[test]
+fn a_300_workload_drift_stays_valid_markdown_under_the_limit() {
+    let r = Repo::new();
+    let mut cluster = String::from(
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: gpu-0}\n  status:\n    capacity: {nvidia.com/gpu: \"8000\"}\n    allocatable: {nvidia.com/gpu: \"8000\"}\n    conditions: [{type: Ready, status: \"True\"}]\n",
+    );
+    for i in 0..300 {
+        let name = format!("model-{i:03}");
+        r.write(
+            &format!("apps/{name}.yaml"),
+            &format!("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}, namespace: serving}}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"1\"}}}}}}]\n"),
+        );
+        cluster.push_str(&format!(
+            "- apiVersion: apps/v1\n  kind: Deployment\n  metadata: {{name: {name}, namespace: serving, uid: d-{i}}}\n  spec:\n    replicas: 2\n    template:\n      spec:\n        containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"2\"}}}}}}]\n\
+- apiVersion: apps/v1\n  kind: ReplicaSet\n  metadata: {{name: {name}-5f7, namespace: serving, uid: rs-{i}, ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: {name}, uid: d-{i}, controller: true}}]}}\n  spec:\n    replicas: 2\n    template:\n      spec:\n        containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"2\"}}}}}}]\n"
+        ));
+        for p in 0..2 {
+            cluster.push_str(&format!(
+                "- apiVersion: v1\n  kind: Pod\n  metadata: {{name: {name}-5f7-{p}, namespace: serving, ownerReferences: [{{apiVersion: apps/v1, kind: ReplicaSet, name: {name}-5f7, uid: rs-{i}, controller: true}}]}}\n  spec:\n    nodeName: gpu-0\n    containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"2\"}}}}}}]\n  status: {{phase: Running}}\n"
+            ));
+        }
+    }
+    r.commit("300 models");
+    let hub = FakeGitHub::start();
+    let job = Job::new(&hub);
+    let snap = job.path("cluster.yaml");
+    std::fs::write(&snap, cluster).unwrap();
+    let event = fixture("tests/fixtures/github/schedule.json");
+    let out = job.run(
+        r.path(),
+        &event,
+        "schedule",
+        &[
+            "github",
+            "issue",
+            "--snapshot",
+            snap.to_str().unwrap(),
+            "--scope",
+            "gpu-east",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let issues = tracking(&hub);
+    assert_eq!(issues.len(), 1);
+    let body = &issues[0].body;
+    assert!(
+        body.contains("300 changed") || body.contains("Changed: GPU shape differs (300)"),
+        "{}",
+        &body[..2000]
+    );
+    assert!(
+        body.chars().count() <= 60_000,
+        "{} chars",
+        body.chars().count()
+    );
+    assert!(body.contains("job summary](https://github.com/acme/gitops/actions/runs/4242)"));
+    well_formed(body);
+    // The summary has room for all of it.
+    let summary = job.summary();
+    assert!(summary.len() > 60_000 && summary.len() <= 1024 * 1024);
+    well_formed(&summary);
+    assert_eq!(
+        summary
+            .matches("<summary>Diff of serving/Deployment/model-")
+            .count(),
+        300
+    );
+}
+
+/// Parses `md` with an independent CommonMark parser: every fenced block is closed by a fence,
+/// and `<details>` opens and closes in order.
+fn well_formed(md: &str) {
+    use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag};
+    let mut depth: i64 = 0;
+    for (event, range) in Parser::new_ext(md, Options::ENABLE_TABLES).into_offset_iter() {
+        match event {
+            Event::Start(Tag::CodeBlock(CodeBlockKind::Fenced(_))) => {
+                let block = &md[range];
+                let open = block.lines().next().unwrap().trim_start();
+                let ch = open.chars().next().unwrap();
+                let len = open.chars().take_while(|c| *c == ch).count();
+                let last = block.trim_end().lines().last().unwrap().trim();
+                assert!(
+                    last.len() >= len && last.chars().all(|c| c == ch) && block.lines().count() > 1,
+                    "unclosed fence: {}",
+                    &block[..block.len().min(200)]
+                );
+            }
+            Event::Html(h) | Event::InlineHtml(h) => {
+                depth += h.matches("<details").count() as i64;
+                depth -= h.matches("</details>").count() as i64;
+                assert!(depth >= 0, "</details> without <details>");
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(depth, 0, "unbalanced <details>");
+}
