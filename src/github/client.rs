@@ -105,13 +105,7 @@ impl GitHub {
             api: api.clone(),
             message,
         };
-        let graphql = match graphql {
-            Some(g) => g.to_string(),
-            None => match api.strip_suffix("/api/v3") {
-                Some(host) => format!("{host}/api/graphql"),
-                None => format!("{api}/graphql"),
-            },
-        };
+        let graphql = graphql.map_or_else(|| graphql_for(&api), str::to_string);
         let octo = Octocrab::builder()
             .base_uri(api.as_str())
             .map_err(|e| setup(e.to_string()))?
@@ -345,6 +339,15 @@ impl GitHub {
     }
 }
 
+/// The GraphQL endpoint next to a REST base: `https://api.github.com/graphql`, and on GitHub
+/// Enterprise Server `https://HOST/api/graphql` for `https://HOST/api/v3`.
+fn graphql_for(api: &str) -> String {
+    match api.strip_suffix("/api/v3") {
+        Some(host) => format!("{host}/api/graphql"),
+        None => format!("{api}/graphql"),
+    }
+}
+
 /// octocrab's error with its sources, one line.
 fn describe(e: &octocrab::Error) -> String {
     let mut s = e.to_string();
@@ -423,6 +426,18 @@ fn next_link(h: &HeaderMap) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn graphql_endpoint_for_github_and_enterprise_server() {
+        assert_eq!(
+            graphql_for("https://api.github.com"),
+            "https://api.github.com/graphql"
+        );
+        assert_eq!(
+            graphql_for("https://ghe.acme.internal/api/v3"),
+            "https://ghe.acme.internal/api/graphql"
+        );
+    }
 
     #[test]
     fn next_link_is_found_among_others() {

@@ -155,12 +155,24 @@ pub fn markdown(c: &Check) -> String {
     if !c.tenant_limits.is_empty() {
         out.push('\n');
     }
-    for (title, ids) in [
+    let drift_lists = [
         ("Drift resolved", &c.drift_resolved),
         ("Drift introduced", &c.drift_introduced),
-    ] {
-        if !ids.is_empty() {
-            let _ = writeln!(out, "**{title}**: {}\n", esc(&ids.join(", ")));
+    ];
+    for (title, ids) in drift_lists {
+        match ids.len() {
+            0 => {}
+            n if n <= INLINE => {
+                let _ = writeln!(out, "**{title}** ({n}): {}\n", esc(&ids.join(", ")));
+            }
+            n => {
+                let _ = writeln!(
+                    out,
+                    "**{title}** ({n}): {} and {} more (listed below)\n",
+                    esc(&ids[..INLINE].join(", ")),
+                    n - INLINE
+                );
+            }
         }
     }
     for e in &c.render_errors {
@@ -203,5 +215,17 @@ pub fn markdown(c: &Check) -> String {
         }
         out.push_str("\n</details>\n\n");
     }
+    for (title, ids) in drift_lists {
+        if ids.len() > INLINE {
+            let _ = writeln!(out, "<details><summary>{title} ({})</summary>\n", ids.len());
+            for id in ids.iter() {
+                let _ = writeln!(out, "- {}", esc(id));
+            }
+            out.push_str("\n</details>\n\n");
+        }
+    }
     out
 }
+
+/// Drift lists longer than this are summarised inline and listed in full in `<details>`.
+const INLINE: usize = 10;

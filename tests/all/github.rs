@@ -935,3 +935,99 @@ fn well_formed(md: &str) {
     }
     assert_eq!(depth, 0, "unbalanced <details>");
 }
+
+/// A change that adds 1,200 GPU workloads: the comment is split into numbered parts, each under
+/// the limit and whole (tables keep their header, `<details>` reopen); a later commit that keeps
+/// ten of them edits the first part and deletes the rest.
+#[test]
+fn a_long_report_is_split_into_numbered_comments_and_shrinks_back() {
+    let (r, hub) = pr_setup();
+    let many: String = (0..1200)
+        .map(|i| format!("---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: batch-inference-replica-{i:04}, namespace: research}}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"1\"}}}}}}]\n"))
+        .collect();
+    r.write("batch/many.yaml", &many).commit("many models");
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &["--max-comments", "5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let parts: Vec<String> = hub
+        .state()
+        .comments_on(7)
+        .iter()
+        .map(|c| c.body.clone())
+        .collect();
+    assert!(
+        parts.len() >= 2 && parts.len() <= 5,
+        "{} parts",
+        parts.len()
+    );
+    let n = parts.len();
+    let mut rows = 0;
+    for (i, p) in parts.iter().enumerate() {
+        assert!(
+            p.chars().count() <= 60_000,
+            "part {i}: {} chars",
+            p.chars().count()
+        );
+        assert!(p.starts_with(&format!("<!-- gpuledger:comment scope=\"prod\" head=\"")));
+        assert!(
+            p.lines()
+                .next()
+                .unwrap()
+                .contains(&format!("part=\"{}/{n}\"", i + 1))
+        );
+        assert!(p.contains(&format!("**gpuledger report, part {} of {n}**", i + 1)));
+        well_formed(p);
+        rows += p
+            .matches("| research/Deployment/batch-inference-replica-")
+            .count();
+    }
+    assert_eq!(rows, 1200, "every added workload is in exactly one part");
+    assert!(
+        parts[0].contains("| tenant | base | head | delta |"),
+        "the summary leads"
+    );
+    assert!(
+        parts[1].contains("(continued)</summary>"),
+        "{}",
+        &parts[1][..parts[1].len().min(1500)]
+    );
+
+    // Too many for the allowed parts: the last one points at the job summary.
+    let hub2 = FakeGitHub::start();
+    hub2.state().issues.push(hub.state().issues[0].clone());
+    let job2 = Job::new(&hub2);
+    let out = comment(&job2, &r, &event, &["--max-comments", "1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let only: Vec<String> = hub2
+        .state()
+        .comments_on(7)
+        .iter()
+        .map(|c| c.body.clone())
+        .collect();
+    assert_eq!(only.len(), 1);
+    assert!(only[0].trim_end().ends_with("the full report is in the [job summary](https://github.com/acme/gitops/actions/runs/4242)._"));
+    well_formed(&only[0]);
+
+    // Shrinks back: the first part is edited, the others deleted.
+    let first_id = hub.state().comments_on(7)[0].id;
+    let few: String = many
+        .split("---\n")
+        .filter(|d| !d.is_empty())
+        .take(10)
+        .map(|d| format!("---\n{d}"))
+        .collect();
+    r.write("batch/many.yaml", &few).commit("fewer models");
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &["--max-comments", "5"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    let left = s.comments_on(7);
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].id, first_id);
+    assert!(!left[0].body.contains("part="), "{}", &left[0].body[..200]);
+    assert_eq!(
+        s.requests.iter().filter(|q| q.method == "DELETE").count(),
+        n - 1
+    );
+}
