@@ -969,7 +969,7 @@ fn a_long_report_is_split_into_numbered_comments_and_shrinks_back() {
             "part {i}: {} chars",
             p.chars().count()
         );
-        assert!(p.starts_with(&format!("<!-- gpuledger:comment scope=\"prod\" head=\"")));
+        assert!(p.starts_with("<!-- gpuledger:comment scope=\"prod\" head=\""));
         assert!(
             p.lines()
                 .next()
