@@ -114,7 +114,8 @@ pub struct GithubArgs {
     #[arg(long, value_name = "KEY", default_value = "default", value_parser = crate::github::marker::check_scope)]
     pub scope: String,
 
-    /// Also write the JSON report here [default under Actions: $RUNNER_TEMP/gpuledger-report.json].
+    /// Also write the JSON report here [default under Actions:
+    /// $RUNNER_TEMP/gpuledger-report-SCOPE.json].
     #[arg(long, value_name = "FILE")]
     pub report_path: Option<PathBuf>,
 

@@ -178,9 +178,13 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
     match posted {
         Ok(done) => notes.extend(done),
         Err(e) if e.is_forbidden() => {
-            let why = format!(
-                "cannot comment on {target}: the token is read-only (a pull request from a fork, or the workflow lacks `pull-requests: write`); the report is in the job summary"
-            );
+            let cause = if rt.from_fork() {
+                "this pull request comes from a fork, whose token is read-only"
+            } else {
+                "the token is read-only (does the workflow grant `pull-requests: write`?)"
+            };
+            let why =
+                format!("cannot comment on {target}: {cause}; the report is in the job summary");
             lines.push(format!(
                 "::warning title=gpuledger::{}",
                 actions::data(&why)
@@ -538,10 +542,22 @@ fn write_json<T: serde::Serialize>(
     report: &T,
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Option<PathBuf>> {
+    // One file per scope by default: a job may post for several clusters.
     let path = g.report_path.clone().or_else(|| {
+        let scope: String = g
+            .scope
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
         rt.runner_temp
             .as_ref()
-            .map(|t| t.join("gpuledger-report.json"))
+            .map(|t| t.join(format!("gpuledger-report-{scope}.json")))
     });
     let Some(p) = path else { return Ok(None) };
     let text = serde_json::to_string_pretty(report).context("cannot serialize the report")?;

@@ -1031,3 +1031,39 @@ fn a_long_report_is_split_into_numbered_comments_and_shrinks_back() {
         n - 1
     );
 }
+
+/// docs/github.md shows the comment and the issue as these tests produce them: the quoted examples
+/// there must be the snapshots, word for word (commit ids filled in).
+#[test]
+fn the_docs_show_the_current_comment_and_issue() {
+    let docs = std::fs::read_to_string(fixture("docs/github.md")).unwrap();
+    for (snap, fill) in [
+        (
+            "tests/all/snapshots/all__github__pr_comment.snap",
+            [
+                ("HEAD_SHA", "9f1c2d7e4b5a69880c1d2e3f4a5b6c7d8e9f0a1b"),
+                ("HEAD_SHORT", "9f1c2d7e4b5a"),
+                ("BASE_SHA", "3b6e0d1c2a4f5e6d7c8b9a0f1e2d3c4b5a697887"),
+            ],
+        ),
+        (
+            "tests/all/snapshots/all__github__drift_issue.snap",
+            [("", ""); 3],
+        ),
+    ] {
+        let text = std::fs::read_to_string(fixture(snap)).unwrap();
+        let mut body = text.splitn(3, "---\n").nth(2).unwrap().to_string();
+        for (from, to) in fill.iter().filter(|(f, _)| !f.is_empty()) {
+            body = body.replace(from, to);
+        }
+        let content = body.split_once('\n').unwrap().1.trim_end();
+        let quoted: Vec<String> = content
+            .lines()
+            .map(|l| format!("> {l}").trim_end().to_string())
+            .collect();
+        assert!(
+            docs.contains(&quoted.join("\n")),
+            "docs/github.md does not show the current {snap}: regenerate its examples"
+        );
+    }
+}
