@@ -72,16 +72,17 @@ const COMMENT_EXAMPLES: &str = "Examples:
 The token is read from $GITHUB_TOKEN (or the variable --token-env names), never from a flag.
 Under GitHub Actions the full report also goes to the step summary, the figures to the step
 outputs (drift, unmanaged_gpus, coverage, gpu_delta, report_path), and warnings to the manifests
-whose workloads changed. A read-only token (a fork's pull request) is not a failure: the report
-stays in the step summary with a warning. Exit codes: as `gpuledger check`.";
+whose workloads changed. The comment is always markdown; --format and --output choose the copy on
+standard output. A fork's (or Dependabot's) read-only token is not a failure: the report stays in
+the step summary with a warning. Exit codes: as `gpuledger check`, and 2 when GitHub refuses.";
 
 const ISSUE_EXAMPLES: &str = "Examples:
   # Nightly, per cluster
   gpuledger github issue --repo . --context gpu-east --scope gpu-east
   gpuledger github issue --repo . --snapshot east.json --scope gpu-east --label gpu-drift
 
-The issue is found by its label and hidden marker (list API, all states), so one scope never gets
-two issues. Drift that cannot be known (an app failed to render, a resource could not be read)
+The issue is found by its label and hidden marker (list API, all states); overlapping runs converge
+on one open issue. Drift that cannot be known (an app failed to render, a resource could not be read)
 never closes the issue. Exit codes: 0 the issue is in step (drift or not), 2 error.";
 
 /// Where to post and as whom; shared by `github comment` and `github issue`.
@@ -114,6 +115,11 @@ pub struct GithubArgs {
     #[arg(long, value_name = "KEY", default_value = "default", value_parser = crate::github::marker::check_scope)]
     pub scope: String,
 
+    /// Only comments and issues written by this login count as ours (anyone can paste a marker).
+    /// With a personal or app token, give its login (an app's is `NAME[bot]`).
+    #[arg(long, value_name = "LOGIN", default_value = "github-actions[bot]")]
+    pub author: String,
+
     /// Also write the JSON report here [default under Actions:
     /// $RUNNER_TEMP/gpuledger-report-SCOPE.json].
     #[arg(long, value_name = "FILE")]
@@ -140,8 +146,9 @@ pub struct CommentArgs {
     #[arg(long, value_name = "SHA")]
     pub head_sha: Option<String>,
 
-    /// When the head commit was made (RFC 3339) [default: its committer time in --repo, else now].
-    /// A run never overwrites a comment for a later commit.
+    /// When the head commit was made (RFC 3339) [default: its committer time, from --repo or the
+    /// API]. Used when the pull request's current head cannot be read: a run never overwrites a
+    /// comment for a later commit.
     #[arg(long, value_name = "TIME", value_parser = parse_timestamp)]
     pub valid_at: Option<Timestamp>,
 
@@ -154,8 +161,8 @@ pub struct CommentArgs {
     #[arg(long)]
     pub skip_no_change: bool,
 
-    /// A report longer than one comment is split over at most this many; past that it ends with a
-    /// pointer to the job summary.
+    /// A report longer than one comment is split over at most this many (1-20); past that it ends
+    /// with a pointer to the job summary.
     #[arg(long, value_name = "N", default_value_t = 4, value_parser = clap::value_parser!(u16).range(1..=20))]
     pub max_comments: u16,
 }

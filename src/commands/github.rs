@@ -43,21 +43,15 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
             "no head commit: give --head-sha, or run on a pull_request event (GITHUB_EVENT_PATH)",
         )?,
     };
-    let valid_at = args
-        .valid_at
-        .or_else(|| commit_time(repo, &head))
-        .unwrap_or_else(Timestamp::now);
     let slug = slug(&args.github, &rt)?;
+    let scope = args.github.scope.as_str();
 
-    let markdown = format!(
-        "{}{}",
-        render_check(&report, Format::Markdown),
-        footer(&args.github.scope, Some(&head), &rt)
-    );
+    let markdown = render_check(&report, Format::Markdown);
+    let footer = footer(scope, Some(&head), &rt);
     let report_path = write_json(&args.github, &rt, &report, &mut notes)?;
     let overflow = overflow_note(&rt);
     if let Some(p) = &rt.step_summary {
-        actions::append_summary(p, &markdown, &overflow)
+        actions::append_summary(p, &format!("{markdown}{footer}"), &overflow)
             .with_context(|| format!("cannot write the step summary {}", p.display()))?;
     }
     let unknown = || "unknown".to_string();
@@ -84,15 +78,11 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
         actions::write_outputs(p, &outputs)
             .with_context(|| format!("cannot write the step outputs {}", p.display()))?;
     }
-    let mut lines = if rt.in_actions {
-        actions::warnings(&check_annotations(&report, &prefix(repo, &rt)))
-    } else {
-        Vec::new()
-    };
 
-    let mut ours = Marker::comment(&args.github.scope, &head, valid_at);
-    ours.part = None;
-    let bodies = comment::bodies(&markdown, &ours, usize::from(args.max_comments), &overflow);
+    let local_time = args.valid_at.or_else(|| commit_time(repo, &head));
+    let mut ours = Marker::comment(scope, &head, local_time.unwrap_or_else(Timestamp::now));
+    ours.posting = Some(posting_id(&rt));
+    let max_parts = usize::from(args.max_comments);
     let no_change = c.gpu_delta == 0
         && c.tenants.iter().all(|t| t.delta == 0)
         && c.added.is_empty()
@@ -101,10 +91,10 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
         && c.drift_introduced.is_empty();
 
     if args.github.dry_run {
+        let bodies = comment::bodies(&markdown, &footer, &ours, max_parts, &overflow);
         notes.push(format!(
-            "dry run: {} comment(s) for {slug}#{pr}, scope {:?}; nothing was sent",
-            bodies.len(),
-            args.github.scope
+            "dry run: {} comment(s) for {slug}#{pr}, scope {scope:?}; nothing was sent",
+            bodies.len()
         ));
         return Ok(Outcome {
             stdout: Some(bodies.join("\n\n")),
@@ -114,12 +104,32 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
     }
 
     let target = format!("{slug}#{pr}");
+    let author = args.github.author.clone();
     let posted = with_client(&args.github, &rt, |gh| async move {
+        // The pull request's head now: a run for an older commit posts nothing.
+        let pull = gh.get(&format!("/repos/{slug}/pulls/{pr}")).await?;
+        let pr_head = pull
+            .pointer("/head/sha")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        if local_time.is_none() {
+            // Not in the local clone (a shallow fetch): the commit's own time, from the API.
+            let commit = gh.get(&format!("/repos/{slug}/commits/{head}")).await?;
+            if let Some(t) = commit
+                .pointer("/commit/committer/date")
+                .and_then(Value::as_str)
+                .and_then(|d| Timestamp::parse(d).ok())
+            {
+                ours.valid_at = Some(t);
+            }
+        }
+        let bodies = comment::bodies(&markdown, &footer, &ours, max_parts, &overflow);
         let path = format!("/repos/{slug}/issues/{pr}/comments");
         let existing: Vec<Existing> = gh
             .list(&path)
             .await?
             .iter()
+            .filter(|v| written_by(v, &author))
             .filter_map(|v| {
                 let body = v.get("body")?.as_str()?.to_string();
                 Some(Existing {
@@ -137,10 +147,11 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
                     .to_string(),
             ]);
         }
-        let steps = match comment::plan(&existing, &bodies, &ours, args.behavior) {
-            Plan::Skip(why) => return Ok(vec![format!("{why}: nothing posted")]),
-            Plan::Steps(s) => s,
-        };
+        let steps =
+            match comment::plan(&existing, &bodies, &ours, args.behavior, pr_head.as_deref()) {
+                Plan::Skip(why) => return Ok(vec![format!("{why}: nothing posted")]),
+                Plan::Steps(s) => s,
+            };
         let mut done = Vec::new();
         for step in steps {
             done.push(match step {
@@ -175,33 +186,41 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
         }
         Ok(done)
     });
+    let mut warnings = Vec::new();
     match posted {
         Ok(done) => notes.extend(done),
-        Err(e) if e.is_forbidden() => {
-            let cause = if rt.from_fork() {
-                "this pull request comes from a fork, whose token is read-only"
-            } else {
-                "the token is read-only (does the workflow grant `pull-requests: write`?)"
-            };
-            let why =
-                format!("cannot comment on {target}: {cause}; the report is in the job summary");
-            lines.push(format!(
-                "::warning title=gpuledger::{}",
-                actions::data(&why)
-            ));
+        Err(e) if e.is_forbidden() && rt.read_only_token() => {
+            let why = format!(
+                "cannot comment on {target}: {}, whose token is read-only; the report is in the job summary",
+                if rt.from_fork() {
+                    "this pull request comes from a fork"
+                } else {
+                    "Dependabot triggered this run"
+                }
+            );
+            warnings.push(Annotation::at(None, "gpuledger".into(), why.clone()));
             notes.push(format!("{why} ({e})"));
         }
         Err(e) => return Err(anyhow::Error::new(e).context(format!("posting to {target}"))),
     }
-    let mut stdout = deliver(
+    let text = deliver(
         render_check(&report, args.check.output.format),
         args.check.output.output.as_deref(),
         &mut notes,
     )?
     .unwrap_or_default();
-    for l in lines {
-        stdout.push_str(&l);
-        stdout.push('\n');
+    let mut stdout = if rt.in_actions {
+        // Text from the repository (render errors) must not act as workflow commands.
+        quoted_for_actions(&text)
+    } else {
+        text
+    };
+    if rt.in_actions {
+        warnings.extend(check_annotations(&report, &prefix(repo, &rt)));
+        for l in actions::warnings(&warnings) {
+            stdout.push_str(&l);
+            stdout.push('\n');
+        }
     }
     Ok(Outcome {
         stdout: Some(stdout),
@@ -229,11 +248,7 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
     let scope = args.github.scope.as_str();
     let repo = args.repo.repo.as_deref().unwrap_or(Path::new("."));
 
-    let markdown = format!(
-        "{}{}",
-        render_drift_issue(&report),
-        footer(scope, None, &rt)
-    );
+    let markdown = render_drift_issue(&report);
     let report_path = write_json(&args.github, &rt, &report, &mut notes)?;
     let overflow = overflow_note(&rt);
     if let Some(p) = &rt.step_summary {
@@ -254,15 +269,17 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
     .flat_map(|(cat, rows)| rows.iter().map(move |r| (cat, r)))
     .collect();
     if let Some(p) = &rt.output {
+        // Counts from a partial read would look known: they are unknown.
+        let known = |v: String| if complete { v } else { "unknown".to_string() };
         let outputs = [
-            ("drift", drifting_rows.len().to_string()),
+            ("drift", known(drifting_rows.len().to_string())),
             (
                 "unmanaged_gpus",
-                d.unmanaged.iter().map(|r| r.gpus).sum::<u64>().to_string(),
+                known(d.unmanaged.iter().map(|r| r.gpus).sum::<u64>().to_string()),
             ),
             (
                 "coverage",
-                d.coverage.map_or_else(|| "unknown".to_string(), pct),
+                known(d.coverage.map_or_else(|| "unknown".to_string(), pct)),
             ),
             ("report_path", path_text(report_path.as_deref())),
         ];
@@ -311,13 +328,15 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
         })
         .collect();
     keys.sort();
-    let ours = Marker::issue(scope, &marker::digest(keys.iter().map(String::as_str)));
+    let mut ours = Marker::issue(scope, &marker::digest(keys.iter().map(String::as_str)));
+    ours.report = Some(marker::digest([markdown.as_str()]));
     let head = ours.render();
+    let footer = footer(scope, None, &rt);
     let body = format!(
-        "{head}\n{}",
+        "{head}\n{}{footer}",
         budget::truncate(
             &markdown,
-            comment::BODY_CHARS - head.chars().count() - 1,
+            comment::BODY_CHARS - head.chars().count() - footer.chars().count() - 1,
             &overflow
         )
     );
@@ -349,13 +368,14 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
     }
 
     let label = args.label.clone();
+    let author = args.github.author.clone();
     let done = with_client(&args.github, &rt, |gh| async move {
         let list = format!(
             "/repos/{slug}/issues?state=all&labels={}",
             form_urlencoded::byte_serialize(label.as_bytes()).collect::<String>()
         );
         let mut done = Vec::new();
-        let found = find_issues(&gh, &list).await?;
+        let found = find_issues(&gh, &list, &author).await?;
         let mut created = false;
         for step in issue::plan(&found, &now) {
             created |= matches!(step, issue::Step::Create { .. });
@@ -363,7 +383,7 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
         }
         if created {
             // Another run may have created one at the same time: converge on the lowest number.
-            let found = find_issues(&gh, &list).await?;
+            let found = find_issues(&gh, &list, &author).await?;
             for step in issue::plan(&found, &now) {
                 done.push(apply(&gh, &slug, &title, &label, step).await?);
             }
@@ -397,18 +417,22 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
     })
 }
 
-async fn find_issues(gh: &GitHub, list: &str) -> Result<Vec<Found>, GitHubError> {
+async fn find_issues(gh: &GitHub, list: &str, author: &str) -> Result<Vec<Found>, GitHubError> {
     Ok(gh
         .list(list)
         .await?
         .iter()
         // The issues API lists pull requests too.
-        .filter(|v| v.get("pull_request").is_none())
+        .filter(|v| v.get("pull_request").is_none() && written_by(v, author))
         .filter_map(|v| {
             let body = v.get("body")?.as_str()?.to_string();
             Some(Found {
                 number: v.get("number")?.as_u64()?,
                 open: v.get("state")?.as_str()? == "open",
+                state_reason: v
+                    .get("state_reason")
+                    .and_then(Value::as_str)
+                    .map(str::to_string),
                 marker: Marker::find(&body)?,
                 body,
             })
@@ -503,15 +527,49 @@ where
         .enable_all()
         .build()
         .map_err(|e| setup(e.to_string()))?;
+    // The runner's GraphQL URL belongs to the runner's API; another --api-url gets its own.
+    let graphql = rt
+        .graphql_url
+        .as_deref()
+        .filter(|_| rt.api_url.as_deref() == Some(g.api_url.as_str()));
     runtime.block_on(async {
-        let gh = GitHub::new(
-            &g.api_url,
-            rt.graphql_url.as_deref(),
-            token,
-            Retry::default(),
-        )?;
+        let gh = GitHub::new(&g.api_url, graphql, &token, Retry::default())?;
         work(gh).await
     })
+}
+
+/// Ours only if written by the bot's login: anyone can paste a marker into a comment.
+fn written_by(v: &Value, login: &str) -> bool {
+    v.pointer("/user/login").and_then(Value::as_str) == Some(login)
+}
+
+/// Which run posted a comment: the parts of one posting share it.
+fn posting_id(rt: &Runtime) -> String {
+    match (&rt.run_id, &rt.run_attempt) {
+        (Some(id), Some(attempt)) => format!("{id}.{attempt}"),
+        (Some(id), None) => id.clone(),
+        _ => Timestamp::now().to_string(),
+    }
+}
+
+/// `text` between `::stop-commands::` and its end token, so no line of it is taken as a workflow
+/// command by the runner.
+fn quoted_for_actions(text: &str) -> String {
+    if text.is_empty() {
+        return String::new();
+    }
+    let token = format!(
+        "gpuledger-{}",
+        marker::digest([
+            Timestamp::now().to_string().as_str(),
+            std::process::id().to_string().as_str(),
+            text
+        ])
+    );
+    format!(
+        "::stop-commands::{token}\n{text}{}::{token}::\n",
+        if text.ends_with('\n') { "" } else { "\n" }
+    )
 }
 
 /// `owner/name` from the flag or the runtime, checked so it cannot bend the API path.

@@ -20,8 +20,8 @@ pub fn append_summary(path: &Path, markdown: &str, note: &str) -> std::io::Resul
     let text = if markdown.len() + 2 <= SUMMARY_BYTES {
         markdown.to_string()
     } else {
-        // Four parts of at most 256 KiB each stay under the 1 MiB.
-        budget::split(markdown, 250_000, 4, note).concat()
+        // Three parts of at most 256 KiB each stay well under the 1 MiB.
+        budget::split(markdown, 250_000, 3, note).concat()
     };
     let mut f = std::fs::OpenOptions::new()
         .create(true)

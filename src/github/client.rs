@@ -76,6 +76,9 @@ impl Default for Retry {
     }
 }
 
+/// Lists longer than this many pages of 100 are refused rather than cut.
+pub const MAX_PAGES: usize = 100;
+
 pub struct GitHub {
     octo: Octocrab,
     api: String,
@@ -97,7 +100,7 @@ impl GitHub {
     pub fn new(
         api: &str,
         graphql: Option<&str>,
-        token: String,
+        token: &str,
         retry: Retry,
     ) -> Result<GitHub, GitHubError> {
         let api = api.trim_end_matches('/').to_string();
@@ -105,11 +108,37 @@ impl GitHub {
             api: api.clone(),
             message,
         };
+        let uri: http::Uri = api
+            .parse()
+            .map_err(|_| setup("not a URL (expected e.g. https://api.github.com)".into()))?;
+        let (Some(scheme), Some(host)) = (uri.scheme_str(), uri.authority()) else {
+            return Err(setup(
+                "not an absolute URL (expected e.g. https://api.github.com)".into(),
+            ));
+        };
+        // The token must not cross the network in clear text; plain HTTP is for a local stand-in.
+        let loopback = matches!(
+            uri.host(),
+            Some("localhost" | "127.0.0.1" | "[::1]" | "::1")
+        );
+        if scheme != "https" && !(scheme == "http" && loopback) {
+            return Err(setup(
+                "the API must be reached over https (plain http only on localhost)".into(),
+            ));
+        }
+        let token = token.trim();
+        if token.is_empty() || http::HeaderValue::from_str(&format!("Bearer {token}")).is_err() {
+            return Err(setup(
+                "the token is empty or holds characters a header cannot carry".into(),
+            ));
+        }
         let graphql = graphql.map_or_else(|| graphql_for(&api), str::to_string);
+        // The base is the host alone: every request is an absolute URL, and octocrab would put a
+        // base path (GHES `/api/v3`) in front of any URL outside it — GraphQL is `/api/graphql`.
         let octo = Octocrab::builder()
-            .base_uri(api.as_str())
+            .base_uri(format!("{scheme}://{host}"))
             .map_err(|e| setup(e.to_string()))?
-            .personal_token(token)
+            .personal_token(token.to_string())
             .set_connect_timeout(Some(Duration::from_secs(10)))
             .set_read_timeout(Some(retry.request_timeout))
             .build()
@@ -130,6 +159,9 @@ impl GitHub {
         Ok(self.send(Method::GET, path, None).await?.body)
     }
 
+    /// Creates something. Not retried after a 5xx or a timeout: GitHub may have created it
+    /// already, and a retry would post it twice. Refusals before processing (429, rate limits)
+    /// are retried.
     pub async fn post(&self, path: &str, body: &Value) -> Result<Value, GitHubError> {
         Ok(self.send(Method::POST, path, Some(body)).await?.body)
     }
@@ -142,8 +174,8 @@ impl GitHub {
         self.send(Method::DELETE, path, None).await.map(|_| ())
     }
 
-    /// Every item of a paginated list (`per_page=100`, following `Link: rel="next"`), bounded at
-    /// 100 pages.
+    /// Every item of a paginated list (`per_page=100`, following `Link: rel="next"`); more than
+    /// [`MAX_PAGES`] pages is an error.
     pub async fn list(&self, path: &str) -> Result<Vec<Value>, GitHubError> {
         let sep = if path.contains('?') { '&' } else { '?' };
         let mut next = Some(format!("{path}{sep}per_page=100"));
@@ -162,8 +194,14 @@ impl GitHub {
                     });
                 }
             }
-            if pages < 100 {
-                next = next_link(&answer.headers).map(|url| self.relative(&url));
+            next = next_link(&answer.headers).map(|url| self.relative(&url));
+            if next.is_some() && pages == MAX_PAGES {
+                // Stopping silently could miss our comment or issue and post a second one.
+                return Err(GitHubError::BadResponse {
+                    method: Method::GET,
+                    path: path.to_string(),
+                    message: format!("more than {MAX_PAGES} pages of {} items", items.len()),
+                });
             }
         }
         Ok(items)
@@ -178,7 +216,8 @@ impl GitHub {
     ) -> Result<Value, GitHubError> {
         let body = serde_json::json!({ "query": query, "variables": variables });
         let url = self.graphql.clone();
-        let answer = self.send(Method::POST, &url, Some(&body)).await?;
+        // Only idempotent mutations (minimizing) go through here: safe to repeat.
+        let answer = self.attempt(Method::POST, &url, Some(&body), true).await?;
         if let Some(errors) = answer.body.get("errors").and_then(Value::as_array)
             && !errors.is_empty()
         {
@@ -217,9 +256,22 @@ impl GitHub {
         path: &str,
         body: Option<&Value>,
     ) -> Result<Answer, GitHubError> {
+        let idempotent = method != Method::POST;
+        self.attempt(method, path, body, idempotent).await
+    }
+
+    async fn attempt(
+        &self,
+        method: Method,
+        path: &str,
+        body: Option<&Value>,
+        idempotent: bool,
+    ) -> Result<Answer, GitHubError> {
         let mut wait = self.retry.backoff;
         let mut last = String::new();
+        let mut attempts = 0;
         for attempt in 1..=self.retry.attempts {
+            attempts = attempt;
             let outcome = tokio::time::timeout(
                 self.retry.request_timeout,
                 self.once(method.clone(), path, body),
@@ -236,9 +288,8 @@ impl GitHub {
                 Ok(a) => {
                     let message = message_of(&a.body, a.status);
                     let limited = is_rate_limited(&a);
-                    let retryable = a.status.is_server_error()
-                        || a.status == StatusCode::TOO_MANY_REQUESTS
-                        || limited;
+                    let refused = a.status == StatusCode::TOO_MANY_REQUESTS || limited;
+                    let retryable = refused || (idempotent && a.status.is_server_error());
                     if !retryable {
                         let status = a.status.as_u16();
                         let path = path.to_string();
@@ -269,8 +320,18 @@ impl GitHub {
                             break;
                         }
                         Some(w) => w,
+                        // A secondary rate limit without a time: GitHub asks for a minute at least.
+                        None if limited => self.retry.max_wait.min(Duration::from_secs(60)),
                         None => wait,
                     }
+                }
+                Err(e) if !idempotent => {
+                    return Err(GitHubError::Exhausted {
+                        method,
+                        path: path.to_string(),
+                        attempts,
+                        last: format!("{e}; not repeated, as GitHub may have acted on it"),
+                    });
                 }
                 Err(e) => {
                     last = e;
@@ -290,7 +351,7 @@ impl GitHub {
         Err(GitHubError::Exhausted {
             method,
             path: path.to_string(),
-            attempts: self.retry.attempts,
+            attempts,
             last,
         })
     }
@@ -426,6 +487,21 @@ fn next_link(h: &HeaderMap) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_token_never_travels_in_clear_text_and_must_fit_a_header() {
+        let err = |api: &str, token: &str| {
+            GitHub::new(api, None, token, Retry::default())
+                .err()
+                .map(|e| e.to_string())
+        };
+        let e = err("http://ghe.acme.internal/api/v3", "t").unwrap();
+        assert!(e.contains("https"), "{e}");
+        let e = err("https://api.github.com", "ghp_x\u{7f}\n").unwrap();
+        assert!(e.contains("header") && !e.contains("ghp_x"), "{e}");
+        assert!(err("https://api.github.com", "  ").is_some());
+        assert!(err("not a url", "t").is_some());
+    }
 
     #[test]
     fn graphql_endpoint_for_github_and_enterprise_server() {

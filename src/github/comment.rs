@@ -2,16 +2,19 @@
 //! decide — from the comments already on the pull request — what to create, edit, hide or delete.
 //!
 //! Deciding is pure ([`plan`]) so every rule is tested without a server:
-//! - only comments whose first line is our marker with exactly our scope are ours;
-//! - the newest posting (latest `valid-at`) is the one to compare with; a run for an older commit
-//!   than it changes nothing;
-//! - bodies equal apart from the marker line are not posted again;
+//! - only comments whose first line is our marker with exactly our scope are ours (the caller
+//!   also keeps only those written by the bot's own login, so nobody can forge one);
+//! - a run for a commit that is no longer the pull request's head posts nothing; without that
+//!   knowledge, a run never overwrites a posting for a commit with a later `valid-at`;
+//! - the newest posting (its parts share a posting id) is the one to compare with: when its report
+//!   digest equals ours nothing new is posted — for a new head its marker and footer are refreshed
+//!   in place, silently;
 //! - `update` edits the parts in place (adding or deleting parts when their number changed),
 //!   `new` adds a new posting, `hide-and-new` and `delete-and-new` add one and then minimize or
 //!   delete the earlier ones — in that order, so the pull request always shows a report.
 
 use super::budget;
-use super::marker::Marker;
+use super::marker::{self, Marker};
 
 /// GitHub's limit is 65,536 characters; stay clear of it.
 pub const BODY_CHARS: usize = 60_000;
@@ -53,16 +56,20 @@ pub enum Plan {
     Steps(Vec<Step>),
 }
 
-/// The comment bodies for `markdown`: each starts with the marker (numbered when there are several
-/// parts) and fits [`BODY_CHARS`]; past `max_parts` the last ends with `overflow_note`.
+/// The comment bodies for a report: `markdown` split to fit [`BODY_CHARS`] (past `max_parts` the
+/// last part ends with `overflow_note`), each part led by the marker — numbered when there are
+/// several, all carrying the report's digest — and the last one closed by `footer`.
 pub fn bodies(
     markdown: &str,
+    footer: &str,
     marker: &Marker,
     max_parts: usize,
     overflow_note: &str,
 ) -> Vec<String> {
-    // Room for the marker line and a "part 2 of 4" heading.
-    let overhead = marker.render().chars().count() + 80;
+    let mut marker = marker.clone();
+    marker.report = Some(marker::digest([markdown]));
+    // Room for the marker line, a "part 2 of 4" heading and the footer.
+    let overhead = marker.render().chars().count() + footer.chars().count() + 80;
     let parts = budget::split(
         markdown,
         BODY_CHARS - overhead,
@@ -75,27 +82,41 @@ pub fn bodies(
         .enumerate()
         .map(|(i, part)| {
             let mut m = marker.clone();
+            let last = if i + 1 == n { footer } else { "" };
             if n > 1 {
                 m.part = Some((i + 1, n));
                 format!(
-                    "{}\n**gpuledger report, part {} of {n}**\n\n{part}",
+                    "{}\n**gpuledger report, part {} of {n}**\n\n{part}{last}",
                     m.render(),
                     i + 1
                 )
             } else {
-                format!("{}\n{part}", m.render())
+                format!("{}\n{part}{last}", m.render())
             }
         })
         .collect()
 }
 
-/// The body without its marker line.
-fn content(body: &str) -> &str {
-    body.split_once('\n').map_or("", |(_, rest)| rest)
-}
-
-/// What to do, given the comments already there (any order), our new bodies and their marker.
-pub fn plan(existing: &[Existing], bodies: &[String], ours: &Marker, behavior: Behavior) -> Plan {
+/// What to do, given our comments already there (any order), our new bodies and their marker,
+/// and the pull request's current head when known.
+pub fn plan(
+    existing: &[Existing],
+    bodies: &[String],
+    ours: &Marker,
+    behavior: Behavior,
+    pr_head: Option<&str>,
+) -> Plan {
+    let ours_head = ours.head.as_deref().unwrap_or_default();
+    if let Some(h) = pr_head
+        && h != ours_head
+    {
+        return Plan::Skip(format!(
+            "the pull request's head is now {}, this run is for {}",
+            short(h),
+            short(ours_head)
+        ));
+    }
+    let current_head = pr_head.is_some();
     let mut mine: Vec<&Existing> = existing
         .iter()
         .filter(|e| e.marker.same_thread(ours))
@@ -103,45 +124,61 @@ pub fn plan(existing: &[Existing], bodies: &[String], ours: &Marker, behavior: B
     mine.sort_by_key(|e| e.id);
     let creates = || bodies.iter().map(|b| Step::Create { body: b.clone() });
 
-    // The newest posting: the latest valid-at (then the latest comment), with its other parts.
     let Some(newest) = mine.iter().max_by_key(|e| (e.marker.valid_at, e.id)) else {
         return Plan::Steps(creates().collect());
     };
     if let (Some(theirs), Some(now)) = (newest.marker.valid_at, ours.valid_at)
         && theirs > now
+        && !current_head
     {
         return Plan::Skip(format!(
             "the comment for scope {:?} is for a newer commit ({} at {theirs}); this run's commit is from {now}",
             ours.scope,
-            newest.marker.head.as_deref().unwrap_or("unknown"),
+            short(newest.marker.head.as_deref().unwrap_or("unknown")),
         ));
     }
-    let current: Vec<&Existing> = mine
+    // The newest posting's parts, in order.
+    let mut current: Vec<&Existing> = mine
         .iter()
         .copied()
         .filter(|e| {
-            e.marker.head == newest.marker.head && e.marker.valid_at == newest.marker.valid_at
+            e.marker.posting == newest.marker.posting
+                && e.marker.head == newest.marker.head
+                && e.marker.valid_at == newest.marker.valid_at
         })
         .collect();
-    let mut current_sorted = current.clone();
-    current_sorted.sort_by_key(|e| (e.marker.part.map_or(1, |p| p.0), e.id));
-    let unchanged = current_sorted.len() == bodies.len()
-        && current_sorted
-            .iter()
-            .zip(bodies)
-            .all(|(e, b)| content(&e.body) == content(b));
-    if unchanged {
-        return Plan::Skip(format!(
-            "the comment for scope {:?} already says this",
-            ours.scope
-        ));
+    current.sort_by_key(|e| (e.marker.part.map_or(1, |p| p.0), e.id));
+
+    let same_report = newest.marker.report.is_some()
+        && current.len() == bodies.len()
+        && current.iter().zip(bodies).all(|(e, b)| {
+            Marker::find(b).is_some_and(|m| m.report == e.marker.report && m.part == e.marker.part)
+        });
+    if same_report {
+        if newest.marker.head.as_deref() == Some(ours_head) {
+            return Plan::Skip(format!(
+                "the comment for scope {:?} already says this",
+                ours.scope
+            ));
+        }
+        // Same report for a newer commit: refresh marker and footer in place, post nothing new.
+        return Plan::Steps(
+            current
+                .iter()
+                .zip(bodies)
+                .map(|(e, b)| Step::Update {
+                    id: e.id,
+                    body: b.clone(),
+                })
+                .collect(),
+        );
     }
 
     let steps = match behavior {
         Behavior::Update => {
             let mut steps = Vec::new();
             for (i, body) in bodies.iter().enumerate() {
-                match current_sorted.get(i) {
+                match current.get(i) {
                     Some(e) if e.body == *body => {}
                     Some(e) => steps.push(Step::Update {
                         id: e.id,
@@ -151,7 +188,7 @@ pub fn plan(existing: &[Existing], bodies: &[String], ours: &Marker, behavior: B
                 }
             }
             steps.extend(
-                current_sorted
+                current
                     .iter()
                     .skip(bodies.len())
                     .map(|e| Step::Delete { id: e.id }),
@@ -160,7 +197,7 @@ pub fn plan(existing: &[Existing], bodies: &[String], ours: &Marker, behavior: B
         }
         Behavior::New => creates().collect(),
         Behavior::HideAndNew => creates()
-            .chain(current_sorted.iter().map(|e| Step::Minimize {
+            .chain(current.iter().map(|e| Step::Minimize {
                 id: e.id,
                 node_id: e.node_id.clone(),
             }))
@@ -170,6 +207,10 @@ pub fn plan(existing: &[Existing], bodies: &[String], ours: &Marker, behavior: B
             .collect(),
     };
     Plan::Steps(steps)
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
 }
 
 #[cfg(test)]
@@ -182,7 +223,9 @@ mod tests {
     }
 
     fn marker(scope: &str, head: &str, hour: u32) -> Marker {
-        Marker::comment(scope, head, at(hour))
+        let mut m = Marker::comment(scope, head, at(hour));
+        m.posting = Some(format!("run-{head}-{hour}"));
+        m
     }
 
     fn existing(id: u64, body: &str) -> Existing {
@@ -195,7 +238,11 @@ mod tests {
     }
 
     fn one(m: &Marker, text: &str) -> Vec<String> {
-        bodies(text, m, 4, "see the job summary")
+        bodies(text, "\n<sub>footer</sub>\n", m, 4, "see the job summary")
+    }
+
+    fn plan_now(e: &[Existing], b: &[String], m: &Marker, how: Behavior) -> Plan {
+        plan(e, b, m, how, m.head.as_deref())
     }
 
     #[test]
@@ -203,40 +250,84 @@ mod tests {
         let m = marker("prod", "a", 10);
         let b = one(&m, "report");
         assert_eq!(
-            plan(&[], &b, &m, Behavior::Update),
+            plan_now(&[], &b, &m, Behavior::Update),
             Plan::Steps(vec![Step::Create { body: b[0].clone() }])
         );
         assert!(b[0].starts_with("<!-- gpuledger:comment scope=\"prod\" head=\"a\""));
+        assert!(b[0].ends_with("report\n<sub>footer</sub>\n"), "{}", b[0]);
     }
 
     #[test]
-    fn second_run_updates_and_identical_is_skipped() {
+    fn second_run_updates_and_the_same_report_is_not_posted_again() {
         let old = marker("prod", "a", 10);
         let e = existing(5, &one(&old, "report v1")[0]);
         let new = marker("prod", "b", 11);
         let b = one(&new, "report v2");
         assert_eq!(
-            plan(std::slice::from_ref(&e), &b, &new, Behavior::Update),
+            plan_now(std::slice::from_ref(&e), &b, &new, Behavior::Update),
             Plan::Steps(vec![Step::Update {
                 id: 5,
                 body: b[0].clone()
             }])
         );
-        // Same content, later run of the same commit: nothing.
-        let same = one(&marker("prod", "a", 10), "report v1");
+        // Same commit, same report, another run (another posting id and footer): nothing.
+        let mut again = marker("prod", "a", 10);
+        again.posting = Some("rerun".into());
+        let same = bodies("report v1", "\n<sub>run 2</sub>\n", &again, 4, "n");
         assert!(matches!(
-            plan(&[e], &same, &old, Behavior::Update),
+            plan_now(std::slice::from_ref(&e), &same, &again, Behavior::New),
             Plan::Skip(_)
         ));
+        // A new commit with the same report: the marker is refreshed in place, even with `new`.
+        let newer = marker("prod", "c", 12);
+        let b = one(&newer, "report v1");
+        assert_eq!(
+            plan_now(&[e], &b, &newer, Behavior::New),
+            Plan::Steps(vec![Step::Update {
+                id: 5,
+                body: b[0].clone()
+            }])
+        );
     }
 
     #[test]
-    fn an_older_commit_never_overwrites_a_newer_comment() {
+    fn a_run_for_an_old_commit_posts_nothing() {
         let newer = existing(5, &one(&marker("prod", "b", 12), "new")[0]);
         let old = marker("prod", "a", 9);
-        let p = plan(&[newer], &one(&old, "old"), &old, Behavior::Update);
+        // The pull request has moved on.
+        let p = plan(
+            std::slice::from_ref(&newer),
+            &one(&old, "old"),
+            &old,
+            Behavior::Update,
+            Some("b"),
+        );
+        assert!(
+            matches!(&p, Plan::Skip(why) if why.contains("head is now b")),
+            "{p:?}"
+        );
+        // Without knowing the head, valid-at decides.
+        let p = plan(
+            std::slice::from_ref(&newer),
+            &one(&old, "old"),
+            &old,
+            Behavior::Update,
+            None,
+        );
         assert!(
             matches!(&p, Plan::Skip(why) if why.contains("newer commit")),
+            "{p:?}"
+        );
+        // A force-push back to an older commit: it is the head, so it posts.
+        let p = plan(
+            &[newer],
+            &one(&old, "old"),
+            &old,
+            Behavior::Update,
+            Some("a"),
+        );
+        assert!(
+            matches!(&p, Plan::Steps(s) if matches!(s[0], Step::Update { id: 5, .. })),
             "{p:?}"
         );
     }
@@ -247,7 +338,7 @@ mod tests {
         let m = marker("prod", "a", 10);
         let b = one(&m, "x");
         assert_eq!(
-            plan(&[non_prod], &b, &m, Behavior::Update),
+            plan_now(&[non_prod], &b, &m, Behavior::Update),
             Plan::Steps(vec![Step::Create { body: b[0].clone() }])
         );
     }
@@ -259,11 +350,11 @@ mod tests {
         let b = one(&m, "v2");
         let create = Step::Create { body: b[0].clone() };
         assert_eq!(
-            plan(std::slice::from_ref(&e), &b, &m, Behavior::New),
+            plan_now(std::slice::from_ref(&e), &b, &m, Behavior::New),
             Plan::Steps(vec![create.clone()])
         );
         assert_eq!(
-            plan(std::slice::from_ref(&e), &b, &m, Behavior::HideAndNew),
+            plan_now(std::slice::from_ref(&e), &b, &m, Behavior::HideAndNew),
             Plan::Steps(vec![
                 create.clone(),
                 Step::Minimize {
@@ -273,8 +364,39 @@ mod tests {
             ])
         );
         assert_eq!(
-            plan(&[e], &b, &m, Behavior::DeleteAndNew),
+            plan_now(&[e], &b, &m, Behavior::DeleteAndNew),
             Plan::Steps(vec![create, Step::Delete { id: 5 }])
+        );
+    }
+
+    #[test]
+    fn two_postings_of_one_commit_compare_with_the_newest() {
+        // `new` posted twice for commit a (the live state changed between runs).
+        let mut first = marker("prod", "a", 10);
+        first.posting = Some("1".into());
+        let mut second = first.clone();
+        second.posting = Some("2".into());
+        let e = [
+            existing(5, &one(&first, "v1")[0]),
+            existing(6, &one(&second, "v2")[0]),
+        ];
+        let mut third = first.clone();
+        third.posting = Some("3".into());
+        let b = one(&third, "v2");
+        assert!(matches!(
+            plan_now(&e, &b, &third, Behavior::New),
+            Plan::Skip(_)
+        ));
+        let b = one(&third, "v3");
+        assert_eq!(
+            plan_now(&e, &b, &third, Behavior::HideAndNew),
+            Plan::Steps(vec![
+                Step::Create { body: b[0].clone() },
+                Step::Minimize {
+                    id: 6,
+                    node_id: "IC_6".into()
+                }
+            ])
         );
     }
 
@@ -284,14 +406,11 @@ mod tests {
         let long: String = (0..4000)
             .map(|i| format!("| w{i} | tenant | 8 |\n"))
             .collect();
-        let parts = bodies(
-            &format!("| w | t | g |\n|---|---|---:|\n{long}"),
-            &old,
-            4,
-            "note",
-        );
+        let parts = one(&old, &format!("| w | t | g |\n|---|---|---:|\n{long}"));
         assert!(parts.len() > 1);
         assert!(parts[1].contains("part 2 of"));
+        assert!(parts.iter().all(|p| p.chars().count() <= BODY_CHARS));
+        assert!(parts.last().unwrap().ends_with("<sub>footer</sub>\n"));
         let existing_parts: Vec<Existing> = parts
             .iter()
             .enumerate()
@@ -299,7 +418,7 @@ mod tests {
             .collect();
         let m = marker("prod", "b", 11);
         let short = one(&m, "short now");
-        let Plan::Steps(steps) = plan(&existing_parts, &short, &m, Behavior::Update) else {
+        let Plan::Steps(steps) = plan_now(&existing_parts, &short, &m, Behavior::Update) else {
             panic!()
         };
         assert_eq!(

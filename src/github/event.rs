@@ -21,6 +21,9 @@ pub struct Runtime {
     pub graphql_url: Option<String>,
     pub server_url: Option<String>,
     pub run_id: Option<String>,
+    pub run_attempt: Option<String>,
+    /// Who triggered the run (`dependabot[bot]` gets a read-only token like a fork).
+    pub actor: Option<String>,
     pub workspace: Option<PathBuf>,
     pub step_summary: Option<PathBuf>,
     pub output: Option<PathBuf>,
@@ -78,6 +81,8 @@ impl Runtime {
             graphql_url: get("GITHUB_GRAPHQL_URL"),
             server_url: get("GITHUB_SERVER_URL"),
             run_id: get("GITHUB_RUN_ID"),
+            run_attempt: get("GITHUB_RUN_ATTEMPT"),
+            actor: get("GITHUB_ACTOR"),
             workspace: get("GITHUB_WORKSPACE").map(PathBuf::from),
             step_summary: get("GITHUB_STEP_SUMMARY").map(PathBuf::from),
             output: get("GITHUB_OUTPUT").map(PathBuf::from),
@@ -98,7 +103,13 @@ impl Runtime {
         ))
     }
 
-    /// A pull request from a fork: its token is read-only whatever the workflow asks for.
+    /// A run whose token GitHub makes read-only whatever the workflow asks for: a pull request
+    /// from a fork, or one Dependabot triggered.
+    pub fn read_only_token(&self) -> bool {
+        self.from_fork() || self.actor.as_deref() == Some("dependabot[bot]")
+    }
+
+    /// A pull request from a fork.
     pub fn from_fork(&self) -> bool {
         let Some(pr) = &self.event.pull_request else {
             return false;

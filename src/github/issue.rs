@@ -1,7 +1,8 @@
 //! The drift tracking issue: one issue per scope, found by label and exact marker through the
 //! list API (never search, which lags and so breeds duplicates), and kept in step with the drift:
-//! created when drift appears, its body refreshed while it lasts (with a short comment when the set
-//! of drifting workloads changes), closed as completed when it is gone, reopened when it returns.
+//! created when drift appears, its body refreshed when the report changes (with a short comment
+//! when the set of drifting workloads changes), closed as completed when it is gone, reopened when
+//! it returns — unless someone closed it as not planned and the drift is still the same.
 //!
 //! Two overlapping runs can both find no issue and both create one; the list API cannot prevent
 //! that. So the rule is convergent instead: the lowest-numbered issue of a scope is the tracking
@@ -15,6 +16,8 @@ use super::marker::Marker;
 pub struct Found {
     pub number: u64,
     pub open: bool,
+    /// `completed`, `not_planned`, `reopened`, or none.
+    pub state_reason: Option<String>,
     pub body: String,
     pub marker: Marker,
 }
@@ -68,7 +71,7 @@ pub fn plan(found: &[Found], now: &Now) -> Vec<Step> {
     let changed_set = issue.marker.digest != now.marker.digest;
     match (now.drifting, issue.open) {
         (true, true) => {
-            if issue.body != now.body {
+            if issue.marker.report != now.marker.report {
                 steps.push(Step::Edit {
                     number: n,
                     body: now.body.clone(),
@@ -81,6 +84,7 @@ pub fn plan(found: &[Found], now: &Now) -> Vec<Step> {
                 });
             }
         }
+        (true, false) if issue.state_reason.as_deref() == Some("not_planned") && !changed_set => {}
         (true, false) => {
             steps.push(Step::Reopen {
                 number: n,
@@ -111,7 +115,8 @@ mod tests {
     use super::*;
 
     fn now(drifting: bool, digest: &str, text: &str) -> Now {
-        let marker = Marker::issue("prod", digest);
+        let mut marker = Marker::issue("prod", digest);
+        marker.report = Some(crate::github::marker::digest([text]));
         Now {
             drifting,
             body: format!("{}\n{text}", marker.render()),
@@ -124,6 +129,7 @@ mod tests {
         Found {
             number,
             open,
+            state_reason: (!open).then(|| "completed".to_string()),
             body: n.body.clone(),
             marker: n.marker.clone(),
         }
@@ -166,6 +172,19 @@ mod tests {
                 body: drift.body.clone()
             }
         );
+    }
+
+    #[test]
+    fn closed_as_not_planned_stays_closed_while_the_drift_is_the_same() {
+        let drift = now(true, "aa", "drift a");
+        let mut declined = found(3, false, &drift);
+        declined.state_reason = Some("not_planned".into());
+        assert_eq!(plan(std::slice::from_ref(&declined), &drift), vec![]);
+        let other = now(true, "bb", "drift b");
+        assert!(matches!(
+            plan(&[declined], &other)[0],
+            Step::Reopen { number: 3, .. }
+        ));
     }
 
     #[test]

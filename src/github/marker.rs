@@ -34,8 +34,12 @@ pub struct Marker {
     pub head: Option<String>,
     /// Comments: when that commit was made; a run for an older commit never overwrites.
     pub valid_at: Option<Timestamp>,
+    /// Comments: which run posted it; the parts of one posting share it.
+    pub posting: Option<String>,
     /// Comments split over several parts: `(index from 1, total)`.
     pub part: Option<(usize, usize)>,
+    /// A digest of the report's text (without marker and footer).
+    pub report: Option<String>,
     /// Issues: a digest of the drift set, to notice when it changes.
     pub digest: Option<String>,
 }
@@ -69,7 +73,9 @@ impl Marker {
             scope: scope.to_string(),
             head: Some(head.to_string()),
             valid_at: Some(valid_at),
+            posting: None,
             part: None,
+            report: None,
             digest: None,
         }
     }
@@ -80,7 +86,9 @@ impl Marker {
             scope: scope.to_string(),
             head: None,
             valid_at: None,
+            posting: None,
             part: None,
+            report: None,
             digest: Some(digest.to_string()),
         }
     }
@@ -100,8 +108,14 @@ impl Marker {
         if let Some(t) = self.valid_at {
             let _ = write!(out, " valid-at=\"{t}\"");
         }
+        if let Some(p) = self.posting.as_deref().filter(|p| safe(p)) {
+            let _ = write!(out, " posting=\"{p}\"");
+        }
         if let Some((i, n)) = self.part {
             let _ = write!(out, " part=\"{i}/{n}\"");
+        }
+        if let Some(r) = self.report.as_deref().filter(|r| safe(r)) {
+            let _ = write!(out, " report=\"{r}\"");
         }
         if let Some(d) = self.digest.as_deref().filter(|d| safe(d)) {
             let _ = write!(out, " drift=\"{d}\"");
@@ -126,7 +140,9 @@ impl Marker {
             scope: String::new(),
             head: None,
             valid_at: None,
+            posting: None,
             part: None,
+            report: None,
             digest: None,
         };
         while !rest.is_empty() {
@@ -145,6 +161,8 @@ impl Marker {
                     }
                     m.part = Some((i, n));
                 }
+                "posting" if safe(value) => m.posting = Some(value.to_string()),
+                "report" if safe(value) => m.report = Some(value.to_string()),
                 "drift" if safe(value) => m.digest = Some(value.to_string()),
                 _ => return None,
             }
@@ -178,10 +196,12 @@ mod tests {
     fn round_trip() {
         let mut m = Marker::comment("prod", "0123abcd", t("2026-11-30T10:00:00Z"));
         m.part = Some((2, 3));
+        m.posting = Some("4242.1".into());
+        m.report = Some("00ff".into());
         let line = m.render();
         assert_eq!(
             line,
-            "<!-- gpuledger:comment scope=\"prod\" head=\"0123abcd\" valid-at=\"2026-11-30T10:00:00Z\" part=\"2/3\" -->"
+            "<!-- gpuledger:comment scope=\"prod\" head=\"0123abcd\" valid-at=\"2026-11-30T10:00:00Z\" posting=\"4242.1\" part=\"2/3\" report=\"00ff\" -->"
         );
         assert_eq!(Marker::find(&format!("{line}\nbody")), Some(m));
         let i = Marker::issue("gpu-east/prod", "00ff");

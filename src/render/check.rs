@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::markdown::esc;
+use super::markdown::{code, esc};
 use super::text::Table;
 use crate::report::{ChangeRow, Check};
 
@@ -100,8 +100,8 @@ pub fn markdown(c: &Check) -> String {
         out,
         "## GPU impact of this change\n\n**{}**\n\nbase `{}` → head `{}`\n",
         esc(&c.summary),
-        esc(&c.base_at),
-        esc(&c.head_at)
+        code(&c.base_at),
+        code(&c.head_at)
     );
     for (first, rows) in [("tenant", &c.tenants), ("product line", &c.product_lines)] {
         // Without product lines configured, the one "(none)" row says nothing.

@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use super::markdown::esc;
+use super::markdown::{code, esc};
 use super::percent;
 use super::text::Table;
 use crate::report::{Drift, DriftRow};
@@ -147,7 +147,7 @@ pub fn markdown(d: &Drift) -> String {
     let _ = writeln!(
         out,
         "Git at `{}`{}.\n",
-        d.desired_at.replace('`', "'"),
+        code(&d.desired_at),
         if d.desired_incomplete {
             " — some apps failed to render"
         } else {

@@ -32,6 +32,18 @@ pub(crate) fn esc(s: &str) -> String {
     out
 }
 
+/// Text for inside a code span: nothing is escaped there, so backticks (which would end the span)
+/// and control characters are replaced instead.
+pub(crate) fn code(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '`' => '\'',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
 fn table(out: &mut String, headers: &[&str], rows: Vec<Vec<String>>) {
     let _ = writeln!(
         out,

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -14,10 +15,20 @@ use super::drift::copy_dir;
 use super::support::{Repo, fixture, gpuledger};
 use crate::github_fake::{self, FakeGitHub, Issue, REPO, TOKEN};
 
+/// Sets pull request 7 of the fake to the repository's `feature` head, as a push would.
+fn sync_pull(hub: &FakeGitHub, r: &Repo) {
+    hub.state()
+        .add_pull(7, r.git(&["rev-parse", "feature"]).trim());
+}
+
 /// One runner job: its temp dir holds the event, the summary, the outputs and RUNNER_TEMP.
 struct Job {
     tmp: tempfile::TempDir,
     api: String,
+    /// `GITHUB_GRAPHQL_URL`; GitHub Enterprise Server runners are tested without it.
+    graphql: Option<String>,
+    /// Each run of a job is a new workflow run: 4242, 4243, …
+    run: AtomicU64,
 }
 
 impl Job {
@@ -25,6 +36,8 @@ impl Job {
         Job {
             tmp: tempfile::tempdir().unwrap(),
             api: hub.url(),
+            graphql: Some(format!("{}/graphql", hub.url())),
+            run: AtomicU64::new(4242),
         }
     }
 
@@ -70,15 +83,20 @@ impl Job {
                 c.env_remove(k);
             }
         }
+        if let Some(g) = &self.graphql {
+            c.env("GITHUB_GRAPHQL_URL", g);
+        }
+        let run = self.run.fetch_add(1, Ordering::Relaxed);
         c.env("GITHUB_ACTIONS", "true")
             .env("CI", "true")
             .env("GITHUB_EVENT_NAME", event_name)
             .env("GITHUB_EVENT_PATH", event)
             .env("GITHUB_REPOSITORY", REPO)
             .env("GITHUB_API_URL", &self.api)
-            .env("GITHUB_GRAPHQL_URL", format!("{}/graphql", self.api))
             .env("GITHUB_SERVER_URL", "https://github.com")
-            .env("GITHUB_RUN_ID", "4242")
+            .env("GITHUB_RUN_ID", run.to_string())
+            .env("GITHUB_RUN_ATTEMPT", "1")
+            .env("GITHUB_ACTOR", "alice")
             .env("GITHUB_WORKSPACE", dir)
             .env("GITHUB_STEP_SUMMARY", self.path("summary.md"))
             .env("GITHUB_OUTPUT", self.path("output"))
@@ -135,15 +153,7 @@ fn pr_setup() -> (Repo, FakeGitHub) {
     let r = repo_with_feature_branch();
     r.git(&["checkout", "-q", "feature"]);
     let hub = FakeGitHub::start();
-    hub.state().issues.push(Issue {
-        number: 7,
-        title: "Scale llama".into(),
-        body: String::new(),
-        state: "open".into(),
-        state_reason: None,
-        labels: vec![],
-        pull_request: true,
-    });
+    sync_pull(&hub, &r);
     (r, hub)
 }
 
@@ -172,9 +182,13 @@ fn stable(body: &str, r: &Repo) -> String {
         .replace(head, "HEAD_SHA")
         .replace(&head[..12], "HEAD_SHORT")
         .replace(base.trim(), "BASE_SHA");
-    if let Some(i) = s.find("valid-at=\"") {
-        let end = s[i + 10..].find('"').unwrap() + i + 10;
-        s.replace_range(i + 10..end, "VALID_AT");
+    // The commit time, and the report digest (the report names the base commit).
+    for (attr, with) in [("valid-at=\"", "VALID_AT"), ("report=\"", "REPORT_DIGEST")] {
+        if let Some(i) = s.find(attr) {
+            let from = i + attr.len();
+            let end = s[from..].find('"').unwrap() + from;
+            s.replace_range(from..end, with);
+        }
     }
     s
 }
@@ -282,6 +296,7 @@ fn reruns_update_in_place_skip_identical_and_never_overwrite_a_newer_commit() {
             .replace("replicas: 1", "replicas: 2"),
     )
     .commit("two replicas");
+    sync_pull(&hub, &r);
     let event = job.pull_request(&r, false);
     let out = comment(&job, &r, &event, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -302,24 +317,112 @@ fn reruns_update_in_place_skip_identical_and_never_overwrite_a_newer_commit() {
     );
     drop(s);
 
-    // A late run for an older commit (its valid-at is earlier) leaves the newer comment alone.
+    // A late run for an older commit (no longer the pull request's head) leaves it alone.
     let before = hub.state().comments_on(7)[0].body.clone();
     let writes = hub.state().writes().len();
-    let out = comment(
-        &job,
-        &r,
-        &event,
-        &[
-            "--head-sha",
-            "0123456789abcdef0123456789abcdef01234567",
-            "--valid-at",
-            "2020-01-01T00:00:00Z",
-        ],
-    );
+    let older = r.git(&["rev-parse", "feature~1"]);
+    let out = comment(&job, &r, &event, &["--head-sha", older.trim()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(text(&out).contains("newer commit"), "{}", text(&out));
+    assert!(text(&out).contains("head is now"), "{}", text(&out));
     assert_eq!(hub.state().writes().len(), writes);
     assert_eq!(hub.state().comments_on(7)[0].body, before);
+}
+
+/// A push that changes no GPUs: the report is the same, so nothing new is posted even with
+/// `--behavior new`; the comment's marker and footer move to the new head, silently.
+#[test]
+fn a_new_commit_with_the_same_report_posts_nothing_new() {
+    let (r, hub) = pr_setup();
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let first = comment(&job, &r, &event, &["--behavior", "new"]);
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    r.write("README.md", "# gitops\n").commit("docs only");
+    sync_pull(&hub, &r);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &["--behavior", "new"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    let c = s.comments_on(7);
+    assert_eq!(c.len(), 1, "an unchanged report was posted again");
+    let head = r.git(&["rev-parse", "feature"]);
+    assert!(c[0].body.contains(&format!("head=\"{}\"", head.trim())));
+    assert!(c[0].body.contains("runs/4243"), "footer not refreshed");
+}
+
+/// Anyone can paste a marker: only the bot's own comments count.
+#[test]
+fn a_forged_marker_is_ignored() {
+    let (r, hub) = pr_setup();
+    let forged = "<!-- gpuledger:comment scope=\"prod\" head=\"x\" valid-at=\"2099-01-01T00:00:00Z\" -->\nlgtm";
+    let mallory = hub.state().add_comment_by(7, forged, "mallory");
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &["--behavior", "delete-and-new"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    let c = s.comments_on(7);
+    assert_eq!(c.len(), 2);
+    assert_eq!((c[0].id, c[0].body.as_str()), (mallory, forged));
+    assert!(c[1].body.contains("+16 GPUs"));
+}
+
+/// Our comment on the second page of a busy pull request is found through the `Link` header.
+#[test]
+fn the_comment_is_found_past_the_first_page() {
+    let (r, hub) = pr_setup();
+    for i in 0..130 {
+        hub.state()
+            .add_comment_by(7, &format!("review comment {i}"), "alice");
+    }
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    assert_eq!(comment(&job, &r, &event, &[]).status.code(), Some(0));
+    let id = hub.state().comments_on(7).last().unwrap().id;
+    r.write(
+        "batch/extra.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: extra, namespace: research}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{name: main, resources: {limits: {nvidia.com/gpu: \"1\"}}}]\n",
+    )
+    .commit("extra");
+    sync_pull(&hub, &r);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    let all = s.comments_on(7);
+    assert_eq!(all.len(), 131, "a second comment was posted");
+    assert_eq!(all.last().unwrap().id, id);
+    assert!(all.last().unwrap().body.contains("+17 GPUs"));
+    assert!(
+        s.requests
+            .iter()
+            .any(|q| q.path.ends_with("/issues/7/comments") && q.query.contains("page=2"))
+    );
+}
+
+/// GitHub Enterprise Server: REST under /api/v3, GraphQL at /api/graphql (derived from
+/// GITHUB_API_URL), hide-and-new end to end.
+#[test]
+fn enterprise_server_paths() {
+    let r = repo_with_feature_branch();
+    r.git(&["checkout", "-q", "feature"]);
+    let hub = FakeGitHub::start_enterprise();
+    sync_pull(&hub, &r);
+    let old = seed_old_report(&hub);
+    let mut job = Job::new(&hub);
+    job.graphql = None;
+    assert!(job.api.ends_with("/api/v3"));
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &["--behavior", "hide-and-new"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    assert!(s.comments_on(7).iter().any(|c| c.id == old && c.minimized));
+    assert!(s.requests.iter().any(|q| q.path == "/api/graphql"));
+    assert!(
+        s.requests
+            .iter()
+            .all(|q| q.path == "/api/graphql" || q.path.starts_with("/api/v3/"))
+    );
 }
 
 #[test]
@@ -421,15 +524,7 @@ fn skip_no_change_posts_nothing_for_a_change_without_gpus() {
     r.git(&["branch", "-f", "feature", "docs"]);
     r.git(&["checkout", "-q", "feature"]);
     let hub = FakeGitHub::start();
-    hub.state().issues.push(Issue {
-        number: 7,
-        title: "docs".into(),
-        body: String::new(),
-        state: "open".into(),
-        state_reason: None,
-        labels: vec![],
-        pull_request: true,
-    });
+    sync_pull(&hub, &r);
     let job = Job::new(&hub);
     let event = job.pull_request(&r, false);
     let out = comment(&job, &r, &event, &["--skip-no-change"]);
@@ -443,6 +538,15 @@ fn skip_no_change_posts_nothing_for_a_change_without_gpus() {
     assert!(hub.state().writes().is_empty());
     // The summary still has the report.
     assert!(job.summary().contains("**+0 GPUs"), "{}", job.summary());
+
+    // An earlier report on the pull request is brought up to date rather than left stale.
+    let old = seed_old_report(&hub);
+    let out = comment(&job, &r, &event, &["--skip-no-change"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let s = hub.state();
+    assert_eq!(s.comments_on(7).len(), 1);
+    assert_eq!(s.comments_on(7)[0].id, old);
+    assert!(s.comments_on(7)[0].body.contains("**+0 GPUs"));
 }
 
 #[test]
@@ -470,6 +574,46 @@ fn a_fork_read_only_token_degrades_to_summary_and_warning() {
     assert_eq!(job.outputs()["gpu_delta"], "16");
 }
 
+/// A read-only token on a pull request from the same repository is a configuration error (the
+/// workflow lacks `pull-requests: write`): it fails, it is not hidden as a warning.
+#[test]
+fn a_read_only_token_without_a_fork_is_an_error() {
+    let (r, hub) = pr_setup();
+    hub.state().read_only = true;
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("Resource not accessible by integration")
+            && text(&out).contains("docs/github.md"),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        job.summary().contains("## GPU impact"),
+        "the report is kept"
+    );
+}
+
+#[test]
+fn a_rate_limit_403_is_waited_out_and_retried() {
+    let (r, hub) = pr_setup();
+    let reset = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 1;
+    hub.state()
+        .faults
+        .push_back(github_fake::rate_limited(reset));
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(hub.state().comments_on(7).len(), 1);
+}
+
 #[test]
 fn a_502_then_success_is_retried() {
     let (r, hub) = pr_setup();
@@ -480,28 +624,60 @@ fn a_502_then_success_is_retried() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let s = hub.state();
     assert_eq!(s.comments_on(7).len(), 1);
-    let lists = s
+    let (first, second) = (&s.requests[0], &s.requests[1]);
+    assert_eq!(
+        (first.method.as_str(), second.method.as_str()),
+        ("GET", "GET")
+    );
+    assert_eq!(first.path, second.path, "the 502 was not retried");
+    let same = s.requests.iter().filter(|q| q.path == first.path).count();
+    assert_eq!(same, 2, "retried more than once");
+}
+
+/// A 502 on a create may come after GitHub created it: not repeated (a second comment would be
+/// worse than an error; the next run converges).
+#[test]
+fn a_502_on_a_create_is_not_repeated() {
+    let (r, hub) = pr_setup();
+    hub.state()
+        .post_faults
+        .push_back(github_fake::bad_gateway());
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("GitHub answered 502"), "{}", text(&out));
+    let posts = hub
+        .state()
         .requests
         .iter()
-        .filter(|q| q.method == "GET" && q.path.ends_with("/issues/7/comments"))
+        .filter(|q| q.method == "POST")
         .count();
-    assert_eq!(lists, 2, "the 502 was not retried exactly once");
+    assert_eq!(posts, 1);
+    // The next run posts it.
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(hub.state().comments_on(7).len(), 1);
 }
 
 #[test]
 fn a_429_waits_for_retry_after() {
     let (r, hub) = pr_setup();
-    hub.state().faults.push_back(github_fake::too_many(2));
+    hub.state().faults.push_back(github_fake::too_many(3));
     let job = Job::new(&hub);
     let event = job.pull_request(&r, false);
-    let started = Instant::now();
     let out = comment(&job, &r, &event, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(
-        started.elapsed() >= Duration::from_secs(2),
-        "retry-after not honoured"
+    let s = hub.state();
+    assert_eq!(s.comments_on(7).len(), 1);
+    // The refused request and its retry are the first two, 3 s apart at least.
+    let (first, second) = (&s.requests[0], &s.requests[1]);
+    assert_eq!(
+        (first.path.as_str(), first.method.as_str()),
+        (second.path.as_str(), second.method.as_str())
     );
-    assert_eq!(hub.state().comments_on(7).len(), 1);
+    let gap = second.at.duration_since(first.at);
+    assert!(gap >= Duration::from_secs(3), "retried after {gap:?}");
 }
 
 #[test]
@@ -516,7 +692,7 @@ fn errors_are_clear_and_never_show_the_token() {
     let out = comment(&job, &r, &event, &[]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
     assert!(
-        text(&out).contains("/repos/acme/gitops/issues/7/comments")
+        text(&out).contains("GET /repos/acme/gitops/pulls/7")
             && text(&out).contains("gave up after 5 attempts"),
         "{}",
         text(&out)
@@ -776,9 +952,21 @@ fn two_overlapping_runs_leave_one_open_issue() {
         open[0].number,
         issues.iter().map(|i| i.number).min().unwrap()
     );
-    for dup in issues.iter().filter(|i| i.state != "open") {
-        assert_eq!(dup.state_reason.as_deref(), Some("not_planned"));
-    }
+    // The runs did overlap: each created an issue, and the later one was closed as a duplicate.
+    assert_eq!(issues.len(), 2, "{issues:#?}");
+    let dup = issues.iter().find(|i| i.state != "open").unwrap();
+    assert_eq!(dup.state_reason.as_deref(), Some("not_planned"));
+    let said: Vec<String> = hub
+        .state()
+        .comments_on(dup.number)
+        .iter()
+        .map(|c| c.body.clone())
+        .collect();
+    assert!(
+        said.iter()
+            .any(|c| c.starts_with(&format!("Duplicate of #{}", open[0].number))),
+        "{said:?}"
+    );
     // A later run finds the one issue and changes nothing.
     hub.state().list_delay = Duration::ZERO;
     let writes = hub.state().writes().len();
@@ -946,6 +1134,7 @@ fn a_long_report_is_split_into_numbered_comments_and_shrinks_back() {
         .map(|i| format!("---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: batch-inference-replica-{i:04}, namespace: research}}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"1\"}}}}}}]\n"))
         .collect();
     r.write("batch/many.yaml", &many).commit("many models");
+    sync_pull(&hub, &r);
     let job = Job::new(&hub);
     let event = job.pull_request(&r, false);
     let out = comment(&job, &r, &event, &["--max-comments", "5"]);
@@ -995,7 +1184,7 @@ fn a_long_report_is_split_into_numbered_comments_and_shrinks_back() {
 
     // Too many for the allowed parts: the last one points at the job summary.
     let hub2 = FakeGitHub::start();
-    hub2.state().issues.push(hub.state().issues[0].clone());
+    sync_pull(&hub2, &r);
     let job2 = Job::new(&hub2);
     let out = comment(&job2, &r, &event, &["--max-comments", "1"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -1006,7 +1195,7 @@ fn a_long_report_is_split_into_numbered_comments_and_shrinks_back() {
         .map(|c| c.body.clone())
         .collect();
     assert_eq!(only.len(), 1);
-    assert!(only[0].trim_end().ends_with("the full report is in the [job summary](https://github.com/acme/gitops/actions/runs/4242)._"));
+    assert!(only[0].contains("the full report is in the [job summary](https://github.com/acme/gitops/actions/runs/4242)._\n<sub>gpuledger"));
     well_formed(&only[0]);
 
     // Shrinks back: the first part is edited, the others deleted.
@@ -1018,6 +1207,7 @@ fn a_long_report_is_split_into_numbered_comments_and_shrinks_back() {
         .map(|d| format!("---\n{d}"))
         .collect();
     r.write("batch/many.yaml", &few).commit("fewer models");
+    sync_pull(&hub, &r);
     let event = job.pull_request(&r, false);
     let out = comment(&job, &r, &event, &["--max-comments", "5"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -1044,11 +1234,12 @@ fn the_docs_show_the_current_comment_and_issue() {
                 ("HEAD_SHA", "9f1c2d7e4b5a69880c1d2e3f4a5b6c7d8e9f0a1b"),
                 ("HEAD_SHORT", "9f1c2d7e4b5a"),
                 ("BASE_SHA", "3b6e0d1c2a4f5e6d7c8b9a0f1e2d3c4b5a697887"),
+                ("REPORT_DIGEST", "5c1d0f3a9e2b7c44"),
             ],
         ),
         (
             "tests/all/snapshots/all__github__drift_issue.snap",
-            [("", ""); 3],
+            [("", ""); 4],
         ),
     ] {
         let text = std::fs::read_to_string(fixture(snap)).unwrap();
@@ -1063,7 +1254,7 @@ fn the_docs_show_the_current_comment_and_issue() {
             .collect();
         assert!(
             docs.contains(&quoted.join("\n")),
-            "docs/github.md does not show the current {snap}: regenerate its examples"
+            "docs/github.md does not show the current {snap}: run scripts/update-docs-examples.py"
         );
     }
 }

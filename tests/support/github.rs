@@ -1,7 +1,9 @@
 //! A fake GitHub for the integration tests: a wiremock server with one stateful responder that
 //! speaks the REST and GraphQL shapes gpuledger uses — issue comments (list with `Link`
-//! pagination, create, edit, delete), issues (list by label and state, create, edit), and the
-//! `minimizeComment` mutation — and keeps every request for assertions.
+//! pagination, create, edit, delete), issues (list by label and state, create, edit), a pull
+//! request's head, a commit's date, and the `minimizeComment` mutation — and keeps every request
+//! (with its time) for assertions. It serves github.com's layout, or GitHub Enterprise Server's
+//! (`/api/v3` for REST, `/api/graphql`).
 //!
 //! Faults are injected per request: a queue of canned answers (502, 429 with `retry-after`, the
 //! 403 a fork's read-only token gets) served before the state is touched, a read-only switch, and a
@@ -9,7 +11,7 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use wiremock::matchers::any;
@@ -17,6 +19,8 @@ use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
 
 pub const TOKEN: &str = "ghs_fake-token-for-tests-0123456789";
 pub const REPO: &str = "acme/gitops";
+/// The login behind [`TOKEN`], as Actions' token is.
+pub const BOT: &str = "github-actions[bot]";
 
 #[derive(Debug, Clone)]
 pub struct Comment {
@@ -24,6 +28,7 @@ pub struct Comment {
     pub issue: u64,
     pub body: String,
     pub minimized: bool,
+    pub user: String,
 }
 
 #[derive(Debug, Clone)]
@@ -35,6 +40,9 @@ pub struct Issue {
     pub state_reason: Option<String>,
     pub labels: Vec<String>,
     pub pull_request: bool,
+    pub user: String,
+    /// Pull requests: the head commit.
+    pub head_sha: Option<String>,
 }
 
 #[derive(Debug, Clone)]
@@ -43,6 +51,7 @@ pub struct Logged {
     pub path: String,
     pub query: String,
     pub authorized: bool,
+    pub at: Instant,
 }
 
 #[derive(Debug, Default)]
@@ -52,11 +61,17 @@ pub struct State {
     pub requests: Vec<Logged>,
     /// Served, in order, before anything else (and not applied to the state).
     pub faults: VecDeque<ResponseTemplate>,
+    /// Served, in order, to POST requests before anything else.
+    pub post_faults: VecDeque<ResponseTemplate>,
     /// Every write is refused like a fork's read-only token.
     pub read_only: bool,
     pub list_delay: Duration,
+    /// Commits the API knows: sha → committer date.
+    pub commits: Vec<(String, String)>,
     next_id: u64,
     base: String,
+    /// `/api/v3` on GitHub Enterprise Server.
+    prefix: String,
 }
 
 impl State {
@@ -87,17 +102,41 @@ impl State {
             state_reason: None,
             labels: labels.iter().map(|l| l.to_string()).collect(),
             pull_request: pr,
+            user: BOT.into(),
+            head_sha: None,
         });
         number
     }
 
+    /// Pull request `number` with its head commit.
+    pub fn add_pull(&mut self, number: u64, head: &str) {
+        self.issues.retain(|i| i.number != number);
+        self.issues.push(Issue {
+            number,
+            title: format!("pull request {number}"),
+            body: String::new(),
+            state: "open".into(),
+            state_reason: None,
+            labels: vec![],
+            pull_request: true,
+            user: "alice".into(),
+            head_sha: Some(head.into()),
+        });
+    }
+
+    /// A comment by the bot.
     pub fn add_comment(&mut self, issue: u64, body: &str) -> u64 {
+        self.add_comment_by(issue, body, BOT)
+    }
+
+    pub fn add_comment_by(&mut self, issue: u64, body: &str, user: &str) -> u64 {
         let id = self.id();
         self.comments.push(Comment {
             id,
             issue,
             body: body.into(),
             minimized: false,
+            user: user.into(),
         });
         id
     }
@@ -112,13 +151,24 @@ impl State {
 }
 
 pub struct FakeGitHub {
-    server: MockServer,
+    /// Serves as long as it lives.
+    _server: MockServer,
     state: Arc<Mutex<State>>,
     _rt: tokio::runtime::Runtime,
 }
 
 impl FakeGitHub {
+    /// github.com's layout.
     pub fn start() -> FakeGitHub {
+        FakeGitHub::serve("")
+    }
+
+    /// GitHub Enterprise Server's layout: REST under `/api/v3`, GraphQL at `/api/graphql`.
+    pub fn start_enterprise() -> FakeGitHub {
+        FakeGitHub::serve("/api/v3")
+    }
+
+    fn serve(prefix: &str) -> FakeGitHub {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -135,16 +185,21 @@ impl FakeGitHub {
                 .await;
             server
         });
-        state.lock().unwrap().base = server.uri();
+        {
+            let mut s = state.lock().unwrap();
+            s.base = format!("{}{prefix}", server.uri());
+            s.prefix = prefix.to_string();
+        }
         FakeGitHub {
-            server,
+            _server: server,
             state,
             _rt: rt,
         }
     }
 
+    /// The REST base, as `GITHUB_API_URL` would give it.
     pub fn url(&self) -> String {
-        self.server.uri()
+        self.state.lock().unwrap().base.clone()
     }
 
     pub fn state(&self) -> MutexGuard<'_, State> {
@@ -177,6 +232,18 @@ pub fn bad_gateway() -> ResponseTemplate {
         .set_body_string("<html><body><h1>502 Bad Gateway</h1></body></html>")
 }
 
+/// A primary rate limit: no requests left until `reset` (epoch seconds).
+pub fn rate_limited(reset: u64) -> ResponseTemplate {
+    json_response(
+        403,
+        json!({ "message": "API rate limit exceeded for installation ID 1234.",
+                "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api" }),
+    )
+    .insert_header("x-ratelimit-limit", "5000")
+    .insert_header("x-ratelimit-remaining", "0")
+    .insert_header("x-ratelimit-reset", reset.to_string().as_str())
+}
+
 pub fn too_many(retry_after: u64) -> ResponseTemplate {
     json_response(
         429,
@@ -206,6 +273,7 @@ impl Respond for Hub {
             path: req.url.path().to_string(),
             query: req.url.query().unwrap_or("").to_string(),
             authorized,
+            at: Instant::now(),
         });
         if !authorized {
             return json_response(
@@ -217,10 +285,28 @@ impl Respond for Hub {
             return fault;
         }
         let method = req.method.as_str();
+        if method == "POST"
+            && let Some(fault) = s.post_faults.pop_front()
+        {
+            return fault;
+        }
         if s.read_only && method != "GET" {
             return fork_forbidden();
         }
-        let path = req.url.path().to_string();
+        let full = req.url.path().to_string();
+        let graphql = if s.prefix.is_empty() {
+            "/graphql"
+        } else {
+            "/api/graphql"
+        };
+        let path = if full == graphql {
+            "/graphql".to_string()
+        } else {
+            match full.strip_prefix(s.prefix.as_str()) {
+                Some(p) if p.starts_with('/') => p.to_string(),
+                _ => return not_found(),
+            }
+        };
         let query: Vec<(String, String)> = req
             .url
             .query_pairs()
@@ -229,11 +315,25 @@ impl Respond for Hub {
         let q = |k: &str| query.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
         let body: Value = req.body_json().unwrap_or(Value::Null);
         let segs: Vec<&str> = path.trim_matches('/').split('/').collect();
+        let path = full;
         let base = s.base.clone();
+        // Link headers carry the full path already.
+        let root = base
+            .strip_suffix(s.prefix.as_str())
+            .unwrap_or(&base)
+            .to_string();
         let repo_ok =
             segs.len() >= 3 && segs[0] == "repos" && format!("{}/{}", segs[1], segs[2]) == REPO;
 
-        if method == "POST" && path == "/graphql" {
+        if method == "POST" && segs == ["graphql"] {
+            let query = body["query"].as_str().unwrap_or("");
+            let compact: String = query.split_whitespace().collect::<Vec<_>>().join(" ");
+            if !compact.contains("minimizeComment(input: {subjectId: $id, classifier: OUTDATED})") {
+                return json_response(
+                    200,
+                    json!({ "errors": [{ "message": format!("unexpected query in the fake: {query}") }] }),
+                );
+            }
             let id = body["variables"]["id"].as_str().unwrap_or("").to_string();
             let Some(c) = s.comments.iter_mut().find(|c| format!("IC_{}", c.id) == id) else {
                 return json_response(
@@ -251,6 +351,26 @@ impl Respond for Hub {
             return not_found();
         }
         match (method, &segs[3..]) {
+            ("GET", ["pulls", n]) => {
+                let n: u64 = n.parse().unwrap_or(0);
+                match s.issues.iter().find(|i| i.number == n && i.pull_request) {
+                    Some(p) => json_response(
+                        200,
+                        json!({ "number": n, "state": p.state, "head": { "sha": p.head_sha, "ref": "feature" }, "base": { "ref": "main" } }),
+                    ),
+                    None => not_found(),
+                }
+            }
+            ("GET", ["commits", sha]) => match s.commits.iter().find(|(c, _)| c == sha) {
+                Some((c, date)) => json_response(
+                    200,
+                    json!({ "sha": c, "commit": { "committer": { "name": "t", "date": date }, "message": "m" } }),
+                ),
+                None => json_response(
+                    422,
+                    json!({ "message": format!("No commit found for SHA: {sha}") }),
+                ),
+            },
             ("GET", ["issues", n, "comments"]) => {
                 let n: u64 = n.parse().unwrap_or(0);
                 let all: Vec<Value> = s
@@ -258,7 +378,7 @@ impl Respond for Hub {
                     .iter()
                     .map(|c| comment_json(c, &base))
                     .collect();
-                page(&all, &q, &base, &path, &query, Duration::ZERO)
+                page(&all, &q, &root, &path, &query, Duration::ZERO)
             }
             ("POST", ["issues", n, "comments"]) => {
                 let n: u64 = n.parse().unwrap_or(0);
@@ -272,7 +392,7 @@ impl Respond for Hub {
                         json!({ "message": "Validation Failed", "errors": [{ "resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)" }] }),
                     );
                 }
-                let id = s.add_comment(n, &text);
+                let id = s.add_comment_by(n, &text, BOT);
                 let c = s.comments.iter().find(|c| c.id == id).unwrap().clone();
                 json_response(201, comment_json(&c, &base))
             }
@@ -308,7 +428,7 @@ impl Respond for Hub {
                     .map(|i| issue_json(i, &base))
                     .collect();
                 let delay = s.list_delay;
-                page(&all, &q, &base, &path, &query, delay)
+                page(&all, &q, &root, &path, &query, delay)
             }
             ("POST", ["issues"]) | ("PATCH", ["issues", _])
                 if body["body"]
@@ -406,6 +526,11 @@ fn page(
 }
 
 fn comment_json(c: &Comment, base: &str) -> Value {
+    let kind = if c.user.ends_with("[bot]") {
+        "Bot"
+    } else {
+        "User"
+    };
     json!({
         "id": c.id,
         "node_id": format!("IC_{}", c.id),
@@ -413,7 +538,7 @@ fn comment_json(c: &Comment, base: &str) -> Value {
         "html_url": format!("https://github.com/{REPO}/pull/{}#issuecomment-{}", c.issue, c.id),
         "issue_url": format!("{base}/repos/{REPO}/issues/{}", c.issue),
         "body": c.body,
-        "user": { "login": "github-actions[bot]", "id": 41898282, "type": "Bot" },
+        "user": { "login": c.user, "id": 41898282, "type": kind },
         "created_at": "2026-11-30T10:00:00Z",
         "updated_at": "2026-11-30T10:00:00Z",
         "author_association": "NONE"
@@ -432,7 +557,7 @@ fn issue_json(i: &Issue, base: &str) -> Value {
         "state": i.state,
         "state_reason": i.state_reason,
         "labels": i.labels.iter().map(|l| json!({ "name": l, "color": "ededed" })).collect::<Vec<_>>(),
-        "user": { "login": "github-actions[bot]", "type": "Bot" },
+        "user": { "login": i.user, "type": if i.user.ends_with("[bot]") { "Bot" } else { "User" } },
         "comments": 0,
         "created_at": "2026-11-30T10:00:00Z"
     });
