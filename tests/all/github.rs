@@ -460,14 +460,21 @@ fn seed_old_report(hub: &FakeGitHub) -> u64 {
     )
 }
 
-#[test]
-fn behaviour_new_keeps_the_old_comment() {
+/// Runs the check once with `behavior` over an earlier report; returns the fake and that
+/// report's id.
+fn over_an_old_report(behavior: &str) -> (FakeGitHub, u64) {
     let (r, hub) = pr_setup();
     let old = seed_old_report(&hub);
     let job = Job::new(&hub);
     let event = job.pull_request(&r, false);
-    let out = comment(&job, &r, &event, &["--behavior", "new"]);
+    let out = comment(&job, &r, &event, &["--behavior", behavior]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    (hub, old)
+}
+
+#[test]
+fn behaviour_new_keeps_the_old_comment() {
+    let (hub, old) = over_an_old_report("new");
     let s = hub.state();
     let c = s.comments_on(7);
     assert_eq!(c.len(), 2);
@@ -477,12 +484,7 @@ fn behaviour_new_keeps_the_old_comment() {
 
 #[test]
 fn behaviour_hide_and_new_minimizes_the_old_comment() {
-    let (r, hub) = pr_setup();
-    let old = seed_old_report(&hub);
-    let job = Job::new(&hub);
-    let event = job.pull_request(&r, false);
-    let out = comment(&job, &r, &event, &["--behavior", "hide-and-new"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (hub, old) = over_an_old_report("hide-and-new");
     let s = hub.state();
     let c = s.comments_on(7);
     assert_eq!(c.len(), 2);
@@ -497,12 +499,7 @@ fn behaviour_hide_and_new_minimizes_the_old_comment() {
 
 #[test]
 fn behaviour_delete_and_new_deletes_the_old_comment() {
-    let (r, hub) = pr_setup();
-    let old = seed_old_report(&hub);
-    let job = Job::new(&hub);
-    let event = job.pull_request(&r, false);
-    let out = comment(&job, &r, &event, &["--behavior", "delete-and-new"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let (hub, old) = over_an_old_report("delete-and-new");
     let s = hub.state();
     let c = s.comments_on(7);
     assert_eq!(c.len(), 1);
