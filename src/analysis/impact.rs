@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::Config;
 use crate::report::{
-    CapacityFit, ChangeRow, Check, DeltaRow, Desired, DesiredWorkloadRow, Drift, Gate, Report,
-    TenantLimit,
+    CapacityFit, ChangeRow, Check, DeltaRow, Desired, DesiredWorkloadRow, Drift, DriftRow, Gate,
+    Report, TenantLimit,
 };
 
 type Key = (String, String, String, String);
@@ -31,7 +31,7 @@ fn drifting(d: &Drift) -> BTreeSet<String> {
         .iter()
         .chain(&d.missing)
         .chain(&d.changed)
-        .map(|r| format!("{}/{}/{}", r.namespace, r.kind, r.name))
+        .map(DriftRow::id)
         .collect()
 }
 

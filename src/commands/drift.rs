@@ -91,25 +91,27 @@ pub fn compute(
 }
 
 pub fn run(args: &DriftArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
-    let Computed {
-        report,
-        mut notes,
-        failed,
-        drifting,
-        today,
-    } = compute(
+    let computed = compute(
         &args.repo,
         &args.live,
         args.output.config.as_deref(),
         args.now,
         progress,
     )?;
+    let complete = computed.complete();
+    let Computed {
+        report,
+        mut notes,
+        drifting,
+        today,
+        ..
+    } = computed;
     let text = match (&report.drift, args.suggest_accept) {
         (Some(d), true) => suggest_accept(d, today),
         _ => render_drift(&report, args.output.format),
     };
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
-    let exit_code = if !failed.is_empty() || !report.complete {
+    let exit_code = if !complete {
         2
     } else if drifting && !args.no_fail && !args.suggest_accept {
         1

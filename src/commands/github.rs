@@ -6,6 +6,7 @@
 //! called, so a refused or failing API call loses nothing. A 403 on the pull request (a fork's
 //! read-only token) becomes a warning, not a failure; any other API failure is an error (exit 2).
 
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -23,8 +24,8 @@ use crate::github::event::Runtime;
 use crate::github::issue::{self, Found, Now};
 use crate::github::marker::{self, Marker};
 use crate::live::kube::Progress;
-use crate::render::{Format, render_check, render_drift_issue};
-use crate::report::{ChangeRow, CheckReport};
+use crate::render::{Format, arrow, render_check, render_drift_issue};
+use crate::report::CheckReport;
 use crate::util::date::Timestamp;
 
 pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
@@ -298,8 +299,8 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
                         .as_deref()
                         .map(|s| format!("{at}{s}"))
                         .as_deref(),
-                    format!("GPU drift ({cat}): {}/{}/{}", r.namespace, r.kind, r.name),
-                    shapes(r.git_shape.as_deref(), r.live_shape.as_deref()),
+                    format!("GPU drift ({cat}): {}", r.id()),
+                    arrow(r.git_shape.as_deref(), r.live_shape.as_deref()),
                 )
             })
             .collect();
@@ -680,19 +681,12 @@ fn prefix(repo: &Path, rt: &Runtime) -> String {
     }
 }
 
-fn shapes(a: Option<&str>, b: Option<&str>) -> String {
-    match (a, b) {
-        (Some(a), Some(b)) => format!("{a} → {b}"),
-        (Some(x), None) | (None, Some(x)) => x.to_string(),
-        (None, None) => String::new(),
-    }
-}
-
 /// Warnings on the manifests of the workloads the change adds, removes or reshapes, and on those
 /// whose drift it introduces.
 fn check_annotations(report: &CheckReport, at: &str) -> Vec<Annotation> {
     let c = &report.check;
-    let id = |r: &ChangeRow| format!("{}/{}/{}", r.namespace, r.kind, r.name);
+    let introduced: BTreeSet<&str> = c.drift_introduced.iter().map(String::as_str).collect();
+    let mut annotated = BTreeSet::new();
     let mut out = Vec::new();
     for (what, rows) in [
         ("added", &c.added),
@@ -700,29 +694,33 @@ fn check_annotations(report: &CheckReport, at: &str) -> Vec<Annotation> {
         ("reshaped", &c.reshaped),
     ] {
         for r in rows {
-            let introduced = c.drift_introduced.contains(&id(r));
+            let id = r.id();
             out.push(Annotation::at(
                 r.source.as_deref().map(|s| format!("{at}{s}")).as_deref(),
                 format!(
-                    "GPUs {what}{}: {}",
-                    if introduced { ", introduces drift" } else { "" },
-                    id(r)
+                    "GPUs {what}{}: {id}",
+                    if introduced.contains(id.as_str()) {
+                        ", introduces drift"
+                    } else {
+                        ""
+                    },
                 ),
                 format!(
                     "{} ({} → {} GPUs, tenant {})",
-                    shapes(r.shape_base.as_deref(), r.shape_head.as_deref()),
+                    arrow(r.shape_base.as_deref(), r.shape_head.as_deref()),
                     r.gpus_base,
                     r.gpus_head,
                     r.tenant
                 ),
             ));
+            annotated.insert(id);
         }
     }
-    let annotated: Vec<String> = [&c.added, &c.removed, &c.reshaped]
+    for w in c
+        .drift_introduced
         .iter()
-        .flat_map(|rows| rows.iter().map(id))
-        .collect();
-    for w in c.drift_introduced.iter().filter(|w| !annotated.contains(w)) {
+        .filter(|w| !annotated.contains(*w))
+    {
         out.push(Annotation::at(
             None,
             format!("GPU drift introduced: {w}"),

@@ -151,10 +151,6 @@ impl GitHub {
         })
     }
 
-    pub fn api(&self) -> &str {
-        &self.api
-    }
-
     pub async fn get(&self, path: &str) -> Result<Value, GitHubError> {
         Ok(self.send(Method::GET, path, None).await?.body)
     }

@@ -12,7 +12,6 @@ use serde::Deserialize;
 pub struct Runtime {
     /// `GITHUB_ACTIONS=true`: workflow commands (annotations) are understood on stdout.
     pub in_actions: bool,
-    pub event_name: Option<String>,
     pub event: Event,
     /// `owner/name` (`GITHUB_REPOSITORY`, else the event's `repository.full_name`).
     pub repository: Option<String>,
@@ -47,8 +46,6 @@ pub struct PullRequest {
 #[derive(Debug, Clone, Deserialize)]
 pub struct GitSide {
     pub sha: String,
-    #[serde(rename = "ref")]
-    pub git_ref: Option<String>,
     /// The repository the side lives in: a fork's head differs from the base repository.
     pub repo: Option<Repository>,
 }
@@ -74,7 +71,6 @@ impl Runtime {
             .or_else(|| event.repository.as_ref().map(|r| r.full_name.clone()));
         Ok(Runtime {
             in_actions: get("GITHUB_ACTIONS").as_deref() == Some("true"),
-            event_name: get("GITHUB_EVENT_NAME"),
             event,
             repository,
             api_url: get("GITHUB_API_URL"),

@@ -3,21 +3,13 @@
 
 use std::fmt::Write;
 
+use super::arrow;
 use super::markdown::{code, esc};
 use super::text::Table;
 use crate::report::{ChangeRow, Check};
 
-fn id(c: &ChangeRow) -> String {
-    format!("{}/{}/{}", c.namespace, c.kind, c.name)
-}
-
 fn shapes(c: &ChangeRow) -> String {
-    match (&c.shape_base, &c.shape_head) {
-        (Some(b), Some(h)) => format!("{b} → {h}"),
-        (None, Some(h)) => h.clone(),
-        (Some(b), None) => b.clone(),
-        (None, None) => String::new(),
-    }
+    arrow(c.shape_base.as_deref(), c.shape_head.as_deref())
 }
 
 pub fn table(c: &Check) -> String {
@@ -49,7 +41,7 @@ pub fn table(c: &Check) -> String {
         let mut t = Table::new(&["workload", "tenant", "app", "shape", ">GPUs"]);
         for r in rows.iter() {
             t.row(vec![
-                id(r),
+                r.id(),
                 r.tenant.clone(),
                 r.app.clone(),
                 shapes(r),
@@ -204,7 +196,7 @@ pub fn markdown(c: &Check) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} → {} | {} |",
-                esc(&id(r)),
+                esc(&r.id()),
                 esc(&r.tenant),
                 esc(&r.app),
                 esc(&shapes(r)),

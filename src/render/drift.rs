@@ -29,10 +29,6 @@ fn rows<'a>(d: &'a Drift, category: &str) -> &'a [DriftRow] {
     }
 }
 
-fn id(r: &DriftRow) -> String {
-    format!("{}/{}/{}", r.namespace, r.kind, r.name)
-}
-
 fn shapes(r: &DriftRow) -> String {
     match (&r.git_shape, &r.live_shape) {
         (Some(g), Some(l)) if g == l => g.clone(),
@@ -99,7 +95,7 @@ pub fn table(d: &Drift) -> String {
         ]);
         for r in rows {
             t.row(vec![
-                id(r),
+                r.id(),
                 r.tenant.clone(),
                 r.gpus.to_string(),
                 r.gpus_git.to_string(),
@@ -174,7 +170,7 @@ pub fn markdown(d: &Drift) -> String {
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} |",
-                esc(&id(r)),
+                esc(&r.id()),
                 esc(&r.tenant),
                 r.gpus,
                 r.gpus_git,
@@ -190,7 +186,11 @@ pub fn markdown(d: &Drift) -> String {
     }
     for r in d.changed.iter().chain(d.accepted.iter()) {
         if let Some(diff) = &r.diff {
-            let _ = writeln!(out, "<details><summary>Diff of {}</summary>\n", esc(&id(r)));
+            let _ = writeln!(
+                out,
+                "<details><summary>Diff of {}</summary>\n",
+                esc(&r.id())
+            );
             // A fence longer than any backtick run inside keeps the block closed.
             let fence = "`".repeat(3.max(longest_backtick_run(diff) + 1));
             let _ = writeln!(out, "{fence}diff\n{}{fence}\n\n</details>\n", diff);

@@ -92,6 +92,15 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 }
 
 /// `42`, or `unknown` for a figure that could not be computed.
+/// `before → after`, or whichever side there is.
+pub(crate) fn arrow(before: Option<&str>, after: Option<&str>) -> String {
+    match (before, after) {
+        (Some(b), Some(a)) => format!("{b} → {a}"),
+        (Some(x), None) | (None, Some(x)) => x.to_string(),
+        (None, None) => String::new(),
+    }
+}
+
 pub(crate) fn count(v: Option<u64>) -> String {
     v.map_or_else(|| "unknown".to_string(), |n| n.to_string())
 }

@@ -390,6 +390,13 @@ pub struct DriftRow {
     pub git_source: Option<String>,
 }
 
+impl DriftRow {
+    /// `namespace/Kind/name`: how drift names a workload (`check` compares drift by it).
+    pub fn id(&self) -> String {
+        format!("{}/{}/{}", self.namespace, self.kind, self.name)
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct AcceptedBy {
     pub reason: String,
@@ -463,6 +470,13 @@ pub struct ChangeRow {
     pub shape_base: Option<String>,
     pub shape_head: Option<String>,
     pub source: Option<String>,
+}
+
+impl ChangeRow {
+    /// `namespace/Kind/name`, the same name [`DriftRow::id`] gives.
+    pub fn id(&self) -> String {
+        format!("{}/{}/{}", self.namespace, self.kind, self.name)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

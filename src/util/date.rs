@@ -70,12 +70,8 @@ impl Date {
 
     /// Today in UTC, from the system clock.
     pub fn today() -> Date {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0);
         Date {
-            days: secs.div_euclid(86_400),
+            days: Timestamp::now().secs.div_euclid(86_400),
         }
     }
 
