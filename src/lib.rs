@@ -11,6 +11,7 @@ pub mod cli;
 pub mod commands;
 pub mod config;
 pub mod desired;
+pub mod doc;
 pub mod error;
 pub mod github;
 pub mod k8s;

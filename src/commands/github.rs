@@ -16,15 +16,16 @@ use serde_json::{Value, json};
 
 use super::{Outcome, check, deliver, drift};
 use crate::cli::{CommentArgs, GithubArgs, IssueArgs};
+use crate::doc::{Block, Doc, Text};
 use crate::github::actions::{self, Annotation};
-use crate::github::budget;
 use crate::github::client::{GitHub, GitHubError, Retry};
 use crate::github::comment::{self, Existing, Plan, Step};
 use crate::github::event::Runtime;
 use crate::github::issue::{self, Found, Now};
 use crate::github::marker::{self, Marker};
+use crate::github::split;
 use crate::live::kube::Progress;
-use crate::render::{Format, arrow, render_check, render_drift_issue};
+use crate::render::{arrow, check_doc, drift_issue_doc, render_check, report_doc};
 use crate::report::CheckReport;
 use crate::util::date::Timestamp;
 
@@ -47,12 +48,12 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
     let slug = slug(&args.github, &rt)?;
     let scope = args.github.scope.as_str();
 
-    let markdown = render_check(&report, Format::Markdown);
+    let markdown = check_doc(&report);
     let footer = footer(scope, Some(&head), &rt);
     let report_path = write_json(&args.github, &rt, &report, &mut notes)?;
     let overflow = overflow_note(&rt);
     if let Some(p) = &rt.step_summary {
-        actions::append_summary(p, &format!("{markdown}{footer}"), &overflow)
+        actions::append_summary(p, &with_footer(&markdown, &footer), &overflow)
             .with_context(|| format!("cannot write the step summary {}", p.display()))?;
     }
     let unknown = || "unknown".to_string();
@@ -92,7 +93,13 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
         && c.drift_introduced.is_empty();
 
     if args.github.dry_run {
-        let bodies = comment::bodies(&markdown, &footer, &ours, max_parts, &overflow);
+        let bodies = comment::bodies(
+            &markdown,
+            &format!("\n{}", footer.markdown()),
+            &ours,
+            max_parts,
+            &overflow,
+        );
         notes.push(format!(
             "dry run: {} comment(s) for {slug}#{pr}, scope {scope:?}; nothing was sent",
             bodies.len()
@@ -124,7 +131,13 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
                 ours.valid_at = Some(t);
             }
         }
-        let bodies = comment::bodies(&markdown, &footer, &ours, max_parts, &overflow);
+        let bodies = comment::bodies(
+            &markdown,
+            &format!("\n{}", footer.markdown()),
+            &ours,
+            max_parts,
+            &overflow,
+        );
         let path = format!("/repos/{slug}/issues/{pr}/comments");
         let existing: Vec<Existing> = gh
             .list(&path)
@@ -249,15 +262,11 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
     let scope = args.github.scope.as_str();
     let repo = args.repo.repo.as_deref().unwrap_or(Path::new("."));
 
-    let markdown = render_drift_issue(&report);
+    let markdown = drift_issue_doc(&report);
     let report_path = write_json(&args.github, &rt, &report, &mut notes)?;
     let overflow = overflow_note(&rt);
     if let Some(p) = &rt.step_summary {
-        let full = format!(
-            "{}{}",
-            crate::render::render(&report, Format::Markdown),
-            footer(scope, None, &rt)
-        );
+        let full = with_footer(&report_doc(&report), &footer(scope, None, &rt));
         actions::append_summary(p, &full, &overflow)
             .with_context(|| format!("cannot write the step summary {}", p.display()))?;
     }
@@ -330,16 +339,17 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
         .collect();
     keys.sort();
     let mut ours = Marker::issue(scope, &marker::digest(keys.iter().map(String::as_str)));
-    ours.report = Some(marker::digest([markdown.as_str()]));
+    ours.report = Some(marker::digest([markdown.markdown().as_str()]));
     let head = ours.render();
     let footer = footer(scope, None, &rt);
     let body = format!(
-        "{head}\n{}{footer}",
-        budget::truncate(
+        "{head}\n{}\n{}",
+        split::truncate(
             &markdown,
-            comment::BODY_CHARS - head.chars().count() - footer.chars().count() - 1,
+            comment::BODY_CHARS - head.chars().count() - footer.markdown().chars().count() - 2,
             &overflow
-        )
+        ),
+        footer.markdown()
     );
     let now = Now {
         drifting,
@@ -625,28 +635,44 @@ fn write_json<T: serde::Serialize>(
     Ok(Some(p))
 }
 
-fn footer(scope: &str, head: Option<&str>, rt: &Runtime) -> String {
-    let mut s = format!(
-        "\n<sub>gpuledger {} · scope `{scope}`",
-        env!("CARGO_PKG_VERSION")
-    );
+/// The small print under a report: version, scope, head, and the run with the full report.
+fn footer(scope: &str, head: Option<&str>, rt: &Runtime) -> Doc {
+    let mut t = Text::new()
+        .plain(format!("gpuledger {} · scope ", env!("CARGO_PKG_VERSION")))
+        .code(scope);
     if let Some(h) = head {
-        let _ = write!(s, " · head `{}`", h.get(..12).unwrap_or(h));
+        t = t.plain(" · head ").code(h.get(..12).unwrap_or(h));
     }
     if let Some(url) = rt.run_url() {
-        let _ = write!(s, " · [run and full report]({url})");
+        t = t.plain(" · ").link("run and full report", url);
     }
-    s.push_str("</sub>\n");
-    s
+    Doc {
+        blocks: vec![Block::Small(t)],
+    }
+}
+
+/// The report with its footer as the last block.
+fn with_footer(report: &Doc, footer: &Doc) -> Doc {
+    let mut d = report.clone();
+    d.extend(footer.clone());
+    d
 }
 
 fn overflow_note(rt: &Runtime) -> String {
-    match rt.run_url() {
-        Some(url) => format!(
-            "_The report is longer than fits here: the full report is in the [job summary]({url})._"
+    let t = match rt.run_url() {
+        Some(url) => Text::new().emph(
+            Text::new()
+                .plain("The report is longer than fits here: the full report is in the ")
+                .link("job summary", url)
+                .plain("."),
         ),
-        None => "_The report is longer than fits here: run gpuledger locally (or see the JSON report) for the full report._".to_string(),
-    }
+        None => Text::new().emph(
+            "The report is longer than fits here: run gpuledger locally (or see the JSON report) for the full report.",
+        ),
+    };
+    let mut d = Doc::new();
+    d.paragraph(t);
+    d.markdown().trim_end().to_string()
 }
 
 /// `88.1` (percent, one decimal) from a 0..1 share.

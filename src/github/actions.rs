@@ -7,7 +7,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use super::budget;
+use super::split;
+use crate::doc::Doc;
 
 /// GitHub shows at most this much of a step summary.
 pub const SUMMARY_BYTES: usize = 1024 * 1024;
@@ -16,12 +17,13 @@ pub const MAX_WARNINGS: usize = 10;
 
 /// Appends `markdown` to the step summary, cut at a block boundary (with `note`) if it would not
 /// fit in 1 MiB.
-pub fn append_summary(path: &Path, markdown: &str, note: &str) -> std::io::Result<()> {
+pub fn append_summary(path: &Path, doc: &Doc, note: &str) -> std::io::Result<()> {
+    let markdown = doc.markdown();
     let text = if markdown.len() + 2 <= SUMMARY_BYTES {
-        markdown.to_string()
+        markdown
     } else {
         // Three parts of at most 256 KiB each stay well under the 1 MiB.
-        budget::split(markdown, 250_000, 3, note).concat()
+        split::split(doc, 250_000, 3, note).concat()
     };
     let mut f = std::fs::OpenOptions::new()
         .create(true)
@@ -176,8 +178,16 @@ mod tests {
     fn a_huge_summary_is_cut_under_one_mebibyte() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("summary.md");
-        let row = "| ns/Deployment/some-workload | tenant | 8 |\n";
-        let doc = format!("| w | t | g |\n|---|---|---:|\n{}", row.repeat(40_000));
+        let table = crate::doc::Table::new(&["w", "t", ">g"]).rows(0..40_000, |_| {
+            vec![
+                "ns/Deployment/some-workload".into(),
+                "tenant".into(),
+                "8".into(),
+            ]
+        });
+        let doc = Doc {
+            blocks: vec![crate::doc::Block::Table(table)],
+        };
         append_summary(&p, &doc, "cut: see the JSON report").unwrap();
         let text = std::fs::read_to_string(&p).unwrap();
         assert!(text.len() <= SUMMARY_BYTES, "{}", text.len());

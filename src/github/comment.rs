@@ -13,8 +13,9 @@
 //!   `new` adds a new posting, `hide-and-new` and `delete-and-new` add one and then minimize or
 //!   delete the earlier ones — in that order, so the pull request always shows a report.
 
-use super::budget;
 use super::marker::{self, Marker};
+use super::split;
+use crate::doc::Doc;
 
 /// GitHub's limit is 65,536 characters; stay clear of it.
 pub const BODY_CHARS: usize = 60_000;
@@ -60,22 +61,17 @@ pub enum Plan {
 /// last part ends with `overflow_note`), each part led by the marker — numbered when there are
 /// several, all carrying the report's digest — and the last one closed by `footer`.
 pub fn bodies(
-    markdown: &str,
+    doc: &Doc,
     footer: &str,
     marker: &Marker,
     max_parts: usize,
     overflow_note: &str,
 ) -> Vec<String> {
     let mut marker = marker.clone();
-    marker.report = Some(marker::digest([markdown]));
+    marker.report = Some(marker::digest([doc.markdown().as_str()]));
     // Room for the marker line, a "part 2 of 4" heading and the footer.
     let overhead = marker.render().chars().count() + footer.chars().count() + 80;
-    let parts = budget::split(
-        markdown,
-        BODY_CHARS - overhead,
-        max_parts.max(1),
-        overflow_note,
-    );
+    let parts = split::split(doc, BODY_CHARS - overhead, max_parts.max(1), overflow_note);
     let n = parts.len();
     parts
         .into_iter()
@@ -237,8 +233,20 @@ mod tests {
         }
     }
 
+    fn para(text: &str) -> Doc {
+        let mut d = Doc::new();
+        d.paragraph(text);
+        d
+    }
+
     fn one(m: &Marker, text: &str) -> Vec<String> {
-        bodies(text, "\n<sub>footer</sub>\n", m, 4, "see the job summary")
+        bodies(
+            &para(text),
+            "\n<sub>footer</sub>\n",
+            m,
+            4,
+            "see the job summary",
+        )
     }
 
     fn plan_now(e: &[Existing], b: &[String], m: &Marker, how: Behavior) -> Plan {
@@ -254,7 +262,7 @@ mod tests {
             Plan::Steps(vec![Step::Create { body: b[0].clone() }])
         );
         assert!(b[0].starts_with("<!-- gpuledger:comment scope=\"prod\" head=\"a\""));
-        assert!(b[0].ends_with("report\n<sub>footer</sub>\n"), "{}", b[0]);
+        assert!(b[0].ends_with("report\n\n<sub>footer</sub>\n"), "{}", b[0]);
     }
 
     #[test]
@@ -273,7 +281,7 @@ mod tests {
         // Same commit, same report, another run (another posting id and footer): nothing.
         let mut again = marker("prod", "a", 10);
         again.posting = Some("rerun".into());
-        let same = bodies("report v1", "\n<sub>run 2</sub>\n", &again, 4, "n");
+        let same = bodies(&para("report v1"), "\n<sub>run 2</sub>\n", &again, 4, "n");
         assert!(matches!(
             plan_now(std::slice::from_ref(&e), &same, &again, Behavior::New),
             Plan::Skip(_)

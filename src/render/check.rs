@@ -1,151 +1,81 @@
-//! Rendering the pre-merge check: the summary line, the tenant delta table, then the workloads
-//! added, removed and reshaped, the drift the change resolves and introduces, and the gates.
-
-use std::fmt::Write;
+//! The pre-merge check as blocks: the summary, the tenant (and product-line) deltas, capacity,
+//! limits, drift and gates first; the per-workload lists folded after them, so a comment that has
+//! to be cut keeps what decides.
 
 use super::arrow;
-use super::markdown::{code, esc};
-use super::text::Table;
+use crate::doc::{Block, Doc, Table, Text};
 use crate::report::{ChangeRow, Check};
+
+/// Drift lists longer than this are summarised inline and listed in full in `Details`.
+const INLINE: usize = 10;
 
 fn shapes(c: &ChangeRow) -> String {
     arrow(c.shape_base.as_deref(), c.shape_head.as_deref())
 }
 
-pub fn table(c: &Check) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{}", c.summary);
-    let _ = writeln!(out, "base {} → head {}", c.base_at, c.head_at);
-    if !c.tenants.is_empty() {
-        out.push_str("\nTenants\n");
-        let mut t = Table::new(&["tenant", ">base", ">head", ">delta"]);
-        for r in &c.tenants {
-            t.row(vec![
-                r.name.clone(),
-                r.gpus_base.to_string(),
-                r.gpus_head.to_string(),
-                format!("{:+}", r.delta),
-            ]);
-        }
-        t.render(&mut out);
-    }
-    for (title, rows) in [
-        ("Added", &c.added),
-        ("Removed", &c.removed),
-        ("Reshaped", &c.reshaped),
-    ] {
-        if rows.is_empty() {
-            continue;
-        }
-        let _ = writeln!(out, "\n{title} ({})", rows.len());
-        let mut t = Table::new(&["workload", "tenant", "app", "shape", ">GPUs"]);
-        for r in rows.iter() {
-            t.row(vec![
-                r.id(),
-                r.tenant.clone(),
-                r.app.clone(),
-                shapes(r),
-                format!("{} → {}", r.gpus_base, r.gpus_head),
-            ]);
-        }
-        t.render(&mut out);
-    }
-    for (title, ids) in [
-        ("Drift resolved", &c.drift_resolved),
-        ("Drift introduced", &c.drift_introduced),
-    ] {
-        if !ids.is_empty() {
-            let _ = writeln!(out, "\n{title}: {}", ids.join(", "));
-        }
-    }
-    if let Some(cap) = &c.capacity {
-        let _ = writeln!(
-            out,
-            "\nCapacity: {} GPUs projected (head {} + unmanaged {}) against {} placeable: {}",
-            cap.projected,
-            c.gpus_head,
-            cap.unmanaged_live,
-            cap.placeable,
-            if cap.fits { "fits" } else { "does NOT fit" }
-        );
-    }
-    for e in &c.render_errors {
-        let _ = writeln!(out, "render error: {e}");
-    }
-    for g in &c.gates {
-        let _ = writeln!(
-            out,
-            "gate {}: {} ({})",
-            g.name,
-            if g.failed { "FAILED" } else { "ok" },
-            g.why
-        );
-    }
-    out
-}
-
-/// Summary, tenant (and product-line) deltas, capacity and gates first; the per-workload
-/// `<details>` after them, so a comment that has to be cut keeps what decides.
-pub fn markdown(c: &Check) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "## GPU impact of this change\n\n**{}**\n\nbase `{}` → head `{}`\n",
-        esc(&c.summary),
-        code(&c.base_at),
-        code(&c.head_at)
+pub fn check(c: &Check) -> Doc {
+    let mut d = Doc::new();
+    d.heading(2, "GPU impact of this change");
+    d.paragraph(Text::new().strong(c.summary.as_str()));
+    d.paragraph(
+        Text::new()
+            .plain("base ")
+            .code(c.base_at.as_str())
+            .plain(" → head ")
+            .code(c.head_at.as_str()),
     );
     for (first, rows) in [("tenant", &c.tenants), ("product line", &c.product_lines)] {
         // Without product lines configured, the one "(none)" row says nothing.
         if rows.iter().all(|r| r.name == "(none)") {
             continue;
         }
-        let _ = writeln!(
-            out,
-            "| {first} | base | head | delta |\n|---|---:|---:|---:|"
-        );
-        for r in rows.iter() {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {:+} |",
-                esc(&r.name),
-                r.gpus_base,
-                r.gpus_head,
-                r.delta
-            );
-        }
-        out.push('\n');
+        d.push(Block::Table(
+            Table::new(&[first, ">base", ">head", ">delta"]).rows(rows.iter(), |r| {
+                vec![
+                    r.name.as_str().into(),
+                    r.gpus_base.to_string().into(),
+                    r.gpus_head.to_string().into(),
+                    format!("{:+}", r.delta).into(),
+                ]
+            }),
+        ));
     }
     match &c.capacity {
-        Some(cap) => {
-            let _ = writeln!(
-                out,
-                "**Capacity**: {} GPUs projected (head {} + {} held by unmanaged workloads) against {} placeable: {}.\n",
-                cap.projected,
-                c.gpus_head,
-                cap.unmanaged_live,
-                cap.placeable,
-                if cap.fits { "fits" } else { "**does not fit**" }
-            );
-        }
-        None => out.push_str("_No live state was given: drift and capacity were not checked._\n\n"),
+        Some(cap) => d.paragraph(
+            Text::new()
+                .strong("Capacity")
+                .plain(format!(
+                    ": {} GPUs projected (head {} + {} held by unmanaged workloads) against {} placeable: ",
+                    cap.projected, c.gpus_head, cap.unmanaged_live, cap.placeable
+                ))
+                .append(if cap.fits {
+                    Text::from("fits")
+                } else {
+                    Text::new().strong("does not fit")
+                })
+                .plain("."),
+        ),
+        None => d.paragraph(
+            Text::new().emph("No live state was given: drift and capacity were not checked."),
+        ),
     }
-    for l in &c.tenant_limits {
-        let _ = writeln!(
-            out,
-            "- tenant {}: {} GPUs declared, limit {}{}",
-            esc(&l.tenant),
-            l.gpus_head,
-            l.limit,
+    let limits: Vec<Text> = c
+        .tenant_limits
+        .iter()
+        .map(|l| {
+            let t = Text::from(format!(
+                "tenant {}: {} GPUs declared, limit {}",
+                l.tenant, l.gpus_head, l.limit
+            ));
             if l.over {
-                " — **over the limit**"
+                t.plain(" — ").strong("over the limit")
             } else {
-                ""
+                t
             }
-        );
-    }
-    if !c.tenant_limits.is_empty() {
-        out.push('\n');
+        })
+        .collect();
+    if !limits.is_empty() {
+        d.push(Block::List(limits));
     }
     let drift_lists = [
         ("Drift resolved", &c.drift_resolved),
@@ -154,27 +84,37 @@ pub fn markdown(c: &Check) -> String {
     for (title, ids) in drift_lists {
         match ids.len() {
             0 => {}
-            n if n <= INLINE => {
-                let _ = writeln!(out, "**{title}** ({n}): {}\n", esc(&ids.join(", ")));
-            }
-            n => {
-                let _ = writeln!(
-                    out,
-                    "**{title}** ({n}): {} and {} more (listed below)\n",
-                    esc(&ids[..INLINE].join(", ")),
-                    n - INLINE
-                );
-            }
+            n if n <= INLINE => d.paragraph(
+                Text::new()
+                    .strong(title)
+                    .plain(format!(" ({n}): {}", ids.join(", "))),
+            ),
+            n => d.paragraph(Text::new().strong(title).plain(format!(
+                " ({n}): {} and {} more (listed below)",
+                ids.iter().take(INLINE).cloned().collect::<Vec<_>>().join(", "),
+                n - INLINE
+            ))),
         }
     }
-    for e in &c.render_errors {
-        let _ = writeln!(out, "- render error: {}", esc(e));
-    }
     if !c.render_errors.is_empty() {
-        out.push('\n');
+        d.push(Block::List(
+            c.render_errors
+                .iter()
+                .map(|e| Text::from(format!("render error: {e}")))
+                .collect(),
+        ));
     }
     for g in c.gates.iter().filter(|g| g.failed) {
-        let _ = writeln!(out, "> **Gate `{}` failed**: {}\n", g.name, esc(&g.why));
+        d.push(Block::Quote(vec![
+            Text::new()
+                .strong(
+                    Text::new()
+                        .plain("Gate ")
+                        .code(g.name.as_str())
+                        .plain(" failed"),
+                )
+                .plain(format!(": {}", g.why)),
+        ]));
     }
     for (title, rows) in [
         ("Added", &c.added),
@@ -184,40 +124,32 @@ pub fn markdown(c: &Check) -> String {
         if rows.is_empty() {
             continue;
         }
-        let _ = writeln!(
-            out,
-            "<details><summary>{title} ({})</summary>\n",
-            rows.len()
-        );
-        out.push_str(
-            "| workload | tenant | app | shape | GPUs | manifest |\n|---|---|---|---|---:|---|\n",
-        );
-        for r in rows.iter() {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} → {} | {} |",
-                esc(&r.id()),
-                esc(&r.tenant),
-                esc(&r.app),
-                esc(&shapes(r)),
-                r.gpus_base,
-                r.gpus_head,
-                r.source.as_deref().map(esc).unwrap_or_default()
-            );
-        }
-        out.push_str("\n</details>\n\n");
+        d.push(Block::Details {
+            summary: format!("{title} ({})", rows.len()).into(),
+            body: vec![Block::Table(
+                Table::new(&["workload", "tenant", "app", "shape", ">GPUs", "manifest"]).rows(
+                    rows.iter(),
+                    |r| {
+                        vec![
+                            r.id().into(),
+                            r.tenant.as_str().into(),
+                            r.app.as_str().into(),
+                            shapes(r).into(),
+                            format!("{} → {}", r.gpus_base, r.gpus_head).into(),
+                            r.source.as_deref().unwrap_or("").into(),
+                        ]
+                    },
+                ),
+            )],
+        });
     }
     for (title, ids) in drift_lists {
         if ids.len() > INLINE {
-            let _ = writeln!(out, "<details><summary>{title} ({})</summary>\n", ids.len());
-            for id in ids.iter() {
-                let _ = writeln!(out, "- {}", esc(id));
-            }
-            out.push_str("\n</details>\n\n");
+            d.push(Block::Details {
+                summary: format!("{title} ({})", ids.len()).into(),
+                body: vec![Block::List(ids.iter().map(Text::from).collect())],
+            });
         }
     }
-    out
+    d
 }
-
-/// Drift lists longer than this are summarised inline and listed in full in `<details>`.
-const INLINE: usize = 10;

@@ -1,9 +1,7 @@
-//! Rendering the desired state (`gpuledger render`) as a table or markdown.
+//! The desired state (`gpuledger render`) as blocks: the GPUs Git declares per tenant, then the
+//! workloads, the apps and what became of each, and the problems.
 
-use std::fmt::Write;
-
-use super::markdown::esc;
-use super::text::Table;
+use crate::doc::{Block, Doc, Table, Text};
 use crate::report::RenderReport;
 
 fn problems(r: &RenderReport) -> Vec<String> {
@@ -21,208 +19,129 @@ fn problems(r: &RenderReport) -> Vec<String> {
     out
 }
 
-pub fn table(r: &RenderReport) -> String {
+pub fn desired(r: &RenderReport) -> Doc {
     let d = &r.desired;
-    let mut out = String::new();
+    let mut doc = Doc::new();
+    doc.heading(2, format!("Desired GPU workloads ({})", d.at));
     let rendered = d.apps.iter().filter(|a| a.status == "rendered").count();
-    let _ = writeln!(
-        out,
-        "Desired state at {}: {} GPUs declared by {} GPU workloads; {rendered} of {} apps rendered",
-        d.at,
-        d.gpus_declared,
-        d.workloads.len(),
-        d.apps.len()
+    doc.paragraph(
+        Text::new()
+            .strong(d.gpus_declared.to_string())
+            .plain(format!(
+                " GPUs declared by {} GPU workloads; {rendered} of {} apps rendered.",
+                d.workloads.len(),
+                d.apps.len()
+            )),
     );
+    let errors = problems(r);
+    if !errors.is_empty() {
+        doc.heading(3, "Render errors");
+        doc.push(Block::List(errors.into_iter().map(Text::from).collect()));
+    }
     if !d.tenants.is_empty() {
-        out.push_str("\nTenants\n");
-        let mut t = Table::new(&["tenant", ">GPUs", ">workloads", "apps"]);
-        for x in &d.tenants {
-            t.row(vec![
-                x.name.clone(),
-                x.gpus_declared.to_string(),
-                x.workloads.to_string(),
-                x.apps.join(", "),
-            ]);
-        }
-        t.render(&mut out);
+        doc.push(Block::Table(
+            Table::new(&["tenant", ">GPUs", ">workloads", "apps"]).rows(&d.tenants, |x| {
+                vec![
+                    x.name.as_str().into(),
+                    x.gpus_declared.to_string().into(),
+                    x.workloads.to_string().into(),
+                    x.apps.join(", ").into(),
+                ]
+            }),
+        ));
     }
     if !d.workloads.is_empty() {
-        out.push_str("\nWorkloads\n");
-        let mut t = Table::new(&["workload", "tenant", "app", "shape", ">GPUs", "source"]);
-        for w in &d.workloads {
-            let x = &w.workload;
-            t.row(vec![
-                format!(
-                    "{}/{}/{}",
-                    if x.namespace.is_empty() {
-                        "-"
-                    } else {
-                        &x.namespace
+        doc.push(Block::Details {
+            summary: format!("Workloads ({})", d.workloads.len()).into(),
+            body: vec![Block::Table(
+                Table::new(&["workload", "tenant", "app", "shape", ">GPUs", "source"]).rows(
+                    &d.workloads,
+                    |w| {
+                        let x = &w.workload;
+                        vec![
+                            format!("{}/{}/{}", x.namespace, x.kind, x.name).into(),
+                            x.tenant.as_str().into(),
+                            w.app.as_str().into(),
+                            x.shape.as_str().into(),
+                            x.gpus_declared.to_string().into(),
+                            x.source.as_deref().unwrap_or("").into(),
+                        ]
                     },
-                    x.kind,
-                    x.name
                 ),
-                x.tenant.clone(),
-                w.app.clone(),
-                x.shape.clone(),
-                x.gpus_declared.to_string(),
-                x.source.clone().unwrap_or_default(),
-            ]);
-        }
-        t.render(&mut out);
+            )],
+        });
     }
-    out.push_str("\nApps\n");
-    let mut t = Table::new(&[
-        "app",
-        "kind",
-        "path",
-        "status",
-        ">objects",
-        ">GPUs",
-        "defined at",
-    ]);
-    for a in &d.apps {
-        t.row(vec![
-            a.name.clone(),
-            a.kind.clone(),
-            a.path.clone(),
-            a.status.to_string(),
-            a.objects.to_string(),
-            a.gpus_declared.to_string(),
-            a.defined_at.clone(),
-        ]);
+    if !d.apps.is_empty() {
+        doc.push(Block::Details {
+            summary: format!("Apps ({})", d.apps.len()).into(),
+            body: vec![Block::Table(
+                Table::new(&[
+                    "app",
+                    "kind",
+                    "path",
+                    "status",
+                    ">objects",
+                    ">GPUs",
+                    "defined at",
+                ])
+                .rows(&d.apps, |a| {
+                    vec![
+                        a.name.as_str().into(),
+                        a.kind.as_str().into(),
+                        a.path.as_str().into(),
+                        a.status.to_string().into(),
+                        a.objects.to_string().into(),
+                        a.gpus_declared.to_string().into(),
+                        a.defined_at.as_str().into(),
+                    ]
+                }),
+            )],
+        });
     }
-    t.render(&mut out);
-    let skipped: Vec<_> = d
+    let skipped: Vec<Text> = d
         .apps
         .iter()
         .filter(|a| a.status == "not-rendered")
-        .collect();
-    if !skipped.is_empty() {
-        out.push_str("\nNot rendered offline\n");
-        for a in skipped {
-            let _ = writeln!(
-                out,
-                "  {} {}: {}",
+        .map(|a| {
+            Text::from(format!(
+                "{} {}: {}",
                 a.kind,
                 a.name,
                 a.error.as_deref().unwrap_or("")
-            );
-        }
-    }
-    for a in d.apps.iter().filter(|a| !a.notes.is_empty()) {
-        for n in &a.notes {
-            let _ = writeln!(out, "note: {} {}: {n}", a.kind, a.name);
-        }
-    }
-    if !d.not_deployed.is_empty() {
-        let _ = writeln!(out, "\nNot deployed by any app ({})", d.not_deployed.len());
-        for f in &d.not_deployed {
-            let _ = writeln!(out, "  {f}");
-        }
-    }
-    for dup in &d.duplicates {
-        let _ = writeln!(
-            out,
-            "warning: {} is rendered by several apps: {}",
-            dup.object,
-            dup.apps.join(", ")
-        );
-    }
-    let errors = problems(r);
-    if !errors.is_empty() {
-        out.push_str("\nErrors\n");
-        for e in errors {
-            let _ = writeln!(out, "  {e}");
-        }
-    }
-    out
-}
-
-pub fn markdown(r: &RenderReport) -> String {
-    let d = &r.desired;
-    let mut out = String::new();
-    let _ = writeln!(out, "## Desired GPU workloads ({})\n", esc(&d.at));
-    let _ = writeln!(
-        out,
-        "**{}** GPUs declared by {} GPU workloads.\n",
-        d.gpus_declared,
-        d.workloads.len()
-    );
-    if !d.tenants.is_empty() {
-        out.push_str("| tenant | GPUs | workloads | apps |\n|---|---:|---:|---|\n");
-        for x in &d.tenants {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} |",
-                esc(&x.name),
-                x.gpus_declared,
-                x.workloads,
-                esc(&x.apps.join(", "))
-            );
-        }
-        out.push('\n');
-    }
-    if !d.workloads.is_empty() {
-        let _ = writeln!(
-            out,
-            "<details><summary>Workloads ({})</summary>\n",
-            d.workloads.len()
-        );
-        out.push_str(
-            "| workload | tenant | app | shape | GPUs | source |\n|---|---|---|---|---:|---|\n",
-        );
-        for w in &d.workloads {
-            let x = &w.workload;
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} |",
-                esc(&format!("{}/{}/{}", x.namespace, x.kind, x.name)),
-                esc(&x.tenant),
-                esc(&w.app),
-                esc(&x.shape),
-                x.gpus_declared,
-                esc(x.source.as_deref().unwrap_or(""))
-            );
-        }
-        out.push_str("\n</details>\n\n");
-    }
-    let errors = problems(r);
-    if !errors.is_empty() {
-        out.push_str("### Render errors\n\n");
-        for e in errors {
-            let _ = writeln!(out, "- {}", esc(&e));
-        }
-        out.push('\n');
-    }
-    let skipped: Vec<_> = d
-        .apps
-        .iter()
-        .filter(|a| a.status == "not-rendered")
+            ))
+        })
         .collect();
     if !skipped.is_empty() {
-        out.push_str("### Not rendered offline\n\n");
-        for a in skipped {
-            let _ = writeln!(
-                out,
-                "- {} {}: {}",
-                esc(&a.kind),
-                esc(&a.name),
-                esc(a.error.as_deref().unwrap_or(""))
-            );
-        }
-        out.push('\n');
+        doc.heading(3, "Not rendered offline");
+        doc.push(Block::List(skipped));
+    }
+    let notes: Vec<Text> = d
+        .apps
+        .iter()
+        .flat_map(|a| {
+            a.notes
+                .iter()
+                .map(move |n| Text::from(format!("{} {}: {n}", a.kind, a.name)))
+        })
+        .collect();
+    if !notes.is_empty() {
+        doc.heading(3, "Notes");
+        doc.push(Block::List(notes));
+    }
+    if !d.duplicates.is_empty() {
+        doc.heading(3, "Rendered by several apps");
+        doc.push(Block::List(
+            d.duplicates
+                .iter()
+                .map(|dup| Text::from(format!("{}: {}", dup.object, dup.apps.join(", "))))
+                .collect(),
+        ));
     }
     if !d.not_deployed.is_empty() {
-        let _ = writeln!(
-            out,
-            "<details><summary>Not deployed by any app ({})</summary>\n",
-            d.not_deployed.len()
-        );
-        for f in &d.not_deployed {
-            let _ = writeln!(out, "- {}", esc(f));
-        }
-        out.push_str("\n</details>\n");
+        doc.push(Block::Details {
+            summary: format!("Not deployed by any app ({})", d.not_deployed.len()).into(),
+            body: vec![Block::List(d.not_deployed.iter().map(Text::from).collect())],
+        });
     }
-    out
+    doc
 }

@@ -1,32 +1,27 @@
-//! Rendering drift: the one-line summary first, then each category largest first, and in markdown
-//! each changed workload's diff folded into `<details>`.
+//! Drift as blocks: the one-line summary first, then each category largest first, each changed
+//! workload's diff folded, the expired acceptance rules, and the coverage per tenant.
 
-use std::fmt::Write;
-
-use super::markdown::{code, esc};
+use super::inventory::FOLD;
 use super::percent;
-use super::text::Table;
+use crate::doc::{Block, Doc, Table, Text};
 use crate::report::{Drift, DriftRow};
 
-const CATEGORIES: [(&str, &str); 5] = [
-    (
-        "unmanaged",
-        "Unmanaged: live GPU workloads with no match in Git",
-    ),
-    ("missing", "Missing: in Git, not live"),
-    ("changed", "Changed: GPU shape differs"),
-    ("accepted", "Accepted drift"),
-    ("in_sync", "In sync"),
-];
+/// Rows of an in-sync list a terminal shows.
+const TERMINAL_IN_SYNC: usize = 25;
 
-fn rows<'a>(d: &'a Drift, category: &str) -> &'a [DriftRow] {
-    match category {
-        "unmanaged" => &d.unmanaged,
-        "missing" => &d.missing,
-        "changed" => &d.changed,
-        "accepted" => &d.accepted,
-        _ => &d.in_sync,
-    }
+fn categories(d: &Drift) -> [(&'static str, &[DriftRow], bool); 5] {
+    [
+        (
+            "Unmanaged: live GPU workloads with no match in Git",
+            &d.unmanaged,
+            false,
+        ),
+        ("Missing: in Git, not live", &d.missing, false),
+        ("Changed: GPU shape differs", &d.changed, false),
+        ("Accepted drift", &d.accepted, false),
+        // In-sync workloads are the quiet majority: always folded.
+        ("In sync", &d.in_sync, true),
+    ]
 }
 
 fn shapes(r: &DriftRow) -> String {
@@ -65,25 +60,24 @@ fn note(r: &DriftRow) -> String {
     n.join("; ")
 }
 
-pub fn table(d: &Drift) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "{}", d.summary);
-    let _ = writeln!(
-        out,
-        "Git at {}{}",
-        d.desired_at,
-        if d.desired_incomplete {
-            " (some apps failed to render: see `gpuledger render`)"
-        } else {
-            ""
-        }
+pub fn drift(d: &Drift) -> Doc {
+    let mut doc = Doc::new();
+    doc.heading(2, "Drift against Git");
+    doc.paragraph(Text::new().strong(d.summary.as_str()));
+    doc.paragraph(
+        Text::new()
+            .plain("Git at ")
+            .code(d.desired_at.as_str())
+            .plain(if d.desired_incomplete {
+                " — some apps failed to render (see gpuledger render)."
+            } else {
+                "."
+            }),
     );
-    for (cat, title) in CATEGORIES {
-        let rows = rows(d, cat);
-        if rows.is_empty() || cat == "in_sync" {
+    for (title, rows, always_fold) in categories(d) {
+        if rows.is_empty() {
             continue;
         }
-        let _ = writeln!(out, "\n{title} ({})", rows.len());
         let mut t = Table::new(&[
             "workload",
             "tenant",
@@ -92,141 +86,82 @@ pub fn table(d: &Drift) -> String {
             "shape",
             "app",
             "note",
-        ]);
-        for r in rows {
-            t.row(vec![
-                r.id(),
-                r.tenant.clone(),
-                r.gpus.to_string(),
-                r.gpus_git.to_string(),
-                shapes(r),
-                r.app.clone().unwrap_or_default(),
-                note(r),
-            ]);
-        }
-        t.render(&mut out);
-    }
-    let _ = writeln!(out, "\nIn sync: {} workloads", d.in_sync.len());
-    for e in &d.expired {
-        let _ = writeln!(
-            out,
-            "expired acceptance rule {} ({}, expired {}): hides nothing now{}",
-            e.rule,
-            e.reason,
-            e.expired,
-            if e.would_match.is_empty() {
-                String::new()
-            } else {
-                format!("; would match {}", e.would_match.join(", "))
+        ])
+        .rows(rows, |r| {
+            vec![
+                r.id().into(),
+                r.tenant.as_str().into(),
+                r.gpus.to_string().into(),
+                r.gpus_git.to_string().into(),
+                shapes(r).into(),
+                r.app.as_deref().unwrap_or("").into(),
+                note(r).into(),
+            ]
+        });
+        let title = format!("{title} ({})", rows.len());
+        if always_fold || rows.len() > FOLD {
+            if always_fold {
+                t = t.limit(TERMINAL_IN_SYNC);
             }
-        );
-    }
-    if !d.coverage_by_tenant.is_empty() {
-        out.push_str("\nCoverage by tenant\n");
-        let mut t = Table::new(&["tenant", ">requested", ">managed", ">coverage"]);
-        for c in &d.coverage_by_tenant {
-            t.row(vec![
-                c.tenant.clone(),
-                c.gpus_requested.to_string(),
-                c.gpus_managed.to_string(),
-                percent(c.coverage),
-            ]);
-        }
-        t.render(&mut out);
-    }
-    out
-}
-
-pub fn markdown(d: &Drift) -> String {
-    let mut out = String::new();
-    let _ = writeln!(out, "## Drift against Git\n\n**{}**\n", esc(&d.summary));
-    let _ = writeln!(
-        out,
-        "Git at `{}`{}.\n",
-        code(&d.desired_at),
-        if d.desired_incomplete {
-            " — some apps failed to render"
+            doc.push(Block::Details {
+                summary: title.into(),
+                body: vec![Block::Table(t)],
+            });
         } else {
-            ""
-        }
-    );
-    for (cat, title) in CATEGORIES {
-        let rows = rows(d, cat);
-        if rows.is_empty() {
-            continue;
-        }
-        let fold = cat == "in_sync" || rows.len() > 10;
-        if fold {
-            let _ = writeln!(
-                out,
-                "<details><summary>{title} ({})</summary>\n",
-                rows.len()
-            );
-        } else {
-            let _ = writeln!(out, "### {title} ({})\n", rows.len());
-        }
-        out.push_str("| workload | tenant | live GPUs | git GPUs | shape | app | note |\n|---|---|---:|---:|---|---|---|\n");
-        for r in rows {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} | {} | {} | {} |",
-                esc(&r.id()),
-                esc(&r.tenant),
-                r.gpus,
-                r.gpus_git,
-                esc(&shapes(r)),
-                esc(r.app.as_deref().unwrap_or("")),
-                esc(&note(r))
-            );
-        }
-        out.push('\n');
-        if fold {
-            out.push_str("</details>\n\n");
+            doc.heading(3, title);
+            doc.push(Block::Table(t));
         }
     }
     for r in d.changed.iter().chain(d.accepted.iter()) {
         if let Some(diff) = &r.diff {
-            let _ = writeln!(
-                out,
-                "<details><summary>Diff of {}</summary>\n",
-                esc(&r.id())
-            );
-            // A fence longer than any backtick run inside keeps the block closed.
-            let fence = "`".repeat(3.max(longest_backtick_run(diff) + 1));
-            let _ = writeln!(out, "{fence}diff\n{}{fence}\n\n</details>\n", diff);
+            doc.push(Block::Details {
+                summary: format!("Diff of {}", r.id()).into(),
+                body: vec![Block::Fence {
+                    info: "diff".into(),
+                    lines: diff.lines().map(str::to_string).collect(),
+                }],
+            });
         }
     }
-    for e in &d.expired {
-        let _ = writeln!(
-            out,
-            "> Expired acceptance rule `{}` ({}, expired {}) hides nothing now{}.",
-            e.rule.replace('`', "'"),
-            esc(&e.reason),
-            e.expired,
-            if e.would_match.is_empty() {
-                String::new()
-            } else {
-                format!("; it would match {}", esc(&e.would_match.join(", ")))
-            }
-        );
+    let expired: Vec<Text> = d
+        .expired
+        .iter()
+        .map(|e| {
+            Text::new()
+                .plain("Expired acceptance rule ")
+                .code(e.rule.as_str())
+                .plain(format!(
+                    " ({}, expired {}) hides nothing now{}.",
+                    e.reason,
+                    e.expired,
+                    if e.would_match.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; it would match {}", e.would_match.join(", "))
+                    }
+                ))
+        })
+        .collect();
+    if !expired.is_empty() {
+        doc.push(Block::Quote(expired));
     }
     if !d.coverage_by_tenant.is_empty() {
-        out.push_str("\n<details><summary>Coverage by tenant</summary>\n\n| tenant | requested | managed | coverage |\n|---|---:|---:|---:|\n");
-        for c in &d.coverage_by_tenant {
-            let _ = writeln!(
-                out,
-                "| {} | {} | {} | {} |",
-                esc(&c.tenant),
-                c.gpus_requested,
-                c.gpus_managed,
-                percent(c.coverage)
-            );
-        }
-        out.push_str("\n</details>\n");
+        doc.push(Block::Details {
+            summary: "Coverage by tenant".into(),
+            body: vec![Block::Table(
+                Table::new(&["tenant", ">requested", ">managed", ">coverage"]).rows(
+                    &d.coverage_by_tenant,
+                    |c| {
+                        vec![
+                            c.tenant.as_str().into(),
+                            c.gpus_requested.to_string().into(),
+                            c.gpus_managed.to_string().into(),
+                            percent(c.coverage).into(),
+                        ]
+                    },
+                ),
+            )],
+        });
     }
-    out
-}
-
-fn longest_backtick_run(s: &str) -> usize {
-    s.split(|c| c != '`').map(str::len).max().unwrap_or(0)
+    doc
 }

@@ -1,17 +1,19 @@
-//! Turning a [`Report`] into text: a terminal table, GitHub-flavoured markdown, or JSON.
+//! Turning a report into what people and programs read: each report section is built once as
+//! [`doc`](crate::doc) blocks (here, one file per section) and laid out by the terminal or the
+//! markdown writer; JSON is serde of the report.
 //!
-//! Pure functions of the report. All three show the same figures; the JSON is the versioned
+//! Pure functions of the report. Every output shows the same figures; the JSON is the versioned
 //! interface, the other two are for people. An unknown figure is written as `unknown`, never `0`.
+//! A new report section is a block builder in this folder: both writers get it for free.
 
 mod check;
 mod desired;
 mod drift;
-mod markdown;
-mod table;
-mod text;
+mod inventory;
 
 use clap::ValueEnum;
 
+use crate::doc::Doc;
 use crate::report::{CheckReport, RenderReport, Report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -24,62 +26,62 @@ pub enum Format {
     Json,
 }
 
-pub fn render(report: &Report, format: Format) -> String {
-    match format {
-        Format::Table => {
-            let mut s = table::render(report);
-            if let Some(d) = &report.drift {
-                s.push('\n');
-                s.push_str(&drift::table(d));
-            }
-            s
-        }
-        Format::Markdown => {
-            let mut s = markdown::render(report);
-            if let Some(d) = &report.drift {
-                s.push('\n');
-                s.push_str(&drift::markdown(d));
-            }
-            s
-        }
-        Format::Json => json(report),
+/// The inventory, with drift when the report has it.
+pub fn report_doc(report: &Report) -> Doc {
+    let mut d = inventory::inventory(report);
+    if let Some(x) = &report.drift {
+        d.extend(drift::drift(x));
     }
+    d
 }
 
-/// The drift report: drift first (the summary line leads), the full report in JSON.
-pub fn render_drift(report: &Report, format: Format) -> String {
-    match (&report.drift, format) {
-        (Some(d), Format::Table) => drift::table(d),
-        (Some(d), Format::Markdown) => drift::markdown(d),
-        _ => json(report),
-    }
+/// The drift report: drift first (the summary line leads).
+pub fn drift_doc(report: &Report) -> Option<Doc> {
+    report.drift.as_ref().map(drift::drift)
 }
 
 /// The body of a drift tracking issue: the fleet's four counts and the tenant table, then drift.
-pub fn render_drift_issue(report: &Report) -> String {
-    let mut s = markdown::headline(report);
+pub fn drift_issue_doc(report: &Report) -> Doc {
+    let mut d = inventory::headline(report);
     match &report.drift {
-        Some(d) => {
-            s.push('\n');
-            s.push_str(&drift::markdown(d));
-        }
-        None => s.push_str("\nDrift is unknown: no desired state was given.\n"),
+        Some(x) => d.extend(drift::drift(x)),
+        None => d.paragraph("Drift is unknown: no desired state was given."),
     }
-    s
+    d
+}
+
+pub fn check_doc(report: &CheckReport) -> Doc {
+    check::check(&report.check)
+}
+
+pub fn desired_doc(report: &RenderReport) -> Doc {
+    desired::desired(report)
+}
+
+pub fn render(report: &Report, format: Format) -> String {
+    layout(&report_doc(report), report, format)
+}
+
+/// The drift report: drift first, the full report in JSON.
+pub fn render_drift(report: &Report, format: Format) -> String {
+    match drift_doc(report) {
+        Some(d) => layout(&d, report, format),
+        None => json(report),
+    }
 }
 
 pub fn render_check(report: &CheckReport, format: Format) -> String {
-    match format {
-        Format::Table => check::table(&report.check),
-        Format::Markdown => check::markdown(&report.check),
-        Format::Json => json(report),
-    }
+    layout(&check_doc(report), report, format)
 }
 
 pub fn render_desired(report: &RenderReport, format: Format) -> String {
+    layout(&desired_doc(report), report, format)
+}
+
+fn layout<T: serde::Serialize>(doc: &Doc, report: &T, format: Format) -> String {
     match format {
-        Format::Table => desired::table(report),
-        Format::Markdown => desired::markdown(report),
+        Format::Table => doc.terminal(),
+        Format::Markdown => doc.markdown(),
         Format::Json => json(report),
     }
 }
@@ -91,7 +93,6 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     s
 }
 
-/// `42`, or `unknown` for a figure that could not be computed.
 /// `before → after`, or whichever side there is.
 pub(crate) fn arrow(before: Option<&str>, after: Option<&str>) -> String {
     match (before, after) {
@@ -101,6 +102,7 @@ pub(crate) fn arrow(before: Option<&str>, after: Option<&str>) -> String {
     }
 }
 
+/// `42`, or `unknown` for a figure that could not be computed.
 pub(crate) fn count(v: Option<u64>) -> String {
     v.map_or_else(|| "unknown".to_string(), |n| n.to_string())
 }

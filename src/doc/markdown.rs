@@ -1,0 +1,411 @@
+//! The GitHub-flavoured markdown writer, and the one place that escapes text.
+//!
+//! A document is first laid out as [`Node`]s: leaves of text that stay whole (a paragraph, a table
+//! row, a line of a fence) and groups that a split may cut inside (a `<details>` element, a table, a
+//! fence), each with the text that opens it, closes it, and reopens it in the next part. Writing is
+//! the concatenation of the nodes; [`crate::github::split`] packs the same nodes into parts. Blocks
+//! are separated by one blank line.
+//!
+//! Escaping: [`Span::Plain`] text goes through [`esc`] — table pipes, HTML, emphasis and link
+//! characters, `@` mentions and `#` references are made literal and control characters become
+//! spaces — and [`Span::Code`] through [`code`], which keeps a code span closed. Nothing from the
+//! cluster or a repository can reach the output any other way.
+
+use super::{Align, Block, Chart, Doc, Span, Table};
+
+/// A document laid out for writing and splitting.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Node {
+    /// The blank line between two blocks: where a split prefers to cut, and dropped at either end
+    /// of a part.
+    Gap,
+    /// Text kept whole unless it alone is longer than a part.
+    Leaf(String),
+    /// A container a split may cut inside: a part cut in it ends with `close` and the next part
+    /// starts with `reopen`.
+    Group {
+        open: String,
+        reopen: String,
+        close: String,
+        children: Vec<Node>,
+    },
+}
+
+impl Node {
+    /// The text of the node as written.
+    pub fn write(&self, out: &mut String) {
+        match self {
+            Node::Gap => out.push('\n'),
+            Node::Leaf(s) => out.push_str(s),
+            Node::Group {
+                open,
+                close,
+                children,
+                ..
+            } => {
+                out.push_str(open);
+                for c in children {
+                    c.write(out);
+                }
+                out.push_str(close);
+            }
+        }
+    }
+}
+
+/// The document as markdown.
+pub fn write(doc: &Doc) -> String {
+    let mut out = String::new();
+    for n in nodes(doc) {
+        n.write(&mut out);
+    }
+    out
+}
+
+/// The document as nodes: each block, with a blank line between blocks.
+pub fn nodes(doc: &Doc) -> Vec<Node> {
+    blocks(&doc.blocks)
+}
+
+fn blocks(blocks: &[Block]) -> Vec<Node> {
+    let mut out = Vec::with_capacity(blocks.len() * 2);
+    for (i, b) in blocks.iter().enumerate() {
+        if i > 0 {
+            out.push(Node::Gap);
+        }
+        out.push(block(b));
+    }
+    out
+}
+
+fn block(b: &Block) -> Node {
+    match b {
+        Block::Heading { level, text } => Node::Leaf(format!(
+            "{} {}\n",
+            "#".repeat(usize::from((*level).clamp(1, 6))),
+            inline(&text.0)
+        )),
+        Block::Paragraph(t) => Node::Leaf(format!("{}\n", inline(&t.0))),
+        Block::List(items) => Node::Group {
+            open: String::new(),
+            reopen: String::new(),
+            close: String::new(),
+            children: items
+                .iter()
+                .map(|t| Node::Leaf(format!("- {}\n", inline(&t.0))))
+                .collect(),
+        },
+        Block::Quote(lines) => Node::Group {
+            open: String::new(),
+            reopen: String::new(),
+            close: String::new(),
+            children: lines
+                .iter()
+                .map(|t| Node::Leaf(format!("> {}\n", inline(&t.0))))
+                .collect(),
+        },
+        Block::Table(t) => table(t),
+        Block::Details { summary, body } => {
+            let s = html_inline(&summary.0);
+            Node::Group {
+                open: format!("<details><summary>{s}</summary>\n\n"),
+                reopen: format!("<details><summary>{} (continued)</summary>\n\n", capped(&s)),
+                close: "\n</details>\n".to_string(),
+                children: blocks(body),
+            }
+        }
+        Block::Fence { info, lines } => {
+            // A fence longer than any backtick run inside keeps the block closed.
+            let longest = lines.iter().map(|l| longest_run(l, '`')).max().unwrap_or(0);
+            let fence = "`".repeat(3.max(longest + 1));
+            let info: String = info
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            let open = format!("{fence}{info}\n");
+            Node::Group {
+                reopen: open.clone(),
+                open,
+                close: format!("{fence}\n"),
+                children: lines
+                    .iter()
+                    .map(|l| Node::Leaf(format!("{}\n", fence_line(l))))
+                    .collect(),
+            }
+        }
+        Block::Chart(Chart::Pie { title, slices }) => {
+            let mut s = format!("```mermaid\npie showData title {}\n", label(title));
+            for (name, v) in slices {
+                s.push_str(&format!("    \"{}\" : {v}\n", label(name)));
+            }
+            s.push_str("```\n");
+            Node::Leaf(s)
+        }
+        Block::Small(t) => Node::Leaf(format!("<sub>{}</sub>\n", inline(&t.0))),
+    }
+}
+
+fn table(t: &Table) -> Node {
+    let header = format!(
+        "| {} |\n|{}|\n",
+        t.headers
+            .iter()
+            .map(|h| esc(h))
+            .collect::<Vec<_>>()
+            .join(" | "),
+        t.align
+            .iter()
+            .map(|a| match a {
+                Align::Left => "---",
+                Align::Right => "---:",
+            })
+            .collect::<Vec<_>>()
+            .join("|")
+    );
+    Node::Group {
+        reopen: header.clone(),
+        open: header,
+        close: String::new(),
+        children: t
+            .rows
+            .iter()
+            .map(|r| {
+                Node::Leaf(format!(
+                    "| {} |\n",
+                    r.iter().map(|c| cell(&c.0)).collect::<Vec<_>>().join(" | ")
+                ))
+            })
+            .collect(),
+    }
+}
+
+/// Inline spans as markdown.
+pub fn inline(spans: &[Span]) -> String {
+    inline_in(spans, false)
+}
+
+/// Inline spans in a table cell: GFM splits cells at every unescaped `|`, even inside a code span
+/// (where `\|` then stands for the pipe), so code spans escape their pipes there.
+fn cell(spans: &[Span]) -> String {
+    inline_in(spans, true)
+}
+
+fn inline_in(spans: &[Span], in_cell: bool) -> String {
+    let inline = |t: &[Span]| inline_in(t, in_cell);
+    let mut out = String::new();
+    for s in spans {
+        match s {
+            Span::Plain(p) => out.push_str(&esc(p)),
+            Span::Strong(t) => {
+                out.push_str("**");
+                out.push_str(&inline(t));
+                out.push_str("**");
+            }
+            Span::Emph(t) => {
+                out.push('_');
+                out.push_str(&inline(t));
+                out.push('_');
+            }
+            Span::Code(c) => {
+                out.push('`');
+                if in_cell {
+                    out.push_str(&code(c).replace('|', "\\|"));
+                } else {
+                    out.push_str(&code(c));
+                }
+                out.push('`');
+            }
+            Span::Link { text, url } => {
+                out.push('[');
+                out.push_str(&inline(text));
+                out.push_str("](");
+                out.push_str(&link_url(url));
+                out.push(')');
+            }
+        }
+    }
+    out
+}
+
+/// Inline spans inside an HTML element (a `<summary>`), where GitHub does not read markdown: HTML
+/// markup, and only `&`, `<`, `>` and `"` escaped.
+fn html_inline(spans: &[Span]) -> String {
+    let mut out = String::new();
+    for s in spans {
+        match s {
+            Span::Plain(p) => out.push_str(&html(p)),
+            Span::Strong(t) => out.push_str(&format!("<b>{}</b>", html_inline(t))),
+            Span::Emph(t) => out.push_str(&format!("<i>{}</i>", html_inline(t))),
+            Span::Code(c) => out.push_str(&format!("<code>{}</code>", html(c))),
+            Span::Link { text, url } => out.push_str(&format!(
+                "<a href=\"{}\">{}</a>",
+                html(&link_url(url)),
+                html_inline(text)
+            )),
+        }
+    }
+    out
+}
+
+fn html(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes text for a table cell or paragraph.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '`' | '*' | '_' | '[' | ']' | '\\' | '#' | '@' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for inside a code span: nothing is escaped there, so backticks (which would end the span)
+/// and control characters are replaced instead.
+pub fn code(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '`' => '\'',
+            c if c.is_control() => ' ',
+            c => c,
+        })
+        .collect()
+}
+
+/// A URL inside `(…)`: characters that would end the destination are percent-encoded.
+fn link_url(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    for c in url.chars() {
+        match c {
+            ' ' => out.push_str("%20"),
+            '(' => out.push_str("%28"),
+            ')' => out.push_str("%29"),
+            '<' => out.push_str("%3C"),
+            '>' => out.push_str("%3E"),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A line inside a fence: only control characters (other than tab) are replaced; nothing else
+/// can end the fence, which is longer than any backtick run inside.
+fn fence_line(l: &str) -> String {
+    l.chars()
+        .map(|c| if c.is_control() && c != '\t' { ' ' } else { c })
+        .collect()
+}
+
+/// Mermaid labels are quoted strings: keep them to safe characters.
+fn label(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_alphanumeric() || "-_. /".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn longest_run(s: &str, ch: char) -> usize {
+    s.split(|c| c != ch).map(str::len).max().unwrap_or(0)
+}
+
+/// Longest summary repeated as is when a `<details>` is reopened in the next part: the part must
+/// keep its room for the content.
+const REOPEN_CAP: usize = 200;
+
+fn capped(s: &str) -> String {
+    if s.chars().count() <= REOPEN_CAP {
+        s.to_string()
+    } else {
+        // Cut at a character boundary, and never inside an escape sequence or entity.
+        let mut cut: String = s.chars().take(REOPEN_CAP).collect();
+        while cut.ends_with('\\') {
+            cut.pop();
+        }
+        if let Some(amp) = cut.rfind('&')
+            && !cut[amp..].contains(';')
+        {
+            cut.truncate(amp);
+        }
+        format!("{cut}…")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc::{Block, Doc, Text};
+
+    #[test]
+    fn escapes_table_breakers_html_and_mentions() {
+        assert_eq!(esc("a|b"), "a\\|b");
+        assert_eq!(esc("<script>"), "&lt;script&gt;");
+        assert_eq!(esc("@org/team"), "\\@org/team");
+        assert_eq!(esc("line\nbreak"), "line break");
+        assert_eq!(esc("`code`"), "\\`code\\`");
+    }
+
+    #[test]
+    fn blocks_are_separated_by_one_blank_line() {
+        let mut d = Doc::new();
+        d.heading(2, "Title");
+        d.paragraph(Text::new().strong("x").plain(" y"));
+        let mut t = Table::new(&["a", ">n"]);
+        t.row(vec!["p|q".into(), "1".into()]);
+        d.push(Block::Table(t));
+        assert_eq!(
+            d.markdown(),
+            "## Title\n\n**x** y\n\n| a | n |\n|---|---:|\n| p\\|q | 1 |\n"
+        );
+    }
+
+    #[test]
+    fn a_fence_outlasts_the_backticks_inside() {
+        let mut d = Doc::new();
+        d.push(Block::Fence {
+            info: "diff".into(),
+            lines: vec!["a ```` b".into()],
+        });
+        assert_eq!(d.markdown(), "`````diff\na ```` b\n`````\n");
+    }
+
+    #[test]
+    fn details_nest_blocks() {
+        let mut d = Doc::new();
+        d.push(Block::Details {
+            summary: "S <b>".into(),
+            body: vec![Block::Paragraph("x".into())],
+        });
+        assert_eq!(
+            d.markdown(),
+            "<details><summary>S &lt;b&gt;</summary>\n\nx\n\n</details>\n"
+        );
+    }
+}

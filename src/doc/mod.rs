@@ -1,0 +1,266 @@
+//! A small document tree between a report and the people who read it.
+//!
+//! Every human output — the terminal table, the markdown of a pull-request comment, an issue or a
+//! job summary — is built once as a list of [`Block`]s (headings, paragraphs, lists, quotes,
+//! tables, `Details`, fences, charts) and laid out by one of two writers: [`markdown`] for
+//! GitHub-flavoured markdown, the one place that escapes text, and [`terminal`] for aligned plain
+//! text. The tree knows nothing of GPUs. Text that came from the cluster or a repository is always
+//! a [`Span::Plain`] or [`Span::Code`], so no label, name or error message can open a tag, break a
+//! table or mention a team: the writer decides what each character becomes. The markdown writer
+//! also lays a document out as [`markdown::Node`]s, so that a long document can be split over
+//! several comments at block boundaries ([`crate::github::split`]) without ever reading markdown
+//! back.
+
+pub mod markdown;
+pub mod terminal;
+
+/// A piece of inline text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Span {
+    /// Any text, including text from the cluster or the repository: escaped by the writer.
+    Plain(String),
+    /// Bold.
+    Strong(Vec<Span>),
+    /// Italic.
+    Emph(Vec<Span>),
+    /// Inline code (a path, a ref, a field name).
+    Code(String),
+    /// A link; the URL is ours (a run, a blob), never taken from the repository unchecked.
+    Link { text: Vec<Span>, url: String },
+}
+
+/// Inline text: a sequence of spans, built with the chaining methods.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Text(pub Vec<Span>);
+
+impl Text {
+    pub fn new() -> Text {
+        Text(Vec::new())
+    }
+
+    pub fn plain(mut self, s: impl Into<String>) -> Text {
+        self.0.push(Span::Plain(s.into()));
+        self
+    }
+
+    pub fn strong(mut self, t: impl Into<Text>) -> Text {
+        self.0.push(Span::Strong(t.into().0));
+        self
+    }
+
+    pub fn emph(mut self, t: impl Into<Text>) -> Text {
+        self.0.push(Span::Emph(t.into().0));
+        self
+    }
+
+    pub fn code(mut self, s: impl Into<String>) -> Text {
+        self.0.push(Span::Code(s.into()));
+        self
+    }
+
+    pub fn link(mut self, t: impl Into<Text>, url: impl Into<String>) -> Text {
+        self.0.push(Span::Link {
+            text: t.into().0,
+            url: url.into(),
+        });
+        self
+    }
+
+    /// Appends every span of `other`.
+    pub fn append(mut self, other: Text) -> Text {
+        self.0.extend(other.0);
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().all(|s| match s {
+            Span::Plain(p) | Span::Code(p) => p.is_empty(),
+            Span::Strong(t) | Span::Emph(t) => Text(t.clone()).is_empty(),
+            Span::Link { .. } => false,
+        })
+    }
+
+    /// The text without any markup, as a terminal shows it.
+    pub fn plain_text(&self) -> String {
+        let mut out = String::new();
+        terminal::inline(&self.0, &mut out);
+        out
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text::new().plain(s)
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text::new().plain(s)
+    }
+}
+
+impl From<&String> for Text {
+    fn from(s: &String) -> Text {
+        Text::new().plain(s.as_str())
+    }
+}
+
+/// How a table column is aligned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Align {
+    Left,
+    /// Numbers.
+    Right,
+}
+
+/// A table. Cells are inline text; the headers are ours.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub headers: Vec<String>,
+    pub align: Vec<Align>,
+    pub rows: Vec<Vec<Text>>,
+    /// At most this many rows on a terminal (the rest are counted in a line below); markdown shows
+    /// every row.
+    pub limit: Option<usize>,
+}
+
+impl Table {
+    /// Column headers; a header starting with `>` is right-aligned (the `>` is not shown).
+    pub fn new(headers: &[&str]) -> Table {
+        Table {
+            headers: headers
+                .iter()
+                .map(|h| h.trim_start_matches('>').to_string())
+                .collect(),
+            align: headers
+                .iter()
+                .map(|h| {
+                    if h.starts_with('>') {
+                        Align::Right
+                    } else {
+                        Align::Left
+                    }
+                })
+                .collect(),
+            rows: Vec::new(),
+            limit: None,
+        }
+    }
+
+    pub fn row(&mut self, cells: Vec<Text>) {
+        self.rows.push(cells);
+    }
+
+    /// Adds rows built from `items`.
+    pub fn rows<T>(
+        mut self,
+        items: impl IntoIterator<Item = T>,
+        f: impl Fn(T) -> Vec<Text>,
+    ) -> Table {
+        self.rows.extend(items.into_iter().map(f));
+        self
+    }
+
+    pub fn limit(mut self, n: usize) -> Table {
+        self.limit = Some(n);
+        self
+    }
+}
+
+/// A chart. Markdown draws it with mermaid; a terminal leaves it out (the table beside it holds the
+/// same figures).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Chart {
+    /// A pie of labelled values.
+    Pie {
+        title: String,
+        slices: Vec<(String, u64)>,
+    },
+}
+
+/// One block of a document.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    /// A heading of level 2 (a document's title) or 3 (a section).
+    Heading {
+        level: u8,
+        text: Text,
+    },
+    Paragraph(Text),
+    /// A bulleted list, one item a line.
+    List(Vec<Text>),
+    /// A quoted note, one line each.
+    Quote(Vec<Text>),
+    Table(Table),
+    /// A folded section: collapsed on GitHub, shown open on a terminal.
+    Details {
+        summary: Text,
+        body: Vec<Block>,
+    },
+    /// Preformatted lines (a diff), with the info string of the fence (`diff`).
+    Fence {
+        info: String,
+        lines: Vec<String>,
+    },
+    Chart(Chart),
+    /// Small print (a footer).
+    Small(Text),
+}
+
+/// A whole document: blocks in reading order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Doc {
+    pub blocks: Vec<Block>,
+}
+
+impl Doc {
+    pub fn new() -> Doc {
+        Doc::default()
+    }
+
+    pub fn push(&mut self, b: Block) {
+        self.blocks.push(b);
+    }
+
+    pub fn extend(&mut self, other: Doc) {
+        self.blocks.extend(other.blocks);
+    }
+
+    pub fn heading(&mut self, level: u8, text: impl Into<Text>) {
+        self.push(Block::Heading {
+            level,
+            text: text.into(),
+        });
+    }
+
+    pub fn paragraph(&mut self, text: impl Into<Text>) {
+        self.push(Block::Paragraph(text.into()));
+    }
+
+    /// A titled table: open under a heading, or folded into `Details` (with its row count) when it
+    /// has more than `fold` rows. Nothing when it has no rows.
+    pub fn section(&mut self, title: &str, table: Table, fold: Option<usize>) {
+        if table.rows.is_empty() {
+            return;
+        }
+        match fold {
+            Some(n) if table.rows.len() > n => self.push(Block::Details {
+                summary: Text::from(format!("{title} ({})", table.rows.len())),
+                body: vec![Block::Table(table)],
+            }),
+            _ => {
+                self.heading(3, title);
+                self.push(Block::Table(table));
+            }
+        }
+    }
+
+    pub fn markdown(&self) -> String {
+        markdown::write(self)
+    }
+
+    pub fn terminal(&self) -> String {
+        terminal::write(self)
+    }
+}

@@ -1,0 +1,328 @@
+//! The fleet inventory as blocks: the decision view first (the four counts, the shortage, the
+//! tenants), the long lists after, folded on GitHub when they have more than [`FOLD`] rows.
+
+use super::{count, percent};
+use crate::doc::{Block, Chart, Doc, Table, Text};
+use crate::report::{Report, WorkloadRow};
+
+/// Lists longer than this are folded into `<details>` on GitHub.
+pub(crate) const FOLD: usize = 10;
+/// Rows of the workloads table a terminal shows.
+const TERMINAL_WORKLOADS: usize = 25;
+
+/// The whole inventory: headline, then details.
+pub fn inventory(r: &Report) -> Doc {
+    let mut d = headline(r);
+    d.extend(details(r));
+    d
+}
+
+/// The four counts, the shortage, clusters and tenants: what a drift issue leads with.
+pub fn headline(r: &Report) -> Doc {
+    let f = &r.fleet;
+    let g = &f.gpus;
+    let mut d = Doc::new();
+    d.heading(2, "GPU fleet inventory");
+    d.paragraph(
+        Text::new()
+            .strong(g.requested.to_string())
+            .plain(" GPUs requested of ")
+            .strong(g.placeable.to_string())
+            .plain(format!(
+                " placeable ({} utilisation) on {} GPU nodes; {} pending. {}.",
+                percent(f.utilisation),
+                f.gpu_nodes,
+                g.pending,
+                f.shortage.summary
+            )),
+    );
+    let used_note = f.unknown.get("gpus.used").cloned().unwrap_or_else(|| {
+        format!(
+            "busy; {} GPU-equivalents; {}",
+            f.gpu_equivalents_used
+                .map_or("?".into(), |e| format!("{e:.1}")),
+            f.metrics_source.clone().unwrap_or_default()
+        )
+    });
+    let tiers = [
+        (
+            "capacity",
+            g.capacity.to_string(),
+            "physical GPUs on GPU nodes".to_string(),
+        ),
+        (
+            "allocatable",
+            g.allocatable.to_string(),
+            "offered by the device plugins".into(),
+        ),
+        (
+            "placeable",
+            g.placeable.to_string(),
+            format!("{} GPU nodes excluded", f.excluded_nodes.len()),
+        ),
+        (
+            "requested",
+            g.requested.to_string(),
+            "by bound, running pods".into(),
+        ),
+        (
+            "pending",
+            g.pending.to_string(),
+            "by pods waiting for a node".into(),
+        ),
+        ("used", count(g.used), used_note),
+    ];
+    d.push(Block::Table(
+        Table::new(&["GPUs", ">count", "note"]).rows(tiers, |(tier, n, note)| {
+            vec![tier.into(), n.into(), note.into()]
+        }),
+    ));
+    let other_unknown: Vec<Text> = f
+        .unknown
+        .iter()
+        .filter(|(field, _)| field.as_str() != "gpus.used")
+        .map(|(field, why)| {
+            Text::new()
+                .code(field.as_str())
+                .plain(format!(" is unknown: {why}"))
+        })
+        .collect();
+    if !other_unknown.is_empty() {
+        d.push(Block::Quote(other_unknown));
+    }
+    d.paragraph(format!(
+        "{} namespaces hold GPU pods (the top three hold {}); {} public routes.",
+        f.gpu_namespaces,
+        percent(f.top3_namespace_share),
+        f.public_routes
+    ));
+
+    if !r.clusters.is_empty() {
+        let t = Table::new(&[
+            "cluster",
+            ">GPU nodes",
+            ">capacity",
+            ">placeable",
+            ">requested",
+            ">pending",
+            ">util",
+            "shortage",
+        ])
+        .rows(&r.clusters, |c| {
+            let g = &c.fleet.gpus;
+            vec![
+                format!(
+                    "{}{}",
+                    c.name,
+                    if c.complete { "" } else { " (incomplete)" }
+                )
+                .into(),
+                c.fleet.gpu_nodes.to_string().into(),
+                g.capacity.to_string().into(),
+                g.placeable.to_string().into(),
+                g.requested.to_string().into(),
+                g.pending.to_string().into(),
+                percent(c.fleet.utilisation).into(),
+                format!("{:?}", c.fleet.shortage.kind).to_lowercase().into(),
+            ]
+        });
+        d.section("Clusters", t, None);
+    }
+
+    let tenants = Table::new(&[
+        "tenant",
+        ">requested",
+        ">pending",
+        ">used",
+        ">share",
+        ">workloads",
+        ">public routes",
+        "product lines",
+    ])
+    .rows(&r.tenants, |t| {
+        vec![
+            t.name.as_str().into(),
+            t.gpus_requested.to_string().into(),
+            t.gpus_pending.to_string().into(),
+            count(t.gpus_used).into(),
+            percent(t.share).into(),
+            t.workloads.to_string().into(),
+            t.public_routes.to_string().into(),
+            t.product_lines.join(", ").into(),
+        ]
+    });
+    d.section("Tenants", tenants, None);
+    let slices: Vec<(String, u64)> = r
+        .tenants
+        .iter()
+        .filter(|t| t.gpus_requested > 0)
+        .map(|t| (t.name.clone(), t.gpus_requested))
+        .collect();
+    if !slices.is_empty() {
+        d.push(Block::Chart(Chart::Pie {
+            title: "GPUs requested by tenant".into(),
+            slices,
+        }));
+    }
+    d
+}
+
+/// Everything after the headline: idle GPUs, graphs, workloads, nodes, routes, namespaces.
+pub fn details(r: &Report) -> Doc {
+    let f = &r.fleet;
+    let fold = Some(FOLD);
+    let mut d = Doc::new();
+    d.section(
+        "Requested but idle (largest gap first)",
+        Table::new(&["tenant", ">requested", ">busy", ">idle"]).rows(&r.idle, |x| {
+            vec![
+                x.tenant.as_str().into(),
+                x.gpus_requested.to_string().into(),
+                x.gpus_used.to_string().into(),
+                x.gpus_idle.to_string().into(),
+            ]
+        }),
+        fold,
+    );
+    d.section(
+        "Busy GPUs no pod of the fleet accounts for",
+        Table::new(&["node", "gpu", ">activity", "why"]).rows(&f.unattributed_busy, |u| {
+            vec![
+                u.node.as_str().into(),
+                u.gpu.as_str().into(),
+                format!("{:.0}%", u.activity * 100.0).into(),
+                u.reason.as_str().into(),
+            ]
+        }),
+        fold,
+    );
+    if r.product_lines.iter().any(|p| p.name.is_some()) {
+        d.section(
+            "Product lines",
+            Table::new(&[
+                "product line",
+                ">requested",
+                ">pending",
+                ">share",
+                ">workloads",
+                "tenants",
+            ])
+            .rows(&r.product_lines, |p| {
+                vec![
+                    p.name.as_deref().unwrap_or("(none)").into(),
+                    p.gpus_requested.to_string().into(),
+                    p.gpus_pending.to_string().into(),
+                    percent(p.share).into(),
+                    p.workloads.to_string().into(),
+                    p.tenants.join(", ").into(),
+                ]
+            }),
+            fold,
+        );
+    }
+    d.section(
+        "Dynamo graphs",
+        workload_table("graph", &r.graphs, |w| {
+            format!("{}/{}", w.namespace, w.name)
+        }),
+        fold,
+    );
+    d.section(
+        "Workloads",
+        workload_table("workload", &r.workloads, workload_id).limit(TERMINAL_WORKLOADS),
+        fold,
+    );
+    d.section(
+        "GPU nodes not fully placeable",
+        Table::new(&["node", ">capacity", ">placeable", "reason"]).rows(&f.excluded_nodes, |n| {
+            vec![
+                n.node.as_str().into(),
+                n.capacity.to_string().into(),
+                n.placeable.to_string().into(),
+                n.reason.as_str().into(),
+            ]
+        }),
+        fold,
+    );
+    d.section(
+        "Pending pods that fit on no placeable node",
+        Table::new(&["pod", ">GPUs", "workload"]).rows(&f.shortage.unplaceable, |p| {
+            vec![
+                format!("{}/{}", p.namespace, p.name).into(),
+                p.gpus.to_string().into(),
+                p.workload.as_str().into(),
+            ]
+        }),
+        fold,
+    );
+    d.section(
+        "MIG slices and shared GPUs (not counted as whole GPUs)",
+        Table::new(&[
+            "resource",
+            ">capacity",
+            ">allocatable",
+            ">requested",
+            ">pending",
+        ])
+        .rows(&f.other_gpus, |o| {
+            vec![
+                o.resource.as_str().into(),
+                o.capacity.to_string().into(),
+                o.allocatable.to_string().into(),
+                o.requested.to_string().into(),
+                o.pending.to_string().into(),
+            ]
+        }),
+        fold,
+    );
+    d.section(
+        "Public routes",
+        Table::new(&["kind", "host", "path", "tenants", ">GPUs", "why public"]).rows(
+            &r.routes,
+            |x| {
+                vec![
+                    x.kind.as_str().into(),
+                    x.host.as_str().into(),
+                    x.path.as_str().into(),
+                    x.tenants.join(", ").into(),
+                    x.gpus.to_string().into(),
+                    x.public_because.as_str().into(),
+                ]
+            },
+        ),
+        fold,
+    );
+    d.section(
+        "Namespaces",
+        Table::new(&["namespace", "tenant", ">requested", ">pending"]).rows(&r.namespaces, |n| {
+            vec![
+                n.name.as_str().into(),
+                n.tenant.as_str().into(),
+                n.gpus_requested.to_string().into(),
+                n.gpus_pending.to_string().into(),
+            ]
+        }),
+        fold,
+    );
+    d
+}
+
+fn workload_table(first: &str, rows: &[WorkloadRow], id: impl Fn(&WorkloadRow) -> String) -> Table {
+    Table::new(&[first, "tenant", "shape", ">requested", ">pending"]).rows(rows, |w| {
+        vec![
+            id(w).into(),
+            w.tenant.as_str().into(),
+            w.shape.as_str().into(),
+            w.gpus.to_string().into(),
+            w.gpus_pending.to_string().into(),
+        ]
+    })
+}
+
+/// `namespace/Kind/name`, prefixed by the cluster in a multi-cluster report.
+fn workload_id(w: &WorkloadRow) -> String {
+    match &w.cluster {
+        Some(c) => format!("{c}:{}/{}/{}", w.namespace, w.kind, w.name),
+        None => format!("{}/{}/{}", w.namespace, w.kind, w.name),
+    }
+}
