@@ -9,9 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::config::Config;
 use crate::desired::Rendered;
 use crate::k8s::object::{Kind, Object};
-use crate::report::{AppRow, Desired, DesiredTenantRow, DesiredWorkloadRow, DuplicateRow};
+use crate::report::{
+    AppRow, AppStatus, Desired, DesiredTenantRow, DesiredWorkloadRow, DuplicateRow, WithoutGpus,
+};
 use crate::workload::kinds::declared_shape;
-use crate::workload::owners;
+use crate::workload::{WorkloadId, owners};
 
 use super::inventory::workload_row;
 use super::tenancy::Resolver;
@@ -48,7 +50,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
             } else {
                 u.path.clone()
             },
-            status: "rendered",
+            status: AppStatus::Rendered,
             objects: 0,
             gpu_workloads: 0,
             gpus_declared: 0,
@@ -57,7 +59,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
         };
         match &out.result {
             Err(e) => {
-                row.status = "error";
+                row.status = AppStatus::Error;
                 row.error = Some(e.clone());
             }
             Ok(objs) => {
@@ -77,13 +79,10 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
                 }
                 for o in objs.iter().filter(|o| o.meta.owner_references.is_empty()) {
                     if declared_shape(o).is_some_and(|s| !s.declares_gpus()) {
-                        without_gpus.push((
-                            o.namespace().to_string(),
-                            o.group().to_string(),
-                            o.kind.clone(),
-                            o.meta.name.clone(),
-                            u.app.clone(),
-                        ));
+                        without_gpus.push(WithoutGpus {
+                            id: WorkloadId::new(o.namespace(), o.group(), &o.kind, &o.meta.name),
+                            app: u.app.clone(),
+                        });
                     }
                 }
                 let w = owners::build(objs);
@@ -112,7 +111,11 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
             kind: s.app_kind.clone(),
             defined_at: s.defined_at.clone(),
             path: String::new(),
-            status: if s.error { "error" } else { "not-rendered" },
+            status: if s.error {
+                AppStatus::Error
+            } else {
+                AppStatus::NotRendered
+            },
             objects: 0,
             gpu_workloads: 0,
             gpus_declared: 0,

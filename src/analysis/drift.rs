@@ -1,11 +1,12 @@
 //! Drift in both directions: the live GPU workloads against the workloads Git declares.
 //!
-//! Workloads match on namespace + API group + kind + name (a manifest without a namespace, and no
-//! app to place it, lands in `default`, as `kubectl apply` would put it). They are compared as
-//! normalised GPU shapes — per role: replicas, GPUs per replica, nodes per replica — never as raw
-//! YAML, so a live DynamoGraphDeployment served as `v1beta1` matches its `v1alpha1` manifest and
-//! `"8"` equals `8`. Replicas owned by an autoscaler (a Dynamo scaling adapter or Planner, an HPA
-//! that targets the workload) are not compared; GPUs per replica still are.
+//! Live workloads come in as [`Workload`]s, not report rows, and drift builds its own rows. They
+//! match on their [`WorkloadId`] — namespace + API group + kind + name; a manifest without a
+//! namespace, and no app to place it, lands in `default`, as `kubectl apply` would put it. They are
+//! compared as normalised GPU shapes — per role: replicas, GPUs per replica, nodes per replica —
+//! never as raw YAML, so a live DynamoGraphDeployment served as `v1beta1` matches its `v1alpha1`
+//! manifest and `"8"` equals `8`. Replicas owned by an autoscaler (a Dynamo scaling adapter or
+//! Planner, an HPA that targets the workload) are not compared; GPUs per replica still are.
 //!
 //! Accepted-drift rules hide matching drift until their date; an expired rule hides nothing and is
 //! reported. "Today" is an input. Every live GPU workload lands in exactly one of unmanaged, changed,
@@ -18,27 +19,24 @@ use similar::TextDiff;
 use crate::config::{AcceptRule, Config};
 use crate::k8s::object::{Body, Object, group_of};
 use crate::report::{
-    AcceptedBy, Desired, Drift, DriftRow, ExpiredRule, TenantCoverage, WorkloadRow,
+    AcceptedBy, AppStatus, Desired, DesiredWorkloadRow, Drift, DriftCategory, DriftRow,
+    ExpiredRule, TenantCoverage,
 };
 use crate::util::date::Date;
 use crate::workload::kinds::declared_shape;
-use crate::workload::{GpuShape, Role};
+use crate::workload::{GpuShape, Role, Workload, WorkloadId};
+
+use super::inventory::shape_text;
+use super::tenancy::Resolver;
 
 pub const ARGO_TRACKING: &str = "argocd.argoproj.io/tracking-id";
 pub const ARGO_INSTANCE: &str = "app.kubernetes.io/instance";
 pub const FLUX_KUSTOMIZATION: &str = "kustomize.toolkit.fluxcd.io/name";
 pub const FLUX_HELM: &str = "helm.toolkit.fluxcd.io/name";
 
-type Key = (String, String, String, String);
-
-fn key(ns: &str, group: &str, kind: &str, name: &str) -> Key {
-    let ns = if ns.is_empty() { "default" } else { ns };
-    (
-        ns.to_string(),
-        group.to_string(),
-        kind.to_string(),
-        name.to_string(),
-    )
+/// The key drift matches on: the workload's id where it is applied.
+fn key(ns: &str, group: &str, kind: &str, name: &str) -> WorkloadId {
+    WorkloadId::new(ns, group, kind, name).placed()
 }
 
 /// The GitOps app a live object names, if its tracking metadata is about this very object.
@@ -122,8 +120,9 @@ fn rule_label(r: &AcceptRule) -> String {
     )
 }
 
+/// `live` are the live GPU workloads of `objects` ([`super::inventory::live_workloads`]).
 pub fn drift(
-    live: &[WorkloadRow],
+    live: &[Workload],
     objects: &[Object],
     desired: &Desired,
     cfg: &Config,
@@ -131,8 +130,8 @@ pub fn drift(
 ) -> Drift {
     // Live objects by key, for tracking metadata and for desired workloads whose live object holds
     // no GPUs (then it is changed, not missing).
-    let mut by_key: HashMap<Key, &Object> = HashMap::new();
-    let mut hpa_targets: HashSet<Key> = HashSet::new();
+    let mut by_key: HashMap<WorkloadId, &Object> = HashMap::new();
+    let mut hpa_targets: HashSet<WorkloadId> = HashSet::new();
     for o in objects {
         if let Body::Hpa(h) = &o.body {
             let t = &h.scale_target_ref;
@@ -147,12 +146,18 @@ pub fn drift(
             by_key.insert(key(o.namespace(), o.group(), &o.kind, &o.meta.name), o);
         }
     }
-    let mut git: BTreeMap<Key, &crate::report::DesiredWorkloadRow> = BTreeMap::new();
+    let mut git: BTreeMap<WorkloadId, &DesiredWorkloadRow> = BTreeMap::new();
     for d in &desired.workloads {
-        let w = &d.workload;
-        git.entry(key(&w.namespace, &w.api_group, &w.kind, &w.name))
-            .or_insert(d);
+        git.entry(d.workload.id().placed()).or_insert(d);
     }
+    // The first app that declares it without GPUs names it, as for `git`.
+    let mut without_gpus: HashMap<WorkloadId, &str> = HashMap::new();
+    for c in &desired.without_gpus {
+        without_gpus
+            .entry(c.id.clone().placed())
+            .or_insert(c.app.as_str());
+    }
+    let tenancy = Resolver::new(&cfg.tenancy, objects);
 
     let (active, expired_rules): (Vec<&AcceptRule>, Vec<&AcceptRule>) = cfg
         .accepted_drift
@@ -176,18 +181,18 @@ pub fn drift(
         accepted: Vec::new(),
         expired: Vec::new(),
         desired_at: desired.at.clone(),
-        desired_incomplete: desired.apps.iter().any(|a| a.status == "error")
+        desired_incomplete: desired.apps.iter().any(|a| a.status == AppStatus::Error)
             || !desired.problems.is_empty(),
     };
     let mut tenants: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    let mut matched: HashSet<Key> = HashSet::new();
-    let mut drifted_names: Vec<(String, String, String)> = Vec::new();
+    let mut matched: HashSet<WorkloadId> = HashSet::new();
+    let mut drifted: Vec<WorkloadId> = Vec::new();
 
-    let mut place = |out: &mut Drift, category: &str, mut row: DriftRow| {
-        if category != "in_sync" {
-            drifted_names.push((row.namespace.clone(), row.kind.clone(), row.name.clone()));
+    let mut place = |out: &mut Drift, category: DriftCategory, mut row: DriftRow| {
+        if category != DriftCategory::InSync {
+            drifted.push(row.workload_id());
             if let Some(r) = accept(&row.namespace, &row.kind, &row.name) {
-                row.accepted_as = Some(category.to_string());
+                row.accepted_as = Some(category);
                 row.rule = Some(AcceptedBy {
                     reason: r.reason.clone(),
                     owner: r.owner.clone(),
@@ -198,58 +203,58 @@ pub fn drift(
             }
         }
         match category {
-            "unmanaged" => out.unmanaged.push(row),
-            "missing" => out.missing.push(row),
-            "changed" => out.changed.push(row),
-            _ => out.in_sync.push(row),
+            DriftCategory::Unmanaged => out.unmanaged.push(row),
+            DriftCategory::Missing => out.missing.push(row),
+            DriftCategory::Changed => out.changed.push(row),
+            DriftCategory::InSync => out.in_sync.push(row),
         }
     };
 
     for w in live {
-        let k = key(&w.namespace, &w.api_group, &w.kind, &w.name);
-        let t = tenants.entry(w.tenant.clone()).or_default();
-        t.0 += w.gpus;
+        let k = w.id.clone().placed();
+        let tenant = tenancy.tenant(&w.labels, &w.id.namespace);
+        let gpus = w.requested.whole;
+        let roles = &w.shape.roles;
+        let t = tenants.entry(tenant.clone()).or_default();
+        t.0 += gpus;
         let tracked = by_key.get(&k).and_then(|o| tracked_by(o));
         let hpa = hpa_targets.contains(&k);
         let mut row = DriftRow {
-            namespace: w.namespace.clone(),
-            api_group: w.api_group.clone(),
-            kind: w.kind.clone(),
-            name: w.name.clone(),
-            tenant: w.tenant.clone(),
-            gpus: w.gpus,
+            namespace: w.id.namespace.clone(),
+            api_group: w.id.group.clone(),
+            kind: w.id.kind.clone(),
+            name: w.id.name.clone(),
+            tenant,
+            gpus,
             gpus_git: 0,
             app: None,
             tracked_by: tracked,
             git: None,
-            live: Some(w.roles.clone()),
+            live: Some(roles.clone()),
             git_shape: None,
-            live_shape: Some(w.shape.clone()),
-            autoscaled: hpa || w.roles.iter().any(|r| r.autoscaled),
+            live_shape: Some(shape_text(&w.shape)),
+            autoscaled: hpa || roles.iter().any(|r| r.autoscaled),
             diff: None,
             accepted_as: None,
             rule: None,
             git_source: None,
         };
-        let cpu_only = desired
-            .without_gpus
-            .iter()
-            .find(|(ns, g, kind, name, _)| key(ns, g, kind, name) == k);
+        let cpu_only = without_gpus.get(&k);
         match git.get(&k) {
             // Git declares this workload without GPUs: it is managed, and its shape changed.
             None if cpu_only.is_some() => {
                 matched.insert(k.clone());
-                t.1 += w.gpus;
-                row.app = cpu_only.map(|c| c.4.clone());
+                t.1 += gpus;
+                row.app = cpu_only.map(|app| app.to_string());
                 row.git = Some(Vec::new());
                 row.git_shape = Some(shape_str(&[]));
-                row.diff = Some(diff(&w.kind, &[], &w.roles));
-                place(&mut out, "changed", row);
+                row.diff = Some(diff(&w.id.kind, &[], roles));
+                place(&mut out, DriftCategory::Changed, row);
             }
-            None => place(&mut out, "unmanaged", row),
+            None => place(&mut out, DriftCategory::Unmanaged, row),
             Some(d) => {
                 matched.insert(k);
-                t.1 += w.gpus;
+                t.1 += gpus;
                 let g = &d.workload;
                 row.gpus_git = g.gpus_declared;
                 row.app = Some(d.app.clone());
@@ -257,11 +262,11 @@ pub fn drift(
                 row.git_shape = Some(g.shape.clone());
                 row.git_source = g.source.clone();
                 row.autoscaled |= g.roles.iter().any(|r| r.autoscaled);
-                if differs(&g.roles, &w.roles, hpa) {
-                    row.diff = Some(diff(&w.kind, &g.roles, &w.roles));
-                    place(&mut out, "changed", row);
+                if differs(&g.roles, roles, hpa) {
+                    row.diff = Some(diff(&w.id.kind, &g.roles, roles));
+                    place(&mut out, DriftCategory::Changed, row);
                 } else {
-                    place(&mut out, "in_sync", row);
+                    place(&mut out, DriftCategory::InSync, row);
                 }
             }
         }
@@ -273,7 +278,7 @@ pub fn drift(
         }
         let g = &d.workload;
         let mut row = DriftRow {
-            namespace: k.0.clone(),
+            namespace: k.namespace.clone(),
             api_group: g.api_group.clone(),
             kind: g.kind.clone(),
             name: g.name.clone(),
@@ -301,13 +306,13 @@ pub fn drift(
             if differs(&g.roles, &roles, hpa_targets.contains(k)) {
                 row.diff = Some(diff(&g.kind, &g.roles, &roles));
                 row.live = Some(roles);
-                place(&mut out, "changed", row);
+                place(&mut out, DriftCategory::Changed, row);
             } else {
                 row.live = Some(roles);
-                place(&mut out, "in_sync", row);
+                place(&mut out, DriftCategory::InSync, row);
             }
         } else {
-            place(&mut out, "missing", row);
+            place(&mut out, DriftCategory::Missing, row);
         }
     }
 
@@ -317,10 +322,10 @@ pub fn drift(
             reason: r.reason.clone(),
             owner: r.owner.clone(),
             expired: r.expires.map(|d| d.to_string()).unwrap_or_default(),
-            would_match: drifted_names
+            would_match: drifted
                 .iter()
-                .filter(|(ns, kind, name)| r.matches.matches(ns, kind, name))
-                .map(|(ns, kind, name)| format!("{ns}/{kind}/{name}"))
+                .filter(|id| r.matches.matches(&id.namespace, &id.kind, &id.name))
+                .map(ToString::to_string)
                 .collect(),
         });
     }
@@ -405,17 +410,18 @@ pub fn suggest_accept(d: &Drift, today: Date) -> String {
     let rows = d
         .unmanaged
         .iter()
-        .map(|r| ("unmanaged", r))
-        .chain(d.missing.iter().map(|r| ("missing", r)))
-        .chain(d.changed.iter().map(|r| ("changed", r)));
+        .map(|r| (DriftCategory::Unmanaged, r))
+        .chain(d.missing.iter().map(|r| (DriftCategory::Missing, r)))
+        .chain(d.changed.iter().map(|r| (DriftCategory::Changed, r)));
     let mut any = false;
     for (category, r) in rows {
         any = true;
         out.push_str(&format!(
-            "- match: {{namespace: {}, kind: {}, name: {}}}\n  reason: \"{category}: {} GPUs live, {} in Git — explain why this is fine\"\n  owner: \"\"\n  expires: {}\n",
+            "- match: {{namespace: {}, kind: {}, name: {}}}\n  reason: \"{}: {} GPUs live, {} in Git — explain why this is fine\"\n  owner: \"\"\n  expires: {}\n",
             yaml_str(&r.namespace),
             yaml_str(&r.kind),
             yaml_str(&r.name),
+            category.as_str(),
             r.gpus,
             r.gpus_git,
             today.plus_days(30)
@@ -436,9 +442,9 @@ mod tests {
     use std::collections::BTreeMap;
 
     use super::*;
-    use crate::analysis::inventory::inventory;
+    use crate::analysis::inventory::{inventory, live_workloads};
     use crate::k8s::read::read_str;
-    use crate::report::DesiredWorkloadRow;
+    use crate::report::WithoutGpus;
 
     struct Rng(u64);
     impl Rng {
@@ -498,7 +504,7 @@ mod tests {
         let report = inventory(&live_objs, &cfg, vec![]);
         assert!(report.workloads.is_empty(), "a finished Job is history");
         let d = drift(
-            &report.workloads,
+            &live_workloads(&live_objs),
             &live_objs,
             &desired_from(job, &cfg),
             &cfg,
@@ -533,20 +539,16 @@ mod tests {
         live.push_str(&pod("ml", "web", 0, 2, true));
         let live_objs = read_str(&live, "live.yaml").unwrap();
         let cfg = Config::default();
-        let report = inventory(&live_objs, &cfg, vec![]);
         let mut desired = desired_from(
             "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n",
             &cfg,
         );
-        desired.without_gpus.push((
-            "ml".into(),
-            "apps".into(),
-            "Deployment".into(),
-            "web".into(),
-            "a".into(),
-        ));
+        desired.without_gpus.push(WithoutGpus {
+            id: WorkloadId::new("ml", "apps", "Deployment", "web"),
+            app: "a".into(),
+        });
         let d = drift(
-            &report.workloads,
+            &live_workloads(&live_objs),
             &live_objs,
             &desired,
             &cfg,
@@ -566,10 +568,15 @@ mod tests {
         live.push_str("apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata: {name: web, namespace: ml}\nspec:\n  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}\n");
         let live_objs = read_str(&live, "live.yaml").unwrap();
         let cfg = Config::default();
-        let report = inventory(&live_objs, &cfg, vec![]);
         let desired_for = |gpus: u64| desired_from(&deployment("ml", "web", 2, gpus), &cfg);
         let today = Date::parse("2026-11-30").unwrap();
-        let d = drift(&report.workloads, &live_objs, &desired_for(1), &cfg, today);
+        let d = drift(
+            &live_workloads(&live_objs),
+            &live_objs,
+            &desired_for(1),
+            &cfg,
+            today,
+        );
         assert_eq!(
             d.in_sync.len(),
             1,
@@ -577,7 +584,13 @@ mod tests {
         );
         assert!(d.in_sync[0].autoscaled);
         // GPUs per replica are still compared.
-        let d = drift(&report.workloads, &live_objs, &desired_for(2), &cfg, today);
+        let d = drift(
+            &live_workloads(&live_objs),
+            &live_objs,
+            &desired_for(2),
+            &cfg,
+            today,
+        );
         assert_eq!(d.changed.len(), 1);
     }
 
@@ -621,14 +634,14 @@ mod tests {
             let report = inventory(&live_objs, &cfg, vec![]);
             let desired = desired_from(&git, &cfg);
             let d = drift(
-                &report.workloads,
+                &live_workloads(&live_objs),
                 &live_objs,
                 &desired,
                 &cfg,
                 Date::parse("2026-12-10").unwrap(),
             );
 
-            let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+            let mut seen: BTreeMap<WorkloadId, usize> = BTreeMap::new();
             let mut live_gpus = 0;
             for r in d
                 .unmanaged
@@ -638,15 +651,13 @@ mod tests {
                 .chain(&d.accepted)
                 .chain(&d.missing)
             {
-                *seen
-                    .entry(format!("{}/{}/{}", r.namespace, r.kind, r.name))
-                    .or_default() += 1;
+                *seen.entry(r.workload_id()).or_default() += 1;
                 live_gpus += r.gpus;
             }
             assert!(seen.values().all(|&n| n == 1), "seed {seed}: {seen:?}");
             for w in &report.workloads {
                 assert!(
-                    seen.contains_key(&format!("{}/{}/{}", w.namespace, w.kind, w.name)),
+                    seen.contains_key(&w.id()),
                     "seed {seed}: live {} lost",
                     w.name
                 );
@@ -654,7 +665,7 @@ mod tests {
             for w in &desired.workloads {
                 let x = &w.workload;
                 assert!(
-                    seen.contains_key(&format!("{}/{}/{}", x.namespace, x.kind, x.name)),
+                    seen.contains_key(&x.id()),
                     "seed {seed}: git {} lost",
                     x.name
                 );

@@ -10,29 +10,24 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::Config;
 use crate::report::{
-    CapacityFit, ChangeRow, Check, DeltaRow, Desired, DesiredWorkloadRow, Drift, DriftRow, Gate,
-    Report, TenantLimit,
+    AppStatus, CapacityFit, ChangeRow, Check, DeltaRow, Desired, DesiredWorkloadRow, Drift,
+    DriftRow, Gate, Report, TenantLimit,
 };
+use crate::workload::WorkloadId;
 
-type Key = (String, String, String, String);
-
-fn key(w: &DesiredWorkloadRow) -> Key {
-    let x = &w.workload;
-    (
-        x.namespace.clone(),
-        x.api_group.clone(),
-        x.kind.clone(),
-        x.name.clone(),
-    )
-}
-
-fn drifting(d: &Drift) -> BTreeSet<String> {
+fn drifting(d: &Drift) -> BTreeSet<WorkloadId> {
     d.unmanaged
         .iter()
         .chain(&d.missing)
         .chain(&d.changed)
-        .map(DriftRow::id)
+        .map(DriftRow::workload_id)
         .collect()
+}
+
+/// Workloads as the report names them, sorted and without repeats.
+fn names<'a>(ids: impl Iterator<Item = &'a WorkloadId>) -> Vec<String> {
+    let names: BTreeSet<String> = ids.map(ToString::to_string).collect();
+    names.into_iter().collect()
 }
 
 fn deltas(base: &BTreeMap<String, u64>, head: &BTreeMap<String, u64>) -> Vec<DeltaRow> {
@@ -62,12 +57,14 @@ fn deltas(base: &BTreeMap<String, u64>, head: &BTreeMap<String, u64>) -> Vec<Del
 }
 
 fn change(
+    id: &WorkloadId,
     w: &DesiredWorkloadRow,
     base: Option<&DesiredWorkloadRow>,
     head: Option<&DesiredWorkloadRow>,
 ) -> ChangeRow {
     let x = &w.workload;
     ChangeRow {
+        workload_id: id.clone(),
         namespace: x.namespace.clone(),
         kind: x.kind.clone(),
         name: x.name.clone(),
@@ -89,23 +86,23 @@ pub fn impact(
     cfg: &Config,
     fail_on: &[String],
 ) -> Check {
-    fn index(d: &Desired) -> BTreeMap<Key, &DesiredWorkloadRow> {
-        d.workloads.iter().map(|w| (key(w), w)).collect()
+    fn index(d: &Desired) -> BTreeMap<WorkloadId, &DesiredWorkloadRow> {
+        d.workloads.iter().map(|w| (w.workload.id(), w)).collect()
     }
     let (b, h) = (index(base), index(head));
     let (mut added, mut removed, mut reshaped) = (vec![], vec![], vec![]);
     for (k, hw) in &h {
         match b.get(k) {
-            None => added.push(change(hw, None, Some(hw))),
+            None => added.push(change(k, hw, None, Some(hw))),
             Some(bw) if bw.workload.roles != hw.workload.roles => {
-                reshaped.push(change(hw, Some(bw), Some(hw)))
+                reshaped.push(change(k, hw, Some(bw), Some(hw)))
             }
             Some(_) => {}
         }
     }
     for (k, bw) in &b {
         if !h.contains_key(k) {
-            removed.push(change(bw, Some(bw), None));
+            removed.push(change(k, bw, Some(bw), None));
         }
     }
     let by = |d: &Desired, f: &dyn Fn(&DesiredWorkloadRow) -> String| {
@@ -129,8 +126,8 @@ pub fn impact(
     let (mut resolved, mut introduced, mut capacity) = (vec![], vec![], None);
     if let Some((report, base_drift, head_drift)) = live {
         let (bd, hd) = (drifting(base_drift), drifting(head_drift));
-        resolved = bd.difference(&hd).cloned().collect();
-        introduced = hd.difference(&bd).cloned().collect();
+        resolved = names(bd.difference(&hd));
+        introduced = names(hd.difference(&bd));
         let unmanaged: u64 = head_drift.unmanaged.iter().map(|r| r.gpus).sum();
         let projected = head.gpus_declared + unmanaged;
         capacity = Some(CapacityFit {
@@ -159,7 +156,7 @@ pub fn impact(
         .flat_map(|(side, d)| {
             d.apps
                 .iter()
-                .filter(|a| a.status == "error")
+                .filter(|a| a.status == AppStatus::Error)
                 .map(move |a| {
                     format!(
                         "{side}: {} {}: {}",

@@ -11,8 +11,8 @@ use crate::config::Config;
 use crate::k8s::gpus::{GpuResource, Gpus};
 use crate::k8s::object::{Body, Object};
 use crate::report::*;
-use crate::workload::Workload;
 use crate::workload::owners::{self, GpuPod, PodState};
+use crate::workload::{GpuShape, Workload};
 
 use super::exposure;
 use super::nodes::{self, GpuNode};
@@ -235,12 +235,12 @@ pub(crate) fn workload_row(
         gpus_pending: w.pending.whole,
         gpus_declared: w.shape.total(),
         roles: w.shape.roles.clone(),
-        shape: if w.shape.roles.is_empty() {
-            "no whole GPUs".to_string()
+        shape: shape_text(&w.shape),
+        shape_source: if w.shape_from_spec {
+            ShapeSource::Spec
         } else {
-            w.shape.to_string()
+            ShapeSource::Pods
         },
-        shape_source: if w.shape_from_spec { "spec" } else { "pods" },
         gpus_used: None,
         gpu_equivalents_used: None,
         pods_bound: w.pods.bound,
@@ -249,6 +249,20 @@ pub(crate) fn workload_row(
         public_routes,
         source: w.source.as_ref().map(ToString::to_string),
     }
+}
+
+/// A live workload's shape as the report shows it.
+pub(crate) fn shape_text(shape: &GpuShape) -> String {
+    if shape.roles.is_empty() {
+        "no whole GPUs".to_string()
+    } else {
+        shape.to_string()
+    }
+}
+
+/// The live GPU workloads of `objects`, as the inventory and drift see them.
+pub fn live_workloads(objects: &[Object]) -> Vec<Workload> {
+    owners::build(objects).list
 }
 
 fn tenant_rows(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use super::{Outcome, deliver, load};
 use crate::analysis::drift::drift;
 use crate::analysis::impact::impact;
-use crate::analysis::inventory::inventory;
+use crate::analysis::inventory::{inventory, live_workloads};
 use crate::cli::{CheckArgs, LiveArgs, RepoArgs};
 use crate::github::event::Runtime;
 use crate::live::kube::Progress;
@@ -91,8 +91,9 @@ pub fn compute(
     let today = args.now.unwrap_or_else(Date::today);
     let live_view = live.as_ref().map(|p| {
         let report = inventory(&p.objects, &cfg, vec![]);
-        let base_drift = drift(&report.workloads, &p.objects, &base, &cfg, today);
-        let head_drift = drift(&report.workloads, &p.objects, &head, &cfg, today);
+        let workloads = live_workloads(&p.objects);
+        let base_drift = drift(&workloads, &p.objects, &base, &cfg, today);
+        let head_drift = drift(&workloads, &p.objects, &head, &cfg, today);
         (report, base_drift, head_drift)
     });
     let check = impact(

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::{Outcome, deliver, load};
 use crate::analysis::drift::{drift, suggest_accept};
-use crate::analysis::inventory::inventory_with_metrics;
+use crate::analysis::inventory::{inventory_with_metrics, live_workloads};
 use crate::analysis::usage::Metrics;
 use crate::cli::{DriftArgs, LiveArgs, RepoArgs};
 use crate::live::kube::Progress;
@@ -61,7 +61,7 @@ pub fn compute(
     report.complete = live.incomplete.is_empty();
     report.incomplete = live.incomplete;
     let started = std::time::Instant::now();
-    let d = drift(&report.workloads, &objects, &desired, &cfg, today);
+    let d = drift(&live_workloads(&objects), &objects, &desired, &cfg, today);
     tracing::debug!(
         elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
         live = report.workloads.len(),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{Outcome, deliver, load};
 use crate::analysis::drift::drift;
 use crate::analysis::fleets::combine;
-use crate::analysis::inventory::inventory_with_metrics;
+use crate::analysis::inventory::{inventory_with_metrics, live_workloads};
 use crate::analysis::usage::Metrics;
 use crate::cli::InventoryArgs;
 use crate::live::kube::Progress;
@@ -67,7 +67,8 @@ pub fn run(args: &InventoryArgs, progress: &Arc<Progress>) -> anyhow::Result<Out
         report.incomplete = part.incomplete;
         if let Some(d) = &desired {
             let today = args.now.unwrap_or_else(Date::today);
-            report.drift = Some(drift(&report.workloads, &part.objects, d, &cfg, today));
+            let live = live_workloads(&part.objects);
+            report.drift = Some(drift(&live, &part.objects, d, &cfg, today));
         }
         report
     };

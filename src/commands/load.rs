@@ -17,8 +17,8 @@ use crate::k8s::object::Object;
 use crate::k8s::read::read_objects;
 use crate::live::kube::{ClusterSource, Progress, read_cluster};
 use crate::live::prometheus::{PromSource, gpu_activity};
-use crate::report::Desired;
 use crate::report::IncompleteInput;
+use crate::report::{AppStatus, Desired};
 
 /// The config: `--config`, else `.gpuledger.yaml` at the repository root (when a repository is
 /// given) or in the current directory, else the defaults. Returns a note naming the file used.
@@ -178,7 +178,7 @@ pub fn metrics(args: &LiveArgs, cfg: &Config) -> Metrics {
 pub fn render_failures(d: &Desired) -> Vec<String> {
     d.apps
         .iter()
-        .filter(|a| a.status == "error")
+        .filter(|a| a.status == AppStatus::Error)
         .map(|a| format!("{} {}", a.kind, a.name))
         .chain(d.problems.iter().cloned())
         .collect()

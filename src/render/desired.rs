@@ -2,20 +2,25 @@
 //! workloads, the apps and what became of each, and the problems.
 
 use crate::doc::{Block, Doc, Table, Text};
-use crate::report::RenderReport;
+use crate::report::{AppStatus, RenderReport};
 
 fn problems(r: &RenderReport) -> Vec<String> {
     let d = &r.desired;
     let mut out: Vec<String> = d.problems.clone();
-    out.extend(d.apps.iter().filter(|a| a.status == "error").map(|a| {
-        format!(
-            "{} {} ({}): {}",
-            a.kind,
-            a.name,
-            a.defined_at,
-            a.error.as_deref().unwrap_or("")
-        )
-    }));
+    out.extend(
+        d.apps
+            .iter()
+            .filter(|a| a.status == AppStatus::Error)
+            .map(|a| {
+                format!(
+                    "{} {} ({}): {}",
+                    a.kind,
+                    a.name,
+                    a.defined_at,
+                    a.error.as_deref().unwrap_or("")
+                )
+            }),
+    );
     out
 }
 
@@ -23,7 +28,11 @@ pub fn desired(r: &RenderReport) -> Doc {
     let d = &r.desired;
     let mut doc = Doc::new();
     doc.heading(2, format!("Desired GPU workloads ({})", d.at));
-    let rendered = d.apps.iter().filter(|a| a.status == "rendered").count();
+    let rendered = d
+        .apps
+        .iter()
+        .filter(|a| a.status == AppStatus::Rendered)
+        .count();
     doc.paragraph(
         Text::new()
             .strong(d.gpus_declared.to_string())
@@ -101,7 +110,7 @@ pub fn desired(r: &RenderReport) -> Doc {
     let skipped: Vec<Text> = d
         .apps
         .iter()
-        .filter(|a| a.status == "not-rendered")
+        .filter(|a| a.status == AppStatus::NotRendered)
         .map(|a| {
             Text::from(format!(
                 "{} {}: {}",

@@ -4,7 +4,7 @@
 use super::inventory::FOLD;
 use super::percent;
 use crate::doc::{Block, Doc, Table, Text};
-use crate::report::{Drift, DriftRow};
+use crate::report::{Drift, DriftCategory, DriftRow};
 
 /// Rows of an in-sync list a terminal shows.
 const TERMINAL_IN_SYNC: usize = 25;
@@ -39,7 +39,7 @@ fn note(r: &DriftRow) -> String {
     if let Some(rule) = &r.rule {
         n.push(format!(
             "accepted {}: {}{}{}",
-            r.accepted_as.as_deref().unwrap_or(""),
+            r.accepted_as.map_or("", DriftCategory::as_str),
             rule.reason,
             rule.owner
                 .as_deref()

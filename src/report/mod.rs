@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::workload::Role;
+use crate::workload::{Role, WorkloadId};
 
 pub const SCHEMA: &str = "gpuledger.report/v1";
 
@@ -225,7 +225,7 @@ pub struct WorkloadRow {
     pub shape: String,
     /// `spec` when the shape was read from the root object, `pods` when it was inferred from pods
     /// because the root object is not in the input.
-    pub shape_source: &'static str,
+    pub shape_source: ShapeSource,
     pub pods_bound: u64,
     pub pods_pending: u64,
     /// MIG slices and shared GPUs the workload's pods request, by resource.
@@ -234,6 +234,22 @@ pub struct WorkloadRow {
     pub public_routes: u64,
     /// Where the root object was read (file:line).
     pub source: Option<String>,
+}
+
+impl WorkloadRow {
+    pub fn id(&self) -> WorkloadId {
+        WorkloadId::new(&self.namespace, &self.api_group, &self.kind, &self.name)
+    }
+}
+
+/// Where a workload's shape was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShapeSource {
+    /// The root object's spec.
+    Spec,
+    /// Its pods, because the root object is not in the input.
+    Pods,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -279,10 +295,17 @@ pub struct Desired {
     pub duplicates: Vec<DuplicateRow>,
     /// Problems with the repository as a whole.
     pub problems: Vec<String>,
-    /// Workload objects Git declares without GPUs (namespace, group, kind, name, app): a live GPU
-    /// workload that matches one has changed shape, it is not unmanaged.
+    /// Workload objects Git declares without GPUs: a live GPU workload that matches one has
+    /// changed shape, it is not unmanaged.
     #[serde(skip)]
-    pub without_gpus: Vec<(String, String, String, String, String)>,
+    pub without_gpus: Vec<WithoutGpus>,
+}
+
+/// A workload object Git declares without GPUs, and the app that renders it.
+#[derive(Debug, Clone)]
+pub struct WithoutGpus {
+    pub id: WorkloadId,
+    pub app: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -308,13 +331,39 @@ pub struct AppRow {
     pub kind: String,
     pub defined_at: String,
     pub path: String,
-    /// `rendered`, `error` or `not-rendered`.
-    pub status: &'static str,
+    pub status: AppStatus,
     pub objects: u64,
     pub gpu_workloads: u64,
     pub gpus_declared: u64,
     pub error: Option<String>,
     pub notes: Vec<String>,
+}
+
+/// What became of an app (or root) when the repository was rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AppStatus {
+    Rendered,
+    /// It failed to render (or its source could not be read).
+    Error,
+    /// Skipped on purpose (e.g. it targets another cluster).
+    NotRendered,
+}
+
+impl AppStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AppStatus::Rendered => "rendered",
+            AppStatus::Error => "error",
+            AppStatus::NotRendered => "not-rendered",
+        }
+    }
+}
+
+impl std::fmt::Display for AppStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -383,7 +432,7 @@ pub struct DriftRow {
     pub diff: Option<String>,
     /// For accepted rows: the category it would have had, and the rule.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub accepted_as: Option<String>,
+    pub accepted_as: Option<DriftCategory>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<AcceptedBy>,
     /// The manifest in Git (file:line).
@@ -391,9 +440,38 @@ pub struct DriftRow {
 }
 
 impl DriftRow {
-    /// `namespace/Kind/name`: how drift names a workload (`check` compares drift by it).
+    pub fn workload_id(&self) -> WorkloadId {
+        WorkloadId::new(&self.namespace, &self.api_group, &self.kind, &self.name)
+    }
+
+    /// How drift names a workload in text: the [`WorkloadId`]'s display.
     pub fn id(&self) -> String {
-        format!("{}/{}/{}", self.namespace, self.kind, self.name)
+        self.workload_id().to_string()
+    }
+}
+
+/// Where drift puts a workload. Accepted drift keeps the category it would have had
+/// ([`DriftRow::accepted_as`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DriftCategory {
+    /// Live, with no match in Git.
+    Unmanaged,
+    /// In Git, not live.
+    Missing,
+    /// In both, with a different GPU shape.
+    Changed,
+    InSync,
+}
+
+impl DriftCategory {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriftCategory::Unmanaged => "unmanaged",
+            DriftCategory::Missing => "missing",
+            DriftCategory::Changed => "changed",
+            DriftCategory::InSync => "in_sync",
+        }
     }
 }
 
@@ -460,6 +538,9 @@ pub struct DeltaRow {
 
 #[derive(Debug, Clone, Serialize)]
 pub struct ChangeRow {
+    /// The key the change was matched on; the fields below are its serialised form.
+    #[serde(skip)]
+    pub workload_id: WorkloadId,
     pub namespace: String,
     pub kind: String,
     pub name: String,
@@ -473,9 +554,9 @@ pub struct ChangeRow {
 }
 
 impl ChangeRow {
-    /// `namespace/Kind/name`, the same name [`DriftRow::id`] gives.
+    /// The same name [`DriftRow::id`] gives: the [`WorkloadId`]'s display.
     pub fn id(&self) -> String {
-        format!("{}/{}/{}", self.namespace, self.kind, self.name)
+        self.workload_id.to_string()
     }
 }
 

@@ -1,11 +1,12 @@
 //! Workloads: the top-level owners of GPU pods, with their GPU shapes.
 //!
-//! A workload is identified by namespace + API group + kind + name ([`WorkloadId`]) and has a
-//! [`GpuShape`]: one or more [`Role`]s, each `replicas × gpus_per_replica` (`decode 10×8 + prefill
-//! 10×8 = 160`). Two figures are kept apart on purpose: the *declared* shape, read from the owner's
-//! spec when the object is present (what it asks for), and the GPUs *requested* by its pods (what it
-//! holds). They differ while a rollout is in progress, when pods are pending, or when an autoscaler
-//! moved replicas, and each answers a different question.
+//! A workload is identified by namespace + API group + kind + name ([`WorkloadId`], the one key
+//! every analysis matches and names workloads by) and has a [`GpuShape`]: one or more [`Role`]s,
+//! each `replicas × gpus_per_replica` (`decode 10×8 + prefill 10×8 = 160`). Two figures are kept
+//! apart on purpose: the *declared* shape, read from the owner's spec when the object is present
+//! (what it asks for), and the GPUs *requested* by its pods (what it holds). They differ while a
+//! rollout is in progress, when pods are pending, or when an autoscaler moved replicas, and each
+//! answers a different question.
 //!
 //! [`pods`] computes a pod's effective request, [`kinds`] the declared shape of each kind, and
 //! [`owners`] walks owner references to the root and assembles the workloads.
@@ -31,6 +32,27 @@ pub struct WorkloadId {
     pub name: String,
 }
 
+impl WorkloadId {
+    pub fn new(namespace: &str, group: &str, kind: &str, name: &str) -> WorkloadId {
+        WorkloadId {
+            namespace: namespace.to_string(),
+            group: group.to_string(),
+            kind: kind.to_string(),
+            name: name.to_string(),
+        }
+    }
+
+    /// The id once applied: a manifest without a namespace lands in `default`, as `kubectl apply`
+    /// would put it, so Git and the cluster match on where the object really is.
+    pub fn placed(mut self) -> WorkloadId {
+        if self.namespace.is_empty() {
+            self.namespace = "default".to_string();
+        }
+        self
+    }
+}
+
+/// `namespace/Kind/name` (`Kind/name` when cluster-scoped): the one way a workload is named in text.
 impl fmt::Display for WorkloadId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.namespace.is_empty() {
