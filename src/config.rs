@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, InputError};
 use crate::util::date::Date;
-use crate::util::glob;
+use crate::util::glob::Glob;
 
 /// The default name, looked up in the current directory when `--config` is not given.
 pub const DEFAULT_FILE: &str = ".gpuledger.yaml";
@@ -68,18 +68,19 @@ pub struct AcceptRule {
     pub expires: Option<Date>,
 }
 
-/// Which workloads a rule covers; each field is a glob (`*`, `?`), absent means any.
+/// Which workloads a rule covers; each field is a glob (`*`, `?`), compiled when the config is
+/// read; absent means any.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct MatchSpec {
-    pub namespace: Option<String>,
-    pub kind: Option<String>,
-    pub name: Option<String>,
+    pub namespace: Option<Glob>,
+    pub kind: Option<Glob>,
+    pub name: Option<Glob>,
 }
 
 impl MatchSpec {
     pub fn matches(&self, namespace: &str, kind: &str, name: &str) -> bool {
-        let ok = |pat: &Option<String>, v: &str| pat.as_deref().is_none_or(|p| glob::matches(p, v));
+        let ok = |pat: &Option<Glob>, v: &str| pat.as_ref().is_none_or(|p| p.is_match(v));
         ok(&self.namespace, namespace) && ok(&self.kind, kind) && ok(&self.name, name)
     }
 }

@@ -7,19 +7,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::Value;
-
-use super::apps::{self, Context, join, normalize_url};
-use super::tree::{Tree, normalize};
-use super::{HelmArgs, How, Skipped, Unit};
+use super::source::{AppRef, Context, collect, normalize_url};
+use super::tree::{KUSTOMIZATION_FILES, Tree, join, kustomization_entries, normalize};
+use super::{HelmArgs, How, Skipped, Unit, appset, argo, flux};
 use crate::config::RenderConfig;
 use crate::error::InputError;
 use crate::k8s::object::{Body, Kind, Object};
 use crate::k8s::read::read_str;
-use crate::util::glob;
-
-pub const KUSTOMIZATION_FILES: [&str; 3] =
-    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
+use crate::util::glob::Glob;
 
 pub struct Plan {
     pub units: Vec<Unit>,
@@ -51,12 +46,23 @@ fn under(path: &str, dir: &str) -> bool {
 }
 
 pub fn plan(tree: &Tree, cfg: &RenderConfig, extra_urls: &[String]) -> Plan {
-    let excluded = |p: &str| {
-        cfg.exclude
-            .iter()
-            .any(|g| glob::matches(g, p) || under(p, g.trim_end_matches('/')))
-    };
     let mut problems = Vec::new();
+    // Each pattern is compiled once; a refused one still excludes the directory it names.
+    let exclude: Vec<(&str, Option<Glob>)> = cfg
+        .exclude
+        .iter()
+        .map(|g| {
+            let compiled = Glob::new(g)
+                .map_err(|e| problems.push(format!("render.exclude: {e}")))
+                .ok();
+            (g.as_str(), compiled)
+        })
+        .collect();
+    let excluded = |p: &str| {
+        exclude.iter().any(|(g, compiled)| {
+            compiled.as_ref().is_some_and(|c| c.is_match(p)) || under(p, g.trim_end_matches('/'))
+        })
+    };
 
     // Kustomize and chart roots.
     let kustomize_dirs: BTreeSet<String> = tree
@@ -185,31 +191,29 @@ pub fn plan(tree: &Tree, cfg: &RenderConfig, extra_urls: &[String]) -> Plan {
             units = no_app_units(tree, &kustomize_dirs, &chart_dirs, &parsed);
         } else {
             for o in &app_objects {
-                let (u, s) = match o.typed_kind() {
-                    Kind::Application => match appspec(o) {
-                        Ok(spec) => apps::argo_units(
-                            &ctx,
-                            &o.meta.name,
-                            "Application",
-                            &o.source.to_string(),
-                            &spec,
-                        ),
-                        Err(e) => (
-                            vec![],
-                            vec![Skipped {
-                                app: o.meta.name.clone(),
-                                app_kind: o.kind.clone(),
-                                defined_at: o.source.to_string(),
-                                reason: e,
-                                error: true,
-                            }],
-                        ),
-                    },
-                    Kind::ApplicationSet => apps::appset_units(&ctx, o),
-                    _ => apps::flux_units(&ctx, o),
+                let outcomes = match o.typed_kind() {
+                    Kind::Application => {
+                        let owner = AppRef {
+                            app: o.meta.name.clone(),
+                            app_kind: "Application".into(),
+                            defined_at: o.source.to_string(),
+                        };
+                        match argo::application_spec(o) {
+                            Ok(spec) => argo::argo_units(&ctx, &owner, &spec),
+                            // A broken spec is reported under the object's own kind.
+                            Err(e) => vec![
+                                AppRef {
+                                    app_kind: o.kind.clone(),
+                                    ..owner
+                                }
+                                .skip(e),
+                            ],
+                        }
+                    }
+                    Kind::ApplicationSet => appset::appset_units(&ctx, o),
+                    _ => flux::flux_units(&ctx, o).into_iter().collect(),
                 };
-                units.extend(u);
-                skipped.extend(s);
+                collect(outcomes, &mut units, &mut skipped);
             }
             // Manifests that no app renders, and that are not app definitions themselves.
             let app_files: BTreeSet<&str> = app_objects.iter().map(|o| &*o.source.file).collect();
@@ -240,42 +244,6 @@ pub fn plan(tree: &Tree, cfg: &RenderConfig, extra_urls: &[String]) -> Plan {
         parsed,
         not_deployed,
         problems,
-    }
-}
-
-/// The `resources`, `bases` and `components` entries of the kustomization in `dir`, as written.
-pub fn kustomization_entries(tree: &Tree, dir: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for f in KUSTOMIZATION_FILES {
-        let Ok(bytes) = tree.read(&join(dir, f)) else {
-            continue;
-        };
-        let Ok(v) = serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)) else {
-            continue;
-        };
-        for key in ["resources", "bases", "components"] {
-            out.extend(
-                v[key]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string),
-            );
-        }
-    }
-    out
-}
-
-fn appspec(o: &Object) -> Result<apps::ArgoApp, String> {
-    match &o.body {
-        Body::Raw(v) => serde_json::from_value(if v.is_null() {
-            Value::Object(Default::default())
-        } else {
-            v.clone()
-        })
-        .map_err(|e| format!("{}: Application spec: {e}", o.source)),
-        _ => Err(format!("{}: Application has no spec", o.source)),
     }
 }
 

@@ -1,16 +1,23 @@
 //! The desired state: what a GitOps repository says should run, rendered the way Argo CD and Flux
 //! would render it.
 //!
-//! [`tree`] reads the repository at a ref; [`discover`] decides what to render (the Argo CD and Flux
-//! apps when the repository declares any, else kustomize roots, chart roots and plain directories,
-//! or the roots the config names); [`apps`] turns Argo CD Applications, ApplicationSets and Flux
-//! Kustomizations/HelmReleases into render [`Unit`]s; [`render`] runs each unit (plain YAML in
-//! process, kustomize and helm as sandboxed subprocesses) and hands over plain objects. One unit
-//! failing never stops the others: its error is part of the result.
+//! [`tree`] reads the repository at a ref and knows its layout (kustomize and chart directories,
+//! paths inside the tree); [`discover`] decides what to render (the Argo CD and Flux apps when the
+//! repository declares any, else kustomize roots, chart roots and plain directories, or the roots
+//! the config names); [`argo`], [`appset`] and [`flux`] turn Argo CD Applications,
+//! ApplicationSets and Flux Kustomizations/HelmReleases into render [`Unit`]s, each source yielding
+//! a unit or the reason it is not rendered, on what [`source`] shares (whether a source is this
+//! repository); [`render`] runs each unit (plain YAML in process, kustomize and helm as sandboxed
+//! subprocesses) and hands over plain objects. One unit failing never stops the others: its error
+//! is part of the result. Dependencies run one way: `discover` → `argo`/`appset`/`flux` →
+//! `source`/`tree`, and `render` → `tree`.
 
-pub mod apps;
+pub mod appset;
+pub mod argo;
 pub mod discover;
+pub mod flux;
 pub mod render;
+pub mod source;
 pub mod tree;
 
 use std::collections::BTreeMap;

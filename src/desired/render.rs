@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::discover::{Plan, kustomization_entries};
-use super::tree::{Tree, normalize};
+use super::discover::Plan;
+use super::tree::{Tree, is_kustomize_dir, join, kustomization_entries, normalize};
 use super::{HelmArgs, How, Outcome, Rendered, Unit};
 use crate::error::InputError;
 use crate::k8s::object::{Object, Source};
@@ -234,7 +234,7 @@ fn kustomize(
     if let Some(refused) = remote_resources(tree, &unit.path) {
         return Err(refused);
     }
-    let has_kustomization = super::apps::is_kustomize_dir(tree, &unit.path);
+    let has_kustomization = is_kustomize_dir(tree, &unit.path);
     if !has_kustomization {
         // As Flux does for a plain directory: a kustomization of every manifest below it.
         let prefix = if unit.path.is_empty() {
@@ -346,7 +346,7 @@ fn remote_resources(tree: &Tree, start: &str) -> Option<String> {
                     "{dir}: remote resource {r:?} is not fetched: refused"
                 ));
             }
-            if let Some(p) = normalize(&super::apps::join(&dir, &r))
+            if let Some(p) = normalize(&join(&dir, &r))
                 && tree.is_dir(&p)
             {
                 todo.push(p);
@@ -475,7 +475,7 @@ fn helm_objects(out: &str, chart_path: &str) -> Result<Vec<Object>, String> {
             .map(|s| {
                 // `<chart name>/templates/x.yaml` → `<chart path>/templates/x.yaml`
                 let within = s.split_once('/').map_or(s, |(_, r)| r);
-                super::apps::join(chart_path, within)
+                join(chart_path, within)
             })
             .unwrap_or_else(|| format!("{} (helm)", rel(chart_path)));
         let mut parsed = match read_str(doc, &source) {

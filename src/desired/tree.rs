@@ -10,7 +10,13 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
+use serde_json::Value;
+
 use crate::error::{Error, InputError};
+
+/// The names kustomize reads a kustomization from, in its order.
+pub const KUSTOMIZATION_FILES: [&str; 3] =
+    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// One file of the tree, by its path relative to the repository root (`/`-separated).
 #[derive(Debug, Clone)]
@@ -156,6 +162,54 @@ pub fn normalize(path: &str) -> Option<String> {
         }
     }
     Some(parts.join("/"))
+}
+
+/// A path from a manifest (`./apps/x`, `apps/x/`) as a tree path, refused when it leaves the tree.
+pub fn tree_path(p: &str) -> Result<String, String> {
+    normalize(p.trim()).ok_or_else(|| format!("path {p:?} points outside the repository: refused"))
+}
+
+/// `dir/file`, or `file` at the root.
+pub fn join(dir: &str, file: &str) -> String {
+    if dir.is_empty() {
+        file.to_string()
+    } else {
+        format!("{}/{file}", dir.trim_end_matches('/'))
+    }
+}
+
+pub fn is_kustomize_dir(tree: &Tree, dir: &str) -> bool {
+    KUSTOMIZATION_FILES
+        .iter()
+        .any(|f| tree.exists(&join(dir, f)))
+}
+
+pub fn is_chart_dir(tree: &Tree, dir: &str) -> bool {
+    tree.exists(&join(dir, "Chart.yaml"))
+}
+
+/// The `resources`, `bases` and `components` entries of the kustomization in `dir`, as written.
+pub fn kustomization_entries(tree: &Tree, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in KUSTOMIZATION_FILES {
+        let Ok(bytes) = tree.read(&join(dir, f)) else {
+            continue;
+        };
+        let Ok(v) = serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)) else {
+            continue;
+        };
+        for key in ["resources", "bases", "components"] {
+            out.extend(
+                v[key]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_string),
+            );
+        }
+    }
+    out
 }
 
 /// The tree path a symlink at `link` with `target` points to, if it stays inside the tree.

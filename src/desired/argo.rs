@@ -1,0 +1,435 @@
+//! Argo CD Applications as render units: each source (a directory of plain manifests, a kustomize
+//! overlay, a Helm chart with its values) in this repository becomes a unit; a source elsewhere
+//! becomes a [`SkipReason`].
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::source::{AppRef, Context, SkipReason, SourceOutcome, Why, tree_path};
+use super::tree::{Tree, is_chart_dir, is_kustomize_dir, join};
+use super::{HelmArgs, How, Unit};
+use crate::k8s::object::{Body, Object};
+use crate::util::glob::Glob;
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ArgoApp {
+    pub source: Option<ArgoSource>,
+    pub sources: Vec<ArgoSource>,
+    pub destination: Destination,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Destination {
+    pub namespace: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ArgoSource {
+    #[serde(rename = "repoURL")]
+    pub repo_url: String,
+    pub path: Option<String>,
+    pub chart: Option<String>,
+    pub target_revision: Option<String>,
+    #[serde(rename = "ref")]
+    pub ref_: Option<String>,
+    pub helm: Option<ArgoHelm>,
+    pub kustomize: Option<ArgoKustomize>,
+    pub directory: Option<ArgoDirectory>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ArgoHelm {
+    pub value_files: Vec<String>,
+    pub values: Option<Value>,
+    pub values_object: Option<Value>,
+    pub parameters: Vec<HelmParameter>,
+    pub release_name: Option<String>,
+    pub skip_crds: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct HelmParameter {
+    pub name: String,
+    pub value: String,
+    pub force_string: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ArgoKustomize {
+    pub name_prefix: Option<String>,
+    pub name_suffix: Option<String>,
+    pub namespace: Option<String>,
+    pub images: Vec<String>,
+    pub replicas: Vec<Value>,
+    pub common_labels: Option<Value>,
+    pub common_annotations: Option<Value>,
+    pub patches: Vec<Value>,
+    pub components: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ArgoDirectory {
+    pub recurse: bool,
+    pub include: Option<String>,
+    pub exclude: Option<String>,
+}
+
+/// An Argo CD `images` entry (`name=new:tag`, `name:tag`, `name@sha256:…`) as a kustomize image.
+fn kustomize_image(s: &str) -> Value {
+    let (name, new) = match s.split_once('=') {
+        Some((n, new)) => (n, Some(new)),
+        None => (s, None),
+    };
+    let split_ref = |img: &str| -> (String, Option<String>, Option<String>) {
+        if let Some((n, d)) = img.split_once('@') {
+            return (n.to_string(), None, Some(d.to_string()));
+        }
+        match img.rsplit_once(':').filter(|(_, t)| !t.contains('/')) {
+            Some((n, t)) => (n.to_string(), Some(t.to_string()), None),
+            None => (img.to_string(), None, None),
+        }
+    };
+    let mut out = Map::new();
+    match new {
+        Some(new) => {
+            let (n, tag, digest) = split_ref(new);
+            out.insert("name".into(), json!(name));
+            out.insert("newName".into(), json!(n));
+            if let Some(t) = tag {
+                out.insert("newTag".into(), json!(t));
+            }
+            if let Some(d) = digest {
+                out.insert("digest".into(), json!(d));
+            }
+        }
+        None => {
+            let (n, tag, digest) = split_ref(name);
+            out.insert("name".into(), json!(n));
+            if let Some(t) = tag {
+                out.insert("newTag".into(), json!(t));
+            }
+            if let Some(d) = digest {
+                out.insert("digest".into(), json!(d));
+            }
+        }
+    }
+    Value::Object(out)
+}
+
+fn kustomize_overlay(k: &ArgoKustomize) -> Map<String, Value> {
+    let mut m = Map::new();
+    if let Some(p) = &k.name_prefix {
+        m.insert("namePrefix".into(), json!(p));
+    }
+    if let Some(s) = &k.name_suffix {
+        m.insert("nameSuffix".into(), json!(s));
+    }
+    if let Some(n) = &k.namespace {
+        m.insert("namespace".into(), json!(n));
+    }
+    if !k.images.is_empty() {
+        m.insert(
+            "images".into(),
+            Value::Array(k.images.iter().map(|i| kustomize_image(i)).collect()),
+        );
+    }
+    if !k.replicas.is_empty() {
+        let reps = k
+            .replicas
+            .iter()
+            .map(|r| {
+                let count = match &r["count"] {
+                    Value::String(s) => s
+                        .parse::<i64>()
+                        .map(Value::from)
+                        .unwrap_or(Value::String(s.clone())),
+                    v => v.clone(),
+                };
+                json!({"name": r["name"], "count": count})
+            })
+            .collect();
+        m.insert("replicas".into(), Value::Array(reps));
+    }
+    if let Some(l) = &k.common_labels {
+        m.insert("commonLabels".into(), l.clone());
+    }
+    if let Some(a) = &k.common_annotations {
+        m.insert("commonAnnotations".into(), a.clone());
+    }
+    if !k.patches.is_empty() {
+        m.insert("patches".into(), Value::Array(k.patches.clone()));
+    }
+    m
+}
+
+/// An Argo CD directory `include`/`exclude`, compiled once per source. Empty means unset.
+fn directory_glob(pat: &Option<String>) -> Result<Option<Glob>, SkipReason> {
+    match pat.as_deref().filter(|p| !p.is_empty()) {
+        None => Ok(None),
+        Some(p) => Glob::new(p)
+            .map(Some)
+            .map_err(|e| SkipReason::new(Why::Refused, format!("directory pattern: {e}"))),
+    }
+}
+
+/// gpuledger matches an include/exclude against the file name or the path relative to the source
+/// directory (upstream, argo-cd `reposerver/repository/repository.go`, matches the relative path
+/// with a `*` that crosses `/`; see `util::glob`).
+fn directory_match(g: &Glob, name: &str, rel: &str) -> bool {
+    g.is_match(name) || g.is_match(rel)
+}
+
+/// Files an Argo CD directory source renders.
+fn directory_files(tree: &Tree, dir: &str, d: &ArgoDirectory) -> Result<Vec<String>, SkipReason> {
+    let include = directory_glob(&d.include)?;
+    let exclude = directory_glob(&d.exclude)?;
+    Ok(tree
+        .files_under(dir)
+        .filter(|f| {
+            let rel = f.strip_prefix(dir).unwrap_or(f).trim_start_matches('/');
+            if !d.recurse && rel.contains('/') {
+                return false;
+            }
+            let name = rel.rsplit('/').next().unwrap_or(rel);
+            let manifest = [".yaml", ".yml", ".json"].iter().any(|e| name.ends_with(e));
+            manifest
+                && include
+                    .as_ref()
+                    .is_none_or(|g| directory_match(g, name, rel))
+                && !exclude
+                    .as_ref()
+                    .is_some_and(|g| directory_match(g, name, rel))
+        })
+        .map(str::to_string)
+        .collect())
+}
+
+/// An Application's spec, as the discovery reads it.
+pub fn application_spec(o: &Object) -> Result<ArgoApp, SkipReason> {
+    // Unlike other readers, an Application without a readable spec is always an error.
+    let invalid = |text: String| SkipReason::new(Why::Invalid, text);
+    match &o.body {
+        Body::Raw(v) => serde_json::from_value(if v.is_null() {
+            Value::Object(Default::default())
+        } else {
+            v.clone()
+        })
+        .map_err(|e| invalid(format!("{}: Application spec: {e}", o.source))),
+        _ => Err(invalid(format!("{}: Application has no spec", o.source))),
+    }
+}
+
+/// Render units for one Argo CD Application: one outcome per source (values-only `ref:` sources
+/// yield none), or one saying the Application has no source.
+pub fn argo_units(ctx: &Context<'_>, owner: &AppRef, app: &ArgoApp) -> Vec<SourceOutcome> {
+    let sources: Vec<&ArgoSource> = app.source.iter().chain(&app.sources).collect();
+    if sources.is_empty() {
+        return vec![owner.skip(SkipReason::new(
+            Why::Missing,
+            "the Application has no source",
+        ))];
+    }
+    // `ref:` sources lend their repository to `$ref/...` value files.
+    let refs: BTreeMap<&str, &ArgoSource> = sources
+        .iter()
+        .filter_map(|s| s.ref_.as_deref().map(|r| (r, *s)))
+        .collect();
+    let namespace = app.destination.namespace.clone().filter(|n| !n.is_empty());
+    sources
+        .iter()
+        // A values-only source renders nothing itself.
+        .filter(|s| !(s.ref_.is_some() && s.path.is_none() && s.chart.is_none()))
+        .map(|s| {
+            argo_source(ctx, owner, s, &refs, namespace.clone()).map_err(|r| (owner.clone(), r))
+        })
+        .collect()
+}
+
+/// One Argo CD source as a unit.
+fn argo_source(
+    ctx: &Context<'_>,
+    owner: &AppRef,
+    s: &ArgoSource,
+    refs: &BTreeMap<&str, &ArgoSource>,
+    namespace: Option<String>,
+) -> Result<Unit, SkipReason> {
+    if let Some(chart) = &s.chart {
+        return Err(SkipReason::new(
+            Why::Remote,
+            format!(
+                "Helm chart {chart} from repository {} is not rendered offline (remote chart)",
+                s.repo_url
+            ),
+        ));
+    }
+    if s.repo_url.starts_with("oci://") || !ctx.is_this_repo(&s.repo_url) {
+        return Err(ctx.not_this_repo(&s.repo_url));
+    }
+    let path = tree_path(s.path.as_deref().unwrap_or("."))?;
+    if !ctx.tree.is_dir(&path) {
+        return Err(SkipReason::new(
+            Why::Missing,
+            format!("path {path:?} does not exist in the {}", ctx.tree.label),
+        ));
+    }
+    let how = if s.helm.is_some() || is_chart_dir(ctx.tree, &path) {
+        let h = s.helm.clone().unwrap_or_default();
+        let mut args = HelmArgs {
+            release: h.release_name.clone().unwrap_or_else(|| owner.app.clone()),
+            include_crds: !h.skip_crds,
+            ..HelmArgs::default()
+        };
+        let mut bad = None;
+        for vf in &h.value_files {
+            let resolved = match vf.strip_prefix('$') {
+                Some(rest) => {
+                    let (r, file) = rest.split_once('/').unwrap_or((rest, ""));
+                    match refs.get(r) {
+                        Some(src) if ctx.is_this_repo(&src.repo_url) => tree_path(file),
+                        Some(src) => Err(SkipReason::new(
+                            Why::NotThisRepository,
+                            format!("value file {vf}: {}", ctx.not_this_repo(&src.repo_url).text),
+                        )),
+                        None => Err(SkipReason::new(
+                            Why::Missing,
+                            format!("value file {vf}: no source with ref {r:?}"),
+                        )),
+                    }
+                }
+                None if vf.contains("://") => Err(SkipReason::new(
+                    Why::Remote,
+                    format!("value file {vf} is remote: not fetched offline"),
+                )),
+                None => tree_path(&join(&path, vf)),
+            };
+            match resolved {
+                Ok(p) => args.values_files.push(p),
+                Err(e) => bad = Some(e),
+            }
+        }
+        if let Some(e) = bad {
+            return Err(e);
+        }
+        // valuesObject wins over values.
+        match (&h.values_object, &h.values) {
+            (Some(v), _) => args.values.push(v.clone()),
+            (None, Some(Value::String(s))) if !s.trim().is_empty() => {
+                match serde_saphyr::from_str::<Value>(s) {
+                    Ok(v) => args.values.push(v),
+                    Err(e) => {
+                        return Err(SkipReason::new(
+                            Why::Invalid,
+                            format!("helm.values is not valid YAML: {e}"),
+                        ));
+                    }
+                }
+            }
+            (None, Some(v @ Value::Object(_))) => args.values.push(v.clone()),
+            _ => {}
+        }
+        for p in &h.parameters {
+            if p.force_string {
+                args.set_string.push((p.name.clone(), p.value.clone()));
+            } else {
+                args.set.push((p.name.clone(), p.value.clone()));
+            }
+        }
+        How::Helm(args)
+    } else if s.kustomize.is_some() || is_kustomize_dir(ctx.tree, &path) {
+        How::Kustomize {
+            overlay: s
+                .kustomize
+                .as_ref()
+                .map(kustomize_overlay)
+                .unwrap_or_default(),
+            recurse_plain: false,
+        }
+    } else {
+        let d = s.directory.clone().unwrap_or_default();
+        How::Plain {
+            files: directory_files(ctx.tree, &path, &d)?,
+        }
+    };
+    // The whole repository is rendered at one ref; an app pinned elsewhere is said so.
+    let notes = s
+        .target_revision
+        .as_deref()
+        .filter(|r| !matches!(*r, "" | "HEAD" | "head"))
+        .map(|r| {
+            format!(
+                "targetRevision {r} is not followed offline: rendered at the {}",
+                ctx.tree.label
+            )
+        })
+        .into_iter()
+        .collect();
+    Ok(Unit {
+        app: owner.app.clone(),
+        app_kind: owner.app_kind.clone(),
+        defined_at: owner.defined_at.clone(),
+        path,
+        how,
+        namespace,
+        force_namespace: false,
+        substitute: None,
+        notes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images() {
+        assert_eq!(
+            kustomize_image("nginx=registry/nginx:1.2"),
+            json!({"name": "nginx", "newName": "registry/nginx", "newTag": "1.2"})
+        );
+        assert_eq!(
+            kustomize_image("nginx:1.2"),
+            json!({"name": "nginx", "newTag": "1.2"})
+        );
+        assert_eq!(
+            kustomize_image("localhost:5000/nginx"),
+            json!({"name": "localhost:5000/nginx"})
+        );
+    }
+
+    /// Argo CD include/exclude: pattern × (name, path relative to the source) → expected.
+    #[test]
+    fn directory_patterns() {
+        let rows: &[(&str, &str, &str, bool)] = &[
+            ("*.yaml", "a.yaml", "a.yaml", true),
+            ("*.yaml", "a.yaml", "sub/a.yaml", true),
+            ("sub/*.yaml", "a.yaml", "sub/a.yaml", true),
+            ("sub/*.yaml", "a.yaml", "other/a.yaml", false),
+            ("sub/*", "a.yaml", "sub/x/a.yaml", false),
+            ("{a,b}.yaml", "b.yaml", "x/b.yaml", true),
+            ("*-crd.yaml", "gpu.yaml", "gpu.yaml", false),
+        ];
+        for (pattern, name, rel, expected) in rows {
+            let g = Glob::new(pattern).unwrap();
+            assert_eq!(
+                directory_match(&g, name, rel),
+                *expected,
+                "{pattern:?} {rel:?}"
+            );
+        }
+        let d = ArgoDirectory {
+            include: Some("{a,b}".repeat(12)),
+            ..ArgoDirectory::default()
+        };
+        let e = directory_glob(&d.include).unwrap_err();
+        assert!(e.is_error() && e.text.contains("refused"), "{e:?}");
+    }
+}

@@ -1,0 +1,241 @@
+//! Flux Kustomizations and HelmReleases as render units, when their GitRepository (defined in this
+//! repository) points at this repository. `postBuild.substituteFrom` and `valuesFrom` read the
+//! cluster: the unit is rendered without them and says so.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+
+use super::source::{AppRef, Context, SkipReason, SourceOutcome, Why, defined_at, spec, tree_path};
+use super::tree::is_chart_dir;
+use super::{HelmArgs, How, Unit};
+use crate::k8s::object::{Kind, Object};
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct SourceRef {
+    kind: String,
+    name: String,
+    namespace: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct PostBuild {
+    substitute: BTreeMap<String, String>,
+    substitute_from: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct FluxKustomizationSpec {
+    path: Option<String>,
+    source_ref: SourceRef,
+    target_namespace: Option<String>,
+    name_prefix: Option<String>,
+    name_suffix: Option<String>,
+    patches: Vec<Value>,
+    images: Vec<Value>,
+    components: Vec<String>,
+    post_build: Option<PostBuild>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct HelmChartSpec {
+    chart: String,
+    source_ref: SourceRef,
+    values_files: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct HelmChartTemplate {
+    spec: HelmChartSpec,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct HelmReleaseSpec {
+    chart: Option<HelmChartTemplate>,
+    chart_ref: Option<Value>,
+    values: Option<Value>,
+    values_from: Vec<Value>,
+    release_name: Option<String>,
+    target_namespace: Option<String>,
+}
+
+impl Context<'_> {
+    /// Checks that a Flux sourceRef names a GitRepository for this repository.
+    fn flux_source(&self, o: &Object, r: &SourceRef) -> Result<(), SkipReason> {
+        if r.kind != "GitRepository" {
+            return Err(SkipReason::new(
+                Why::Unsupported,
+                format!(
+                    "source {} {} is not a GitRepository: not rendered offline",
+                    r.kind, r.name
+                ),
+            ));
+        }
+        let ns = r
+            .namespace
+            .clone()
+            .unwrap_or_else(|| o.namespace().to_string());
+        match self.git_repositories.get(&(ns.clone(), r.name.clone())) {
+            Some(url) if self.repo_urls.contains(url) => Ok(()),
+            Some(url) => Err(self.not_this_repo(url)),
+            None => Err(SkipReason::new(
+                Why::NotThisRepository,
+                format!(
+                    "GitRepository {ns}/{} is not defined in this repository, so its URL is unknown",
+                    r.name
+                ),
+            )),
+        }
+    }
+}
+
+/// The unit of a Flux Kustomization or HelmRelease, or why it is not rendered; `None` for other
+/// kinds.
+pub fn flux_units(ctx: &Context<'_>, o: &Object) -> Option<SourceOutcome> {
+    let owner = AppRef {
+        app: o.meta.name.clone(),
+        app_kind: o.kind.clone(),
+        defined_at: defined_at(o),
+    };
+    let unit = match o.typed_kind() {
+        Kind::FluxKustomization => kustomization_unit(ctx, o, &owner),
+        Kind::HelmRelease => helm_release_unit(ctx, o, &owner),
+        _ => return None,
+    };
+    Some(unit.map_err(|r| (owner, r)))
+}
+
+fn unit(owner: &AppRef, path: String, how: How, namespace: Option<String>, force: bool) -> Unit {
+    Unit {
+        app: owner.app.clone(),
+        app_kind: owner.app_kind.clone(),
+        defined_at: owner.defined_at.clone(),
+        path,
+        how,
+        namespace,
+        force_namespace: force,
+        substitute: None,
+        notes: Vec::new(),
+    }
+}
+
+fn kustomization_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<Unit, SkipReason> {
+    let s: FluxKustomizationSpec = spec(o)?;
+    ctx.flux_source(o, &s.source_ref)?;
+    let path = tree_path(s.path.as_deref().unwrap_or("."))?;
+    if !ctx.tree.is_dir(&path) {
+        return Err(SkipReason::new(
+            Why::Missing,
+            format!("path {path:?} does not exist in the {}", ctx.tree.label),
+        ));
+    }
+    let mut overlay = Map::new();
+    if let Some(p) = &s.name_prefix {
+        overlay.insert("namePrefix".into(), json!(p));
+    }
+    if let Some(p) = &s.name_suffix {
+        overlay.insert("nameSuffix".into(), json!(p));
+    }
+    if let Some(n) = &s.target_namespace {
+        overlay.insert("namespace".into(), json!(n));
+    }
+    if !s.patches.is_empty() {
+        overlay.insert("patches".into(), Value::Array(s.patches.clone()));
+    }
+    if !s.images.is_empty() {
+        overlay.insert("images".into(), Value::Array(s.images.clone()));
+    }
+    if !s.components.is_empty() {
+        overlay.insert("components".into(), json!(s.components));
+    }
+    let mut u = unit(
+        owner,
+        path,
+        How::Kustomize {
+            overlay,
+            recurse_plain: true,
+        },
+        s.target_namespace.clone(),
+        s.target_namespace.is_some(),
+    );
+    if let Some(pb) = s.post_build {
+        if !pb.substitute_from.is_empty() {
+            u.notes.push(
+                "postBuild.substituteFrom reads ConfigMaps/Secrets from the cluster: unresolved offline"
+                    .into(),
+            );
+        }
+        u.substitute = Some(pb.substitute);
+    }
+    Ok(u)
+}
+
+fn helm_release_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<Unit, SkipReason> {
+    let name = &owner.app;
+    let s: HelmReleaseSpec = spec(o)?;
+    if s.chart_ref.is_some() {
+        return Err(SkipReason::new(
+            Why::Remote,
+            "spec.chartRef (OCIRepository/HelmChart) is not rendered offline",
+        ));
+    }
+    let Some(chart) = s.chart else {
+        return Err(SkipReason::new(
+            Why::Missing,
+            "HelmRelease has no spec.chart",
+        ));
+    };
+    ctx.flux_source(o, &chart.spec.source_ref)?;
+    let path = tree_path(&chart.spec.chart)?;
+    if !is_chart_dir(ctx.tree, &path) {
+        return Err(SkipReason::new(
+            Why::Missing,
+            format!("{path:?} is not a chart directory (no Chart.yaml)"),
+        ));
+    }
+    let ns = s
+        .target_namespace
+        .clone()
+        .or_else(|| o.meta.namespace.clone());
+    let release = s
+        .release_name
+        .clone()
+        .unwrap_or_else(|| match &s.target_namespace {
+            Some(t) => format!("{t}-{name}"),
+            None => name.clone(),
+        });
+    let mut args = HelmArgs {
+        release,
+        include_crds: true,
+        ..HelmArgs::default()
+    };
+    for vf in &chart.spec.values_files {
+        match tree_path(vf) {
+            Ok(p) => args.values_files.push(p),
+            Err(e) => return Err(e),
+        }
+    }
+    if let Some(v) = s.values {
+        args.values.push(v);
+    }
+    let mut u = unit(
+        owner,
+        path,
+        How::Helm(args),
+        ns,
+        s.target_namespace.is_some(),
+    );
+    if !s.values_from.is_empty() {
+        u.notes.push(
+            "valuesFrom reads ConfigMaps/Secrets from the cluster: unresolved offline".into(),
+        );
+    }
+    Ok(u)
+}

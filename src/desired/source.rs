@@ -1,0 +1,208 @@
+//! Where an app's source is, and whether it is this repository: what the Argo CD, ApplicationSet
+//! and Flux readers share.
+//!
+//! Only sources in this repository are rendered offline: an Argo CD `repoURL` or a Flux
+//! `GitRepository` URL is compared with the repository's remotes and the URLs the user gave
+//! (`--repo-url`, `render.repo_urls`). Anything else is a [`SkipReason`]: every source yields a
+//! unit or the reason it is not rendered, and [`collect`] sorts them into the plan's lists.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::json;
+
+use super::tree::Tree;
+use super::{Skipped, Unit};
+use crate::k8s::object::{Body, Object};
+
+/// Normalises a git URL for comparison: `git@github.com:org/repo.git`,
+/// `https://github.com/org/repo` and `ssh://git@github.com/org/repo/` are the same repository.
+pub fn normalize_url(url: &str) -> String {
+    let mut u = url.trim().to_ascii_lowercase();
+    u = u.strip_prefix("git+").map(str::to_string).unwrap_or(u);
+    let scheme_less = match u.split_once("://") {
+        Some((_, rest)) => rest.to_string(),
+        None => match u.split_once(':') {
+            // scp-like `git@host:org/repo`
+            Some((host, path)) if !host.contains('/') => format!("{host}/{path}"),
+            _ => u.clone(),
+        },
+    };
+    let no_user = match scheme_less.split_once('@') {
+        Some((user, rest)) if !user.contains('/') => rest.to_string(),
+        _ => scheme_less,
+    };
+    no_user
+        .trim_end_matches('/')
+        .trim_end_matches(".git")
+        .trim_end_matches('/')
+        .to_string()
+}
+
+pub struct Context<'a> {
+    pub tree: &'a Tree,
+    /// Normalised URLs that name this repository.
+    pub repo_urls: Vec<String>,
+    /// GitRepository objects found in the tree: (namespace, name) → normalised URL.
+    pub git_repositories: BTreeMap<(String, String), String>,
+}
+
+impl Context<'_> {
+    pub fn is_this_repo(&self, url: &str) -> bool {
+        let n = normalize_url(url);
+        self.repo_urls.contains(&n)
+    }
+
+    pub fn not_this_repo(&self, url: &str) -> SkipReason {
+        let known = if self.repo_urls.is_empty() {
+            "none: the repository has no remote; pass --repo-url or set render.repo_urls"
+                .to_string()
+        } else {
+            self.repo_urls.join(", ")
+        };
+        SkipReason::new(
+            Why::NotThisRepository,
+            format!("source {url} is not this repository (this repository is known as: {known})"),
+        )
+    }
+}
+
+/// Why a source is not rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// Another repository (or one whose URL is unknown).
+    NotThisRepository,
+    /// A Helm repository, OCI chart or remote values file: not fetched offline.
+    Remote,
+    /// A generator, `chartRef` or the like that needs the cluster or an API.
+    NeedsCluster,
+    /// Something the offline renderer does not do (a template function, a non-Git source).
+    Unsupported,
+    /// The source names something the tree does not have (a path, a ref, a chart).
+    Missing,
+    /// The spec is invalid (a broken field, YAML that does not parse).
+    Invalid,
+    /// The source is hostile: a path out of the repository, a refused symlink or pattern.
+    Refused,
+}
+
+/// A source that is listed but not rendered, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkipReason {
+    pub why: Why,
+    /// What the report says.
+    pub text: String,
+}
+
+impl SkipReason {
+    pub fn new(why: Why, text: impl Into<String>) -> SkipReason {
+        SkipReason {
+            why,
+            text: text.into(),
+        }
+    }
+
+    /// A message from the tree or a parser, classified by what it says: a refusal, an invalid
+    /// spec, or merely something that could not be read.
+    pub fn from_message(text: String) -> SkipReason {
+        let why = if text.contains("refused") {
+            Why::Refused
+        } else if text.contains(" spec: ") || text.contains("not valid YAML") {
+            Why::Invalid
+        } else {
+            Why::Missing
+        };
+        SkipReason { why, text }
+    }
+
+    /// Broken or hostile, rather than merely out of reach offline.
+    pub fn is_error(&self) -> bool {
+        matches!(self.why, Why::Invalid | Why::Refused)
+    }
+}
+
+/// The app a source belongs to, as the report names it.
+#[derive(Debug, Clone)]
+pub struct AppRef {
+    pub app: String,
+    pub app_kind: String,
+    pub defined_at: String,
+}
+
+impl AppRef {
+    pub fn skip(&self, reason: SkipReason) -> SourceOutcome {
+        Err((self.clone(), reason))
+    }
+}
+
+/// What one source yields: a unit to render, or the app and why it is not rendered.
+pub type SourceOutcome = Result<Unit, (AppRef, SkipReason)>;
+
+/// Sorts outcomes into units and skipped apps, each in the order they came.
+pub fn collect(
+    outcomes: impl IntoIterator<Item = SourceOutcome>,
+    units: &mut Vec<Unit>,
+    skipped: &mut Vec<Skipped>,
+) {
+    for o in outcomes {
+        match o {
+            Ok(u) => units.push(u),
+            Err((app, reason)) => skipped.push(Skipped {
+                app: app.app,
+                app_kind: app.app_kind,
+                defined_at: app.defined_at,
+                error: reason.is_error(),
+                reason: reason.text,
+            }),
+        }
+    }
+}
+
+/// A path from a manifest as a tree path; one that leaves the tree is refused.
+pub fn tree_path(p: &str) -> Result<String, SkipReason> {
+    super::tree::tree_path(p).map_err(|e| SkipReason::new(Why::Refused, e))
+}
+
+pub fn defined_at(o: &Object) -> String {
+    o.source.to_string()
+}
+
+/// An Argo CD or Flux object's spec; a missing spec is an empty one.
+pub fn spec<T: for<'de> Deserialize<'de>>(o: &Object) -> Result<T, SkipReason> {
+    match &o.body {
+        Body::Raw(v) => serde_json::from_value(if v.is_null() { json!({}) } else { v.clone() })
+            .map_err(|e| {
+                SkipReason::new(Why::Invalid, format!("{}: {} spec: {e}", o.source, o.kind))
+            }),
+        _ => Err(SkipReason::new(
+            Why::Missing,
+            format!("{}: {} has no spec", o.source, o.kind),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_normalise() {
+        let a = normalize_url("git@github.com:Org/Repo.git");
+        assert_eq!(a, "github.com/org/repo");
+        assert_eq!(normalize_url("https://github.com/org/repo"), a);
+        assert_eq!(normalize_url("ssh://git@github.com/org/repo/"), a);
+        assert_eq!(normalize_url("https://github.com/org/repo.git/"), a);
+        assert_ne!(normalize_url("https://github.com/org/other"), a);
+    }
+
+    #[test]
+    fn reasons_classify_as_before() {
+        let r =
+            SkipReason::from_message("path \"../x\" points outside the repository: refused".into());
+        assert!(r.is_error());
+        let r = SkipReason::from_message("a.yaml: no such file in the working tree".into());
+        assert!(!r.is_error());
+        assert!(SkipReason::new(Why::Invalid, "x").is_error());
+        assert!(!SkipReason::new(Why::NeedsCluster, "x").is_error());
+    }
+}
