@@ -21,30 +21,25 @@
 //!
 //! Failure is never zero: an unreachable server, a timeout, an HTTP error or a Prometheus error body
 //! is an `Err` naming the URL (never the token), and so is "no DCGM series at all", so the caller
-//! reports `used` as unknown with the reason. Plain HTTP/1.1 on hyper; `https://` with rustls and
-//! the system's roots (`SSL_CERT_FILE`/`SSL_CERT_DIR` are honoured).
+//! reports `used` as unknown with the reason. The transport (TLS, token header, deadline) is
+//! [`super::http`]'s; this module only knows what to ask and what the answers mean.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use http::header::{ACCEPT, AUTHORIZATION, HeaderValue, USER_AGENT};
-use http::{Request, StatusCode, Uri};
-use http_body_util::{BodyExt, Empty, Limited};
-use hyper::body::Bytes;
-use hyper_rustls::HttpsConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use http::StatusCode;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
+
+use super::http::{Client, duration_text, excerpt};
 
 /// The graphics-engine active ratio (0–1); reported per MIG instance too.
 pub const GR_ENGINE_ACTIVE: &str = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
 /// GPU utilisation in percent (0–100); absent or 0 for MIG instances.
 pub const GPU_UTIL: &str = "DCGM_FI_DEV_GPU_UTIL";
 
-/// A response body beyond this is refused (tens of thousands of GPUs stay far below it).
-const MAX_BODY: usize = 64 * 1024 * 1024;
+/// The instant-query endpoint, below the base URL.
+const QUERY_PATH: &str = "/api/v1/query";
 
 /// Where the metrics are and how to read them.
 #[derive(Clone)]
@@ -101,26 +96,20 @@ pub struct GpuActivity {
 
 /// Reads the average GPU activity per GPU over `src.window`; see the module documentation.
 pub async fn gpu_activity(src: &PromSource) -> Result<Vec<GpuActivity>, String> {
-    let base = display_url(&src.url);
-    match tokio::time::timeout(src.timeout, read(src, &base)).await {
-        Ok(result) => result,
-        Err(_) => Err(format!(
-            "Prometheus at {base} did not answer within {}",
-            human_duration(src.timeout)
-        )),
-    }
-}
-
-async fn read(src: &PromSource, base: &str) -> Result<Vec<GpuActivity>, String> {
     let window = prom_duration(src.window).ok_or_else(|| {
         format!(
             "the Prometheus window must be at least 1ms, not {:?}",
             src.window
         )
     })?;
-    let endpoint = query_endpoint(&src.url)?;
-    let auth = authorization(src.bearer_token.as_deref())?;
-    let client = HttpClient::new(&endpoint)?;
+    let client = Client::new(
+        "Prometheus",
+        &src.url,
+        src.bearer_token.as_deref(),
+        src.timeout,
+    )
+    .map_err(|e| e.to_string())?;
+    let base = client.shown_url();
     let queries = [
         (
             GR_ENGINE_ACTIVE,
@@ -133,8 +122,20 @@ async fn read(src: &PromSource, base: &str) -> Result<Vec<GpuActivity>, String> 
     ];
     let mut non_finite = 0;
     for (metric, query) in &queries {
-        let body = client.query(&endpoint, query, auth.as_ref(), base).await?;
-        let samples = parse_response(&body)
+        let response = client
+            .get(QUERY_PATH, &[("query", query)])
+            .await
+            .map_err(|e| e.to_string())?;
+        if !response.status.is_success() {
+            return Err(http_error(
+                base,
+                query,
+                response.status,
+                &response.body,
+                client.has_token(),
+            ));
+        }
+        let samples = parse_response(&response.body)
             .map_err(|e| format!("Prometheus at {base}, query `{query}`: {e}"))?;
         let total = samples.len();
         let activities = activities(samples, metric);
@@ -144,7 +145,7 @@ async fn read(src: &PromSource, base: &str) -> Result<Vec<GpuActivity>, String> 
         non_finite += total;
     }
     let names = queries.map(|(m, _)| m).join(", ");
-    let window = human_duration(src.window);
+    let window = duration_text(src.window);
     if non_finite > 0 {
         // Series exist but every one averaged to NaN or ±Inf: still unknown, not idle.
         return Err(format!(
@@ -154,156 +155,7 @@ async fn read(src: &PromSource, base: &str) -> Result<Vec<GpuActivity>, String> 
     Err(format!("no DCGM series ({names}) in {base} over {window}"))
 }
 
-/// `http(s)://host[:port][/prefix]/api/v1/query`, from the base URL. Credentials and query strings
-/// in the base URL are refused: the first would never be sent, the second never kept.
-fn query_endpoint(url: &str) -> Result<Uri, String> {
-    let shown = display_url(url);
-    let uri: Uri = url
-        .trim()
-        .parse()
-        .map_err(|e| format!("invalid Prometheus URL {shown}: {e}"))?;
-    match uri.scheme_str() {
-        Some("http" | "https") => {}
-        _ => {
-            return Err(format!(
-                "invalid Prometheus URL {shown}: it must start with http:// or https://"
-            ));
-        }
-    }
-    let Some(authority) = uri.authority() else {
-        return Err(format!("invalid Prometheus URL {shown}: no host"));
-    };
-    if authority.as_str().contains('@') {
-        return Err(format!(
-            "invalid Prometheus URL {shown}: credentials in the URL are not sent; use a bearer token"
-        ));
-    }
-    if uri.query().is_some() {
-        return Err(format!(
-            "invalid Prometheus URL {shown}: give the base URL, without a query"
-        ));
-    }
-    let prefix = uri.path().trim_end_matches('/');
-    let scheme = uri.scheme_str().unwrap_or("http");
-    format!("{scheme}://{authority}{prefix}/api/v1/query")
-        .parse()
-        .map_err(|e| format!("invalid Prometheus URL {shown}: {e}"))
-}
-
-/// The URL as shown in messages: trimmed, and with any `user:password@` blanked out.
-fn display_url(url: &str) -> String {
-    let url = url.trim().trim_end_matches('/');
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
-    };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    match rest[..authority_end].rfind('@') {
-        Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
-        None => url.to_string(),
-    }
-}
-
-fn authorization(token: Option<&str>) -> Result<Option<HeaderValue>, String> {
-    let Some(token) = token.map(str::trim).filter(|t| !t.is_empty()) else {
-        return Ok(None);
-    };
-    // The error deliberately leaves the token out.
-    let mut value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
-        "the Prometheus bearer token contains characters not allowed in an HTTP header".to_string()
-    })?;
-    value.set_sensitive(true);
-    Ok(Some(value))
-}
-
-/// One client per read: plain HTTP, or rustls with the system roots (only loaded for `https://`,
-/// so a machine without CA certificates can still read a plain-HTTP Prometheus).
-enum HttpClient {
-    Plain(Client<HttpConnector, Empty<Bytes>>),
-    Tls(Client<HttpsConnector<HttpConnector>, Empty<Bytes>>),
-}
-
-impl HttpClient {
-    fn new(endpoint: &Uri) -> Result<HttpClient, String> {
-        let builder = Client::builder(TokioExecutor::new());
-        if endpoint.scheme_str() == Some("https") {
-            let connector = hyper_rustls::HttpsConnectorBuilder::new()
-                .with_provider_and_native_roots(rustls::crypto::ring::default_provider())
-                .map_err(|e| {
-                    format!("cannot set up TLS for Prometheus (no usable CA certificates?): {e}")
-                })?
-                .https_only()
-                .enable_http1()
-                .build();
-            Ok(HttpClient::Tls(builder.build(connector)))
-        } else {
-            let mut connector = HttpConnector::new();
-            connector.set_nodelay(true);
-            Ok(HttpClient::Plain(builder.build(connector)))
-        }
-    }
-
-    /// GETs one instant query; the body on 2xx, else an error naming the URL and Prometheus's
-    /// own explanation.
-    async fn query(
-        &self,
-        endpoint: &Uri,
-        query: &str,
-        auth: Option<&HeaderValue>,
-        base: &str,
-    ) -> Result<Bytes, String> {
-        let params = form_urlencoded::Serializer::new(String::new())
-            .append_pair("query", query)
-            .finish();
-        let uri = format!("{endpoint}?{params}");
-        let mut req = Request::get(uri.as_str())
-            .header(ACCEPT, "application/json")
-            .header(USER_AGENT, concat!("gpuledger/", env!("CARGO_PKG_VERSION")));
-        if let Some(auth) = auth {
-            req = req.header(AUTHORIZATION, auth.clone());
-        }
-        let req = req
-            .body(Empty::new())
-            .map_err(|e| format!("Prometheus at {base}: bad request: {e}"))?;
-        let response = match self {
-            HttpClient::Plain(c) => c.request(req).await,
-            HttpClient::Tls(c) => c.request(req).await,
-        }
-        .map_err(|e| format!("cannot reach Prometheus at {base}: {}", chain(&e)))?;
-        let status = response.status();
-        let body = Limited::new(response.into_body(), MAX_BODY)
-            .collect()
-            .await
-            .map_err(|e| {
-                format!(
-                    "Prometheus at {base}: reading the response: {}",
-                    chain(e.as_ref())
-                )
-            })?
-            .to_bytes();
-        if status.is_success() {
-            Ok(body)
-        } else {
-            Err(http_error(base, query, status, &body, auth.is_some()))
-        }
-    }
-}
-
-/// An error and its causes on one line: hyper's top-level message alone ("client error
-/// (Connect)") does not say what happened.
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let text = s.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = s.source();
-    }
-    out
-}
-
+/// A Prometheus error answer, with Prometheus's own explanation when the body has one.
 fn http_error(base: &str, query: &str, status: StatusCode, body: &[u8], has_token: bool) -> String {
     let detail = match serde_json::from_slice::<ApiResponse>(body) {
         Ok(ApiResponse {
@@ -331,16 +183,6 @@ fn http_error(base: &str, query: &str, status: StatusCode, body: &[u8], has_toke
         format!(": {detail}")
     };
     format!("Prometheus at {base} answered {status}{hint} to `{query}`{detail}")
-}
-
-/// The start of a non-JSON body (an HTML error page from a proxy), on one line.
-fn excerpt(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body);
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line,
-    }
 }
 
 #[derive(Deserialize)]
@@ -528,25 +370,10 @@ fn parse_value(s: &str) -> Option<f64> {
     s.trim().parse::<f64>().ok().filter(|v| v.is_finite())
 }
 
-/// A PromQL duration in the largest unit that divides it exactly (`1h`, `90m`, `45s`, `1500ms`):
-/// single units work on every Prometheus version. `None` below one millisecond.
+/// A PromQL duration: [`duration_text`] writes a single unit (`1h`, `90m`, `45s`, `1500ms`),
+/// which every Prometheus version accepts. `None` below one millisecond.
 fn prom_duration(d: Duration) -> Option<String> {
-    let ms = d.as_millis();
-    if ms == 0 {
-        return None;
-    }
-    let unit = [(3_600_000, "h"), (60_000, "m"), (1000, "s")]
-        .into_iter()
-        .find(|(size, _)| ms.is_multiple_of(*size));
-    Some(match unit {
-        Some((size, name)) => format!("{}{name}", ms / size),
-        None => format!("{ms}ms"),
-    })
-}
-
-/// A duration for messages: the PromQL form, or `0s`.
-fn human_duration(d: Duration) -> String {
-    prom_duration(d).unwrap_or_else(|| "0s".into())
+    (d.as_millis() > 0).then(|| duration_text(d))
 }
 
 #[cfg(test)]
@@ -781,38 +608,6 @@ mod tests {
     }
 
     #[test]
-    fn urls() {
-        assert_eq!(
-            query_endpoint("http://prom:9090").unwrap().to_string(),
-            "http://prom:9090/api/v1/query"
-        );
-        assert_eq!(
-            query_endpoint(" https://h/prometheus/ ")
-                .unwrap()
-                .to_string(),
-            "https://h/prometheus/api/v1/query"
-        );
-        assert!(
-            query_endpoint("prom:9090")
-                .unwrap_err()
-                .contains("http:// or https://")
-        );
-        assert!(
-            query_endpoint("ftp://prom")
-                .unwrap_err()
-                .contains("http:// or https://")
-        );
-        let e = query_endpoint("https://admin:hunter2@prom").unwrap_err();
-        assert!(!e.contains("hunter2") && e.contains("***@prom"), "{e}");
-        assert!(
-            query_endpoint("http://prom/?x=1")
-                .unwrap_err()
-                .contains("without a query")
-        );
-        assert_eq!(display_url("https://u:p@h:1/x/"), "https://***@h:1/x");
-    }
-
-    #[test]
     fn durations() {
         assert_eq!(
             prom_duration(Duration::from_secs(3600)).as_deref(),
@@ -842,11 +637,5 @@ mod tests {
             timeout: Duration::from_secs(1),
         };
         assert!(!format!("{src:?}").contains("s3cret"));
-        let e = authorization(Some("bad\ntoken")).unwrap_err();
-        assert!(!e.contains("token\n") && !e.contains("bad"), "{e}");
-        let v = authorization(Some(" abc\n")).unwrap().unwrap();
-        assert_eq!(v.to_str().unwrap(), "Bearer abc");
-        assert!(v.is_sensitive());
-        assert_eq!(authorization(Some("  ")).unwrap(), None);
     }
 }

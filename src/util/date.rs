@@ -2,105 +2,94 @@
 //! of a pull-request comment: parse `YYYY-MM-DD` (or the date part of an RFC 3339 timestamp),
 //! compare, add days, parse and print RFC 3339 instants, and convert from the system clock. The
 //! analysis never reads the clock: the command layer passes "today" in.
+//!
+//! The calendar is jiff's. The parsers are our own thin ones, because they accept exactly the forms
+//! the configuration and the CLI always have (jiff's are more liberal), and the printed forms are
+//! written field by field so that they stay `2026-12-30` and `2026-11-30T16:05:00Z`.
 
 use std::fmt;
 
+use jiff::civil;
+use jiff::tz::Offset;
+use jiff::{SignedDuration, Span};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// A day of the proleptic Gregorian calendar, years 1000 to 9999 when parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Date {
-    /// Days since 1970-01-01.
-    days: i64,
-}
-
-// Howard Hinnant's civil-date algorithms.
-fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (i64::from(m) + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
+pub struct Date(civil::Date);
 
 impl Date {
     /// `2026-12-31`, or the date of `2026-12-31T10:00:00Z`.
     pub fn parse(s: &str) -> Result<Date, String> {
         let bad = || format!("{s:?} is not a date (expected YYYY-MM-DD)");
-        let date = s.trim().get(..10).ok_or_else(bad)?;
+        let s = s.trim();
+        let date = s.get(..10).ok_or_else(bad)?;
         let mut parts = date.split('-');
         let (Some(y), Some(m), Some(d), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             return Err(bad());
         };
-        let (y, m, d): (i64, u32, u32) = (
+        let (y, m, d): (i16, i8, i8) = (
             y.parse().map_err(|_| bad())?,
             m.parse().map_err(|_| bad())?,
             d.parse().map_err(|_| bad())?,
         );
-        if !(1..=12).contains(&m) || d == 0 || y.to_string().len() != 4 {
+        // Four digits as written, not just four characters: `+026` and `0999` are refused.
+        if !(1000..=9999).contains(&y) {
             return Err(bad());
         }
-        let date = Date {
-            days: days_from_civil(y, m, d),
-        };
-        // Reject 2026-02-31 and friends: the round trip must give the same day.
-        if civil_from_days(date.days) != (y, m, d) {
-            return Err(bad());
+        // jiff refuses 2026-02-31 and friends.
+        let date = civil::Date::new(y, m, d).map_err(|_| bad())?;
+        match s.get(10..) {
+            Some(rest) if rest.is_empty() || rest.starts_with(['T', 't', ' ']) => Ok(Date(date)),
+            _ => Err(bad()),
         }
-        if s.trim().len() > 10 && !s.trim()[10..].starts_with(['T', 't', ' ']) {
-            return Err(bad());
-        }
-        Ok(date)
     }
 
     /// Today in UTC, from the system clock.
     pub fn today() -> Date {
-        Date {
-            days: Timestamp::now().secs.div_euclid(86_400),
-        }
+        Timestamp::now().date()
     }
 
+    /// `n` days later (earlier when negative); past the end of the calendar it stays at the end.
     pub fn plus_days(self, n: i64) -> Date {
-        Date {
-            days: self.days + n,
-        }
+        Span::new()
+            .try_days(n)
+            .and_then(|span| self.0.checked_add(span))
+            .map(Date)
+            .unwrap_or(if n < 0 {
+                Date(civil::Date::MIN)
+            } else {
+                Date(civil::Date::MAX)
+            })
     }
 }
 
 /// An instant with one-second precision, printed as `2026-11-30T16:05:00Z` (so printed instants
 /// also sort as strings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Timestamp {
-    /// Seconds since 1970-01-01T00:00:00Z.
-    secs: i64,
-}
+pub struct Timestamp(jiff::Timestamp);
 
 impl Timestamp {
+    /// Seconds since 1970-01-01T00:00:00Z; beyond jiff's range (about ±10,000 years) it stays at
+    /// the end of the range.
     pub fn from_unix(secs: i64) -> Timestamp {
-        Timestamp { secs }
+        match jiff::Timestamp::from_second(secs) {
+            Ok(t) => Timestamp(t),
+            Err(_) if secs < 0 => Timestamp::whole_seconds(jiff::Timestamp::MIN),
+            Err(_) => Timestamp::whole_seconds(jiff::Timestamp::MAX),
+        }
     }
 
     pub fn now() -> Timestamp {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as i64)
-            .unwrap_or(0);
-        Timestamp { secs }
+        Timestamp::whole_seconds(jiff::Timestamp::now())
+    }
+
+    /// Truncated towards the past, like the clock's whole seconds since the epoch.
+    fn whole_seconds(t: jiff::Timestamp) -> Timestamp {
+        let secs = t.as_second() - i64::from(t.subsec_nanosecond() < 0);
+        Timestamp(jiff::Timestamp::from_second(secs).unwrap_or(t))
     }
 
     /// RFC 3339: `2026-11-30T16:05:00Z`, `2026-11-30T17:05:00+01:00`, fractions ignored.
@@ -121,41 +110,59 @@ impl Timestamp {
         if hms.as_bytes().get(2) != Some(&b':') || hms.as_bytes().get(5) != Some(&b':') {
             return Err(bad());
         }
+        // A leap second (`:60`) is the first second of the next minute.
         let (h, m, sec) = (num(0..2, 23)?, num(3..5, 59)?, num(6..8, 60)?);
-        let mut zone = &rest[8..];
+        let mut zone = rest.get(8..).ok_or_else(bad)?;
         if let Some(frac) = zone.strip_prefix('.') {
             zone = frac.trim_start_matches(|c: char| c.is_ascii_digit());
         }
         let offset = match zone {
             "Z" | "z" => 0,
-            z if z.len() == 6 && (z.starts_with('+') || z.starts_with('-')) && &z[3..4] == ":" => {
-                let oh: i64 = z[1..3].parse().map_err(|_| bad())?;
-                let om: i64 = z[4..6].parse().map_err(|_| bad())?;
-                let o = oh * 3600 + om * 60;
-                if z.starts_with('-') { -o } else { o }
+            z if z.len() == 6 && z.get(3..4) == Some(":") => {
+                let part = |r: std::ops::Range<usize>| -> Result<i64, String> {
+                    z.get(r).ok_or_else(bad)?.parse().map_err(|_| bad())
+                };
+                let o = part(1..3)? * 3600 + part(4..6)? * 60;
+                match z.get(..1) {
+                    Some("+") => o,
+                    Some("-") => -o,
+                    _ => return Err(bad()),
+                }
             }
             _ => return Err(bad()),
         };
-        Ok(Timestamp {
-            secs: date.days * 86_400 + h * 3600 + m * 60 + sec - offset,
-        })
+        let midnight = Offset::UTC
+            .to_timestamp(date.0.to_datetime(civil::Time::midnight()))
+            .map_err(|_| bad())?;
+        midnight
+            .checked_add(SignedDuration::from_secs(h * 3600 + m * 60 + sec - offset))
+            .map(Timestamp)
+            .map_err(|_| bad())
+    }
+
+    fn date(self) -> Date {
+        Date(Offset::UTC.to_datetime(self.0).date())
     }
 }
 
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let day = Date {
-            days: self.secs.div_euclid(86_400),
-        };
-        let s = self.secs.rem_euclid(86_400);
-        write!(f, "{day}T{:02}:{:02}:{:02}Z", s / 3600, s / 60 % 60, s % 60)
+        let t = Offset::UTC.to_datetime(self.0);
+        write!(
+            f,
+            "{}T{:02}:{:02}:{:02}Z",
+            Date(t.date()),
+            t.hour(),
+            t.minute(),
+            t.second()
+        )
     }
 }
 
 impl fmt::Display for Date {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (y, m, d) = civil_from_days(self.days);
-        write!(f, "{y:04}-{m:02}-{d:02}")
+        let d = self.0;
+        write!(f, "{:04}-{:02}-{:02}", d.year(), d.month(), d.day())
     }
 }
 
@@ -215,6 +222,82 @@ mod tests {
         ] {
             assert!(Date::parse(bad).is_err(), "{bad}");
         }
-        assert_eq!(Date::parse("1970-01-01").unwrap().days, 0);
+        assert_eq!(
+            Date::parse("1970-01-01").unwrap(),
+            Timestamp::from_unix(0).date()
+        );
+    }
+
+    #[test]
+    fn the_accepted_forms_are_the_old_ones() {
+        // Offsets, lower-case separators, empty fractions and leap seconds as before.
+        let t = |s| Timestamp::parse(s).map(|t| t.to_string());
+        assert_eq!(t("2026-11-30 16:05:09z").unwrap(), "2026-11-30T16:05:09Z");
+        assert_eq!(t("2026-11-30t16:05:09.Z").unwrap(), "2026-11-30T16:05:09Z");
+        assert_eq!(
+            t("2026-11-30T10:35:09-05:30").unwrap(),
+            "2026-11-30T16:05:09Z"
+        );
+        assert_eq!(t("2026-12-31T23:59:60Z").unwrap(), "2027-01-01T00:00:00Z");
+        assert_eq!(
+            t("2026-11-30T16:05:09+00:00").unwrap(),
+            "2026-11-30T16:05:09Z"
+        );
+        assert_eq!(Timestamp::from_unix(-1).to_string(), "1969-12-31T23:59:59Z");
+        assert!(Timestamp::parse("2026-11-30T16:05Z").is_err());
+        assert!(Date::parse("0999-01-01").is_err());
+        assert_eq!(
+            Date::parse("2026-12-30 anything").unwrap().to_string(),
+            "2026-12-30"
+        );
+        assert!(Timestamp::parse("2026-11-30T17:05:09+01:00").unwrap() > Timestamp::from_unix(0));
+    }
+
+    #[test]
+    fn no_input_makes_the_parsers_panic() {
+        let long = "9".repeat(400);
+        let inputs = [
+            "",
+            " ",
+            "é",
+            "ééééééééééééééééé",
+            "2026-11-3é",
+            "2026-11-30é",
+            "2026-11-30Té",
+            "2026-11-30T16:05:0é",
+            "2026-11-30T16:05:09é",
+            "2026-11-30T16:05:09+0é00",
+            "2026-11-30T16:05:09+é:00",
+            "2026-11-30T16:05:09+00:é",
+            "2026-11-30T16:05:09.ééZ",
+            "2026-11-30T16:05:09+99:99",
+            "2026-11-30T16:05:09-99:99",
+            "9999-12-31T23:59:60-99:99",
+            "1000-01-01T00:00:00+99:99",
+            "99999-01-01",
+            "+9999-01-01",
+            "-9999-01-01",
+            "2026-+1-01",
+            "2026-00-00",
+            long.as_str(),
+            "\u{0}\u{0}\u{0}\u{0}-\u{0}\u{0}-\u{0}\u{0}",
+            "日本語の日付です",
+        ];
+        for s in inputs {
+            let _ = Date::parse(s);
+            let _ = Timestamp::parse(s);
+        }
+        for n in [i64::MIN, -1_000_000_000, 1_000_000_000, i64::MAX] {
+            let far = Date::parse("2026-11-30").unwrap().plus_days(n);
+            assert!(far.to_string().len() >= 10);
+            let _ = Timestamp::from_unix(n).to_string();
+        }
+        assert_eq!(
+            Date::parse("2026-11-30")
+                .unwrap()
+                .plus_days(i64::MAX)
+                .to_string(),
+            "9999-12-31"
+        );
     }
 }
