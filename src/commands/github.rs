@@ -12,18 +12,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context;
-use serde_json::{Value, json};
 
 use super::{Outcome, check, deliver, drift};
 use crate::cli::{CommentArgs, GithubArgs, IssueArgs};
 use crate::doc::{Block, Doc, Text};
 use crate::github::actions::{self, Annotation};
+use crate::github::api::Repo;
 use crate::github::client::{GitHub, GitHubError, Retry};
-use crate::github::comment::{self, Existing, Plan, Step};
+use crate::github::comment;
 use crate::github::event::Runtime;
-use crate::github::issue::{self, Found, Now};
+use crate::github::issue::Now;
 use crate::github::marker::{self, Marker};
 use crate::github::split;
+use crate::github::sync;
 use crate::live::kube::Progress;
 use crate::render::{arrow, check_doc, drift_issue_doc, render_check, report_doc};
 use crate::report::CheckReport;
@@ -112,93 +113,28 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
     }
 
     let target = format!("{slug}#{pr}");
-    let author = args.github.author.clone();
+    let footer_md = footer.markdown();
+    let job = sync::CommentJob {
+        pr,
+        author: &args.github.author,
+        report: &markdown,
+        footer: &footer_md,
+        overflow: &overflow,
+        max_parts,
+        marker: ours,
+        local_time: local_time.is_some(),
+        behavior: args.behavior,
+        skip_unchanged: args.skip_no_change && no_change,
+    };
     let posted = with_client(&args.github, &rt, |gh| async move {
-        // The pull request's head now: a run for an older commit posts nothing.
-        let pull = gh.get(&format!("/repos/{slug}/pulls/{pr}")).await?;
-        let pr_head = pull
-            .pointer("/head/sha")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        if local_time.is_none() {
-            // Not in the local clone (a shallow fetch): the commit's own time, from the API.
-            let commit = gh.get(&format!("/repos/{slug}/commits/{head}")).await?;
-            if let Some(t) = commit
-                .pointer("/commit/committer/date")
-                .and_then(Value::as_str)
-                .and_then(|d| Timestamp::parse(d).ok())
-            {
-                ours.valid_at = Some(t);
-            }
-        }
-        let bodies = comment::bodies(
-            &markdown,
-            &format!("\n{}", footer.markdown()),
-            &ours,
-            max_parts,
-            &overflow,
-        );
-        let path = format!("/repos/{slug}/issues/{pr}/comments");
-        let existing: Vec<Existing> = gh
-            .list(&path)
-            .await?
-            .iter()
-            .filter(|v| written_by(v, &author))
-            .filter_map(|v| {
-                let body = v.get("body")?.as_str()?.to_string();
-                Some(Existing {
-                    id: v.get("id")?.as_u64()?,
-                    node_id: v.get("node_id")?.as_str().unwrap_or_default().to_string(),
-                    marker: Marker::find(&body)?,
-                    body,
-                })
-            })
-            .collect();
-        let has_ours = existing.iter().any(|e| e.marker.same_thread(&ours));
-        if args.skip_no_change && no_change && !has_ours {
-            return Ok(vec![
-                "no GPU change and no drift introduced: nothing posted (--skip-no-change)"
-                    .to_string(),
-            ]);
-        }
-        let steps =
-            match comment::plan(&existing, &bodies, &ours, args.behavior, pr_head.as_deref()) {
-                Plan::Skip(why) => return Ok(vec![format!("{why}: nothing posted")]),
-                Plan::Steps(s) => s,
-            };
-        let mut done = Vec::new();
-        for step in steps {
-            done.push(match step {
-                Step::Create { body } => {
-                    let v = gh.post(&path, &json!({ "body": body })).await?;
-                    format!("comment created: {}", url_of(&v))
-                }
-                Step::Update { id, body } => {
-                    let v = gh
-                        .patch(
-                            &format!("/repos/{slug}/issues/comments/{id}"),
-                            &json!({ "body": body }),
-                        )
-                        .await?;
-                    format!("comment updated: {}", url_of(&v))
-                }
-                Step::Minimize { id, node_id } => {
-                    gh.graphql(
-                        "minimizeComment",
-                        "mutation($id: ID!) { minimizeComment(input: {subjectId: $id, classifier: OUTDATED}) { minimizedComment { isMinimized } } }",
-                        json!({ "id": node_id }),
-                    )
-                    .await?;
-                    format!("earlier comment {id} hidden as outdated")
-                }
-                Step::Delete { id } => {
-                    gh.delete(&format!("/repos/{slug}/issues/comments/{id}"))
-                        .await?;
-                    format!("earlier comment {id} deleted")
-                }
-            });
-        }
-        Ok(done)
+        sync::comment(
+            &Repo {
+                gh: &gh,
+                slug: &slug,
+            },
+            job,
+        )
+        .await
     });
     let mut warnings = Vec::new();
     match posted {
@@ -378,34 +314,21 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
         });
     }
 
-    let label = args.label.clone();
-    let author = args.github.author.clone();
+    let job = sync::IssueJob {
+        author: &args.github.author,
+        label: &args.label,
+        title: &title,
+        now: &now,
+    };
     let done = with_client(&args.github, &rt, |gh| async move {
-        let list = format!(
-            "/repos/{slug}/issues?state=all&labels={}",
-            form_urlencoded::byte_serialize(label.as_bytes()).collect::<String>()
-        );
-        let mut done = Vec::new();
-        let found = find_issues(&gh, &list, &author).await?;
-        let mut created = false;
-        for step in issue::plan(&found, &now) {
-            created |= matches!(step, issue::Step::Create { .. });
-            done.push(apply(&gh, &slug, &title, &label, step).await?);
-        }
-        if created {
-            // Another run may have created one at the same time: converge on the lowest number.
-            let found = find_issues(&gh, &list, &author).await?;
-            for step in issue::plan(&found, &now) {
-                done.push(apply(&gh, &slug, &title, &label, step).await?);
-            }
-        }
-        if done.is_empty() {
-            done.push(format!(
-                "the tracking issue for scope {:?} is up to date",
-                now.marker.scope
-            ));
-        }
-        Ok(done)
+        sync::issue(
+            &Repo {
+                gh: &gh,
+                slug: &slug,
+            },
+            job,
+        )
+        .await
     })
     .map_err(|e| {
         anyhow::Error::new(e).context(format!(
@@ -425,88 +348,6 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
         stdout: Some(stdout),
         notes,
         exit_code: 0,
-    })
-}
-
-async fn find_issues(gh: &GitHub, list: &str, author: &str) -> Result<Vec<Found>, GitHubError> {
-    Ok(gh
-        .list(list)
-        .await?
-        .iter()
-        // The issues API lists pull requests too.
-        .filter(|v| v.get("pull_request").is_none() && written_by(v, author))
-        .filter_map(|v| {
-            let body = v.get("body")?.as_str()?.to_string();
-            Some(Found {
-                number: v.get("number")?.as_u64()?,
-                open: v.get("state")?.as_str()? == "open",
-                state_reason: v
-                    .get("state_reason")
-                    .and_then(Value::as_str)
-                    .map(str::to_string),
-                marker: Marker::find(&body)?,
-                body,
-            })
-        })
-        .collect())
-}
-
-async fn apply(
-    gh: &GitHub,
-    slug: &str,
-    title: &str,
-    label: &str,
-    step: issue::Step,
-) -> Result<String, GitHubError> {
-    let issue = |n: u64| format!("/repos/{slug}/issues/{n}");
-    Ok(match step {
-        issue::Step::Create { body } => {
-            let v = gh
-                .post(
-                    &format!("/repos/{slug}/issues"),
-                    &json!({ "title": title, "body": body, "labels": [label] }),
-                )
-                .await?;
-            format!("drift issue opened: {}", url_of(&v))
-        }
-        issue::Step::Edit { number, body } => {
-            gh.patch(&issue(number), &json!({ "body": body })).await?;
-            format!("drift issue #{number} updated")
-        }
-        issue::Step::Reopen { number, body } => {
-            gh.patch(&issue(number), &json!({ "state": "open", "body": body }))
-                .await?;
-            format!("drift issue #{number} reopened: the drift is back")
-        }
-        issue::Step::Close { number, body } => {
-            gh.patch(
-                &issue(number),
-                &json!({ "state": "closed", "state_reason": "completed", "body": body }),
-            )
-            .await?;
-            format!("drift issue #{number} closed: no drift left")
-        }
-        issue::Step::CloseDuplicate { number, of } => {
-            gh.post(
-                &format!("{}/comments", issue(number)),
-                &json!({ "body": format!("Duplicate of #{of} (two runs overlapped).") }),
-            )
-            .await?;
-            gh.patch(
-                &issue(number),
-                &json!({ "state": "closed", "state_reason": "not_planned" }),
-            )
-            .await?;
-            format!("duplicate drift issue #{number} closed in favour of #{of}")
-        }
-        issue::Step::Comment { number, text } => {
-            gh.post(
-                &format!("{}/comments", issue(number)),
-                &json!({ "body": text }),
-            )
-            .await?;
-            format!("commented on drift issue #{number}")
-        }
     })
 }
 
@@ -547,11 +388,6 @@ where
         let gh = GitHub::new(&g.api_url, graphql, &token, Retry::default())?;
         work(gh).await
     })
-}
-
-/// Ours only if written by the bot's login: anyone can paste a marker into a comment.
-fn written_by(v: &Value, login: &str) -> bool {
-    v.pointer("/user/login").and_then(Value::as_str) == Some(login)
 }
 
 /// Which run posted a comment: the parts of one posting share it.
@@ -682,14 +518,6 @@ fn pct(share: f64) -> String {
 
 fn path_text(p: Option<&Path>) -> String {
     p.map(|p| p.display().to_string()).unwrap_or_default()
-}
-
-fn url_of(v: &Value) -> String {
-    v.get("html_url")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-        .or_else(|| v.get("id").map(|id| format!("id {id}")))
-        .unwrap_or_default()
 }
 
 /// The repository's path from the workspace root, for annotation file names (`gitops/`, or empty).

@@ -12,6 +12,8 @@ use http_body_util::BodyExt;
 use octocrab::Octocrab;
 use serde_json::Value;
 
+use crate::util::retry::{self, Attempt, GaveUp, Schedule};
+
 #[derive(Debug, thiserror::Error)]
 pub enum GitHubError {
     #[error(
@@ -63,6 +65,18 @@ pub struct Retry {
     pub backoff: Duration,
     pub max_wait: Duration,
     pub request_timeout: Duration,
+}
+
+impl Retry {
+    /// The backoff doubles from `backoff` up to 30 s between attempts.
+    fn schedule(&self) -> Schedule {
+        Schedule {
+            attempts: self.attempts,
+            backoff: self.backoff,
+            max_backoff: Duration::from_secs(30),
+            max_wait: self.max_wait,
+        }
+    }
 }
 
 impl Default for Retry {
@@ -263,93 +277,117 @@ impl GitHub {
         body: Option<&Value>,
         idempotent: bool,
     ) -> Result<Answer, GitHubError> {
-        let mut wait = self.retry.backoff;
-        let mut last = String::new();
-        let mut attempts = 0;
-        for attempt in 1..=self.retry.attempts {
-            attempts = attempt;
-            let outcome = tokio::time::timeout(
-                self.retry.request_timeout,
-                self.once(method.clone(), path, body),
-            )
-            .await
-            .unwrap_or_else(|_| {
-                Err(format!(
-                    "no answer within {}s",
-                    self.retry.request_timeout.as_secs()
-                ))
-            });
-            let delay = match outcome {
-                Ok(a) if a.status.is_success() => return Ok(a),
-                Ok(a) => {
-                    let message = message_of(&a.body, a.status);
-                    let limited = is_rate_limited(&a);
-                    let refused = a.status == StatusCode::TOO_MANY_REQUESTS || limited;
-                    let retryable = refused || (idempotent && a.status.is_server_error());
-                    if !retryable {
-                        let status = a.status.as_u16();
-                        let path = path.to_string();
-                        return Err(if a.status == StatusCode::FORBIDDEN {
-                            GitHubError::Forbidden {
-                                method,
-                                path,
-                                status,
-                                message,
-                            }
-                        } else {
-                            GitHubError::Status {
-                                method,
-                                path,
-                                status,
-                                message,
-                            }
-                        });
-                    }
-                    last = format!("GitHub answered {}: {message}", a.status.as_u16());
-                    match asked_wait(&a.headers) {
-                        Some(w) if w > self.retry.max_wait => {
-                            last.push_str(&format!(
-                                "; GitHub asks to wait {}s, longer than the {}s we wait",
-                                w.as_secs(),
-                                self.retry.max_wait.as_secs()
-                            ));
-                            break;
-                        }
-                        Some(w) => w,
-                        // A secondary rate limit without a time: GitHub asks for a minute at least.
-                        None if limited => self.retry.max_wait.min(Duration::from_secs(60)),
-                        None => wait,
-                    }
-                }
-                Err(e) if !idempotent => {
-                    return Err(GitHubError::Exhausted {
-                        method,
-                        path: path.to_string(),
-                        attempts,
-                        last: format!("{e}; not repeated, as GitHub may have acted on it"),
+        let outcome = retry::run(
+            &self.retry.schedule(),
+            |attempts| {
+                let method = method.clone();
+                async move {
+                    let answer = tokio::time::timeout(
+                        self.retry.request_timeout,
+                        self.once(method.clone(), path, body),
+                    )
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(format!(
+                            "no answer within {}s",
+                            self.retry.request_timeout.as_secs()
+                        ))
                     });
+                    self.judge(method, path, idempotent, attempts, answer)
                 }
-                Err(e) => {
-                    last = e;
-                    wait
-                }
-            };
-            if attempt < self.retry.attempts {
+            },
+            |attempt, last, delay| {
                 tracing::warn!(
                     "{method} {path}: {last}; retrying in {}ms (attempt {attempt} of {})",
                     delay.as_millis(),
                     self.retry.attempts
                 );
-                tokio::time::sleep(delay).await;
-                wait = (wait * 2).min(Duration::from_secs(30));
-            }
-        }
-        Err(GitHubError::Exhausted {
-            method,
-            path: path.to_string(),
-            attempts,
-            last,
+            },
+        )
+        .await;
+        outcome.unwrap_or_else(|gave_up| {
+            let (attempts, last) = match gave_up {
+                GaveUp::Exhausted { attempts, last } => (attempts, last),
+                GaveUp::TooLong {
+                    attempts,
+                    last,
+                    asked,
+                } => (
+                    attempts,
+                    format!(
+                        "{last}; GitHub asks to wait {}s, longer than the {}s we wait",
+                        asked.as_secs(),
+                        self.retry.max_wait.as_secs()
+                    ),
+                ),
+            };
+            Err(GitHubError::Exhausted {
+                method: method.clone(),
+                path: path.to_string(),
+                attempts,
+                last,
+            })
         })
+    }
+
+    /// Whether one answer ends the loop: 429 and rate limits are refusals before processing and
+    /// always retried; a 5xx or a lost answer only when the request may be repeated.
+    fn judge(
+        &self,
+        method: Method,
+        path: &str,
+        idempotent: bool,
+        attempts: u32,
+        answer: Result<Answer, String>,
+    ) -> Attempt<Answer, GitHubError> {
+        let a = match answer {
+            Ok(a) if a.status.is_success() => return Attempt::Done(Ok(a)),
+            Ok(a) => a,
+            Err(e) if !idempotent => {
+                return Attempt::Done(Err(GitHubError::Exhausted {
+                    method,
+                    path: path.to_string(),
+                    attempts,
+                    last: format!("{e}; not repeated, as GitHub may have acted on it"),
+                }));
+            }
+            Err(e) => {
+                return Attempt::Again {
+                    last: e,
+                    asked: None,
+                };
+            }
+        };
+        let message = message_of(&a.body, a.status);
+        let limited = is_rate_limited(&a);
+        let refused = a.status == StatusCode::TOO_MANY_REQUESTS || limited;
+        if !(refused || (idempotent && a.status.is_server_error())) {
+            let status = a.status.as_u16();
+            let path = path.to_string();
+            return Attempt::Done(Err(if a.status == StatusCode::FORBIDDEN {
+                GitHubError::Forbidden {
+                    method,
+                    path,
+                    status,
+                    message,
+                }
+            } else {
+                GitHubError::Status {
+                    method,
+                    path,
+                    status,
+                    message,
+                }
+            }));
+        }
+        let asked = asked_wait(&a.headers).or_else(|| {
+            // A secondary rate limit without a time: GitHub asks for a minute at least.
+            limited.then(|| self.retry.max_wait.min(Duration::from_secs(60)))
+        });
+        Attempt::Again {
+            last: format!("GitHub answered {}: {message}", a.status.as_u16()),
+            asked,
+        }
     }
 
     /// One request; transport failures come back as text (they carry no token: octocrab's errors

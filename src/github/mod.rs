@@ -7,9 +7,11 @@
 //! with bounded retries; the command layer (`commands::github`) wires the two.
 
 pub mod actions;
+pub mod api;
 pub mod client;
 pub mod comment;
 pub mod event;
 pub mod issue;
 pub mod marker;
 pub mod split;
+pub mod sync;

@@ -20,6 +20,7 @@ use serde::Deserialize;
 
 use crate::k8s::object::Object;
 use crate::k8s::read::read_page;
+use crate::util::retry::{self, Attempt, GaveUp, Schedule};
 
 /// A resource gpuledger lists: API group (`""` for core) and plural name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,22 +180,37 @@ async fn get(client: &Client, path: &str, timeout: Duration) -> Result<String, F
     }
 }
 
-/// GET with bounded retries and exponential backoff on 429, 5xx, timeouts and connection errors.
+/// GET with bounded retries and exponential backoff on 429, 5xx, timeouts and connection errors
+/// (what [`get`] calls retryable); a GET may always be repeated.
 async fn get_retrying(client: &Client, path: &str, timeout: Duration) -> Result<String, Failure> {
-    let mut delay = Duration::from_millis(200);
-    let mut last = String::new();
-    for attempt in 0..5 {
-        match get(client, path, timeout).await {
-            Err(Failure::Retryable(e)) => {
-                tracing::debug!(attempt, error = %e, "retrying");
-                last = e;
-                tokio::time::sleep(delay).await;
-                delay = (delay * 2).min(Duration::from_secs(5));
+    let schedule = Schedule {
+        attempts: 5,
+        backoff: Duration::from_millis(200),
+        max_backoff: Duration::from_secs(5),
+        // The API server asks for no waits we read.
+        max_wait: Duration::ZERO,
+    };
+    let outcome = retry::run(
+        &schedule,
+        |_| async {
+            match get(client, path, timeout).await {
+                Err(Failure::Retryable(e)) => Attempt::Again {
+                    last: e,
+                    asked: None,
+                },
+                other => Attempt::Done(other),
             }
-            other => return other,
-        }
-    }
-    Err(Failure::Fatal(format!("{last} (gave up after 5 attempts)")))
+        },
+        |attempt, e, _| tracing::debug!(attempt, error = %e, "retrying"),
+    )
+    .await;
+    outcome.unwrap_or_else(|gave_up| {
+        let (GaveUp::Exhausted { attempts, last } | GaveUp::TooLong { attempts, last, .. }) =
+            gave_up;
+        Err(Failure::Fatal(format!(
+            "{last} (gave up after {attempts} attempts)"
+        )))
+    })
 }
 
 #[derive(Deserialize)]

@@ -3,3 +3,4 @@
 pub mod date;
 pub mod glob;
 pub mod process;
+pub mod retry;
