@@ -3,10 +3,11 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use gpuledger::input::{self, LiveSpec, MetricsSpec, RepoSpec, Timeouts};
 
-use crate::github::comment::Behavior;
-use crate::render::Format;
-use crate::util::date::{Date, Timestamp};
+use gpuledger::github::comment::Behavior;
+use gpuledger::render::Format;
+use gpuledger::util::date::{Date, Timestamp};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -112,7 +113,7 @@ pub struct GithubArgs {
     pub token_env: String,
 
     /// One comment or issue per scope, e.g. per cluster (letters, digits, `. _ - / :`).
-    #[arg(long, value_name = "KEY", default_value = "default", value_parser = crate::github::marker::check_scope)]
+    #[arg(long, value_name = "KEY", default_value = "default", value_parser = gpuledger::github::marker::check_scope)]
     pub scope: String,
 
     /// Only comments and issues written by this login count as ours (anyone can paste a marker).
@@ -422,11 +423,11 @@ pub struct LiveArgs {
     pub context: Vec<String>,
 
     /// Give up reading the cluster after this many seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    #[arg(long, value_name = "SECONDS", default_value_t = input::DEFAULT_TIMEOUT_S)]
     pub timeout: u64,
 
     /// Time limit for each API request, in seconds (retried with backoff on 429 and 5xx).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    #[arg(long, value_name = "SECONDS", default_value_t = input::DEFAULT_REQUEST_TIMEOUT_S)]
     pub request_timeout: u64,
 
     /// No progress line while reading the cluster (it only shows on a terminal anyway).
@@ -488,4 +489,71 @@ pub struct InventoryArgs {
 
     #[command(flatten)]
     pub output: OutputArgs,
+}
+
+impl LiveArgs {
+    /// What to read: the snapshot files, or the clusters with these timeouts.
+    pub fn spec(&self) -> LiveSpec {
+        if self.snapshot.is_empty() {
+            LiveSpec::Clusters {
+                kubeconfig: self.kubeconfig.clone(),
+                contexts: self.context.clone(),
+                timeouts: Timeouts::from_secs(self.timeout, self.request_timeout),
+            }
+        } else {
+            LiveSpec::Snapshots(self.snapshot.clone())
+        }
+    }
+
+    /// The Prometheus to read GPU activity from, with its token from the environment.
+    pub fn metrics(&self) -> Option<MetricsSpec> {
+        self.prometheus.as_ref().map(|url| MetricsSpec {
+            url: url.clone(),
+            token: std::env::var(&self.prometheus_token_env)
+                .ok()
+                .filter(|t| !t.trim().is_empty()),
+            window: self.window,
+            timeout: std::time::Duration::from_secs(self.request_timeout.max(1)),
+        })
+    }
+}
+
+impl RepoArgs {
+    /// The repository to render (`.` when no --repo was given).
+    pub fn spec(&self) -> RepoSpec {
+        RepoSpec {
+            path: self.repo.clone().unwrap_or_else(|| PathBuf::from(".")),
+            git_ref: self.git_ref.clone(),
+            repo_urls: self.repo_url.clone(),
+            render_timeout: std::time::Duration::from_secs(self.render_timeout),
+        }
+    }
+}
+
+impl CheckArgs {
+    /// The live state, only when asked for: a laptop check without a cluster stays offline. A
+    /// cluster is read with the same default timeouts as every other command.
+    pub fn live(&self) -> Option<LiveSpec> {
+        if !self.snapshot.is_empty() {
+            Some(LiveSpec::Snapshots(self.snapshot.clone()))
+        } else if self.kubeconfig.is_some() || self.context.is_some() {
+            Some(LiveSpec::Clusters {
+                kubeconfig: self.kubeconfig.clone(),
+                contexts: self.context.iter().cloned().collect(),
+                timeouts: Timeouts::default(),
+            })
+        } else {
+            None
+        }
+    }
+
+    /// The repository at the head ref (the base is [`RepoSpec::at`] the base ref).
+    pub fn repo(&self) -> RepoSpec {
+        RepoSpec {
+            path: self.repo.clone(),
+            git_ref: self.head.clone(),
+            repo_urls: self.repo_url.clone(),
+            render_timeout: std::time::Duration::from_secs(self.render_timeout),
+        }
+    }
 }

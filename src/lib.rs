@@ -3,17 +3,18 @@
 //!
 //! Data moves one way: readers ([`k8s::read`]) turn snapshots into plain [`k8s::object::Object`]s;
 //! [`workload`] turns objects into workloads with GPU shapes; [`analysis`] computes the report
-//! sections; [`report::Report`] is the one serializable result; [`render`] turns it into a table,
-//! markdown or JSON. The library never prints: `main.rs` does.
+//! sections; [`report::Report`] is the one serializable result; [`render`] builds each section as
+//! [`doc`] blocks, laid out as a terminal table or markdown (or the report as JSON). [`input`] says
+//! what to read. The library never prints: the binary (`src/main.rs`, its `cli` and `commands`)
+//! parses the flags, runs the pipeline and prints.
 
 pub mod analysis;
-pub mod cli;
-pub mod commands;
 pub mod config;
 pub mod desired;
 pub mod doc;
 pub mod error;
 pub mod github;
+pub mod input;
 pub mod k8s;
 pub mod live;
 pub mod render;

@@ -9,9 +9,12 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use clap::Parser;
-use gpuledger::cli::{Cli, Command, GithubCommand};
-use gpuledger::commands;
 use gpuledger::live::kube::Progress;
+
+mod cli;
+mod commands;
+
+use cli::{Cli, Command, GithubCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -24,15 +27,31 @@ fn main() -> ExitCode {
         Command::Check(_) | Command::Github(_) => true,
         Command::Render(_) => true,
     };
+    // The one async runtime: every command that talks to a server runs its futures on it.
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("gpuledger: error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
     let reporter = (!quiet && show_progress()).then(|| spawn_progress(progress.clone()));
     let result = match &cli.command {
-        Command::Inventory(args) => commands::inventory::run(args, &progress),
+        Command::Inventory(args) => commands::inventory::run(args, &rt, &progress),
         Command::Render(args) => commands::render::run(args),
-        Command::Drift(args) => commands::drift::run(args, &progress),
-        Command::Snapshot(args) => commands::snapshot::run(args, &progress),
-        Command::Check(args) => commands::check::run(args, &progress),
-        Command::Github(GithubCommand::Comment(args)) => commands::github::comment(args, &progress),
-        Command::Github(GithubCommand::Issue(args)) => commands::github::issue(args, &progress),
+        Command::Drift(args) => commands::drift::run(args, &rt, &progress),
+        Command::Snapshot(args) => commands::snapshot::run(args, &rt, &progress),
+        Command::Check(args) => commands::check::run(args, &rt, &progress),
+        Command::Github(GithubCommand::Comment(args)) => {
+            commands::github::comment(args, &rt, &progress)
+        }
+        Command::Github(GithubCommand::Issue(args)) => {
+            commands::github::issue(args, &rt, &progress)
+        }
     };
     if let Some((stop, handle)) = reporter {
         stop.store(true, Ordering::Relaxed);
@@ -52,7 +71,7 @@ fn main() -> ExitCode {
             for n in outcome.notes {
                 eprintln!("gpuledger: {n}");
             }
-            ExitCode::from(u8::try_from(outcome.exit_code).unwrap_or(2))
+            ExitCode::from(outcome.exit.code())
         }
         Err(e) => {
             eprintln!("gpuledger: error: {e}");

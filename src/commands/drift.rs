@@ -3,20 +3,23 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{Outcome, deliver, load};
-use crate::analysis::drift::{drift, suggest_accept};
-use crate::analysis::inventory::{inventory_with_metrics, live_workloads};
-use crate::analysis::usage::Metrics;
+use tokio::runtime::Runtime;
+
+use super::{Exit, Note, Outcome, deliver};
 use crate::cli::{DriftArgs, LiveArgs, RepoArgs};
-use crate::live::kube::Progress;
-use crate::render::render_drift;
-use crate::report::Report;
-use crate::util::date::Date;
+use gpuledger::analysis::drift::{drift, suggest_accept};
+use gpuledger::analysis::inventory::{inventory_with_metrics, live_workloads};
+use gpuledger::analysis::usage::Metrics;
+use gpuledger::input;
+use gpuledger::live::kube::Progress;
+use gpuledger::render::render_drift;
+use gpuledger::report::Report;
+use gpuledger::util::date::Date;
 
 /// The fleet's inventory with drift against Git, and what the caller should say about it.
 pub struct Computed {
     pub report: Report,
-    pub notes: Vec<String>,
+    pub notes: Vec<Note>,
     /// Apps that failed to render: drift is then overstated or unknown.
     pub failed: Vec<String>,
     /// Unaccepted drift exists.
@@ -37,13 +40,17 @@ pub fn compute(
     live_args: &LiveArgs,
     config: Option<&Path>,
     now: Option<Date>,
+    rt: &Runtime,
     progress: &Arc<Progress>,
 ) -> anyhow::Result<Computed> {
-    let repo = repo_args.repo.as_deref().unwrap_or(Path::new("."));
-    let (cfg, cfg_path) = load::config(config, Some(repo))?;
-    let (live, live_sources) = load::live(live_args, progress)?.single("drift")?;
+    let spec = repo_args.spec();
+    let repo: &Path = &spec.path;
+    let (cfg, cfg_path) = input::config(config, Some(repo))?;
+    let (live, live_sources) = rt
+        .block_on(input::live(&live_args.spec(), progress))?
+        .single("drift")?;
     let objects = live.objects;
-    let desired = load::desired_state(repo_args, repo, &cfg, &objects)?;
+    let desired = input::desired_state(&spec, &cfg, &objects)?;
     let today = now.unwrap_or_else(Date::today);
 
     let mut sources = live_sources;
@@ -51,11 +58,11 @@ pub fn compute(
     let mut notes = Vec::new();
     if let Some(p) = &cfg_path {
         sources.push(p.display().to_string());
-        notes.push(format!("using config {}", p.display()));
+        notes.push(Note::ConfigUsed(p.clone()));
     }
-    let metrics = load::metrics(live_args, &cfg);
+    let metrics = rt.block_on(input::metrics(live_args.metrics().as_ref(), &cfg));
     if let Metrics::Failed(reason) = &metrics {
-        notes.push(format!("GPUs used are unknown: {reason}"));
+        notes.push(Note::MetricsUnknown(reason.clone()));
     }
     let mut report = inventory_with_metrics(&objects, &cfg, sources, &metrics);
     report.complete = live.incomplete.is_empty();
@@ -70,16 +77,16 @@ pub fn compute(
     );
     let drifting = !(d.unmanaged.is_empty() && d.missing.is_empty() && d.changed.is_empty());
     report.drift = Some(d);
-    let failed = load::render_failures(&desired);
+    let failed = input::render_failures(&desired);
     for m in &report.incomplete {
-        notes.push(format!("report incomplete: {}: {}", m.resource, m.reason));
+        notes.push(Note::Incomplete {
+            what: "report",
+            resource: m.resource.clone(),
+            reason: m.reason.clone(),
+        });
     }
     if !failed.is_empty() {
-        notes.push(format!(
-            "{} failed to render: {}",
-            failed.len(),
-            failed.join("; ")
-        ));
+        notes.push(Note::RenderFailed(failed.clone()));
     }
     Ok(Computed {
         report,
@@ -90,12 +97,13 @@ pub fn compute(
     })
 }
 
-pub fn run(args: &DriftArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+pub fn run(args: &DriftArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
     let computed = compute(
         &args.repo,
         &args.live,
         args.output.config.as_deref(),
         args.now,
+        rt,
         progress,
     )?;
     let complete = computed.complete();
@@ -111,16 +119,16 @@ pub fn run(args: &DriftArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome
         _ => render_drift(&report, args.output.format),
     };
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
-    let exit_code = if !complete {
-        2
+    let exit = if !complete {
+        Exit::Error
     } else if drifting && !args.no_fail && !args.suggest_accept {
-        1
+        Exit::Findings
     } else {
-        0
+        Exit::Clean
     };
     Ok(Outcome {
         stdout,
         notes,
-        exit_code,
+        exit,
     })
 }

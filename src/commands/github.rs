@@ -13,26 +13,30 @@ use std::sync::Arc;
 
 use anyhow::Context;
 
-use super::{Outcome, check, deliver, drift};
+use super::{Exit, Note, Outcome, check, deliver, drift};
 use crate::cli::{CommentArgs, GithubArgs, IssueArgs};
-use crate::doc::{Block, Doc, Text};
-use crate::github::actions::{self, Annotation};
-use crate::github::api::Repo;
-use crate::github::client::{GitHub, GitHubError, Retry};
-use crate::github::comment;
-use crate::github::event::Runtime;
-use crate::github::issue::Now;
-use crate::github::marker::{self, Marker};
-use crate::github::split;
-use crate::github::sync;
-use crate::live::kube::Progress;
-use crate::render::{arrow, check_doc, drift_issue_doc, render_check, report_doc};
-use crate::report::CheckReport;
-use crate::util::date::Timestamp;
+use gpuledger::doc::{Block, Doc, Text};
+use gpuledger::github::actions::{self, Annotation};
+use gpuledger::github::api::Repo;
+use gpuledger::github::client::{GitHub, GitHubError, Retry};
+use gpuledger::github::comment;
+use gpuledger::github::event::Runtime;
+use gpuledger::github::issue::Now;
+use gpuledger::github::marker::{self, Marker};
+use gpuledger::github::split;
+use gpuledger::github::sync;
+use gpuledger::live::kube::Progress;
+use gpuledger::render::{arrow, check_doc, drift_issue_doc, render_check, report_doc};
+use gpuledger::report::CheckReport;
+use gpuledger::util::date::Timestamp;
 
-pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+pub fn comment(
+    args: &CommentArgs,
+    tokio: &tokio::runtime::Runtime,
+    progress: &Arc<Progress>,
+) -> anyhow::Result<Outcome> {
     let rt = runtime()?;
-    let (report, mut notes, exit_code) = check::compute(&args.check, &rt, progress)?;
+    let (report, mut notes, exit) = check::compute(&args.check, &rt, tokio, progress)?;
     let c = &report.check;
     let repo = args.check.repo.as_path();
     let event_pr = rt.event.pull_request.as_ref();
@@ -101,14 +105,17 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
             max_parts,
             &overflow,
         );
-        notes.push(format!(
-            "dry run: {} comment(s) for {slug}#{pr}, scope {scope:?}; nothing was sent",
-            bodies.len()
-        ));
+        say(
+            &mut notes,
+            format!(
+                "dry run: {} comment(s) for {slug}#{pr}, scope {scope:?}; nothing was sent",
+                bodies.len()
+            ),
+        );
         return Ok(Outcome {
             stdout: Some(bodies.join("\n\n")),
             notes,
-            exit_code,
+            exit,
         });
     }
 
@@ -126,7 +133,7 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
         behavior: args.behavior,
         skip_unchanged: args.skip_no_change && no_change,
     };
-    let posted = with_client(&args.github, &rt, |gh| async move {
+    let posted = with_client(&args.github, &rt, tokio, |gh| async move {
         sync::comment(
             &Repo {
                 gh: &gh,
@@ -138,7 +145,7 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
     });
     let mut warnings = Vec::new();
     match posted {
-        Ok(done) => notes.extend(done),
+        Ok(done) => notes.extend(done.into_iter().map(Note::Say)),
         Err(e) if e.is_forbidden() && rt.read_only_token() => {
             let why = format!(
                 "cannot comment on {target}: {}, whose token is read-only; the report is in the job summary",
@@ -149,7 +156,7 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
                 }
             );
             warnings.push(Annotation::at(None, "gpuledger".into(), why.clone()));
-            notes.push(format!("{why} ({e})"));
+            say(&mut notes, format!("{why} ({e})"));
         }
         Err(e) => return Err(anyhow::Error::new(e).context(format!("posting to {target}"))),
     }
@@ -175,17 +182,22 @@ pub fn comment(args: &CommentArgs, progress: &Arc<Progress>) -> anyhow::Result<O
     Ok(Outcome {
         stdout: Some(stdout),
         notes,
-        exit_code,
+        exit,
     })
 }
 
-pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+pub fn issue(
+    args: &IssueArgs,
+    tokio: &tokio::runtime::Runtime,
+    progress: &Arc<Progress>,
+) -> anyhow::Result<Outcome> {
     let rt = runtime()?;
     let computed = drift::compute(
         &args.repo,
         &args.live,
         args.output.config.as_deref(),
         args.now,
+        tokio,
         progress,
     )?;
     let complete = computed.complete();
@@ -206,7 +218,7 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
         actions::append_summary(p, &full, &overflow)
             .with_context(|| format!("cannot write the step summary {}", p.display()))?;
     }
-    let drifting_rows: Vec<(&str, &crate::report::DriftRow)> = [
+    let drifting_rows: Vec<(&str, &gpuledger::report::DriftRow)> = [
         ("unmanaged", &d.unmanaged),
         ("missing", &d.missing),
         ("changed", &d.changed),
@@ -254,13 +266,16 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
         }
     }
     if !complete {
-        notes.push(format!(
-            "drift is not fully known, so the tracking issue for scope {scope:?} is left as it is"
-        ));
+        say(
+            &mut notes,
+            format!(
+                "drift is not fully known, so the tracking issue for scope {scope:?} is left as it is"
+            ),
+        );
         return Ok(Outcome {
             stdout: Some(stdout),
             notes,
-            exit_code: 2,
+            exit: Exit::Error,
         });
     }
 
@@ -298,19 +313,22 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
         .clone()
         .unwrap_or_else(|| format!("GPU drift: {scope}"));
     if args.github.dry_run {
-        notes.push(format!(
-            "dry run: the tracking issue for scope {scope:?} in {slug} would {}; nothing was sent",
-            if drifting {
-                "be opened or updated"
-            } else {
-                "be closed if open"
-            }
-        ));
+        say(
+            &mut notes,
+            format!(
+                "dry run: the tracking issue for scope {scope:?} in {slug} would {}; nothing was sent",
+                if drifting {
+                    "be opened or updated"
+                } else {
+                    "be closed if open"
+                }
+            ),
+        );
         stdout.push_str(&now.body);
         return Ok(Outcome {
             stdout: Some(stdout),
             notes,
-            exit_code: 0,
+            exit: Exit::Clean,
         });
     }
 
@@ -320,7 +338,7 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
         title: &title,
         now: &now,
     };
-    let done = with_client(&args.github, &rt, |gh| async move {
+    let done = with_client(&args.github, &rt, tokio, |gh| async move {
         sync::issue(
             &Repo {
                 gh: &gh,
@@ -339,25 +357,35 @@ pub fn issue(args: &IssueArgs, progress: &Arc<Progress>) -> anyhow::Result<Outco
                 .unwrap_or("the repository")
         ))
     })?;
-    notes.extend(done);
+    notes.extend(done.into_iter().map(Note::Say));
     if args.output.output.is_some() {
-        let text = crate::render::render(&report, args.output.format);
+        let text = gpuledger::render::render(&report, args.output.format);
         deliver(text, args.output.output.as_deref(), &mut notes)?;
     }
     Ok(Outcome {
         stdout: Some(stdout),
         notes,
-        exit_code: 0,
+        exit: Exit::Clean,
     })
+}
+
+/// A note for standard error.
+fn say(notes: &mut Vec<Note>, text: String) {
+    notes.push(Note::Say(text));
 }
 
 fn runtime() -> anyhow::Result<Runtime> {
     Runtime::from_env(|k| std::env::var(k).ok()).map_err(anyhow::Error::msg)
 }
 
-/// Runs `work` with a client, on a runtime of its own. The token is read here and only handed to
+/// Runs `work` with a client on the command's runtime. The token is read here and only handed to
 /// the client.
-fn with_client<T, F, Fut>(g: &GithubArgs, rt: &Runtime, work: F) -> Result<T, GitHubError>
+fn with_client<T, F, Fut>(
+    g: &GithubArgs,
+    rt: &Runtime,
+    tokio: &tokio::runtime::Runtime,
+    work: F,
+) -> Result<T, GitHubError>
 where
     F: FnOnce(GitHub) -> Fut,
     Fut: std::future::Future<Output = Result<T, GitHubError>>,
@@ -375,16 +403,12 @@ where
                 g.token_env, g.token_env
             ))
         })?;
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| setup(e.to_string()))?;
     // The runner's GraphQL URL belongs to the runner's API; another --api-url gets its own.
     let graphql = rt
         .graphql_url
         .as_deref()
         .filter(|_| rt.api_url.as_deref() == Some(g.api_url.as_str()));
-    runtime.block_on(async {
+    tokio.block_on(async {
         let gh = GitHub::new(&g.api_url, graphql, &token, Retry::default())?;
         work(gh).await
     })
@@ -445,7 +469,7 @@ fn write_json<T: serde::Serialize>(
     g: &GithubArgs,
     rt: &Runtime,
     report: &T,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> anyhow::Result<Option<PathBuf>> {
     // One file per scope by default: a job may post for several clusters.
     let path = g.report_path.clone().or_else(|| {
@@ -467,7 +491,7 @@ fn write_json<T: serde::Serialize>(
     let Some(p) = path else { return Ok(None) };
     let text = serde_json::to_string_pretty(report).context("cannot serialize the report")?;
     std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
-    notes.push(format!("JSON report written to {}", p.display()));
+    say(notes, format!("JSON report written to {}", p.display()));
     Ok(Some(p))
 }
 

@@ -4,20 +4,27 @@
 
 use std::sync::Arc;
 
-use super::{Outcome, deliver, load};
-use crate::analysis::drift::drift;
-use crate::analysis::fleets::combine;
-use crate::analysis::inventory::{inventory_with_metrics, live_workloads};
-use crate::analysis::usage::Metrics;
-use crate::cli::InventoryArgs;
-use crate::live::kube::Progress;
-use crate::render::render;
-use crate::util::date::Date;
+use tokio::runtime::Runtime;
 
-pub fn run(args: &InventoryArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+use super::{Exit, Note, Outcome, deliver};
+use crate::cli::InventoryArgs;
+use gpuledger::analysis::drift::drift;
+use gpuledger::analysis::fleets::combine;
+use gpuledger::analysis::inventory::{inventory_with_metrics, live_workloads};
+use gpuledger::analysis::usage::Metrics;
+use gpuledger::input;
+use gpuledger::live::kube::Progress;
+use gpuledger::render::render;
+use gpuledger::util::date::Date;
+
+pub fn run(
+    args: &InventoryArgs,
+    rt: &Runtime,
+    progress: &Arc<Progress>,
+) -> anyhow::Result<Outcome> {
     let repo = args.repo.repo.as_deref();
-    let (cfg, cfg_path) = load::config(args.output.config.as_deref(), repo)?;
-    let live = load::live(&args.live, progress)?;
+    let (cfg, cfg_path) = input::config(args.output.config.as_deref(), repo)?;
+    let live = rt.block_on(input::live(&args.live.spec(), progress))?;
     let several = live.parts.len() > 1;
     anyhow::ensure!(
         !(several && repo.is_some()),
@@ -31,13 +38,12 @@ pub fn run(args: &InventoryArgs, progress: &Arc<Progress>) -> anyhow::Result<Out
     let mut notes = Vec::new();
     if let Some(p) = &cfg_path {
         sources.push(p.display().to_string());
-        notes.push(format!("using config {}", p.display()));
+        notes.push(Note::ConfigUsed(p.clone()));
     }
-    let metrics = load::metrics(&args.live, &cfg);
+    let metrics = rt.block_on(input::metrics(args.live.metrics().as_ref(), &cfg));
     if let Metrics::Failed(reason) = &metrics {
-        notes.push(format!("GPUs used are unknown: {reason}"));
+        notes.push(Note::MetricsUnknown(reason.clone()));
     }
-
     let mut failed = Vec::new();
     let mut report = if several {
         let reports = live
@@ -55,9 +61,9 @@ pub fn run(args: &InventoryArgs, progress: &Arc<Progress>) -> anyhow::Result<Out
         let (part, _) = live.single("inventory")?;
         let desired = match repo {
             Some(r) => {
-                let d = load::desired_state(&args.repo, r, &cfg, &part.objects)?;
+                let d = input::desired_state(&args.repo.spec(), &cfg, &part.objects)?;
                 sources.push(format!("{} ({})", r.display(), d.at));
-                failed = load::render_failures(&d);
+                failed = input::render_failures(&d);
                 Some(d)
             }
             None => None,
@@ -67,31 +73,30 @@ pub fn run(args: &InventoryArgs, progress: &Arc<Progress>) -> anyhow::Result<Out
         report.incomplete = part.incomplete;
         if let Some(d) = &desired {
             let today = args.now.unwrap_or_else(Date::today);
-            let live = live_workloads(&part.objects);
-            report.drift = Some(drift(&live, &part.objects, d, &cfg, today));
+            let workloads = live_workloads(&part.objects);
+            report.drift = Some(drift(&workloads, &part.objects, d, &cfg, today));
         }
         report
     };
     report.complete = report.incomplete.is_empty();
-
     let text = render(&report, args.output.format);
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
-    let mut exit_code = 0;
+    let mut exit = Exit::Clean;
     if !failed.is_empty() {
-        notes.push(format!(
-            "{} failed to render: {}",
-            failed.len(),
-            failed.join("; ")
-        ));
-        exit_code = 2;
+        notes.push(Note::RenderFailed(failed));
+        exit = Exit::Error;
     }
     for m in &report.incomplete {
-        notes.push(format!("report incomplete: {}: {}", m.resource, m.reason));
-        exit_code = 2;
+        notes.push(Note::Incomplete {
+            what: "report",
+            resource: m.resource.clone(),
+            reason: m.reason.clone(),
+        });
+        exit = Exit::Error;
     }
     Ok(Outcome {
         stdout,
         notes,
-        exit_code,
+        exit,
     })
 }

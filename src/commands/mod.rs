@@ -1,31 +1,100 @@
-//! One module per subcommand: each wires its flags to the pipeline and returns the text to show.
+//! One module per subcommand: each turns its flags into the library's input specs, runs the
+//! pipeline on the one runtime `main` made, and returns an [`Outcome`].
 
 pub mod check;
 pub mod drift;
 pub mod github;
 pub mod inventory;
-pub mod load;
 pub mod render;
 pub mod snapshot;
 
-use std::path::Path;
+use std::fmt;
+use std::path::{Path, PathBuf};
 
-use crate::error::Error;
+use gpuledger::error::Error;
 
-/// What a command produced: the rendered report, and the exit code it asks for.
+/// How a command ended, for the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Exit {
+    /// 0: done, nothing to report.
+    Clean,
+    /// 1: findings the user asked to fail on (drift, failed gates).
+    Findings,
+    /// 2: an input could not be read or rendered; the report is incomplete.
+    Error,
+}
+
+impl Exit {
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Clean => 0,
+            Exit::Findings => 1,
+            Exit::Error => 2,
+        }
+    }
+}
+
+/// A line for standard error: what a person should know besides the report.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Note {
+    /// The config file that was read.
+    ConfigUsed(PathBuf),
+    /// The report went to this file.
+    Written(PathBuf),
+    /// GPU activity could not be read.
+    MetricsUnknown(String),
+    /// A resource that could not be read: `what` is the report, the live state or the snapshot.
+    Incomplete {
+        what: &'static str,
+        resource: String,
+        reason: String,
+    },
+    /// Apps (or the repository) that failed to render.
+    RenderFailed(Vec<String>),
+    /// Gates that failed.
+    GatesFailed(Vec<String>),
+    /// Anything else (what was posted to GitHub, a dry run).
+    Say(String),
+}
+
+impl fmt::Display for Note {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Note::ConfigUsed(p) => write!(f, "using config {}", p.display()),
+            Note::Written(p) => write!(f, "report written to {}", p.display()),
+            Note::MetricsUnknown(why) => write!(f, "GPUs used are unknown: {why}"),
+            Note::Incomplete {
+                what,
+                resource,
+                reason,
+            } => write!(f, "{what} incomplete: {resource}: {reason}"),
+            Note::RenderFailed(failed) => {
+                write!(
+                    f,
+                    "{} failed to render: {}",
+                    failed.len(),
+                    failed.join("; ")
+                )
+            }
+            Note::GatesFailed(g) => write!(f, "failed gates: {}", g.join(", ")),
+            Note::Say(s) => f.write_str(s),
+        }
+    }
+}
+
+/// What a command produced: the rendered report, notes, and how it ended.
 pub struct Outcome {
     /// Text for standard output; `None` when it was written to a file.
     pub stdout: Option<String>,
-    /// Notes for standard error (where the report went, which config was used).
-    pub notes: Vec<String>,
-    pub exit_code: i32,
+    pub notes: Vec<Note>,
+    pub exit: Exit,
 }
 
 /// Writes `text` to `path`, or returns it for standard output.
 pub fn deliver(
     text: String,
     path: Option<&Path>,
-    notes: &mut Vec<String>,
+    notes: &mut Vec<Note>,
 ) -> Result<Option<String>, Error> {
     match path {
         None => Ok(Some(text)),
@@ -35,7 +104,7 @@ pub fn deliver(
                 path: p.to_path_buf(),
                 source,
             })?;
-            notes.push(format!("report written to {}", p.display()));
+            notes.push(Note::Written(p.to_path_buf()));
             Ok(None)
         }
     }

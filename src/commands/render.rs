@@ -1,24 +1,22 @@
 //! `gpuledger render`: the desired GPU workloads of a GitOps repository at a ref.
 
-use std::path::Path;
-
-use super::{Outcome, deliver, load};
+use super::{Exit, Note, Outcome, deliver};
 use crate::cli::RenderArgs;
-use crate::render::render_desired;
-use crate::report::{RenderReport, SCHEMA};
+use gpuledger::input;
+use gpuledger::render::render_desired;
+use gpuledger::report::{RenderReport, SCHEMA};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
-    let repo = args.repo.repo.as_deref().unwrap_or(Path::new("."));
-    let (cfg, cfg_path) = load::config(args.output.config.as_deref(), Some(repo))?;
-    let desired = load::desired_state(&args.repo, repo, &cfg, &[])?;
-
+    let spec = args.repo.spec();
+    let (cfg, cfg_path) = input::config(args.output.config.as_deref(), Some(&spec.path))?;
+    let desired = input::desired_state(&spec, &cfg, &[])?;
     let mut notes = Vec::new();
-    let mut sources = vec![format!("{} ({})", repo.display(), desired.at)];
+    let mut sources = vec![format!("{} ({})", spec.path.display(), desired.at)];
     if let Some(p) = &cfg_path {
         sources.push(p.display().to_string());
-        notes.push(format!("using config {}", p.display()));
+        notes.push(Note::ConfigUsed(p.clone()));
     }
-    let failed = load::render_failures(&desired);
+    let failed = input::render_failures(&desired);
     let report = RenderReport {
         schema: SCHEMA,
         sources,
@@ -26,19 +24,15 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
     };
     let text = render_desired(&report, args.output.format);
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
-    let exit_code = if failed.is_empty() {
-        0
+    let exit = if failed.is_empty() {
+        Exit::Clean
     } else {
-        notes.push(format!(
-            "{} failed to render: {}",
-            failed.len(),
-            failed.join("; ")
-        ));
-        2
+        notes.push(Note::RenderFailed(failed));
+        Exit::Error
     };
     Ok(Outcome {
         stdout,
         notes,
-        exit_code,
+        exit,
     })
 }

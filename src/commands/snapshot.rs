@@ -2,33 +2,27 @@
 
 use std::io::BufWriter;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context;
+use tokio::runtime::Runtime;
 
-use super::Outcome;
+use super::{Exit, Note, Outcome};
 use crate::cli::SnapshotArgs;
-use crate::live::kube::{ClusterSource, Progress, write_snapshot};
+use gpuledger::input::{Timeouts, cluster_source};
+use gpuledger::live::kube::{Progress, write_snapshot};
 
-pub fn run(args: &SnapshotArgs, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
-    let src = ClusterSource {
-        kubeconfig: args.kubeconfig.clone(),
-        context: args.context.clone(),
-        request_timeout: Duration::from_secs(args.request_timeout.max(1)),
-        timeout: Duration::from_secs(args.timeout.max(1)),
-        page_size: 500,
-    };
+pub fn run(args: &SnapshotArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    let src = cluster_source(
+        args.kubeconfig.clone(),
+        args.context.clone(),
+        Timeouts::from_secs(args.timeout, args.request_timeout),
+    );
     // Written to a temporary name first: an interrupted run never leaves half a snapshot.
     let tmp = args.output.with_extension("partial");
     let file =
         std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
     let mut out = BufWriter::new(file);
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .context("cannot start the async runtime")?;
-    let written = runtime.block_on(write_snapshot(src, progress.clone(), &mut out));
+    let written = rt.block_on(write_snapshot(src, progress.clone(), &mut out));
     drop(out);
     let written = match written {
         Ok(w) => w,
@@ -39,18 +33,26 @@ pub fn run(args: &SnapshotArgs, progress: &Arc<Progress>) -> anyhow::Result<Outc
     };
     std::fs::rename(&tmp, &args.output)
         .with_context(|| format!("cannot write {}", args.output.display()))?;
-    let mut notes = vec![format!(
+    let mut notes = vec![Note::Say(format!(
         "{} objects from {} written to {}",
         written.objects,
         written.name,
         args.output.display()
-    )];
+    ))];
     for m in &written.missing {
-        notes.push(format!("snapshot incomplete: {}: {}", m.resource, m.reason));
+        notes.push(Note::Incomplete {
+            what: "snapshot",
+            resource: m.resource.clone(),
+            reason: m.reason.clone(),
+        });
     }
     Ok(Outcome {
         stdout: None,
         notes,
-        exit_code: if written.missing.is_empty() { 0 } else { 2 },
+        exit: if written.missing.is_empty() {
+            Exit::Clean
+        } else {
+            Exit::Error
+        },
     })
 }

@@ -94,7 +94,7 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 }
 
 /// `before → after`, or whichever side there is.
-pub(crate) fn arrow(before: Option<&str>, after: Option<&str>) -> String {
+pub fn arrow(before: Option<&str>, after: Option<&str>) -> String {
     match (before, after) {
         (Some(b), Some(a)) => format!("{b} → {a}"),
         (Some(x), None) | (None, Some(x)) => x.to_string(),

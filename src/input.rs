@@ -1,0 +1,264 @@
+//! What a command reads, said once: the live fleet (snapshot files, or clusters through the API
+//! with their timeouts), the GitOps repository (path, ref, renderer timeout), the metrics source,
+//! and the config that goes with them — and the loaders that read each.
+//!
+//! The binary builds these specs from its flags; every command that reads a cluster gets the same
+//! defaults from here ([`Timeouts::default`]). Loading is I/O (files, the API, git, renderers) and
+//! hands over plain objects; the async parts run on the caller's runtime.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+
+use crate::analysis::desired::desired;
+use crate::analysis::usage::Metrics;
+use crate::config::Config;
+use crate::desired::render::{Tools, render_all};
+use crate::desired::{discover, tree::Tree};
+use crate::k8s::object::Object;
+use crate::k8s::read::read_objects;
+use crate::live::kube::{ClusterSource, Progress, read_cluster};
+use crate::live::prometheus::{PromSource, gpu_activity};
+use crate::report::{Desired, IncompleteInput};
+
+/// Seconds a whole cluster read may take, by default.
+pub const DEFAULT_TIMEOUT_S: u64 = 120;
+/// Seconds one API request may take, by default.
+pub const DEFAULT_REQUEST_TIMEOUT_S: u64 = 30;
+/// Objects per page when listing a resource.
+const PAGE_SIZE: u32 = 500;
+
+/// How long reading a cluster may take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timeouts {
+    /// The whole read.
+    pub total: Duration,
+    /// One request.
+    pub request: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            total: Duration::from_secs(DEFAULT_TIMEOUT_S),
+            request: Duration::from_secs(DEFAULT_REQUEST_TIMEOUT_S),
+        }
+    }
+}
+
+impl Timeouts {
+    /// From whole seconds, each at least one.
+    pub fn from_secs(total: u64, request: u64) -> Timeouts {
+        Timeouts {
+            total: Duration::from_secs(total.max(1)),
+            request: Duration::from_secs(request.max(1)),
+        }
+    }
+}
+
+/// Where the live fleet comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LiveSpec {
+    /// `kubectl get -o yaml|json` dumps, read as one fleet.
+    Snapshots(Vec<PathBuf>),
+    /// The clusters themselves: the kubeconfig (default lookup when `None`) and its contexts (the
+    /// current one when empty).
+    Clusters {
+        kubeconfig: Option<PathBuf>,
+        contexts: Vec<String>,
+        timeouts: Timeouts,
+    },
+}
+
+/// Where the GitOps repository is and how to render it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepoSpec {
+    pub path: PathBuf,
+    /// A branch, tag or sha; the working tree when `None`.
+    pub git_ref: Option<String>,
+    /// URLs that also name this repository (`--repo-url`).
+    pub repo_urls: Vec<String>,
+    /// How long one renderer invocation may take.
+    pub render_timeout: Duration,
+}
+
+impl RepoSpec {
+    /// The same repository at another ref.
+    pub fn at(&self, git_ref: Option<String>) -> RepoSpec {
+        RepoSpec {
+            git_ref,
+            ..self.clone()
+        }
+    }
+}
+
+/// A Prometheus with DCGM metrics.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricsSpec {
+    pub url: String,
+    /// The bearer token's value (read from the environment by the binary; never printed).
+    pub token: Option<String>,
+    pub window: Duration,
+    pub timeout: Duration,
+}
+
+/// The config: `explicit`, else `.gpuledger.yaml` at the repository root (when a repository is
+/// given) or in the current directory, else the defaults. Returns the file used.
+pub fn config(
+    explicit: Option<&Path>,
+    repo: Option<&Path>,
+) -> anyhow::Result<(Config, Option<PathBuf>)> {
+    let dir = match repo {
+        Some(r) => r.to_path_buf(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    Ok(Config::discover(explicit, &dir)?)
+}
+
+/// One cluster's worth of live objects (or all snapshot files together).
+pub struct LivePart {
+    /// The cluster, when read through the API.
+    pub name: Option<String>,
+    pub objects: Vec<Object>,
+    /// Resources the cluster would not let us list.
+    pub incomplete: Vec<IncompleteInput>,
+}
+
+/// The live fleet: every object of every snapshot file, or what each cluster serves.
+pub struct Live {
+    pub parts: Vec<LivePart>,
+    /// The snapshot files, or the clusters.
+    pub sources: Vec<String>,
+}
+
+impl Live {
+    /// The one cluster (or snapshot set) of a single-cluster command.
+    pub fn single(mut self, what: &str) -> anyhow::Result<(LivePart, Vec<String>)> {
+        anyhow::ensure!(
+            self.parts.len() == 1,
+            "{what} reads one cluster at a time: give a single --context"
+        );
+        Ok((self.parts.remove(0), self.sources))
+    }
+}
+
+/// Reads the live fleet.
+pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> anyhow::Result<Live> {
+    match spec {
+        LiveSpec::Snapshots(paths) => {
+            let mut objects = Vec::new();
+            for path in paths {
+                let objs = read_objects(path)?;
+                tracing::debug!(file = %path.display(), objects = objs.len(), "read snapshot");
+                objects.extend(objs);
+            }
+            Ok(Live {
+                parts: vec![LivePart {
+                    name: None,
+                    objects,
+                    incomplete: Vec::new(),
+                }],
+                sources: paths.iter().map(|p| p.display().to_string()).collect(),
+            })
+        }
+        LiveSpec::Clusters {
+            kubeconfig,
+            contexts,
+            timeouts,
+        } => {
+            let contexts: Vec<Option<String>> = if contexts.is_empty() {
+                vec![None]
+            } else {
+                contexts.iter().cloned().map(Some).collect()
+            };
+            let mut parts = Vec::new();
+            let mut sources = Vec::new();
+            for context in contexts {
+                let src = cluster_source(kubeconfig.clone(), context.clone(), *timeouts);
+                let read = read_cluster(src, progress.clone())
+                    .await
+                    .map_err(|e| anyhow::anyhow!("cannot read the cluster: {e}"))?;
+                sources.push(format!("cluster {}", read.name));
+                parts.push(LivePart {
+                    name: Some(context.unwrap_or_else(|| read.name.clone())),
+                    objects: read.objects,
+                    incomplete: read
+                        .missing
+                        .into_iter()
+                        .map(|m| IncompleteInput {
+                            resource: m.resource,
+                            reason: m.reason,
+                        })
+                        .collect(),
+                });
+            }
+            Ok(Live { parts, sources })
+        }
+    }
+}
+
+/// The API source for one context.
+pub fn cluster_source(
+    kubeconfig: Option<PathBuf>,
+    context: Option<String>,
+    timeouts: Timeouts,
+) -> ClusterSource {
+    ClusterSource {
+        kubeconfig,
+        context,
+        request_timeout: timeouts.request,
+        timeout: timeouts.total,
+        page_size: PAGE_SIZE,
+    }
+}
+
+/// The desired state at the spec's ref (or the working tree). `live` objects, when given, lend
+/// their Namespace labels to tenancy.
+pub fn desired_state(spec: &RepoSpec, cfg: &Config, live: &[Object]) -> anyhow::Result<Desired> {
+    let repo = spec.path.as_path();
+    anyhow::ensure!(repo.is_dir(), "--repo {}: not a directory", repo.display());
+    let tree = Tree::open(repo, spec.git_ref.as_deref())
+        .with_context(|| format!("cannot read the repository {}", repo.display()))?;
+    let plan = discover::plan(&tree, &cfg.render, &spec.repo_urls);
+    let tools = Tools::detect(spec.render_timeout);
+    let rendered = render_all(&tree, plan, &tools);
+    Ok(desired(&rendered, cfg, live))
+}
+
+/// GPU activity from Prometheus, or why it is unknown (never an error: `used` is then unknown).
+pub async fn metrics(spec: Option<&MetricsSpec>, cfg: &Config) -> Metrics {
+    let Some(m) = spec else {
+        return Metrics::NotConfigured;
+    };
+    let src = PromSource {
+        url: m.url.clone(),
+        bearer_token: m.token.clone(),
+        window: m.window,
+        timeout: m.timeout,
+    };
+    match gpu_activity(&src).await {
+        Ok(gpus) => Metrics::Activity {
+            gpus,
+            threshold: cfg.metrics.busy_threshold,
+            source: format!(
+                "{} (DCGM, {}s window, busy above {:.0}% activity)",
+                m.url.split('@').next_back().unwrap_or(&m.url),
+                m.window.as_secs(),
+                cfg.metrics.busy_threshold * 100.0
+            ),
+        },
+        Err(e) => Metrics::Failed(e),
+    }
+}
+
+/// What failed to render, for the exit code and a note.
+pub fn render_failures(d: &Desired) -> Vec<String> {
+    d.apps
+        .iter()
+        .filter(|a| a.status == crate::report::AppStatus::Error)
+        .map(|a| format!("{} {}", a.kind, a.name))
+        .chain(d.problems.iter().cloned())
+        .collect()
+}
