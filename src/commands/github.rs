@@ -57,18 +57,7 @@ pub fn comment(
 
     let markdown = check_doc(&report);
     let footer = footer(scope, Some(&head), &rt);
-    let report_path = write_json(
-        args.github.report_path.as_deref(),
-        &args.github.scope,
-        &rt,
-        &report,
-    )?;
-    if let Some(p) = &report_path {
-        say(
-            &mut notes,
-            format!("JSON report written to {}", p.display()),
-        );
-    }
+    let report_path = report_file(&args.github, &rt, &report, &mut notes)?;
     let overflow = overflow_note(&rt);
     if let Some(p) = &rt.step_summary {
         actions::append_summary(p, &with_footer(&markdown, &footer), &overflow)
@@ -199,18 +188,7 @@ pub fn issue(
     let repo = args.repo.repo.as_deref().unwrap_or(Path::new("."));
 
     let markdown = drift_issue_doc(&report);
-    let report_path = write_json(
-        args.github.report_path.as_deref(),
-        &args.github.scope,
-        &rt,
-        &report,
-    )?;
-    if let Some(p) = &report_path {
-        say(
-            &mut notes,
-            format!("JSON report written to {}", p.display()),
-        );
-    }
+    let report_path = report_file(&args.github, &rt, &report, &mut notes)?;
     let overflow = overflow_note(&rt);
     if let Some(p) = &rt.step_summary {
         let full = with_footer(&report_doc(&report), &footer(scope, None, &rt));
@@ -318,6 +296,20 @@ pub fn issue(
         notes,
         exit: Exit::Clean,
     })
+}
+
+/// Writes the JSON report (where asked, or under `RUNNER_TEMP`) and says where.
+fn report_file<T: serde::Serialize>(
+    g: &GithubArgs,
+    rt: &Runtime,
+    report: &T,
+    notes: &mut Vec<Note>,
+) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let path = write_json(g.report_path.as_deref(), &g.scope, rt, report)?;
+    if let Some(p) = &path {
+        say(notes, format!("JSON report written to {}", p.display()));
+    }
+    Ok(path)
 }
 
 /// A note for standard error.
