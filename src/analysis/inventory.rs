@@ -314,12 +314,17 @@ fn tenant_rows(
         })
         .collect();
     out.sort_by(|a, b| {
-        b.gpus_requested
-            .cmp(&a.gpus_requested)
-            .then(b.gpus_pending.cmp(&a.gpus_pending))
-            .then_with(|| a.name.cmp(&b.name))
+        largest_first(
+            (a.gpus_requested, a.gpus_pending, &a.name),
+            (b.gpus_requested, b.gpus_pending, &b.name),
+        )
     });
     out
+}
+
+/// By GPUs requested, then pending, largest first; then by name.
+fn largest_first<N: Ord>(a: (u64, u64, N), b: (u64, u64, N)) -> std::cmp::Ordering {
+    (b.0, b.1).cmp(&(a.0, a.1)).then_with(|| a.2.cmp(&b.2))
 }
 
 /// Sorts namespaces by GPUs requested + pending, and returns the share the top three hold.
@@ -372,10 +377,10 @@ fn product_line_rows(rows: &[WorkloadRow], fleet_requested: u64) -> Vec<ProductL
         })
         .collect();
     out.sort_by(|a, b| {
-        b.gpus_requested
-            .cmp(&a.gpus_requested)
-            .then(b.gpus_pending.cmp(&a.gpus_pending))
-            .then_with(|| a.name.cmp(&b.name))
+        largest_first(
+            (a.gpus_requested, a.gpus_pending, &a.name),
+            (b.gpus_requested, b.gpus_pending, &b.name),
+        )
     });
     out
 }

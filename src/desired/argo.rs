@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::source::{AppRef, Context, SkipReason, SourceOutcome, Why, tree_path};
+use super::source::{AppRef, Context, SkipReason, SourceOutcome, Why, naming_overlay, tree_path};
 use super::tree::{Tree, is_chart_dir, is_kustomize_dir, join};
 use super::{HelmArgs, How, Unit};
 use crate::k8s::object::{Body, Object};
@@ -126,16 +126,11 @@ fn kustomize_image(s: &str) -> Value {
 }
 
 fn kustomize_overlay(k: &ArgoKustomize) -> Map<String, Value> {
-    let mut m = Map::new();
-    if let Some(p) = &k.name_prefix {
-        m.insert("namePrefix".into(), json!(p));
-    }
-    if let Some(s) = &k.name_suffix {
-        m.insert("nameSuffix".into(), json!(s));
-    }
-    if let Some(n) = &k.namespace {
-        m.insert("namespace".into(), json!(n));
-    }
+    let mut m = naming_overlay(
+        k.name_prefix.as_ref(),
+        k.name_suffix.as_ref(),
+        k.namespace.as_ref(),
+    );
     if !k.images.is_empty() {
         m.insert(
             "images".into(),

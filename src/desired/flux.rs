@@ -5,9 +5,11 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use super::source::{AppRef, Context, SkipReason, SourceOutcome, Why, defined_at, spec, tree_path};
+use super::source::{
+    AppRef, Context, SkipReason, SourceOutcome, Why, defined_at, naming_overlay, spec, tree_path,
+};
 use super::tree::is_chart_dir;
 use super::{HelmArgs, How, Unit};
 use crate::k8s::object::{Kind, Object};
@@ -136,16 +138,11 @@ fn kustomization_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<U
             format!("path {path:?} does not exist in the {}", ctx.tree.label),
         ));
     }
-    let mut overlay = Map::new();
-    if let Some(p) = &s.name_prefix {
-        overlay.insert("namePrefix".into(), json!(p));
-    }
-    if let Some(p) = &s.name_suffix {
-        overlay.insert("nameSuffix".into(), json!(p));
-    }
-    if let Some(n) = &s.target_namespace {
-        overlay.insert("namespace".into(), json!(n));
-    }
+    let mut overlay = naming_overlay(
+        s.name_prefix.as_ref(),
+        s.name_suffix.as_ref(),
+        s.target_namespace.as_ref(),
+    );
     if !s.patches.is_empty() {
         overlay.insert("patches".into(), Value::Array(s.patches.clone()));
     }

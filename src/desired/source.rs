@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use super::tree::Tree;
 use super::{Skipped, Unit};
@@ -159,6 +159,26 @@ pub fn collect(
 }
 
 /// A path from a manifest as a tree path; one that leaves the tree is refused.
+/// The naming fields Argo CD's kustomize options and Flux Kustomizations both lay over a
+/// kustomization: name prefix and suffix, and the namespace.
+pub fn naming_overlay(
+    prefix: Option<&String>,
+    suffix: Option<&String>,
+    namespace: Option<&String>,
+) -> Map<String, Value> {
+    let mut m = Map::new();
+    for (key, v) in [
+        ("namePrefix", prefix),
+        ("nameSuffix", suffix),
+        ("namespace", namespace),
+    ] {
+        if let Some(v) = v {
+            m.insert(key.into(), json!(v));
+        }
+    }
+    m
+}
+
 pub fn tree_path(p: &str) -> Result<String, SkipReason> {
     super::tree::tree_path(p).map_err(|e| SkipReason::new(Why::Refused, e))
 }

@@ -245,6 +245,22 @@ struct ApiResource {
     name: String,
 }
 
+/// [`discover`], with the failure naming the cluster and the resource count shown as progress.
+async fn discover_counted(
+    client: &Client,
+    name: &str,
+    timeout: Duration,
+    progress: &Progress,
+) -> Result<(BTreeMap<&'static str, (Resource, String)>, Vec<Missing>), String> {
+    let (served, missing) = discover(client, timeout)
+        .await
+        .map_err(|e| format!("{name}: discovery failed: {e}"))?;
+    progress
+        .resources_total
+        .store(served.len() as u64, Ordering::Relaxed);
+    Ok((served, missing))
+}
+
 /// The group/version to list each wanted resource at: the server's preferred version of the group
 /// when it serves the resource there, else the first served version that does. A group version
 /// the server forbids us to discover makes its resources missing (the report says so); any other
@@ -377,12 +393,8 @@ async fn read_inner(
     src: ClusterSource,
     progress: Arc<Progress>,
 ) -> Result<ClusterRead, String> {
-    let (served, mut missing) = discover(&client, src.request_timeout)
-        .await
-        .map_err(|e| format!("{name}: discovery failed: {e}"))?;
-    progress
-        .resources_total
-        .store(served.len() as u64, Ordering::Relaxed);
+    let (served, mut missing) =
+        discover_counted(&client, &name, src.request_timeout, &progress).await?;
     let src = Arc::new(src);
     let label: Arc<str> = Arc::from(name.as_str());
     let mut tasks = tokio::task::JoinSet::new();
@@ -448,12 +460,8 @@ pub async fn write_snapshot(
     let overall = src.timeout;
     let (client, name) = client(&src).await?;
     let work = async {
-        let (served, mut missing) = discover(&client, src.request_timeout)
-            .await
-            .map_err(|e| format!("{name}: discovery failed: {e}"))?;
-        progress
-            .resources_total
-            .store(served.len() as u64, Ordering::Relaxed);
+        let (served, mut missing) =
+            discover_counted(&client, &name, src.request_timeout, &progress).await?;
         let io = |e: std::io::Error| format!("cannot write the snapshot: {e}");
         out.write_all(b"{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n")
             .map_err(io)?;
