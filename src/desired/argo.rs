@@ -368,15 +368,8 @@ fn argo_source(
         .into_iter()
         .collect();
     Ok(Unit {
-        app: owner.app.clone(),
-        app_kind: owner.app_kind.clone(),
-        defined_at: owner.defined_at.clone(),
-        path,
-        how,
-        namespace,
-        force_namespace: false,
-        substitute: None,
         notes,
+        ..owner.unit(path, how, namespace, false)
     })
 }
 

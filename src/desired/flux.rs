@@ -114,20 +114,6 @@ pub fn flux_units(ctx: &Context<'_>, o: &Object) -> Option<SourceOutcome> {
     Some(unit.map_err(|r| (owner, r)))
 }
 
-fn unit(owner: &AppRef, path: String, how: How, namespace: Option<String>, force: bool) -> Unit {
-    Unit {
-        app: owner.app.clone(),
-        app_kind: owner.app_kind.clone(),
-        defined_at: owner.defined_at.clone(),
-        path,
-        how,
-        namespace,
-        force_namespace: force,
-        substitute: None,
-        notes: Vec::new(),
-    }
-}
-
 fn kustomization_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<Unit, SkipReason> {
     let s: FluxKustomizationSpec = spec(o)?;
     ctx.flux_source(o, &s.source_ref)?;
@@ -152,8 +138,7 @@ fn kustomization_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<U
     if !s.components.is_empty() {
         overlay.insert("components".into(), json!(s.components));
     }
-    let mut u = unit(
-        owner,
+    let mut u = owner.unit(
         path,
         How::Kustomize {
             overlay,
@@ -222,13 +207,7 @@ fn helm_release_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<Un
     if let Some(v) = s.values {
         args.values.push(v);
     }
-    let mut u = unit(
-        owner,
-        path,
-        How::Helm(args),
-        ns,
-        s.target_namespace.is_some(),
-    );
+    let mut u = owner.unit(path, How::Helm(args), ns, s.target_namespace.is_some());
     if !s.values_from.is_empty() {
         u.notes.push(
             "valuesFrom reads ConfigMaps/Secrets from the cluster: unresolved offline".into(),

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::tree::Tree;
-use super::{Skipped, Unit};
+use super::{How, Skipped, Unit};
 use crate::k8s::object::{Body, Object};
 
 /// Normalises a git URL for comparison: `git@github.com:org/repo.git`,
@@ -130,6 +130,22 @@ pub struct AppRef {
 }
 
 impl AppRef {
+    /// A render unit of this app: `path` rendered `how`, placed in `namespace` (forced over the
+    /// manifests' own when `force`).
+    pub fn unit(&self, path: String, how: How, namespace: Option<String>, force: bool) -> Unit {
+        Unit {
+            app: self.app.clone(),
+            app_kind: self.app_kind.clone(),
+            defined_at: self.defined_at.clone(),
+            path,
+            how,
+            namespace,
+            force_namespace: force,
+            substitute: None,
+            notes: Vec::new(),
+        }
+    }
+
     pub fn skip(&self, reason: SkipReason) -> SourceOutcome {
         Err((self.clone(), reason))
     }

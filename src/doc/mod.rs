@@ -71,21 +71,6 @@ impl Text {
         self.0.extend(other.0);
         self
     }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.iter().all(|s| match s {
-            Span::Plain(p) | Span::Code(p) => p.is_empty(),
-            Span::Strong(t) | Span::Emph(t) => Text(t.clone()).is_empty(),
-            Span::Link { .. } => false,
-        })
-    }
-
-    /// The text without any markup, as a terminal shows it.
-    pub fn plain_text(&self) -> String {
-        let mut out = String::new();
-        terminal::inline(&self.0, &mut out);
-        out
-    }
 }
 
 impl From<&str> for Text {

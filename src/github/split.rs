@@ -236,15 +236,11 @@ impl<'a> Packer<'a> {
                 close,
                 children,
             } => {
-                let whole = {
-                    let mut t = String::new();
-                    n.write(&mut t);
-                    Size::of(&t)
-                };
+                let mut text = String::new();
+                n.write(&mut text);
+                let whole = Size::of(&text);
                 if whole.fits(self.room()) {
-                    let mut t = String::new();
-                    n.write(&mut t);
-                    self.push_text(&t, true);
+                    self.push_text(&text, true);
                     return;
                 }
                 // It fits a part of its own: it goes whole to the next part.
@@ -253,9 +249,7 @@ impl<'a> Packer<'a> {
                     && whole.fits(self.budget - self.reopen_cost())
                 {
                     self.cut();
-                    let mut t = String::new();
-                    n.write(&mut t);
-                    self.push_text(&t, true);
+                    self.push_text(&text, true);
                     return;
                 }
                 self.descend(open, reopen, close, children);
