@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::Config;
 use crate::report::{
-    AppStatus, CapacityFit, ChangeRow, Check, DeltaRow, Desired, DesiredWorkloadRow, Drift,
-    DriftRow, Gate, Report, TenantLimit,
+    AppStatus, CapacityFit, ChangeRow, Check, ConfigReview, DeltaRow, Desired, DesiredWorkloadRow,
+    Drift, DriftRow, Gate, Report, TenantLimit,
 };
 use crate::workload::WorkloadId;
 
@@ -78,13 +78,25 @@ fn change(
     }
 }
 
-/// `live` is the inventory of the cluster with the drift of base and of head against it.
+/// The cluster as a check sees it: its inventory, the drift of base and of head against it, and
+/// the resources that could not be read (then drift and capacity are unknown, never zero).
+pub struct LiveView<'a> {
+    pub report: &'a Report,
+    pub base_drift: &'a Drift,
+    pub head_drift: &'a Drift,
+    /// `pods: list forbidden`, one per resource that was not read.
+    pub incomplete: Vec<String>,
+}
+
+/// Compares base with head (and both with the cluster when `live` is given) and evaluates the
+/// gates in `fail_on`. A gate that cannot be evaluated fails: an unknown is never a pass.
 pub fn impact(
     base: &Desired,
     head: &Desired,
-    live: Option<(&Report, &Drift, &Drift)>,
+    live: Option<&LiveView<'_>>,
     cfg: &Config,
     fail_on: &[String],
+    config: ConfigReview,
 ) -> Check {
     fn index(d: &Desired) -> BTreeMap<WorkloadId, &DesiredWorkloadRow> {
         d.workloads.iter().map(|w| (w.workload.id(), w)).collect()
@@ -123,20 +135,39 @@ pub fn impact(
     let product_lines = deltas(&by(base, &line), &by(head, &line));
     let head_tenants = by(head, &tenant);
 
-    let (mut resolved, mut introduced, mut capacity) = (vec![], vec![], None);
-    if let Some((report, base_drift, head_drift)) = live {
-        let (bd, hd) = (drifting(base_drift), drifting(head_drift));
-        resolved = names(bd.difference(&hd));
-        introduced = names(hd.difference(&bd));
-        let unmanaged: u64 = head_drift.unmanaged.iter().map(|r| r.gpus).sum();
-        let projected = head.gpus_declared + unmanaged;
-        capacity = Some(CapacityFit {
-            placeable: report.fleet.gpus.placeable,
-            projected,
-            unmanaged_live: unmanaged,
-            fits: projected <= report.fleet.gpus.placeable,
-        });
+    let render_errors = render_errors(base, head, &config);
+    let head_failed =
+        head.apps.iter().any(|a| a.status == AppStatus::Error) || !head.problems.is_empty();
+    let live_gap = match live {
+        None => Some("no live state given".to_string()),
+        Some(v) if !v.incomplete.is_empty() => Some(format!(
+            "the live state is incomplete ({})",
+            v.incomplete.join("; ")
+        )),
+        Some(_) => None,
+    };
+    let (mut resolved, mut introduced, mut capacity) = (None, None, None);
+    if let (Some(v), None) = (live, &live_gap) {
+        let (bd, hd) = (drifting(v.base_drift), drifting(v.head_drift));
+        resolved = Some(names(bd.difference(&hd)));
+        introduced = Some(names(hd.difference(&bd)));
+        if !head_failed {
+            let unmanaged: u64 = v.head_drift.unmanaged.iter().map(|r| r.gpus).sum();
+            let projected = head.gpus_declared + unmanaged;
+            capacity = Some(CapacityFit {
+                placeable: v.report.fleet.gpus.placeable,
+                projected,
+                unmanaged_live: unmanaged,
+                fits: projected <= v.report.fleet.gpus.placeable,
+            });
+        }
     }
+    let drift_unknown = live_gap.clone();
+    let capacity_unknown = match (&live_gap, head_failed) {
+        (_, true) => Some("the head did not render completely".to_string()),
+        (Some(why), false) => Some(why.clone()),
+        (None, false) => None,
+    };
     let tenant_limits: Vec<TenantLimit> = cfg
         .limits
         .tenants
@@ -151,42 +182,39 @@ pub fn impact(
             }
         })
         .collect();
-    let render_errors: Vec<String> = [("base", base), ("head", head)]
-        .iter()
-        .flat_map(|(side, d)| {
-            d.apps
-                .iter()
-                .filter(|a| a.status == AppStatus::Error)
-                .map(move |a| {
-                    format!(
-                        "{side}: {} {}: {}",
-                        a.kind,
-                        a.name,
-                        a.error.as_deref().unwrap_or("")
-                    )
-                })
-                .chain(d.problems.iter().map(move |p| format!("{side}: {p}")))
-        })
-        .collect();
-
     let gates = fail_on
         .iter()
         .map(|g| {
+            let cannot = |why: &str| Gate {
+                name: g.clone(),
+                failed: true,
+                unknown: true,
+                why: format!("cannot check {g}: {why}"),
+            };
             let (failed, why) = match g.as_str() {
-                "capacity" => capacity_gate(capacity.as_ref(), &tenant_limits),
-                "drift-introduced" => (
-                    !introduced.is_empty(),
-                    format!("{} drift introduced", introduced.len()),
-                ),
+                "capacity" => match &capacity_unknown {
+                    Some(why) => {
+                        let mut gate = cannot(why);
+                        gate.why.push_str(&over_limits(&tenant_limits));
+                        return gate;
+                    }
+                    None => capacity_gate(capacity.as_ref(), &tenant_limits),
+                },
+                "drift-introduced" => match (&drift_unknown, &introduced) {
+                    (None, Some(i)) => (!i.is_empty(), format!("{} drift introduced", i.len())),
+                    (Some(why), _) => return cannot(why),
+                    (None, None) => return cannot("drift was not computed"),
+                },
                 "render-error" => (
                     !render_errors.is_empty(),
                     format!("{} render errors", render_errors.len()),
                 ),
-                other => (false, format!("unknown gate {other}")),
+                other => return cannot(&format!("{other} is not a gate gpuledger knows")),
             };
             Gate {
                 name: g.clone(),
                 failed,
+                unknown: false,
                 why,
             }
         })
@@ -212,19 +240,25 @@ pub fn impact(
         removed.len(),
         reshaped.len()
     ));
-    if live.is_some() {
-        summary.push_str(&format!(
+    match (&resolved, &introduced, &drift_unknown) {
+        (Some(r), Some(i), _) => summary.push_str(&format!(
             "; resolves {} drift, introduces {}",
-            resolved.len(),
-            introduced.len()
-        ));
-        if let Some(c) = &capacity {
-            summary.push_str(if c.fits {
-                "; fits the fleet"
-            } else {
-                "; does NOT fit the placeable GPUs"
-            });
+            r.len(),
+            i.len()
+        )),
+        (_, _, Some(why)) if live.is_some() => summary.push_str(&format!("; drift unknown: {why}")),
+        _ => {}
+    }
+    match (&capacity, &capacity_unknown) {
+        (Some(c), _) => summary.push_str(if c.fits {
+            "; fits the fleet"
+        } else {
+            "; does NOT fit the placeable GPUs"
+        }),
+        (None, Some(why)) if live.is_some() => {
+            summary.push_str(&format!("; capacity unknown: {why}"))
         }
+        _ => {}
     }
     Check {
         summary,
@@ -240,13 +274,41 @@ pub fn impact(
         reshaped,
         drift_resolved: resolved,
         drift_introduced: introduced,
+        drift_unknown,
         live: live.is_some(),
-        coverage_head: live.and_then(|(_, _, h)| h.coverage),
+        coverage_head: live
+            .filter(|_| live_gap.is_none())
+            .and_then(|v| v.head_drift.coverage),
         capacity,
+        capacity_unknown,
         tenant_limits,
         render_errors,
         gates,
+        config,
     }
+}
+
+/// Every app of either side that failed to render, the problems of either tree, and a head
+/// configuration that does not parse.
+fn render_errors(base: &Desired, head: &Desired, config: &ConfigReview) -> Vec<String> {
+    [("base", base), ("head", head)]
+        .iter()
+        .flat_map(|(side, d)| {
+            d.apps
+                .iter()
+                .filter(|a| a.status == AppStatus::Error)
+                .map(move |a| {
+                    format!(
+                        "{side}: {} {}: {}",
+                        a.kind,
+                        a.name,
+                        a.error.as_deref().unwrap_or("")
+                    )
+                })
+                .chain(d.problems.iter().map(move |p| format!("{side}: {p}")))
+        })
+        .chain(config.head_error.iter().map(|e| format!("head: {e}")))
+        .collect()
 }
 
 /// The capacity gate: the fleet's placeable GPUs, and every configured tenant limit.
@@ -268,12 +330,24 @@ fn capacity_gate(capacity: Option<&CapacityFit>, limits: &[TenantLimit]) -> (boo
             "no live state given: fleet capacity not checked".to_string(),
         ),
     };
-    for l in limits.iter().filter(|l| l.over) {
+    let over = over_limits(limits);
+    if !over.is_empty() {
         failed = true;
-        why.push_str(&format!(
-            "; tenant {} declares {} GPUs, over its limit of {}",
-            l.tenant, l.gpus_head, l.limit
-        ));
+        why.push_str(&over);
     }
     (failed, why)
+}
+
+/// `; tenant research declares 16 GPUs, over its limit of 10` for each tenant over its limit.
+fn over_limits(limits: &[TenantLimit]) -> String {
+    limits
+        .iter()
+        .filter(|l| l.over)
+        .map(|l| {
+            format!(
+                "; tenant {} declares {} GPUs, over its limit of {}",
+                l.tenant, l.gpus_head, l.limit
+            )
+        })
+        .collect()
 }

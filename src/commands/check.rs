@@ -7,13 +7,14 @@ use tokio::runtime::Runtime;
 use super::{Exit, Note, Outcome, deliver};
 use crate::cli::CheckArgs;
 use gpuledger::analysis::drift::drift;
-use gpuledger::analysis::impact::impact;
+use gpuledger::analysis::impact::{LiveView, impact};
 use gpuledger::analysis::inventory::{inventory, live_workloads};
+use gpuledger::config::{Config, review};
 use gpuledger::github::event::Runtime as Actions;
 use gpuledger::input;
 use gpuledger::live::kube::Progress;
 use gpuledger::render::render_check;
-use gpuledger::report::{CheckReport, SCHEMA};
+use gpuledger::report::{CheckReport, ConfigReview, SCHEMA};
 use gpuledger::util::date::Date;
 
 pub fn run(args: &CheckArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
@@ -46,13 +47,16 @@ pub fn compute(
     };
     let head_spec = args.repo();
     let repo = head_spec.path.as_path();
-    let (cfg, cfg_path) = input::config(args.output.config.as_deref(), Some(repo))?;
     let mut notes = Vec::new();
     let mut sources = Vec::new();
-    if let Some(p) = &cfg_path {
-        sources.push(p.display().to_string());
-        notes.push(Note::ConfigUsed(p.clone()));
-    }
+    let (cfg, review) = check_config(
+        args.output.config.as_deref(),
+        repo,
+        &base_ref,
+        head_spec.git_ref.as_deref(),
+    )?;
+    sources.push(review.applied.clone());
+    notes.push(Note::ConfigUsed(review.applied.clone()));
     let live = match args.live() {
         Some(spec) => {
             let (part, live_sources) =
@@ -81,15 +85,22 @@ pub fn compute(
         let workloads = live_workloads(&p.objects);
         let base_drift = drift(&workloads, &p.objects, &base, &cfg, today);
         let head_drift = drift(&workloads, &p.objects, &head, &cfg, today);
-        (report, base_drift, head_drift)
+        let incomplete = p
+            .incomplete
+            .iter()
+            .map(|m| format!("{}: {}", m.resource, m.reason))
+            .collect();
+        (report, base_drift, head_drift, incomplete)
     });
-    let check = impact(
-        &base,
-        &head,
-        live_view.as_ref().map(|(r, b, h)| (r, b, h)),
-        &cfg,
-        &args.fail_on,
-    );
+    let view = live_view
+        .as_ref()
+        .map(|(report, base_drift, head_drift, incomplete)| LiveView {
+            report,
+            base_drift,
+            head_drift,
+            incomplete: Vec::clone(incomplete),
+        });
+    let check = impact(&base, &head, view.as_ref(), &cfg, &args.fail_on, review);
     if let Some(p) = &live {
         for m in &p.incomplete {
             notes.push(Note::Incomplete {
@@ -105,16 +116,56 @@ pub fn compute(
         .filter(|g| g.failed)
         .map(|g| g.name.clone())
         .collect();
+    let incomplete = live.as_ref().is_some_and(|p| !p.incomplete.is_empty());
     let exit = if failed.is_empty() {
         Exit::Clean
     } else {
         notes.push(Note::GatesFailed(failed));
         Exit::Findings
     };
+    // An incomplete read is an error, whatever the gates say (as `inventory` and `drift` do).
+    let exit = if incomplete { Exit::Error } else { exit };
     let report = CheckReport {
         schema: SCHEMA,
         sources,
         check,
     };
     Ok((report, notes, exit))
+}
+
+/// The configuration a check applies: `--config` when given, else the base ref's `.gpuledger.yaml`
+/// (so the change under review cannot relax its own gates), with the head's changes to it. The
+/// head's file is read at `head_ref`, or from the working tree.
+fn check_config(
+    explicit: Option<&std::path::Path>,
+    repo: &std::path::Path,
+    base_ref: &str,
+    head_ref: Option<&str>,
+) -> anyhow::Result<(Config, ConfigReview)> {
+    if let Some(p) = explicit {
+        let cfg = Config::load(p)?;
+        let review = ConfigReview {
+            applied: format!("{} (--config, for base and head)", p.display()),
+            explicit: true,
+            ..ConfigReview::default()
+        };
+        return Ok((cfg, review));
+    }
+    let (base, base_name) = Config::at_ref(repo, base_ref)?;
+    let head = match head_ref {
+        Some(r) => Config::at_ref(repo, r).map(|(c, _)| c),
+        None => Config::discover(None, repo).map(|(c, _)| c),
+    };
+    let (changes, head_error) = match &head {
+        Ok(h) => (review::changes(&base, h), None),
+        Err(e) => (vec![], Some(e.to_string())),
+    };
+    let review = ConfigReview {
+        applied: base_name
+            .unwrap_or_else(|| format!("defaults (no .gpuledger.yaml at {base_ref})")),
+        explicit: false,
+        changes,
+        head_error,
+    };
+    Ok((base, review))
 }

@@ -58,7 +58,7 @@ pub fn compute(
     let mut notes = Vec::new();
     if let Some(p) = &cfg_path {
         sources.push(p.display().to_string());
-        notes.push(Note::ConfigUsed(p.clone()));
+        notes.push(Note::ConfigUsed(p.display().to_string()));
     }
     let metrics = rt.block_on(input::metrics(live_args.metrics().as_ref(), &cfg));
     if let Metrics::Failed(reason) = &metrics {

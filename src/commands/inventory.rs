@@ -38,7 +38,7 @@ pub fn run(
     let mut notes = Vec::new();
     if let Some(p) = &cfg_path {
         sources.push(p.display().to_string());
-        notes.push(Note::ConfigUsed(p.clone()));
+        notes.push(Note::ConfigUsed(p.display().to_string()));
     }
     let metrics = rt.block_on(input::metrics(args.live.metrics().as_ref(), &cfg));
     if let Metrics::Failed(reason) = &metrics {

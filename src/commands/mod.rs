@@ -38,7 +38,7 @@ impl Exit {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Note {
     /// The config file that was read.
-    ConfigUsed(PathBuf),
+    ConfigUsed(String),
     /// The report went to this file.
     Written(PathBuf),
     /// GPU activity could not be read.
@@ -60,7 +60,7 @@ pub enum Note {
 impl fmt::Display for Note {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Note::ConfigUsed(p) => write!(f, "using config {}", p.display()),
+            Note::ConfigUsed(p) => write!(f, "using config {p}"),
             Note::Written(p) => write!(f, "report written to {}", p.display()),
             Note::MetricsUnknown(why) => write!(f, "GPUs used are unknown: {why}"),
             Note::Incomplete {

@@ -14,7 +14,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
     let mut sources = vec![format!("{} ({})", spec.path.display(), desired.at)];
     if let Some(p) = &cfg_path {
         sources.push(p.display().to_string());
-        notes.push(Note::ConfigUsed(p.clone()));
+        notes.push(Note::ConfigUsed(p.display().to_string()));
     }
     let failed = input::render_failures(&desired);
     let report = RenderReport {

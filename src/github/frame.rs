@@ -164,7 +164,12 @@ pub fn prefix(repo: &Path, rt: &Runtime) -> String {
 /// whose drift it introduces.
 pub fn check_annotations(report: &CheckReport, at: &str) -> Vec<Annotation> {
     let c = &report.check;
-    let introduced: BTreeSet<&str> = c.drift_introduced.iter().map(String::as_str).collect();
+    let introduced: BTreeSet<&str> = c
+        .drift_introduced
+        .iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
     let mut annotated = BTreeSet::new();
     let mut out = Vec::new();
     for (what, rows) in [
@@ -198,6 +203,7 @@ pub fn check_annotations(report: &CheckReport, at: &str) -> Vec<Annotation> {
     for w in c
         .drift_introduced
         .iter()
+        .flatten()
         .filter(|w| !annotated.contains(*w))
     {
         out.push(Annotation::at(
@@ -230,11 +236,9 @@ pub fn check_outputs(c: &Check, report_path: Option<&Path>) -> Vec<(&'static str
     vec![
         (
             "drift",
-            if c.live {
-                c.drift_introduced.len().to_string()
-            } else {
-                unknown()
-            },
+            c.drift_introduced
+                .as_ref()
+                .map_or_else(unknown, |d| d.len().to_string()),
         ),
         (
             "unmanaged_gpus",
@@ -255,7 +259,7 @@ pub fn no_change(c: &Check) -> bool {
         && c.added.is_empty()
         && c.removed.is_empty()
         && c.reshaped.is_empty()
-        && c.drift_introduced.is_empty()
+        && c.drift_introduced.as_ref().is_none_or(Vec::is_empty)
 }
 
 /// The drifting rows, with their category.

@@ -40,8 +40,8 @@ pub fn check(c: &Check) -> Doc {
             }),
         ));
     }
-    match &c.capacity {
-        Some(cap) => d.paragraph(
+    match (&c.capacity, &c.capacity_unknown) {
+        (Some(cap), _) => d.paragraph(
             Text::new()
                 .strong("Capacity")
                 .plain(format!(
@@ -55,9 +55,21 @@ pub fn check(c: &Check) -> Doc {
                 })
                 .plain("."),
         ),
-        None => d.paragraph(
+        (None, _) if !c.live => d.paragraph(
             Text::new().emph("No live state was given: drift and capacity were not checked."),
         ),
+        (None, why) => d.paragraph(
+            Text::new()
+                .strong("Capacity unknown")
+                .plain(format!(": {}.", why.as_deref().unwrap_or("not computed"))),
+        ),
+    }
+    if let (true, Some(why)) = (c.live, &c.drift_unknown) {
+        d.paragraph(
+            Text::new()
+                .strong("Drift unknown")
+                .plain(format!(": {why}.")),
+        );
     }
     let limits: Vec<Text> = c
         .tenant_limits
@@ -77,9 +89,13 @@ pub fn check(c: &Check) -> Doc {
     if !limits.is_empty() {
         d.push(Block::List(limits));
     }
+    let none = Vec::new();
     let drift_lists = [
-        ("Drift resolved", &c.drift_resolved),
-        ("Drift introduced", &c.drift_introduced),
+        ("Drift resolved", c.drift_resolved.as_ref().unwrap_or(&none)),
+        (
+            "Drift introduced",
+            c.drift_introduced.as_ref().unwrap_or(&none),
+        ),
     ];
     for (title, ids) in drift_lists {
         match ids.len() {
@@ -105,17 +121,23 @@ pub fn check(c: &Check) -> Doc {
         ));
     }
     for g in c.gates.iter().filter(|g| g.failed) {
+        let verdict = if g.unknown {
+            " could not be evaluated"
+        } else {
+            " failed"
+        };
         d.push(Block::Quote(vec![
             Text::new()
                 .strong(
                     Text::new()
                         .plain("Gate ")
                         .code(g.name.as_str())
-                        .plain(" failed"),
+                        .plain(verdict),
                 )
                 .plain(format!(": {}", g.why)),
         ]));
     }
+    config(&mut d, c);
     for (title, rows) in [
         ("Added", &c.added),
         ("Removed", &c.removed),
@@ -152,4 +174,25 @@ pub fn check(c: &Check) -> Doc {
         }
     }
     d
+}
+
+/// Which configuration the gates applied, and what the change does to `.gpuledger.yaml` (it takes
+/// effect only once merged, so a reviewer approves it here).
+fn config(d: &mut Doc, c: &Check) {
+    let r = &c.config;
+    if r.changes.is_empty() && r.head_error.is_none() {
+        return;
+    }
+    d.heading(3, "Configuration changes in this pull request");
+    d.paragraph(
+        Text::new()
+            .plain("This check applied ")
+            .code(r.applied.as_str())
+            .plain("; the changes below take effect once merged:"),
+    );
+    let mut items: Vec<Text> = r.changes.iter().map(Text::from).collect();
+    if let Some(e) = &r.head_error {
+        items.push(Text::new().strong("does not parse").plain(format!(": {e}")));
+    }
+    d.push(Block::List(items));
 }

@@ -516,16 +516,38 @@ pub struct Check {
     pub removed: Vec<ChangeRow>,
     pub reshaped: Vec<ChangeRow>,
     /// Drift against the live state that the change resolves and introduces (with live state).
-    pub drift_resolved: Vec<String>,
-    pub drift_introduced: Vec<String>,
+    /// `null` when drift could not be computed ([`Check::drift_unknown`] says why).
+    pub drift_resolved: Option<Vec<String>>,
+    pub drift_introduced: Option<Vec<String>>,
+    /// Why drift is unknown: no live state given, or the live state is incomplete.
+    pub drift_unknown: Option<String>,
     pub live: bool,
     /// The GitOps coverage of the live GPUs once the head is merged (`null` without live state).
     pub coverage_head: Option<f64>,
     /// Whether the head's desired GPUs fit the fleet; `null` without live state.
     pub capacity: Option<CapacityFit>,
+    /// Why capacity (and the tenant limits) could not be checked.
+    pub capacity_unknown: Option<String>,
     pub tenant_limits: Vec<TenantLimit>,
     pub render_errors: Vec<String>,
     pub gates: Vec<Gate>,
+    /// The configuration the check applied, and what the change does to it.
+    pub config: ConfigReview,
+}
+
+/// A check applies the base's `.gpuledger.yaml` (or the explicit `--config`), never the head's:
+/// a change cannot relax its own gates. The head's changes to it are listed for a reviewer.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ConfigReview {
+    /// The file the gates and accepted drift came from (`origin/main:.gpuledger.yaml`,
+    /// `--config ci.yaml`), or `defaults`.
+    pub applied: String,
+    /// Whether `--config` named it (then the head's file is not compared).
+    pub explicit: bool,
+    /// How the head's configuration differs from the applied one, one sentence each.
+    pub changes: Vec<String>,
+    /// The head's configuration does not parse (it would break every run once merged).
+    pub head_error: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -581,6 +603,9 @@ pub struct TenantLimit {
 pub struct Gate {
     /// `capacity`, `drift-introduced`, `render-error`
     pub name: String,
+    /// True when it failed, or could not be evaluated (then `unknown` is true too).
     pub failed: bool,
+    /// The gate could not be evaluated: a missing or incomplete input. It fails closed.
+    pub unknown: bool,
     pub why: String,
 }

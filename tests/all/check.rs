@@ -178,13 +178,18 @@ fn drift_resolved_and_introduced_and_the_capacity_gate() {
 #[test]
 fn a_tenant_limit_fails_the_capacity_gate_and_markdown_is_balanced() {
     let r = repo_with_feature_branch();
+    // The limit is the base's: main carries it, the feature branch is rebased onto it.
     r.write(
         ".gpuledger.yaml",
         &format!(
             "{}limits:\n  tenants: {{research: 10}}\n",
             std::fs::read_to_string(r.path().join(".gpuledger.yaml")).unwrap()
         ),
-    );
+    )
+    .commit("limit research");
+    r.git(&["checkout", "-q", "feature"]);
+    r.git(&["rebase", "-q", "main"]);
+    r.git(&["checkout", "-q", "main"]);
     let (code, j, err) = check(&r, &["--fail-on", "capacity"]);
     assert_eq!(code, 1, "{err}");
     assert!(
@@ -208,4 +213,223 @@ fn a_tenant_limit_fails_the_capacity_gate_and_markdown_is_balanced() {
         md.matches("<details>").count(),
         md.matches("</details>").count()
     );
+}
+
+/// The gates and their `unknown` flags, by name.
+fn gates(j: &Value) -> Vec<(String, bool, bool, String)> {
+    j["check"]["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| {
+            (
+                g["name"].as_str().unwrap().to_string(),
+                g["failed"].as_bool().unwrap(),
+                g["unknown"].as_bool().unwrap(),
+                g["why"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn gates_that_cannot_be_evaluated_fail_closed_without_live_state() {
+    let r = repo_with_feature_branch();
+    let (code, j, err) = check(&r, &["--fail-on", "capacity,drift-introduced"]);
+    assert_eq!(code, 1, "a gate that cannot be evaluated fails: {err}");
+    let g = gates(&j);
+    assert_eq!(
+        g.iter()
+            .map(|(n, f, u, _)| (n.as_str(), *f, *u))
+            .collect::<Vec<_>>(),
+        [("capacity", true, true), ("drift-introduced", true, true)]
+    );
+    assert!(
+        g[0].3.starts_with("cannot check capacity: no live state"),
+        "{g:?}"
+    );
+    assert!(
+        g[1].3
+            .starts_with("cannot check drift-introduced: no live state"),
+        "{g:?}"
+    );
+    // Unknown is null, never an empty list that reads as "0 drift introduced".
+    assert_eq!(j["check"]["drift_introduced"], Value::Null);
+    assert_eq!(j["check"]["drift_resolved"], Value::Null);
+    assert!(j["check"]["drift_unknown"].is_string());
+    let out = gpuledger(r.path())
+        .args([
+            "check",
+            "--repo",
+            ".",
+            "--base",
+            "main",
+            "--head",
+            "feature",
+            "--fail-on",
+            "capacity",
+            "--format",
+            "markdown",
+        ])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        md.contains("**Gate `capacity` could not be evaluated**: cannot check capacity"),
+        "{md}"
+    );
+}
+
+#[test]
+fn an_incomplete_live_read_leaves_drift_and_capacity_unknown() {
+    use super::kube_emulator::{Emulator, EmulatorOptions};
+    let r = repo_with_feature_branch();
+    let emu = Emulator::start(EmulatorOptions {
+        forbidden: vec!["pods".into()],
+        ..EmulatorOptions::snapshot(fixture("tests/fixtures/drift/cluster.yaml"))
+    });
+    let kubeconfig = emu.kubeconfig_path().display().to_string();
+    let (code, j, err) = check(
+        &r,
+        &[
+            "--kubeconfig",
+            &kubeconfig,
+            "--fail-on",
+            "capacity,drift-introduced",
+        ],
+    );
+    assert_eq!(code, 2, "an incomplete read is an error: {err}");
+    let c = &j["check"];
+    assert_eq!(c["drift_introduced"], Value::Null, "{c}");
+    assert_eq!(c["capacity"], Value::Null, "{c}");
+    assert!(
+        c["drift_unknown"]
+            .as_str()
+            .unwrap()
+            .contains("the live state is incomplete (pods:"),
+        "{c}"
+    );
+    let g = gates(&j);
+    assert!(
+        g.iter().all(|(_, failed, unknown, _)| *failed && *unknown),
+        "{g:?}"
+    );
+    assert!(
+        c["summary"].as_str().unwrap().contains("drift unknown"),
+        "{c}"
+    );
+}
+
+#[test]
+fn a_change_cannot_relax_its_own_check() {
+    let r = repo_with_feature_branch();
+    // main limits research to 150 GPUs; the feature branch adds 16 research GPUs, raises the
+    // limit, accepts the drift it introduces and excludes a directory from rendering.
+    r.write(
+        ".gpuledger.yaml",
+        &format!(
+            "{}limits:\n  tenants: {{research: 10}}\n",
+            std::fs::read_to_string(r.path().join(".gpuledger.yaml")).unwrap()
+        ),
+    )
+    .commit("limit research");
+    r.git(&["checkout", "-q", "feature"]);
+    r.git(&["rebase", "-q", "main"]);
+    let cfg = std::fs::read_to_string(r.path().join(".gpuledger.yaml")).unwrap();
+    r.write(
+        ".gpuledger.yaml",
+        &cfg.replace("research: 10", "research: 1000")
+            .replace("render:\n", "render:\n  exclude: [\"batch/**\"]\n")
+            .replace(
+                "accepted_drift:\n",
+                "accepted_drift:\n- match: {namespace: research, name: new-model}\n  reason: trust me\n  owner: '@mallory'\n  expires: 2099-01-01\n",
+            ),
+    )
+    .commit("relax the gates");
+    // As in CI, the working tree is the pull request's head.
+    let snapshot = fixture("tests/fixtures/drift/cluster.yaml")
+        .display()
+        .to_string();
+    let (code, j, err) = check(
+        &r,
+        &[
+            "--snapshot",
+            &snapshot,
+            "--fail-on",
+            "capacity,drift-introduced",
+        ],
+    );
+    assert_eq!(code, 1, "{err}");
+    let c = &j["check"];
+    assert_eq!(
+        c["drift_introduced"],
+        serde_json::json!(["research/Deployment/new-model"]),
+        "the head's accepted-drift rule does not apply to its own check"
+    );
+    let g = gates(&j);
+    assert!(
+        g[0].3.contains("tenant research declares") && g[0].3.contains("over its limit of 10"),
+        "{g:?}"
+    );
+    assert!(
+        c["added"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a["name"] == "new-model"),
+        "the head's exclude does not hide its own workloads"
+    );
+    assert_eq!(c["config"]["applied"], "main:.gpuledger.yaml");
+    assert_eq!(
+        c["config"]["changes"],
+        serde_json::json!([
+            "accepts drift on namespace research, name new-model, owner @mallory, until 2099-01-01 (trust me)",
+            "raises the limit of research 10 → 1000 GPUs",
+            "excludes batch/** from rendering"
+        ]),
+        "{}",
+        c["config"]
+    );
+    assert!(err.contains("using config main:.gpuledger.yaml"), "{err}");
+    let out = gpuledger(r.path())
+        .args([
+            "check", "--repo", ".", "--base", "main", "--head", "feature", "--format", "markdown",
+        ])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        md.contains("### Configuration changes in this pull request"),
+        "{md}"
+    );
+    assert!(
+        md.contains("raises the limit of research 10 → 1000 GPUs"),
+        "{md}"
+    );
+
+    // An explicit --config wins, for base and head alike, and says so.
+    let explicit = r.path().join("ci.yaml");
+    std::fs::write(&explicit, "limits:\n  tenants: {research: 1000}\n").unwrap();
+    let (code, j, err) = check(&r, &["--config", "ci.yaml", "--fail-on", "render-error"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        j["check"]["config"]["applied"],
+        "ci.yaml (--config, for base and head)"
+    );
+    assert_eq!(j["check"]["config"]["changes"], serde_json::json!([]));
+    assert!(err.contains("using config ci.yaml (--config"), "{err}");
+}
+
+#[test]
+fn a_head_configuration_that_does_not_parse_is_a_render_error() {
+    let r = repo_with_feature_branch();
+    r.git(&["checkout", "-q", "feature"]);
+    r.write(".gpuledger.yaml", "limits:\n  tenant: {research: 1}\n")
+        .commit("typo");
+    r.git(&["checkout", "-q", "main"]);
+    let (code, j, err) = check(&r, &["--fail-on", "render-error"]);
+    assert_eq!(code, 1, "{err}");
+    let e = j["check"]["config"]["head_error"].as_str().unwrap();
+    assert!(e.starts_with("feature:.gpuledger.yaml"), "{e}");
+    assert!(e.contains("tenant"), "{e}");
 }

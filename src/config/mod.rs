@@ -13,6 +13,8 @@ use crate::error::{Error, InputError};
 use crate::util::date::Date;
 use crate::util::glob::Glob;
 
+pub mod review;
+
 /// The default name, looked up in the current directory when `--config` is not given.
 pub const DEFAULT_FILE: &str = ".gpuledger.yaml";
 
@@ -252,6 +254,54 @@ impl Config {
             return Ok((Config::load(&p)?, Some(p)));
         }
         Ok((Config::default(), None))
+    }
+
+    /// The `.gpuledger.yaml` committed at `rev` in the repository at `repo` (the defaults when that
+    /// commit has none), and the name it is known by in messages (`origin/main:.gpuledger.yaml`).
+    /// Read from git objects, never from the work tree, so a pull request's edits cannot reach it.
+    pub fn at_ref(repo: &Path, rev: &str) -> Result<(Config, Option<String>), Error> {
+        let name = format!("{rev}:{DEFAULT_FILE}");
+        let fail = |message: String| {
+            Error::Input(InputError {
+                file: name.clone(),
+                line: None,
+                column: None,
+                message,
+            })
+        };
+        let git = git2::Repository::open(repo).map_err(|e| {
+            fail(format!(
+                "{} is not a git repository: {}",
+                repo.display(),
+                e.message()
+            ))
+        })?;
+        let tree = git
+            .revparse_single(rev)
+            .and_then(|o| o.peel_to_tree())
+            .map_err(|e| {
+                fail(format!(
+                    "cannot read ref {rev}: {} (fetch it first: `git fetch origin {rev}`, or `fetch-depth: 0` in actions/checkout)",
+                    e.message()
+                ))
+            })?;
+        let Ok(entry) = tree.get_path(Path::new(DEFAULT_FILE)) else {
+            return Ok((Config::default(), None));
+        };
+        if entry.filemode() != i32::from(git2::FileMode::Blob)
+            && entry.filemode() != i32::from(git2::FileMode::BlobExecutable)
+        {
+            return Err(fail(
+                "is not a regular file (a symlink or a directory): refused".into(),
+            ));
+        }
+        let blob = entry
+            .to_object(&git)
+            .and_then(|o| o.peel_to_blob())
+            .map_err(|e| fail(e.message().to_string()))?;
+        let text =
+            std::str::from_utf8(blob.content()).map_err(|_| fail("is not UTF-8 text".into()))?;
+        Ok((Config::parse(text, &name)?, Some(name)))
     }
 }
 
