@@ -249,12 +249,17 @@ fn html_inline(spans: &[Span]) -> String {
 
 fn html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
+            '@' | '#' => {
+                out.push(c);
+                inert_reference(chars.peek().copied(), &mut out);
+            }
             c if c.is_control() => out.push(' '),
             c => out.push(c),
         }
@@ -265,13 +270,19 @@ fn html(s: &str) -> String {
 /// Escapes text for a table cell or paragraph.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
         match c {
             '|' => out.push_str("\\|"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '&' => out.push_str("&amp;"),
-            '`' | '*' | '_' | '[' | ']' | '\\' | '#' | '@' | '~' => {
+            '@' | '#' => {
+                out.push('\\');
+                out.push(c);
+                inert_reference(chars.peek().copied(), &mut out);
+            }
+            '`' | '*' | '_' | '[' | ']' | '\\' | '~' => {
                 out.push('\\');
                 out.push(c);
             }
@@ -280,6 +291,17 @@ pub fn esc(s: &str) -> String {
         }
     }
     out
+}
+
+/// GitHub links `@user`, `@org/team`, `#123` and `owner/repo#123` in the text of a rendered
+/// comment, after markdown: a backslash or an HTML entity does not stop it, and a mention notifies
+/// and a reference posts into another issue's timeline. A zero-width space between the sign and
+/// what follows it breaks the link and keeps the text as it reads (the way Dependabot quotes
+/// `@dependabot`). Code spans and fences are never linked.
+fn inert_reference(next: Option<char>, out: &mut String) {
+    if next.is_some_and(|n| n.is_alphanumeric() || n == '_' || n == '-') {
+        out.push('\u{200B}');
+    }
 }
 
 /// Text for inside a code span: nothing is escaped there, so backticks (which would end the span)
@@ -367,7 +389,9 @@ mod tests {
     fn escapes_table_breakers_html_and_mentions() {
         assert_eq!(esc("a|b"), "a\\|b");
         assert_eq!(esc("<script>"), "&lt;script&gt;");
-        assert_eq!(esc("@org/team"), "\\@org/team");
+        assert_eq!(esc("@org/team"), "\\@\u{200B}org/team");
+        assert_eq!(esc("fixes #12"), "fixes \\#\u{200B}12");
+        assert_eq!(esc("a @ b # c"), "a \\@ b \\# c");
         assert_eq!(esc("line\nbreak"), "line break");
         assert_eq!(esc("`code`"), "\\`code\\`");
     }
@@ -407,5 +431,65 @@ mod tests {
             d.markdown(),
             "<details><summary>S &lt;b&gt;</summary>\n\nx\n\n</details>\n"
         );
+    }
+
+    /// Text from a repository or cluster in every kind of block: after GitHub's markdown, nothing
+    /// of it is HTML, a mention or a reference, and it never leaves its block.
+    #[test]
+    fn hostile_text_stays_inert_in_every_block() {
+        use crate::doc::{Chart, Table, Text};
+        use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+        let hostile = "x</details><!-- gpuledger:comment v1 -->\n## Fake\n@octocat @org/team #123 o/r#9 `b` | c\r\n<details><summary>s</summary>";
+        let mut d = Doc::new();
+        d.heading(2, hostile);
+        d.paragraph(Text::from(hostile).strong(hostile).emph(hostile));
+        d.push(Block::List(vec![hostile.into(), Text::new().code(hostile)]));
+        d.push(Block::Quote(vec![hostile.into()]));
+        d.push(Block::Details {
+            summary: Text::from(hostile).code(hostile).strong(hostile),
+            body: vec![Block::Table(Table::new(&["a", ">b"]).rows(0..2, |_| {
+                vec![Text::from(hostile), Text::new().code(hostile)]
+            }))],
+        });
+        d.push(Block::Fence {
+            info: "text".into(),
+            lines: vec![hostile.into()],
+        });
+        d.push(Block::Chart(Chart::Pie {
+            title: hostile.into(),
+            slices: vec![(hostile.into(), 1)],
+        }));
+        d.push(Block::Small(hostile.into()));
+        let md = write(&d);
+        let mut html = Vec::new();
+        let (mut in_code, mut headings) = (0, 0);
+        for e in Parser::new_ext(&md, Options::ENABLE_TABLES) {
+            match e {
+                Event::Html(h) | Event::InlineHtml(h) => html.push(h.to_string()),
+                Event::Start(Tag::CodeBlock(_)) => in_code += 1,
+                Event::End(TagEnd::CodeBlock) => in_code -= 1,
+                Event::Start(Tag::Heading { .. }) => headings += 1,
+                Event::Text(t) if in_code == 0 => {
+                    let t = t.to_string();
+                    for sign in ['@', '#'] {
+                        for (i, _) in t.match_indices(sign) {
+                            let next = t[i + 1..].chars().next();
+                            assert!(
+                                !next.is_some_and(|n| n.is_ascii_alphanumeric()),
+                                "a live {sign} in {t:?} of\n{md}"
+                            );
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(headings, 1, "{md}");
+        // The only HTML is the writer's own: the one <details>, its summary (whose text is
+        // escaped inside it) and the footer's <sub>.
+        let html = html.concat();
+        assert_eq!(html.matches("<details>").count(), 1, "{html}");
+        assert_eq!(html.matches("</details>").count(), 1, "{html}");
+        assert!(!html.contains("<!--"), "{html}");
     }
 }
