@@ -511,7 +511,8 @@ impl LiveArgs {
             url: url.clone(),
             token: std::env::var(&self.prometheus_token_env)
                 .ok()
-                .filter(|t| !t.trim().is_empty()),
+                .filter(|t| !t.trim().is_empty())
+                .inspect(|t| gpuledger::util::redact::register(t)),
             window: self.window,
             timeout: std::time::Duration::from_secs(self.request_timeout.max(1)),
         })

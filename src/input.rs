@@ -205,6 +205,7 @@ pub fn cluster_source(
     context: Option<String>,
     timeouts: Timeouts,
 ) -> ClusterSource {
+    register_kubeconfig_secrets(kubeconfig.as_deref());
     ClusterSource {
         kubeconfig,
         context,
@@ -261,4 +262,50 @@ pub fn render_failures(d: &Desired) -> Vec<String> {
         .map(|a| format!("{} {}", a.kind, a.name))
         .chain(d.problems.iter().cloned())
         .collect()
+}
+
+/// Registers the credentials of every user in the kubeconfig (the file given, else `$KUBECONFIG`'s
+/// files, else `~/.kube/config`) with [`crate::util::redact`], so that no message quotes them. A
+/// file that cannot be read is left to the client, which says why.
+fn register_kubeconfig_secrets(explicit: Option<&Path>) {
+    let files: Vec<PathBuf> = match explicit {
+        Some(p) => vec![p.to_path_buf()],
+        None => match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+            Some(v) => std::env::split_paths(&v).collect(),
+            None => std::env::var_os("HOME")
+                .map(|h| vec![PathBuf::from(h).join(".kube/config")])
+                .unwrap_or_default(),
+        },
+    };
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let Ok(doc) = serde_saphyr::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        let users = doc.get("users").and_then(serde_json::Value::as_array);
+        for u in users.into_iter().flatten() {
+            let Some(user) = u.get("user") else { continue };
+            for key in [
+                "token",
+                "password",
+                "client-key-data",
+                "client-certificate-data",
+            ] {
+                if let Some(s) = user.get(key).and_then(serde_json::Value::as_str) {
+                    crate::util::redact::register(s);
+                }
+            }
+            let provider = user.pointer("/auth-provider/config");
+            for key in ["access-token", "id-token", "refresh-token", "client-secret"] {
+                if let Some(s) = provider
+                    .and_then(|c| c.get(key))
+                    .and_then(serde_json::Value::as_str)
+                {
+                    crate::util::redact::register(s);
+                }
+            }
+        }
+    }
 }

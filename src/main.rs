@@ -13,6 +13,7 @@ use gpuledger::live::kube::Progress;
 
 mod cli;
 mod commands;
+mod output;
 
 use cli::{Cli, Command, GithubCommand};
 
@@ -57,27 +58,25 @@ fn main() -> ExitCode {
         stop.store(true, Ordering::Relaxed);
         let _ = handle.join();
     }
+    let streams = output::Streams::from_env();
     match result {
         Ok(outcome) => {
-            if let Some(text) = outcome.stdout {
-                let mut out = std::io::stdout().lock();
-                if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush())
-                    && e.kind() != std::io::ErrorKind::BrokenPipe
-                {
-                    eprintln!("gpuledger: cannot write to standard output: {e}");
-                    return ExitCode::from(2);
-                }
+            if let Some(text) = outcome.stdout
+                && let Err(e) = streams.stdout(&text)
+                && e.kind() != std::io::ErrorKind::BrokenPipe
+            {
+                streams.messages(&[format!("cannot write to standard output: {e}")]);
+                return ExitCode::from(2);
             }
-            for n in outcome.notes {
-                eprintln!("gpuledger: {n}");
-            }
+            let _ = streams.commands(&outcome.commands);
+            let notes: Vec<String> = outcome.notes.iter().map(ToString::to_string).collect();
+            streams.messages(&notes);
             ExitCode::from(outcome.exit.code())
         }
         Err(e) => {
-            eprintln!("gpuledger: error: {e}");
-            for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
+            let mut lines = vec![format!("error: {e}")];
+            lines.extend(e.chain().skip(1).map(|c| format!("  caused by: {c}")));
+            streams.messages(&lines);
             ExitCode::from(2)
         }
     }
@@ -89,7 +88,7 @@ fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("gpuledger=warn"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| Diagnostics)
         .with_ansi(std::io::stderr().is_terminal())
         .without_time()
         .init();
@@ -123,4 +122,26 @@ fn spawn_progress(p: Arc<Progress>) -> (Arc<AtomicBool>, JoinHandle<()>) {
         }
     });
     (stop, handle)
+}
+
+/// Standard error for diagnostics: redacted, printable, and never a workflow command.
+struct Diagnostics;
+
+impl Write for Diagnostics {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let text = gpuledger::util::redact::redact(&text);
+        let text = output::no_legacy_command(&gpuledger::util::text::printable(&text));
+        // A line that would start with `::` is indented: the runner reads commands only there.
+        let text = text.replace("\n::", "\n ::");
+        let text = text
+            .strip_prefix("::")
+            .map_or(text.clone(), |t| format!(" ::{t}"));
+        std::io::stderr().write_all(text.as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }

@@ -23,6 +23,7 @@ pub fn run(args: &CheckArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::
     let text = render_check(&report, args.output.format);
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
     Ok(Outcome {
+        commands: Vec::new(),
         stdout,
         notes,
         exit,

@@ -127,6 +127,7 @@ pub fn run(args: &DriftArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::
         Exit::Clean
     };
     Ok(Outcome {
+        commands: Vec::new(),
         stdout,
         notes,
         exit,

@@ -6,7 +6,6 @@
 //! called, so a refused or failing API call loses nothing. A 403 on the pull request (a fork's
 //! read-only token) becomes a warning, not a failure; any other API failure is an error (exit 2).
 
-use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -21,8 +20,8 @@ use gpuledger::github::comment;
 use gpuledger::github::event::Runtime;
 use gpuledger::github::frame::{
     check_annotations, check_outputs, commit_time, drift_annotations, drift_outputs, footer,
-    head_of, issue_marker, no_change, overflow_note, posting_id, prefix, quoted_for_actions, slug,
-    with_footer, write_json,
+    head_of, issue_marker, no_change, overflow_note, posting_id, prefix, slug, with_footer,
+    write_json,
 };
 use gpuledger::github::issue::Now;
 use gpuledger::github::marker::Marker;
@@ -90,6 +89,7 @@ pub fn comment(
             ),
         );
         return Ok(Outcome {
+            commands: Vec::new(),
             stdout: Some(bodies.join("\n\n")),
             notes,
             exit,
@@ -143,21 +143,16 @@ pub fn comment(
         &mut notes,
     )?
     .unwrap_or_default();
-    let mut stdout = if rt.in_actions {
-        // Text from the repository (render errors) must not act as workflow commands.
-        quoted_for_actions(&text)
-    } else {
-        text
-    };
+    // Under Actions the report is quoted so no line of it acts as a workflow command (src/output.rs);
+    // the annotations are gpuledger's own commands, written after it.
+    let mut commands = Vec::new();
     if rt.in_actions {
         warnings.extend(check_annotations(&report, &prefix(repo, &rt)));
-        for l in actions::warnings(&warnings) {
-            stdout.push_str(&l);
-            stdout.push('\n');
-        }
+        commands = actions::warnings(&warnings);
     }
     Ok(Outcome {
-        stdout: Some(stdout),
+        commands,
+        stdout: Some(text),
         notes,
         exit,
     })
@@ -200,11 +195,11 @@ pub fn issue(
             .with_context(|| format!("cannot write the step outputs {}", p.display()))?;
     }
     let mut stdout = String::new();
-    if rt.in_actions {
-        for l in actions::warnings(&drift_annotations(d, &prefix(repo, &rt))) {
-            let _ = writeln!(stdout, "{l}");
-        }
-    }
+    let commands = if rt.in_actions {
+        actions::warnings(&drift_annotations(d, &prefix(repo, &rt)))
+    } else {
+        Vec::new()
+    };
     if !complete {
         say(
             &mut notes,
@@ -213,6 +208,7 @@ pub fn issue(
             ),
         );
         return Ok(Outcome {
+            commands,
             stdout: Some(stdout),
             notes,
             exit: Exit::Error,
@@ -255,6 +251,7 @@ pub fn issue(
         );
         stdout.push_str(&now.body);
         return Ok(Outcome {
+            commands,
             stdout: Some(stdout),
             notes,
             exit: Exit::Clean,
@@ -292,6 +289,7 @@ pub fn issue(
         deliver(text, args.output.output.as_deref(), &mut notes)?;
     }
     Ok(Outcome {
+        commands,
         stdout: Some(stdout),
         notes,
         exit: Exit::Clean,
@@ -346,6 +344,7 @@ where
                 g.token_env, g.token_env
             ))
         })?;
+    gpuledger::util::redact::register(&token);
     // The runner's GraphQL URL belongs to the runner's API; another --api-url gets its own.
     let graphql = rt
         .graphql_url

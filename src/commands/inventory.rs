@@ -95,6 +95,7 @@ pub fn run(
         exit = Exit::Error;
     }
     Ok(Outcome {
+        commands: Vec::new(),
         stdout,
         notes,
         exit,

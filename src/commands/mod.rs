@@ -86,6 +86,8 @@ impl fmt::Display for Note {
 pub struct Outcome {
     /// Text for standard output; `None` when it was written to a file.
     pub stdout: Option<String>,
+    /// gpuledger's own workflow commands (annotations), written after the report under Actions.
+    pub commands: Vec<String>,
     pub notes: Vec<Note>,
     pub exit: Exit,
 }
@@ -100,10 +102,12 @@ pub fn deliver(
         None => Ok(Some(text)),
         Some(p) if p == Path::new("-") => Ok(Some(text)),
         Some(p) => {
-            std::fs::write(p, text).map_err(|source| Error::Write {
-                path: p.to_path_buf(),
-                source,
-            })?;
+            std::fs::write(p, gpuledger::util::redact::redact(&text).as_bytes()).map_err(
+                |source| Error::Write {
+                    path: p.to_path_buf(),
+                    source,
+                },
+            )?;
             notes.push(Note::Written(p.to_path_buf()));
             Ok(None)
         }

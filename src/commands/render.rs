@@ -31,6 +31,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
         Exit::Error
     };
     Ok(Outcome {
+        commands: Vec::new(),
         stdout,
         notes,
         exit,

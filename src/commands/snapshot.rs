@@ -47,6 +47,7 @@ pub fn run(args: &SnapshotArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyho
         });
     }
     Ok(Outcome {
+        commands: Vec::new(),
         stdout: None,
         notes,
         exit: if written.missing.is_empty() {

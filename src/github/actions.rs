@@ -29,7 +29,7 @@ pub fn append_summary(path: &Path, doc: &Doc, note: &str) -> std::io::Result<()>
         .create(true)
         .append(true)
         .open(path)?;
-    f.write_all(text.as_bytes())?;
+    f.write_all(crate::util::redact::redact(&text).as_bytes())?;
     f.write_all(b"\n\n")
 }
 
@@ -51,7 +51,7 @@ pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> std::io::Result
         .create(true)
         .append(true)
         .open(path)?;
-    f.write_all(text.as_bytes())
+    f.write_all(crate::util::redact::redact(&text).as_bytes())
 }
 
 /// A warning on a file (or on the run, without one).

@@ -404,9 +404,11 @@ impl GitHub {
             .uri(url.as_str())
             .header(http::header::ACCEPT, "application/vnd.github+json")
             .header("X-GitHub-Api-Version", "2022-11-28");
+        // Nothing gpuledger posts carries a secret it knows, whatever the text quotes.
+        let body = body.map(crate::util::redact::redact_json);
         let request = self
             .octo
-            .build_request(request, body)
+            .build_request(request, body.as_ref())
             .map_err(|e| format!("cannot build the request: {e}"))?;
         let response = self
             .octo

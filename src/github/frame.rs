@@ -25,26 +25,6 @@ pub fn posting_id(rt: &Runtime) -> String {
     }
 }
 
-/// `text` between `::stop-commands::` and its end token, so no line of it is taken as a workflow
-/// command by the runner.
-pub fn quoted_for_actions(text: &str) -> String {
-    if text.is_empty() {
-        return String::new();
-    }
-    let token = format!(
-        "gpuledger-{}",
-        marker::digest([
-            Timestamp::now().to_string().as_str(),
-            std::process::id().to_string().as_str(),
-            text
-        ])
-    );
-    format!(
-        "::stop-commands::{token}\n{text}{}::{token}::\n",
-        if text.ends_with('\n') { "" } else { "\n" }
-    )
-}
-
 /// `owner/name` from the flag or the runtime, checked so it cannot bend the API path.
 pub fn slug(flag: Option<&str>, rt: &Runtime) -> anyhow::Result<String> {
     let s = flag
@@ -90,7 +70,8 @@ pub fn write_json<T: serde::Serialize>(
     });
     let Some(p) = path else { return Ok(None) };
     let text = serde_json::to_string_pretty(report).context("cannot serialize the report")?;
-    std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
+    std::fs::write(&p, crate::util::redact::redact(&text).as_bytes())
+        .with_context(|| format!("cannot write {}", p.display()))?;
     Ok(Some(p))
 }
 

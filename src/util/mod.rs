@@ -1,6 +1,9 @@
-//! Small helpers with no domain knowledge: glob matching and running subprocesses safely.
+//! Small helpers with no domain knowledge: dates, glob matching, retries, running subprocesses
+//! safely, redacting secrets and making quoted text printable.
 
 pub mod date;
 pub mod glob;
 pub mod process;
+pub mod redact;
 pub mod retry;
+pub mod text;

@@ -728,9 +728,15 @@ fn dry_run_prints_the_comment_and_calls_nothing() {
     let event = job.pull_request(&r, false);
     let out = comment(&job, &r, &event, &["--dry-run"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // Under Actions the printed comment is quoted: no line of it acts as a workflow command.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (first, rest) = stdout.split_once('\n').unwrap();
+    let token = first.strip_prefix("::stop-commands::").expect(first);
     assert!(
-        String::from_utf8_lossy(&out.stdout).starts_with("<!-- gpuledger:comment scope=\"prod\"")
+        rest.starts_with("<!-- gpuledger:comment scope=\"prod\""),
+        "{stdout}"
     );
+    assert!(rest.ends_with(&format!("::{token}::\n")), "{stdout}");
     assert!(hub.state().requests.is_empty());
 }
 

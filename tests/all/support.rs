@@ -22,6 +22,7 @@ pub fn gpuledger(dir: &Path) -> Command {
         .env_remove("GPULEDGER_LOG")
         .env_remove("GPULEDGER_PROMETHEUS")
         .env_remove("KUBECONFIG")
+        .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_REPOSITORY")
         .env_remove("GITHUB_API_URL")
         .env_remove("GITHUB_EVENT_PATH")

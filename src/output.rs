@@ -1,0 +1,119 @@
+//! What gpuledger writes to its standard streams, and the one path it takes there.
+//!
+//! Reports and messages quote text from repositories and clusters. Before anything is written it
+//! goes through [`gpuledger::util::redact`] (no secret leaves) and is made printable (no terminal
+//! escapes; a message is one bounded line). Under GitHub Actions (`GITHUB_ACTIONS=true`) the runner
+//! also reads both streams for workflow commands — `::cmd::` at the start of a line, the legacy
+//! `##[cmd]` anywhere — so:
+//! - a report on standard output, and the messages on standard error, are each written between
+//!   `::stop-commands::TOKEN` and `::TOKEN::`, with a token from the operating system's random
+//!   source that no input can predict;
+//! - a JSON report is not wrapped (a tool may be reading it through a pipe), and cannot hold a
+//!   command: no line of it starts with `::`, and `##[` is written as the equal JSON `#\u0023[`;
+//! - `##[` in any other text gets a zero-width space inside it;
+//! - gpuledger's own commands (annotations) are written after the quoted report, their values
+//!   escaped as the runner reads them.
+
+use std::io::Write;
+
+use gpuledger::util::redact::redact;
+use gpuledger::util::text::{MAX_MESSAGE_CHARS, line, printable};
+
+/// The streams of one run.
+pub struct Streams {
+    /// Set under GitHub Actions: quote what is written.
+    actions: bool,
+}
+
+impl Streams {
+    pub fn from_env() -> Streams {
+        Streams {
+            actions: std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true"),
+        }
+    }
+
+    /// Writes a report (or any text gpuledger laid out) to standard output.
+    pub fn stdout(&self, text: &str) -> std::io::Result<()> {
+        let text = redact(text);
+        let text = printable(&text);
+        let json = text.starts_with('{') && text.trim_end().ends_with('}');
+        let text = if json {
+            text.replace("##[", "#\\u0023[")
+        } else {
+            no_legacy_command(&text)
+        };
+        let quoted = self.actions && !json && !stdout_is_a_file();
+        let mut out = std::io::stdout().lock();
+        match quoted.then(token) {
+            Some(Ok(t)) => write!(
+                out,
+                "::stop-commands::{t}\n{}{}::{t}::\n",
+                text,
+                newline(&text)
+            )?,
+            Some(Err(e)) => return Err(e),
+            None => out.write_all(text.as_bytes())?,
+        }
+        out.flush()
+    }
+
+    /// gpuledger's own workflow commands, after the report (their values are already escaped).
+    pub fn commands(&self, commands: &[String]) -> std::io::Result<()> {
+        if commands.is_empty() {
+            return Ok(());
+        }
+        let mut out = std::io::stdout().lock();
+        for c in commands {
+            writeln!(out, "{}", redact(c))?;
+        }
+        out.flush()
+    }
+
+    /// Writes messages to standard error, one bounded line each, prefixed `gpuledger: `.
+    pub fn messages(&self, lines: &[String]) {
+        if lines.is_empty() {
+            return;
+        }
+        let mut text = String::new();
+        for l in lines {
+            text.push_str("gpuledger: ");
+            text.push_str(&no_legacy_command(&line(&redact(l), MAX_MESSAGE_CHARS)));
+            text.push('\n');
+        }
+        let text = match (self.actions, self.actions.then(token)) {
+            (true, Some(Ok(t))) => format!("::stop-commands::{t}\n{text}::{t}::\n"),
+            _ => text,
+        };
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes()).and_then(|_| err.flush());
+    }
+}
+
+fn newline(text: &str) -> &'static str {
+    if text.is_empty() || text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    }
+}
+
+/// `##[` (the runner's legacy command syntax, read anywhere in a line) with a zero-width space.
+pub fn no_legacy_command(text: &str) -> String {
+    text.replace("##[", "#\u{200B}#[")
+}
+
+/// 128 bits from the operating system's random source, as hex.
+fn token() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes)
+        .map_err(|e| std::io::Error::other(format!("no random source: {e}")))?;
+    Ok(format!(
+        "gpuledger-{}",
+        bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    ))
+}
+
+/// Standard output redirected to a file is not read by the runner: it stays exactly the report.
+fn stdout_is_a_file() -> bool {
+    std::fs::metadata("/dev/stdout").is_ok_and(|m| m.is_file())
+}

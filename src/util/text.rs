@@ -1,0 +1,76 @@
+//! Text gpuledger prints: one line per message, no control characters, and bounded in length.
+//!
+//! Messages quote what they were given — a path from the repository (a directory name may hold a
+//! newline), a renderer's error output, an API server's reason — so a message could otherwise carry
+//! terminal escapes, a fake workflow command on a line of its own, or megabytes of someone else's
+//! text. [`line`] makes any such text one printable line of bounded length; [`printable`] keeps the
+//! line structure of a report that gpuledger laid out itself and replaces every other control
+//! character.
+
+/// The longest message gpuledger prints or stores for a reason, in characters.
+pub const MAX_MESSAGE_CHARS: usize = 2000;
+
+/// `s` as one line: newlines become ` ⏎ `, other control characters `?`, and text beyond `max`
+/// characters is cut with a note of how much was left out.
+pub fn line(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(s.len().min(max * 4));
+    let mut chars = s.trim_end().chars();
+    for (n, c) in chars.by_ref().enumerate() {
+        if n == max {
+            let more = 1 + chars.count();
+            out.push_str(&format!("… ({more} more characters)"));
+            return out;
+        }
+        match c {
+            '\n' => out.push_str(" ⏎ "),
+            '\r' => {}
+            '\t' => out.push(' '),
+            c if c.is_control() || is_bidi(c) => out.push('?'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` with its lines kept and every other control character (escape, carriage return, bell,
+/// bidirectional overrides) replaced by `?`.
+pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s
+        .chars()
+        .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_bidi(c))
+    {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    std::borrow::Cow::Owned(
+        s.chars()
+            .map(|c| {
+                if (c.is_control() && c != '\n' && c != '\t') || is_bidi(c) {
+                    '?'
+                } else {
+                    c
+                }
+            })
+            .collect(),
+    )
+}
+
+/// Unicode bidirectional controls, which reorder what a terminal or a browser shows.
+fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_is_one_bounded_printable_line() {
+        assert_eq!(
+            line("a\nb\r\n::error::x\x1b[2J", 100),
+            "a ⏎ b ⏎ ::error::x?[2J"
+        );
+        assert_eq!(line(&"é".repeat(10), 4), "éééé… (6 more characters)");
+        assert_eq!(line("short", 5), "short");
+        assert_eq!(printable("a\tb\nc\x1b]0;t\x07\u{202E}"), "a\tb\nc?]0;t??");
+    }
+}
