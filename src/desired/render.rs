@@ -363,21 +363,20 @@ fn substitute(text: String, unit: &Unit) -> Result<String, String> {
     };
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
-    while let Some(i) = rest.find("${") {
-        if i > 0 && rest.as_bytes()[i - 1] == b'$' {
-            out.push_str(&rest[..i - 1]);
+    while let Some((before, after)) = rest.split_once("${") {
+        if let Some(literal) = before.strip_suffix('$') {
+            out.push_str(literal);
             out.push_str("${");
-            rest = &rest[i + 2..];
+            rest = after;
             continue;
         }
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 2..];
-        let Some(end) = after.find('}') else {
-            out.push_str(&rest[i..]);
+        out.push_str(before);
+        let Some((expr, next)) = after.split_once('}') else {
+            out.push_str("${");
+            out.push_str(after);
             rest = "";
             break;
         };
-        let expr = &after[..end];
         let (name, default) = match expr.split_once(":=").or_else(|| expr.split_once(":-")) {
             Some((n, d)) => (n, Some(d)),
             None => (expr, None),
@@ -386,7 +385,7 @@ fn substitute(text: String, unit: &Unit) -> Result<String, String> {
         if let Some(v) = vars.get(name).map(String::as_str).or(default) {
             out.push_str(v);
         }
-        rest = &after[end + 1..];
+        rest = next;
     }
     out.push_str(rest);
     Ok(out)
