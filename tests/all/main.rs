@@ -11,6 +11,7 @@ mod github;
 mod live;
 mod prometheus;
 mod render;
+mod sandbox;
 mod support;
 mod used;
 
