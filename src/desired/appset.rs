@@ -128,7 +128,7 @@ fn generate(ctx: &Context<'_>, kind: &str, g: &Value) -> Result<Vec<Params>, Ski
                     .flat_map(|d| {
                         let parts: Vec<&str> = d.split('/').collect();
                         (1..=parts.len())
-                            .map(move |i| parts[..i].join("/"))
+                            .filter_map(move |i| parts.get(..i).map(|p| p.join("/")))
                             .collect::<Vec<_>>()
                     })
                     .collect();
@@ -204,13 +204,12 @@ fn substitute(template: &Value, params: &Params, go: bool) -> Result<Value, Stri
 fn substitute_str(s: &str, params: &Params, go: bool) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = s;
-    while let Some(start) = rest.find("{{") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after
-            .find("}}")
+    while let Some((before, after)) = rest.split_once("{{") {
+        out.push_str(before);
+        let (expr, next) = after
+            .split_once("}}")
             .ok_or_else(|| format!("unclosed {{{{ in template string {s:?}"))?;
-        let expr = after[..end].trim();
+        let expr = expr.trim();
         let key = if go {
             expr.strip_prefix('.')
                 .ok_or_else(|| format!("template expression {{{{{expr}}}}} is not supported offline (only {{{{.param}}}})"))?
@@ -229,7 +228,7 @@ fn substitute_str(s: &str, params: &Params, go: bool) -> Result<String, String> 
             Value::String(s) => out.push_str(s),
             v => out.push_str(&v.to_string()),
         }
-        rest = &after[end + 2..];
+        rest = next;
     }
     out.push_str(rest);
     Ok(out)
@@ -269,19 +268,22 @@ pub fn appset_units(ctx: &Context<'_>, o: &Object) -> Vec<SourceOutcome> {
                     continue;
                 }
             };
-            let app_name = app["metadata"]["name"]
-                .as_str()
+            let app_name = app
+                .get("metadata")
+                .and_then(|m| m.get("name"))
+                .and_then(Value::as_str)
                 .unwrap_or(&name)
                 .to_string();
-            let spec: ArgoApp = match serde_json::from_value(app["spec"].clone()) {
-                Ok(s) => s,
-                Err(e) => {
-                    out.push(owner(kind, &name).skip(SkipReason::from_message(format!(
-                        "generated Application {app_name}: {e}"
-                    ))));
-                    continue;
-                }
-            };
+            let spec: ArgoApp =
+                match serde_json::from_value(app.get("spec").cloned().unwrap_or(Value::Null)) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        out.push(owner(kind, &name).skip(SkipReason::from_message(format!(
+                            "generated Application {app_name}: {e}"
+                        ))));
+                        continue;
+                    }
+                };
             out.extend(argo_units(ctx, &owner(kind, &app_name), &spec));
         }
     }

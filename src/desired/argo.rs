@@ -49,6 +49,7 @@ pub struct ArgoHelm {
     pub values: Option<Value>,
     pub values_object: Option<Value>,
     pub parameters: Vec<HelmParameter>,
+    pub file_parameters: Vec<HelmFileParameter>,
     pub release_name: Option<String>,
     pub skip_crds: bool,
 }
@@ -59,6 +60,13 @@ pub struct HelmParameter {
     pub name: String,
     pub value: String,
     pub force_string: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct HelmFileParameter {
+    pub name: String,
+    pub path: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -249,6 +257,42 @@ pub fn argo_units(ctx: &Context<'_>, owner: &AppRef, app: &ArgoApp) -> Vec<Sourc
         .collect()
 }
 
+/// A helm value file or file parameter of an Argo CD source as a tree path, as Argo CD resolves it
+/// (argo-cd `util/io/path/resolved.go`, `ResolveValueFilePathOrUrl`): `$ref/…` in the repository
+/// of the source with that `ref`, an absolute path from the repository root, anything else from
+/// the source's directory; a URL is not fetched. Symlinks are followed by the render sandbox.
+fn argo_file(
+    ctx: &Context<'_>,
+    dir: &str,
+    refs: &BTreeMap<&str, &ArgoSource>,
+    f: &str,
+) -> Result<String, SkipReason> {
+    match f.strip_prefix('$') {
+        Some(rest) => {
+            let (r, file) = rest.split_once('/').unwrap_or((rest, ""));
+            match refs.get(r) {
+                Some(src) if ctx.is_this_repo(&src.repo_url) => tree_path(file),
+                Some(src) => Err(SkipReason::new(
+                    Why::NotThisRepository,
+                    ctx.not_this_repo(&src.repo_url).text,
+                )),
+                None => Err(SkipReason::new(
+                    Why::Missing,
+                    format!("no source with ref {r:?}"),
+                )),
+            }
+        }
+        None if f.contains("://") => Err(SkipReason::new(
+            Why::Remote,
+            "a remote file is not fetched offline",
+        )),
+        None => match f.strip_prefix('/') {
+            Some(from_root) => tree_path(from_root),
+            None => tree_path(&join(dir, f)),
+        },
+    }
+}
+
 /// One Argo CD source as a unit.
 fn argo_source(
     ctx: &Context<'_>,
@@ -283,36 +327,11 @@ fn argo_source(
             include_crds: !h.skip_crds,
             ..HelmArgs::default()
         };
-        let mut bad = None;
+        let file = |f: &str| argo_file(ctx, &path, refs, f);
         for vf in &h.value_files {
-            let resolved = match vf.strip_prefix('$') {
-                Some(rest) => {
-                    let (r, file) = rest.split_once('/').unwrap_or((rest, ""));
-                    match refs.get(r) {
-                        Some(src) if ctx.is_this_repo(&src.repo_url) => tree_path(file),
-                        Some(src) => Err(SkipReason::new(
-                            Why::NotThisRepository,
-                            format!("value file {vf}: {}", ctx.not_this_repo(&src.repo_url).text),
-                        )),
-                        None => Err(SkipReason::new(
-                            Why::Missing,
-                            format!("value file {vf}: no source with ref {r:?}"),
-                        )),
-                    }
-                }
-                None if vf.contains("://") => Err(SkipReason::new(
-                    Why::Remote,
-                    format!("value file {vf} is remote: not fetched offline"),
-                )),
-                None => tree_path(&join(&path, vf)),
-            };
-            match resolved {
-                Ok(p) => args.values_files.push(p),
-                Err(e) => bad = Some(e),
-            }
-        }
-        if let Some(e) = bad {
-            return Err(e);
+            let p = file(vf)
+                .map_err(|e| SkipReason::new(e.why, format!("value file {vf}: {}", e.text)))?;
+            args.values_files.push(p);
         }
         // valuesObject wins over values.
         match (&h.values_object, &h.values) {
@@ -331,12 +350,24 @@ fn argo_source(
             (None, Some(v @ Value::Object(_))) => args.values.push(v.clone()),
             _ => {}
         }
+        // As Argo CD keeps them (argo-cd reposerver/repository/repository.go, helmTemplate): maps
+        // by name, so the last parameter of a name wins; `forceString` ones go to `--set-string`.
         for p in &h.parameters {
-            if p.force_string {
-                args.set_string.push((p.name.clone(), p.value.clone()));
+            let to = if p.force_string {
+                &mut args.set_string
             } else {
-                args.set.push((p.name.clone(), p.value.clone()));
-            }
+                &mut args.set
+            };
+            to.insert(p.name.clone(), p.value.clone());
+        }
+        for p in &h.file_parameters {
+            let f = file(&p.path).map_err(|e| {
+                SkipReason::new(
+                    e.why,
+                    format!("fileParameters entry {}: {}", p.name, e.text),
+                )
+            })?;
+            args.set_file.insert(p.name.clone(), f);
         }
         How::Helm(args)
     } else if s.kustomize.is_some() || is_kustomize_dir(ctx.tree, &path) {

@@ -8,15 +8,17 @@
 //! ApplicationSets and Flux Kustomizations/HelmReleases into render [`Unit`]s, each source yielding
 //! a unit or the reason it is not rendered, on what [`source`] shares (whether a source is this
 //! repository); [`render`] runs each unit (plain YAML in process, kustomize and helm as sandboxed
-//! subprocesses) and hands over plain objects. One unit failing never stops the others: its error
-//! is part of the result. Dependencies run one way: `discover` → `argo`/`appset`/`flux` →
-//! `source`/`tree`, and `render` → `tree`.
+//! subprocesses) and hands over plain objects, after [`sandbox`] has checked that every path the
+//! unit's kustomizations, chart and values name stays inside the repository. One unit failing never
+//! stops the others: its error is part of the result. Dependencies run one way: `discover` →
+//! `argo`/`appset`/`flux` → `source`/`tree`, and `render` → `sandbox` → `tree`.
 
 pub mod appset;
 pub mod argo;
 pub mod discover;
 pub mod flux;
 pub mod render;
+pub mod sandbox;
 pub mod source;
 pub mod tree;
 
@@ -49,8 +51,13 @@ pub struct HelmArgs {
     pub values_files: Vec<String>,
     /// Inline values (Argo `values`/`valuesObject`, Flux `values`), applied after the files.
     pub values: Vec<Value>,
-    pub set: Vec<(String, String)>,
-    pub set_string: Vec<(String, String)>,
+    /// Argo CD `parameters` (`--set`) and those with `forceString` (`--set-string`), by name as
+    /// Argo CD keeps them (the last of a name wins), values as written: the render step escapes
+    /// them as Argo CD does.
+    pub set: BTreeMap<String, String>,
+    pub set_string: BTreeMap<String, String>,
+    /// Argo CD `fileParameters` (`--set-file`): name → tree path, the last of a name winning.
+    pub set_file: BTreeMap<String, String>,
     pub include_crds: bool,
 }
 

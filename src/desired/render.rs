@@ -5,7 +5,10 @@
 //! restrictor, so exec plugins and KRM functions are never executed and files outside a
 //! kustomization's root are refused; helm runs `template` only, without post-renderers or dependency
 //! updates, so nothing is fetched. Every subprocess has no shell, a timeout, and an environment
-//! trimmed to PATH plus a throwaway HOME.
+//! trimmed to PATH plus a throwaway HOME. The load restrictor guards files only (a directory entry
+//! is a root of its own, wherever it is), so [`sandbox`] first checks every path the unit's
+//! kustomizations, chart and values name against the repository. Helm parameters are passed as
+//! Argo CD passes them.
 //!
 //! Each object keeps where it came from: its file and line for plain YAML, the source file kustomize
 //! reports in its origin annotation (and the line found there), the chart template for helm.
@@ -17,7 +20,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::discover::Plan;
-use super::tree::{Tree, is_kustomize_dir, join, kustomization_entries, normalize};
+use super::sandbox;
+use super::tree::{Tree, is_kustomize_dir, join, normalize};
 use super::{HelmArgs, How, Outcome, Rendered, Unit};
 use crate::error::InputError;
 use crate::k8s::object::{Object, Source};
@@ -125,7 +129,7 @@ pub fn render_all(tree: &Tree, plan: Plan, tools: &Tools) -> Rendered {
                 tools,
                 &plan.parsed,
             ),
-            (How::Helm(args), Some(t)) => helm(t.path(), home.path(), i, &unit, args, tools),
+            (How::Helm(args), Some(t)) => helm(tree, t.path(), home.path(), i, &unit, args, tools),
         };
         let result = result.map(|objs| place(objs, &unit));
         outcomes.push(Outcome { unit, result });
@@ -231,9 +235,8 @@ fn kustomize(
         .kustomize
         .as_ref()
         .ok_or("kustomize is not installed (neither kustomize nor kubectl is on PATH; set GPULEDGER_KUSTOMIZE)")?;
-    if let Some(refused) = remote_resources(tree, &unit.path) {
-        return Err(refused);
-    }
+    let wrap_name = format!(".gpuledger-wrap-{i}");
+    sandbox::kustomize(tree, &unit.path, overlay, &wrap_name)?;
     let has_kustomization = is_kustomize_dir(tree, &unit.path);
     if !has_kustomization {
         // As Flux does for a plain directory: a kustomization of every manifest below it.
@@ -258,7 +261,6 @@ fn kustomize(
         let k = json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": files});
         write(&root.join(&unit.path).join("kustomization.yaml"), &k)?;
     }
-    let wrap_name = format!(".gpuledger-wrap-{i}");
     let wrap = root.join(&wrap_name);
     let mut k = overlay.clone();
     k.insert(
@@ -327,35 +329,6 @@ fn sandbox_env(home: &Path) -> Vec<(String, String)> {
     ]
 }
 
-/// Remote resources (`https://…`, `github.com/org/repo//base?ref=…`, `git@…`) in the kustomizations a
-/// unit reaches: refused, since rendering must not fetch or run anything from the network.
-fn remote_resources(tree: &Tree, start: &str) -> Option<String> {
-    let mut todo = vec![start.to_string()];
-    let mut seen = std::collections::BTreeSet::new();
-    while let Some(dir) = todo.pop() {
-        if !seen.insert(dir.clone()) {
-            continue;
-        }
-        for r in kustomization_entries(tree, &dir) {
-            let remote = r.contains("://")
-                || r.starts_with("git@")
-                || r.contains("?ref=")
-                || r.starts_with("github.com/");
-            if remote {
-                return Some(format!(
-                    "{dir}: remote resource {r:?} is not fetched: refused"
-                ));
-            }
-            if let Some(p) = normalize(&join(&dir, &r))
-                && tree.is_dir(&p)
-            {
-                todo.push(p);
-            }
-        }
-    }
-    None
-}
-
 /// Flux `postBuild.substitute`: `${var}`, `${var:=default}`, `${var:-default}`; `$${var}` stays literal.
 fn substitute(text: String, unit: &Unit) -> Result<String, String> {
     let Some(vars) = &unit.substitute else {
@@ -363,21 +336,20 @@ fn substitute(text: String, unit: &Unit) -> Result<String, String> {
     };
     let mut out = String::with_capacity(text.len());
     let mut rest = text.as_str();
-    while let Some(i) = rest.find("${") {
-        if i > 0 && rest.as_bytes()[i - 1] == b'$' {
-            out.push_str(&rest[..i - 1]);
+    while let Some((before, after)) = rest.split_once("${") {
+        if let Some(literal) = before.strip_suffix('$') {
+            out.push_str(literal);
             out.push_str("${");
-            rest = &rest[i + 2..];
+            rest = after;
             continue;
         }
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 2..];
-        let Some(end) = after.find('}') else {
-            out.push_str(&rest[i..]);
+        out.push_str(before);
+        let Some((expr, next)) = after.split_once('}') else {
+            out.push_str("${");
+            out.push_str(after);
             rest = "";
             break;
         };
-        let expr = &after[..end];
         let (name, default) = match expr.split_once(":=").or_else(|| expr.split_once(":-")) {
             Some((n, d)) => (n, Some(d)),
             None => (expr, None),
@@ -386,7 +358,7 @@ fn substitute(text: String, unit: &Unit) -> Result<String, String> {
         if let Some(v) = vars.get(name).map(String::as_str).or(default) {
             out.push_str(v);
         }
-        rest = &after[end + 1..];
+        rest = next;
     }
     out.push_str(rest);
     Ok(out)
@@ -407,6 +379,7 @@ fn clean_paths(msg: &str, root: &Path) -> String {
 }
 
 fn helm(
+    tree: &Tree,
     root: &Path,
     home: &Path,
     i: usize,
@@ -418,6 +391,7 @@ fn helm(
         .helm
         .as_ref()
         .ok_or("helm is not installed (not on PATH; set GPULEDGER_HELM)")?;
+    sandbox::helm(tree, &unit.path, a)?;
     let mut args = vec![
         "template".to_string(),
         a.release.clone(),
@@ -438,14 +412,7 @@ fn helm(
         args.push("--values".into());
         args.push(name);
     }
-    for (k, v) in &a.set {
-        args.push("--set".into());
-        args.push(format!("{k}={v}"));
-    }
-    for (k, v) in &a.set_string {
-        args.push("--set-string".into());
-        args.push(format!("{k}={v}"));
-    }
+    args.extend(set_args(a));
     let h = |s: &str| home.join(s).display().to_string();
     let mut env = sandbox_env(home);
     env.extend([
@@ -463,6 +430,44 @@ fn helm(
     })
     .map_err(|e| clean_paths(&e, root))?;
     helm_objects(&out, &unit.path)
+}
+
+/// `--set`, `--set-string` and `--set-file` exactly as Argo CD builds them (argo-cd
+/// `util/helm/cmd.go`, `template` and `cleanSetParameters`): `name=value` with the name as written
+/// and every comma of the value escaped unless it is already escaped or the value is a `{…}` list,
+/// so `v1,gpus=0` sets one key, never a second one. A file parameter's path is escaped the same way.
+fn set_args(a: &HelmArgs) -> Vec<String> {
+    let mut args = Vec::new();
+    for (flag, values) in [("--set", &a.set), ("--set-string", &a.set_string)] {
+        for (k, v) in values {
+            args.push(flag.to_string());
+            args.push(format!("{k}={}", clean_set_parameter(v)));
+        }
+    }
+    for (k, path) in &a.set_file {
+        args.push("--set-file".into());
+        args.push(format!("{k}={}", clean_set_parameter(&format!("./{path}"))));
+    }
+    args
+}
+
+/// Argo CD's `cleanSetParameters`: a value in braces is a helm list and keeps its commas; every
+/// other comma not preceded by a backslash becomes `\,`.
+fn clean_set_parameter(v: &str) -> String {
+    if v.starts_with('{') && v.ends_with('}') {
+        return v.to_string();
+    }
+    let mut out = String::with_capacity(v.len());
+    let mut prev = None;
+    for c in v.chars() {
+        if c == ',' && prev != Some('\\') {
+            out.push_str("\\,");
+        } else {
+            out.push(c);
+        }
+        prev = Some(c);
+    }
+    out
 }
 
 /// Splits `helm template` output at its documents and names each after its `# Source:` template.
@@ -505,5 +510,42 @@ mod tests {
         )
         .unwrap();
         assert_eq!(s, "a: 4\nb: 7\nc: ${replicas}\nd: \n");
+        // Multi-byte text around and inside the markers, and an unclosed one, never panic.
+        let s = substitute("é${replicas}ü $é${ ${ünclosed".into(), &u).unwrap();
+        assert_eq!(s, "é4ü $é${ ${ünclosed");
+    }
+
+    /// Argo CD's `cleanSetParameters` (argo-cd util/helm/cmd_test.go cases among them).
+    #[test]
+    fn set_parameters_are_escaped_as_argo_cd_does() {
+        for (value, want) in [
+            ("v1,gpus=0", r"v1\,gpus=0"),
+            (r"v1\,gpus=0", r"v1\,gpus=0"),
+            ("{a,b,c}", "{a,b,c}"),
+            ("{a,b", r"{a\,b"),
+            ("a,b}", r"a\,b}"),
+            (",", r"\,"),
+            ("é,ü", r"é\,ü"),
+            ("", ""),
+        ] {
+            assert_eq!(clean_set_parameter(value), want, "{value:?}");
+        }
+        let a = HelmArgs {
+            set: [("image.tag".to_string(), "v1,gpus=0".to_string())].into(),
+            set_string: [("gpus".to_string(), "4".to_string())].into(),
+            set_file: [("cfg".to_string(), "charts/a,b.txt".to_string())].into(),
+            ..HelmArgs::default()
+        };
+        assert_eq!(
+            set_args(&a),
+            [
+                "--set",
+                r"image.tag=v1\,gpus=0",
+                "--set-string",
+                "gpus=4",
+                "--set-file",
+                r"cfg=./charts/a\,b.txt"
+            ]
+        );
     }
 }

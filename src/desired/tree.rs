@@ -200,8 +200,8 @@ pub fn kustomization_entries(tree: &Tree, dir: &str) -> Vec<String> {
         };
         for key in ["resources", "bases", "components"] {
             out.extend(
-                v[key]
-                    .as_array()
+                v.get(key)
+                    .and_then(Value::as_array)
                     .into_iter()
                     .flatten()
                     .filter_map(Value::as_str)

@@ -12,6 +12,7 @@ mod hostile;
 mod live;
 mod prometheus;
 mod render;
+mod sandbox;
 mod support;
 mod used;
 
