@@ -372,7 +372,7 @@ fn capped(s: &str) -> String {
             cut.pop();
         }
         if let Some(amp) = cut.rfind('&')
-            && !cut[amp..].contains(';')
+            && !cut.get(amp..).is_some_and(|t| t.contains(';'))
         {
             cut.truncate(amp);
         }

@@ -91,7 +91,7 @@ pub fn warnings(annotations: &[Annotation]) -> Vec<String> {
     } else {
         annotations.len()
     };
-    for a in &annotations[..shown] {
+    for a in annotations.iter().take(shown) {
         let mut props = Vec::new();
         if let Some(f) = &a.file {
             props.push(format!("file={}", property(f)));

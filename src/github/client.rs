@@ -425,7 +425,9 @@ impl GitHub {
             Value::Null
         } else {
             serde_json::from_slice(&bytes).unwrap_or_else(|_| {
-                Value::String(String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned())
+                Value::String(
+                    String::from_utf8_lossy(bytes.get(..300).unwrap_or(&bytes)).into_owned(),
+                )
             })
         };
         Ok(Answer {

@@ -50,13 +50,16 @@ pub fn plan(found: &[Found], now: &Now) -> Vec<Step> {
         .filter(|f| f.marker.same_thread(&now.marker))
         .collect();
     ours.sort_by_key(|f| f.number);
+    let first = ours.first().map(|f| f.number);
     let mut steps: Vec<Step> = ours
         .iter()
         .skip(1)
         .filter(|f| f.open)
-        .map(|f| Step::CloseDuplicate {
-            number: f.number,
-            of: ours[0].number,
+        .filter_map(|f| {
+            first.map(|of| Step::CloseDuplicate {
+                number: f.number,
+                of,
+            })
         })
         .collect();
     let Some(issue) = ours.first() else {
