@@ -434,7 +434,7 @@ spec:
     fn routes(extra: &str, cfg: &str) -> Vec<RouteRow> {
         let objs = read_str(&format!("{BACKEND}---\n{extra}"), "t.yaml").unwrap();
         let cfg = Config::parse(cfg, "c").unwrap();
-        let mut w = owners::build(&objs);
+        let mut w = owners::build(&objs).unwrap();
         let t = Resolver::new(&cfg.tenancy, &objs);
         public_routes(&objs, &cfg, &mut w, &t).rows
     }

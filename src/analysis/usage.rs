@@ -134,7 +134,7 @@ mod tests {
             "t",
         )
         .unwrap();
-        let w = owners::build(&objs);
+        let w = owners::build(&objs).unwrap();
         let gpus = [
             gpu(Some("a"), "0", 0.9, None),
             gpu(Some("a"), "1", 0.04, None),

@@ -76,13 +76,16 @@ pub fn compute(
     ));
 
     let today = args.now.unwrap_or_else(Date::today);
-    let live_view = live.as_ref().map(|p| {
-        let report = inventory(&p.objects, &cfg, vec![]);
-        let workloads = live_workloads(&p.objects);
-        let base_drift = drift(&workloads, &p.objects, &base, &cfg, today);
-        let head_drift = drift(&workloads, &p.objects, &head, &cfg, today);
-        (report, base_drift, head_drift)
-    });
+    let live_view = live
+        .as_ref()
+        .map(|p| -> anyhow::Result<_> {
+            let report = inventory(&p.objects, &cfg, vec![])?;
+            let workloads = live_workloads(&p.objects)?;
+            let base_drift = drift(&workloads, &p.objects, &base, &cfg, today)?;
+            let head_drift = drift(&workloads, &p.objects, &head, &cfg, today)?;
+            Ok((report, base_drift, head_drift))
+        })
+        .transpose()?;
     let check = impact(
         &base,
         &head,

@@ -79,6 +79,7 @@ pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String
     for o in &mut doc.objects {
         o.source.file = file.clone();
     }
+    check_all(&doc.objects, source)?;
     Ok((doc.objects, doc.continue_token))
 }
 
@@ -131,7 +132,22 @@ fn read_from<R: BufRead>(
     for o in &mut objects {
         o.source.file = file.clone();
     }
+    check_all(&objects, file).map_err(ReadError::Input)?;
     Ok(objects)
+}
+
+/// Refuses, at the door, an object whose GPU figures do not fit in 64 bits (see
+/// [`crate::workload::check`]): the error names the file, the object's line and the object.
+fn check_all(objects: &[Object], file: &str) -> Result<(), InputError> {
+    for o in objects {
+        crate::workload::check(o).map_err(|e| InputError {
+            file: file.to_string(),
+            line: o.source.line,
+            column: None,
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
 }
 
 fn looks_like_json<R: BufRead>(reader: &mut R) -> io::Result<bool> {

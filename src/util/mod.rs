@@ -1,6 +1,8 @@
-//! Small helpers with no domain knowledge: glob matching and running subprocesses safely.
+//! Small helpers with no domain knowledge: glob matching, running subprocesses safely, dates, retries
+//! and checked arithmetic.
 
 pub mod date;
 pub mod glob;
 pub mod process;
 pub mod retry;
+pub mod sum;

@@ -2,8 +2,9 @@
 //! pods, requests and shape.
 //!
 //! Each object's root is found once and memoised, so a fleet of 100,000 pods that share a few thousand
-//! ReplicaSets costs one hash lookup per pod. Owners are looked up by UID, then by namespace + kind +
-//! name. When an owner is missing from the input (a partial snapshot, an operator that creates
+//! ReplicaSets costs one hash lookup per pod. Owners are looked up by UID (followed only when the
+//! object with that UID agrees with the reference in kind, name and namespace), then by namespace +
+//! kind + name. When an owner is missing from the input (a partial snapshot, an operator that creates
 //! objects the dump did not include), the walk falls back to well-known labels (Dynamo graph,
 //! LeaderWorkerSet, KServe) and then to the owner reference itself, so a pod is never left without
 //! a workload; a ReplicaSet's missing Deployment is recovered from the `pod-template-hash` label.
@@ -13,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::k8s::gpus::Gpus;
 use crate::k8s::object::{Body, Kind, Object, group_of};
 use crate::k8s::types::OwnerRef;
+use crate::util::sum::{Named, Overflow};
 
 use super::kinds::{declared_shape, template_role};
 use super::pods::pod_request;
@@ -109,8 +111,19 @@ impl<'a> Roots<'a> {
         self.by_key.get(&(ns, kind, name)).copied()
     }
 
+    /// The owner `r` names, by uid first. A uid is followed only when the object it belongs to agrees
+    /// with the reference in kind and name and sits in the dependent's namespace (or is
+    /// cluster-scoped): a reference whose uid points elsewhere is treated like one whose uid is not in
+    /// the input, so a pod cannot move its GPUs onto another workload by borrowing its uid.
     fn find_owner(&self, o: &Object, r: &OwnerRef) -> Option<usize> {
-        if let Some(&i) = self.by_uid.get(r.uid.as_str()) {
+        let agrees = |x: &Object| {
+            x.kind == r.kind
+                && x.meta.name == r.name
+                && (x.namespace().is_empty() || x.namespace() == o.namespace())
+        };
+        if let Some(&i) = self.by_uid.get(r.uid.as_str())
+            && self.objects.get(i).is_some_and(agrees)
+        {
             return Some(i);
         }
         // Owners are namespaced like their dependents, or cluster-scoped.
@@ -252,8 +265,8 @@ struct Builder {
 }
 
 /// Finds every live workload: the roots of non-terminal GPU pods, plus root objects that declare GPUs
-/// and are not finished.
-pub fn build(objects: &[Object]) -> Workloads<'_> {
+/// and are not finished. Fails only when a workload's GPUs, summed over its pods, overflow.
+pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
     let mut roots = Roots::new(objects);
     let mut builders: BTreeMap<usize, Builder> = BTreeMap::new();
     let mut pods = Vec::new();
@@ -263,7 +276,7 @@ pub fn build(objects: &[Object]) -> Workloads<'_> {
     for (i, o) in objects.iter().enumerate() {
         let Body::Pod(p) = &o.body else { continue };
         let state = PodState::of(o);
-        let gpus = pod_request(&p.spec);
+        let gpus = pod_request(&p.spec).named(o, "the GPUs its containers request")?;
         if let Some(job) = Roots::owner_ref(o)
             .filter(|r| r.kind == "Job")
             .and_then(|r| roots.find_owner(o, r))
@@ -277,13 +290,18 @@ pub fn build(objects: &[Object]) -> Workloads<'_> {
         if state != PodState::Terminal {
             let root = roots.resolve(i);
             let b = builders.entry(root).or_default();
+            let id = &roots.list[root].id;
             match state {
                 PodState::Bound => {
-                    b.requested.add(&gpus);
+                    b.requested
+                        .add(&gpus)
+                        .named(id, "the GPUs its bound pods request")?;
                     b.pods.bound += 1;
                 }
                 _ => {
-                    b.pending.add(&gpus);
+                    b.pending
+                        .add(&gpus)
+                        .named(id, "the GPUs its pending pods request")?;
                     b.pods.pending += 1;
                 }
             }
@@ -314,7 +332,7 @@ pub fn build(objects: &[Object]) -> Workloads<'_> {
         if matches!(o.body, Body::Pod(_)) || !o.meta.owner_references.is_empty() {
             continue;
         }
-        let Some(shape) = declared_shape(o) else {
+        let Some(shape) = declared_shape(o)? else {
             continue;
         };
         if !shape.declares_gpus() || job_finished(o, job_pods.get(&i).copied()) {
@@ -328,10 +346,19 @@ pub fn build(objects: &[Object]) -> Workloads<'_> {
     let mut index_of_root = HashMap::new();
     for (root_idx, b) in builders {
         let root = &roots.list[root_idx];
-        let present = root.object.map(|j| &objects[j]);
-        let (shape, from_spec) = match present.and_then(declared_shape) {
+        let present = root.object.and_then(|j| objects.get(j));
+        let declared = match present {
+            Some(o) => declared_shape(o)?,
+            None => None,
+        };
+        let (shape, from_spec) = match declared {
             Some(s) => (s, true),
-            None => (shape_from_pods(&b.pod_roles), false),
+            None => {
+                let s = shape_from_pods(&b.pod_roles);
+                s.total()
+                    .named(&root.id, "the GPUs of its pods (Σ pods × GPUs)")?;
+                (s, false)
+            }
         };
         let top = &objects[root.top];
         index_of_root.insert(root_idx, list.len());
@@ -352,12 +379,12 @@ pub fn build(objects: &[Object]) -> Workloads<'_> {
     for p in &mut pods {
         p.workload = p.workload.and_then(|r| index_of_root.get(&r).copied());
     }
-    Workloads {
+    Ok(Workloads {
         list,
         pods,
         roots,
         workload_of_root: index_of_root,
-    }
+    })
 }
 
 /// A Job is finished when a `Complete` or `Failed` condition is true, or when all its pods are done.
@@ -415,7 +442,7 @@ mod tests {
             "t",
         )
         .unwrap();
-        let w = build(&objs);
+        let w = build(&objs).unwrap();
         assert_eq!(w.list.len(), 1);
         assert_eq!(w.list[0].requested.whole, 1);
     }

@@ -8,6 +8,7 @@ mod demo;
 mod drift;
 mod emulator;
 mod github;
+mod hostile;
 mod live;
 mod prometheus;
 mod render;
