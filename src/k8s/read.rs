@@ -99,6 +99,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// page, if any. `source` names the cluster resource in errors and in each object's source.
 pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String>), InputError> {
     let file: Arc<str> = Arc::from(source);
+    super::object::take_trimmed();
     let mut doc: Document<ObjectMeta> =
         serde_json::from_str(text).map_err(|e| match json_error(e, source) {
             ReadError::Input(e) => e,
@@ -113,6 +114,7 @@ pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String
         o.source.file = file.clone();
     }
     check_all(&doc.objects, source)?;
+    warn_trimmed(source);
     Ok((doc.objects, doc.continue_token))
 }
 
@@ -150,6 +152,7 @@ fn read_from(
     file: &Arc<str>,
     size: Option<u64>,
 ) -> Result<Vec<Object>, ReadError> {
+    super::object::take_trimmed(); // what an earlier, failed read on this thread left
     let mut objects =
         if opens_like_json(&mut input.reader().map_err(ReadError::Io)?).map_err(ReadError::Io)? {
             let json = read_json(input.reader().map_err(ReadError::Io)?, file);
@@ -178,7 +181,26 @@ fn read_from(
         o.source.file = file.clone();
     }
     check_all(&objects, file).map_err(ReadError::Input)?;
+    warn_trimmed(file);
     Ok(objects)
+}
+
+/// Says, on stderr, what the read cut to the API's limits (see [`super::types::MAX_LABEL_VALUE`]),
+/// naming the file and object, a bounded number of times.
+fn warn_trimmed(file: &str) {
+    let (notes, total) = super::object::take_trimmed();
+    for n in &notes {
+        match &n.object {
+            Some(o) => tracing::warn!("{file}: {o}: {}", n.what),
+            None => tracing::warn!("{file}: {}", n.what),
+        }
+    }
+    if total > notes.len() {
+        tracing::warn!(
+            "{file}: {} more labels, names or annotations beyond the Kubernetes limits were cut or ignored",
+            total - notes.len()
+        );
+    }
 }
 
 enum JsonFailure {
@@ -358,6 +380,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(last, None);
+    }
+
+    #[test]
+    fn labels_and_names_beyond_the_api_limits_are_cut_and_noted() {
+        let ok = "v".repeat(63);
+        let long = "v".repeat(64);
+        let name = "n".repeat(300);
+        let text = format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: ml\n  labels: {{a: {ok}, b: {long}, {long}: x, example.com/{ok}: y}}\nspec:\n  nodeSelector: {{pool: {long}}}\n"
+        );
+        let objs = read_str(&text, "t.yaml").unwrap();
+        let m = &objs[0].meta;
+        assert_eq!(m.name.len(), 253);
+        let keys: Vec<&str> = m.labels.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["a", &format!("example.com/{ok}")]);
+        let Body::Pod(p) = &objs[0].body else {
+            panic!()
+        };
+        assert!(p.spec.node_selector.is_empty());
+        // The notes were emitted (and taken) by the read; a fresh read of the same text notes again.
+        assert_eq!(super::super::object::take_trimmed().1, 0);
     }
 
     #[test]
