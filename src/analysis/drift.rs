@@ -92,7 +92,9 @@ fn differs(git: &[Role], live: &[Role], hpa: bool) -> bool {
         return true;
     }
     g.iter().any(|(name, a)| {
-        let b = &l[name];
+        let Some(b) = l.get(name) else {
+            return true;
+        };
         let auto = hpa || a.autoscaled || b.autoscaled;
         a.gpus_per_replica != b.gpus_per_replica
             || a.nodes_per_replica != b.nodes_per_replica

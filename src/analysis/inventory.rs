@@ -51,7 +51,7 @@ pub fn inventory_with_metrics(
         _ => None,
     };
     let tenants = Resolver::new(&cfg.tenancy, objects);
-    let routes = exposure::public_routes(objects, cfg, &mut workloads, &tenants);
+    let routes = exposure::public_routes(objects, cfg, &mut workloads, &tenants)?;
 
     // Fleet tiers.
     let mut gpus = FleetGpus::default();

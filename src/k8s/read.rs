@@ -284,8 +284,8 @@ fn json_error(e: serde_json::Error, file: &str) -> ReadError {
     let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
     ReadError::Input(InputError {
         file: file.to_string(),
-        line: (e.line() > 0).then(|| e.line() as u32),
-        column: (e.column() > 0).then(|| e.column() as u32),
+        line: u32::try_from(e.line()).ok().filter(|&l| l > 0),
+        column: u32::try_from(e.column()).ok().filter(|&c| c > 0),
         message,
     })
 }
@@ -297,8 +297,8 @@ pub(crate) fn yaml_error_to_input(e: &serde_saphyr::Error, file: &str) -> InputE
     let column = loc.map(|l| l.column()).filter(|&c| c > 0);
     InputError {
         file: file.to_string(),
-        line: line.map(|l| l as u32),
-        column: column.map(|c| c as u32),
+        line: line.and_then(|l| u32::try_from(l).ok()),
+        column: column.and_then(|c| u32::try_from(c).ok()),
         message: yaml_message(e),
     }
 }
@@ -309,10 +309,7 @@ fn yaml_message(e: &serde_saphyr::Error) -> String {
     let first = full.lines().next().unwrap_or("").trim();
     // serde-saphyr writes "error: line L column C: message" or "message at line L, column C".
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    let first = match first.find(" at line ") {
-        Some(i) => &first[..i],
-        None => first,
-    };
+    let first = first.split_once(" at line ").map_or(first, |(m, _)| m);
     let first = match first.strip_prefix("line ") {
         Some(rest) => rest.split_once(": ").map_or(rest, |(_, m)| m),
         None => first,

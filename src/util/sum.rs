@@ -108,7 +108,6 @@ pub fn delta(a: u64, b: u64) -> Result<i64, TooLarge> {
 /// A ratio of two figures (`a / b`), `None` when `b` is 0. `u64` → `f64` loses precision above
 /// 2^53 but never wraps, which is fine for a share or a percentage.
 pub fn ratio(a: u64, b: u64) -> Option<f64> {
-    #[allow(clippy::cast_precision_loss)]
     (b > 0).then(|| a as f64 / b as f64)
 }
 

@@ -68,12 +68,12 @@ pub struct Roots<'a> {
     objects: &'a [Object],
     by_uid: HashMap<&'a str, usize>,
     by_key: HashMap<(&'a str, &'a str, &'a str), usize>,
-    memo: Vec<u32>,
+    /// Each object's root once resolved (an index into `list`).
+    memo: Vec<Option<usize>>,
     pub list: Vec<Root>,
     by_id: HashMap<WorkloadId, usize>,
 }
 
-const UNRESOLVED: u32 = u32::MAX;
 const MAX_DEPTH: usize = 32;
 
 impl<'a> Roots<'a> {
@@ -94,7 +94,7 @@ impl<'a> Roots<'a> {
             objects,
             by_uid,
             by_key,
-            memo: vec![UNRESOLVED; objects.len()],
+            memo: vec![None; objects.len()],
             list: Vec::new(),
             by_id: HashMap::new(),
         }
@@ -131,52 +131,68 @@ impl<'a> Roots<'a> {
             .or_else(|| self.find("", &r.kind, &r.name))
     }
 
-    /// The root of object `i`, as an index into [`Roots::list`].
-    pub fn resolve(&mut self, i: usize) -> usize {
-        if self.memo[i] != UNRESOLVED {
-            return self.memo[i] as usize;
+    fn memo(&self, i: usize) -> Option<usize> {
+        self.memo.get(i).copied().flatten()
+    }
+
+    /// The root of object `i`, as an index into [`Roots::list`]; `None` only when `i` is not an
+    /// index into the object list.
+    pub fn resolve(&mut self, i: usize) -> Option<usize> {
+        if let Some(root) = self.memo(i) {
+            return Some(root);
         }
         let objects = self.objects;
+        let mut o = objects.get(i)?;
         let mut chain = vec![i];
         let mut cur = i;
         let root = loop {
-            let o = &objects[cur];
             let Some(r) = Self::owner_ref(o) else {
-                break self.intern_object(cur);
+                break self.intern_object(cur, o);
             };
             // The owner, or — when it is missing — the object its well-known labels name.
             let next = match self.find_owner(o, r) {
                 Some(j) => Ok(j),
-                None => self.missing_owner(cur, r),
+                None => self.missing_owner(cur, o, r),
             };
             match next {
-                Ok(j) if self.memo[j] != UNRESOLVED => break self.memo[j] as usize,
-                Ok(j) if !chain.contains(&j) && chain.len() < MAX_DEPTH => {
-                    chain.push(j);
-                    cur = j;
+                Ok(j) => {
+                    if let Some(root) = self.memo(j) {
+                        break root;
+                    }
+                    match objects.get(j) {
+                        Some(owner) if !chain.contains(&j) && chain.len() < MAX_DEPTH => {
+                            chain.push(j);
+                            cur = j;
+                            o = owner;
+                        }
+                        // A cycle (through owners or labels) or an absurdly deep chain: stop
+                        // where we are.
+                        _ => break self.intern_object(cur, o),
+                    }
                 }
-                // A cycle (through owners or labels) or an absurdly deep chain: stop where we are.
-                Ok(_) => break self.intern_object(cur),
                 Err(root) => break root,
             }
         };
         for c in chain {
-            self.memo[c] = root as u32;
+            if let Some(m) = self.memo.get_mut(c) {
+                *m = Some(root);
+            }
         }
-        root
+        Some(root)
     }
 
     fn intern(&mut self, root: Root) -> usize {
         if let Some(&k) = self.by_id.get(&root.id) {
             return k;
         }
-        self.by_id.insert(root.id.clone(), self.list.len());
+        let k = self.list.len();
+        self.by_id.insert(root.id.clone(), k);
         self.list.push(root);
-        self.list.len() - 1
+        k
     }
 
-    fn intern_object(&mut self, i: usize) -> usize {
-        let o = &self.objects[i];
+    /// Object `i` (which is `o`) as its own root.
+    fn intern_object(&mut self, i: usize, o: &Object) -> usize {
         self.intern(Root {
             id: WorkloadId {
                 namespace: o.namespace().to_string(),
@@ -193,8 +209,7 @@ impl<'a> Roots<'a> {
     /// The chain broke at `from`, whose owner `r` is not in the input: `Ok(j)` when a well-known
     /// label names an object that is present (the walk goes on from there, in the caller's loop so
     /// that its cycle guard applies), else `Err(root)` with the inferred root interned.
-    fn missing_owner(&mut self, from: usize, r: &OwnerRef) -> Result<usize, usize> {
-        let o = &self.objects[from];
+    fn missing_owner(&mut self, from: usize, o: &Object, r: &OwnerRef) -> Result<usize, usize> {
         let l = &o.meta.labels;
         let (group, kind, name) = if let Some(g) = l.get(labels::DYNAMO_GRAPH) {
             ("nvidia.com", "DynamoGraphDeployment", g.as_str())
@@ -250,7 +265,7 @@ impl<'a> Workloads<'a> {
     /// The workload that object `i` (any object: a non-GPU frontend pod, a Service's backend) belongs
     /// to, if its root is a live GPU workload.
     pub fn workload_of_object(&mut self, i: usize) -> Option<usize> {
-        let root = self.roots.resolve(i);
+        let root = self.roots.resolve(i)?;
         self.workload_of_root.get(&root).copied()
     }
 }
@@ -287,10 +302,11 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
             continue;
         }
         let mut workload = None;
-        if state != PodState::Terminal {
-            let root = roots.resolve(i);
+        if state != PodState::Terminal
+            && let Some(root) = roots.resolve(i)
+            && let Some(Root { id, .. }) = roots.list.get(root)
+        {
             let b = builders.entry(root).or_default();
-            let id = &roots.list[root].id;
             match state {
                 PodState::Bound => {
                     b.requested
@@ -338,14 +354,17 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
         if !shape.declares_gpus() || job_finished(o, job_pods.get(&i).copied()) {
             continue;
         }
-        let root = roots.resolve(i);
-        builders.entry(root).or_default();
+        if let Some(root) = roots.resolve(i) {
+            builders.entry(root).or_default();
+        }
     }
 
     let mut list = Vec::with_capacity(builders.len());
     let mut index_of_root = HashMap::new();
     for (root_idx, b) in builders {
-        let root = &roots.list[root_idx];
+        let Some(root) = roots.list.get(root_idx) else {
+            continue;
+        };
         let present = root.object.and_then(|j| objects.get(j));
         let declared = match present {
             Some(o) => declared_shape(o)?,
@@ -360,7 +379,9 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
                 (s, false)
             }
         };
-        let top = &objects[root.top];
+        let Some(top) = objects.get(root.top) else {
+            continue;
+        };
         index_of_root.insert(root_idx, list.len());
         list.push(Workload {
             id: root.id.clone(),

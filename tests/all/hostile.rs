@@ -265,6 +265,8 @@ fn an_owner_uid_of_another_kind_is_not_followed() {
 fn run_measured(dir: &Path, args: &[&std::ffi::OsStr]) -> (i32, Vec<u8>, String, i64) {
     let out_path = dir.join("stdout");
     let err_path = dir.join("stderr");
+    // Waited for with wait4 below, which std's Child::wait cannot do (it drops the rusage).
+    #[allow(clippy::zombie_processes)]
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_gpuledger"))
         .current_dir(root())
         .env_remove("GPULEDGER_CONFIG")
