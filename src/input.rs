@@ -225,7 +225,7 @@ pub fn desired_state(spec: &RepoSpec, cfg: &Config, live: &[Object]) -> anyhow::
     let plan = discover::plan(&tree, &cfg.render, &spec.repo_urls);
     let tools = Tools::detect(spec.render_timeout);
     let rendered = render_all(&tree, plan, &tools);
-    Ok(desired(&rendered, cfg, live))
+    Ok(desired(&rendered, cfg, live)?)
 }
 
 /// GPU activity from Prometheus, or why it is unknown (never an error: `used` is then unknown).

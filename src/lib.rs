@@ -7,6 +7,12 @@
 //! [`doc`] blocks, laid out as a terminal table or markdown (or the report as JSON). [`input`] says
 //! what to read. The library never prints: the binary (`src/main.rs`, its `cli` and `commands`)
 //! parses the flags, runs the pipeline and prints.
+//!
+//! Everything here reads input someone else wrote, so nothing may panic on it: indexing and string
+//! slicing that could go out of range or split a character are refused outside tests (use `get`,
+//! iterators, `split_once`), and GPU arithmetic is checked ([`util::sum`]).
+
+#![cfg_attr(not(test), deny(clippy::indexing_slicing, clippy::string_slice))]
 
 pub mod analysis;
 pub mod config;

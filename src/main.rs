@@ -1,6 +1,8 @@
 //! The `gpuledger` binary: parse the command line, run the command, print, and map the outcome to an
 //! exit code (0 clean, 1 findings the user asked to fail on, 2 error).
 
+#![deny(clippy::indexing_slicing, clippy::string_slice)]
+
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -11,7 +11,9 @@ use crate::desired::Rendered;
 use crate::k8s::object::{Kind, Object};
 use crate::report::{
     AppRow, AppStatus, Desired, DesiredTenantRow, DesiredWorkloadRow, DuplicateRow, WithoutGpus,
+    WorkloadRow,
 };
+use crate::util::sum::{self, Named, Overflow};
 use crate::workload::kinds::declared_shape;
 use crate::workload::{WorkloadId, owners};
 
@@ -20,7 +22,10 @@ use super::tenancy::Resolver;
 
 /// `live` objects (when a cluster snapshot is at hand) lend their Namespace labels to tenancy for
 /// namespaces the repository does not declare itself.
-pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
+///
+/// A GPU total that overflows within one app makes that app an error (the others still count); a
+/// total over apps that overflows is an [`Overflow`].
+pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Desired, Overflow> {
     let namespaces: Vec<Object> = live
         .iter()
         .chain(
@@ -63,7 +68,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
                 row.error = Some(e.clone());
             }
             Ok(objs) => {
-                row.objects = objs.len() as u64;
+                row.objects = sum::count(objs.len());
                 for o in objs {
                     let key = format!(
                         "{}/{}/{}",
@@ -77,29 +82,21 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
                     );
                     seen.entry(key).or_default().insert(u.app.clone());
                 }
-                for o in objs.iter().filter(|o| o.meta.owner_references.is_empty()) {
-                    if declared_shape(o).is_some_and(|s| !s.declares_gpus()) {
-                        without_gpus.push(WithoutGpus {
-                            id: WorkloadId::new(o.namespace(), o.group(), &o.kind, &o.meta.name),
+                match app_workloads(objs, &tenants, &u.app) {
+                    Ok((rows, cpu_only, gpus)) => {
+                        row.gpu_workloads = sum::count(rows.len());
+                        row.gpus_declared = gpus;
+                        without_gpus.extend(cpu_only);
+                        workloads.extend(rows.into_iter().map(|r| DesiredWorkloadRow {
+                            workload: r,
                             app: u.app.clone(),
-                        });
+                            app_kind: u.app_kind.clone(),
+                        }));
                     }
-                }
-                let w = owners::build(objs);
-                for wl in &w.list {
-                    let mut r = workload_row(wl, &tenants, 0);
-                    // No pods in Git: the desired figure is the declared shape.
-                    r.gpus = r.gpus_declared;
-                    r.gpus_pending = 0;
-                    r.pods_bound = 0;
-                    r.pods_pending = 0;
-                    row.gpu_workloads += 1;
-                    row.gpus_declared += r.gpus_declared;
-                    workloads.push(DesiredWorkloadRow {
-                        workload: r,
-                        app: u.app.clone(),
-                        app_kind: u.app_kind.clone(),
-                    });
+                    Err(e) => {
+                        row.status = AppStatus::Error;
+                        row.error = Some(e.to_string());
+                    }
                 }
             }
         }
@@ -134,7 +131,10 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
     let mut by_tenant: BTreeMap<&str, (u64, u64, BTreeSet<&str>)> = BTreeMap::new();
     for w in &workloads {
         let t = by_tenant.entry(&w.workload.tenant).or_default();
-        t.0 += w.workload.gpus_declared;
+        sum::add_to(&mut t.0, w.workload.gpus_declared).named(
+            format_args!("tenant {}", w.workload.tenant),
+            "GPUs declared in Git",
+        )?;
         t.1 += 1;
         t.2.insert(&w.app);
     }
@@ -153,9 +153,12 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
             .then_with(|| a.name.cmp(&b.name))
     });
 
-    Desired {
+    Ok(Desired {
         at: rendered.label.clone(),
-        gpus_declared: workloads.iter().map(|w| w.workload.gpus_declared).sum(),
+        gpus_declared: sum::sum(workloads.iter().map(|w| w.workload.gpus_declared)).named(
+            format_args!("the repository at {}", rendered.label),
+            "GPUs declared",
+        )?,
         workloads,
         tenants: tenant_rows,
         apps,
@@ -170,5 +173,37 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Desired {
             .collect(),
         problems: rendered.problems.clone(),
         without_gpus,
+    })
+}
+
+/// One app's GPU workloads (as rows with the declared figure as the desired one), its root
+/// workloads declared without GPUs, and its GPUs declared in total.
+fn app_workloads(
+    objs: &[Object],
+    tenants: &Resolver<'_>,
+    app: &str,
+) -> Result<(Vec<WorkloadRow>, Vec<WithoutGpus>, u64), Overflow> {
+    let mut cpu_only = Vec::new();
+    for o in objs.iter().filter(|o| o.meta.owner_references.is_empty()) {
+        if declared_shape(o)?.is_some_and(|s| !s.declares_gpus()) {
+            cpu_only.push(WithoutGpus {
+                id: WorkloadId::new(o.namespace(), o.group(), &o.kind, &o.meta.name),
+                app: app.to_string(),
+            });
+        }
     }
+    let mut rows = Vec::new();
+    let mut total = 0;
+    for wl in &owners::build(objs)?.list {
+        let mut r = workload_row(wl, tenants, 0)?;
+        // No pods in Git: the desired figure is the declared shape.
+        r.gpus = r.gpus_declared;
+        r.gpus_pending = 0;
+        r.pods_bound = 0;
+        r.pods_pending = 0;
+        sum::add_to(&mut total, r.gpus_declared)
+            .named(format_args!("app {app}"), "GPUs declared")?;
+        rows.push(r);
+    }
+    Ok((rows, cpu_only, total))
 }

@@ -23,6 +23,7 @@ use crate::report::{
     ExpiredRule, TenantCoverage,
 };
 use crate::util::date::Date;
+use crate::util::sum::{self, Named, Overflow};
 use crate::workload::kinds::declared_shape;
 use crate::workload::{GpuShape, Role, Workload, WorkloadId};
 
@@ -91,7 +92,9 @@ fn differs(git: &[Role], live: &[Role], hpa: bool) -> bool {
         return true;
     }
     g.iter().any(|(name, a)| {
-        let b = &l[name];
+        let Some(b) = l.get(name) else {
+            return true;
+        };
         let auto = hpa || a.autoscaled || b.autoscaled;
         a.gpus_per_replica != b.gpus_per_replica
             || a.nodes_per_replica != b.nodes_per_replica
@@ -127,7 +130,7 @@ pub fn drift(
     desired: &Desired,
     cfg: &Config,
     today: Date,
-) -> Drift {
+) -> Result<Drift, Overflow> {
     // Live objects by key, for tracking metadata and for desired workloads whose live object holds
     // no GPUs (then it is changed, not missing).
     let mut by_key: HashMap<WorkloadId, &Object> = HashMap::new();
@@ -216,7 +219,8 @@ pub fn drift(
         let gpus = w.requested.whole;
         let roles = &w.shape.roles;
         let t = tenants.entry(tenant.clone()).or_default();
-        t.0 += gpus;
+        let named_tenant = format!("tenant {tenant}");
+        sum::add_to(&mut t.0, gpus).named(&named_tenant, "GPUs requested")?;
         let tracked = by_key.get(&k).and_then(|o| tracked_by(o));
         let hpa = hpa_targets.contains(&k);
         let mut row = DriftRow {
@@ -244,7 +248,7 @@ pub fn drift(
             // Git declares this workload without GPUs: it is managed, and its shape changed.
             None if cpu_only.is_some() => {
                 matched.insert(k.clone());
-                t.1 += gpus;
+                sum::add_to(&mut t.1, gpus).named(&named_tenant, "GPUs managed by Git")?;
                 row.app = cpu_only.map(|app| app.to_string());
                 row.git = Some(Vec::new());
                 row.git_shape = Some(shape_str(&[]));
@@ -254,7 +258,7 @@ pub fn drift(
             None => place(&mut out, DriftCategory::Unmanaged, row),
             Some(d) => {
                 matched.insert(k);
-                t.1 += gpus;
+                sum::add_to(&mut t.1, gpus).named(&named_tenant, "GPUs managed by Git")?;
                 let g = &d.workload;
                 row.gpus_git = g.gpus_declared;
                 row.app = Some(d.app.clone());
@@ -300,7 +304,7 @@ pub fn drift(
         // The object is live but holds no GPUs now (scaled down, or a Job that has finished):
         // compare what it declares.
         if let Some(o) = by_key.get(k) {
-            let roles = declared_shape(o).map(|s| s.roles).unwrap_or_default();
+            let roles = declared_shape(o)?.map(|s| s.roles).unwrap_or_default();
             row.tracked_by = tracked_by(o);
             row.live_shape = Some(shape_str(&roles));
             if differs(&g.roles, &roles, hpa_targets.contains(k)) {
@@ -331,16 +335,17 @@ pub fn drift(
     }
 
     // Managed GPUs were counted as each live workload met Git, accepted or not.
-    let total: u64 = tenants.values().map(|t| t.0).sum();
-    let managed: u64 = tenants.values().map(|t| t.1).sum();
-    out.coverage = (total > 0).then(|| managed as f64 / total as f64);
+    let total = sum::sum(tenants.values().map(|t| t.0)).named("the fleet", "GPUs requested")?;
+    let managed =
+        sum::sum(tenants.values().map(|t| t.1)).named("the fleet", "GPUs managed by Git")?;
+    out.coverage = sum::ratio(managed, total);
     out.coverage_by_tenant = tenants
         .into_iter()
         .map(|(tenant, (req, man))| TenantCoverage {
             tenant,
             gpus_requested: req,
             gpus_managed: man,
-            coverage: (req > 0).then(|| man as f64 / req as f64),
+            coverage: sum::ratio(man, req),
         })
         .collect();
     out.coverage_by_tenant.sort_by(|a, b| {
@@ -368,7 +373,8 @@ pub fn drift(
         order(v);
     }
 
-    let unmanaged_gpus: u64 = out.unmanaged.iter().map(|r| r.gpus).sum();
+    let unmanaged_gpus = sum::sum(out.unmanaged.iter().map(|r| r.gpus))
+        .named("the unmanaged workloads", "GPUs requested")?;
     let mut summary = format!(
         "GitOps covers {} of requested GPUs; {} unmanaged workload{} hold{} {} GPUs; {} missing; {} changed",
         out.coverage
@@ -390,7 +396,7 @@ pub fn drift(
         ));
     }
     out.summary = summary;
-    out
+    Ok(out)
 }
 
 fn diff(kind: &str, git: &[Role], live: &[Role]) -> String {
@@ -478,6 +484,7 @@ mod tests {
             at: "t".into(),
             gpus_declared: 0,
             workloads: inventory(&git, cfg, vec![])
+                .unwrap()
                 .workloads
                 .into_iter()
                 .map(|workload| DesiredWorkloadRow {
@@ -501,15 +508,16 @@ mod tests {
         let live = format!("{job}status:\n  conditions: [{{type: Complete, status: \"True\"}}]\n");
         let live_objs = read_str(&live, "live.yaml").unwrap();
         let cfg = Config::default();
-        let report = inventory(&live_objs, &cfg, vec![]);
+        let report = inventory(&live_objs, &cfg, vec![]).unwrap();
         assert!(report.workloads.is_empty(), "a finished Job is history");
         let d = drift(
-            &live_workloads(&live_objs),
+            &live_workloads(&live_objs).unwrap(),
             &live_objs,
             &desired_from(job, &cfg),
             &cfg,
             Date::parse("2026-11-30").unwrap(),
-        );
+        )
+        .unwrap();
         assert_eq!(
             (d.in_sync.len(), d.changed.len(), d.missing.len()),
             (1, 0, 0)
@@ -522,7 +530,8 @@ mod tests {
             &desired_from(job, &cfg),
             &cfg,
             Date::parse("2026-11-30").unwrap(),
-        );
+        )
+        .unwrap();
         assert_eq!(d.changed.len(), 1);
         assert!(
             d.changed[0]
@@ -548,12 +557,13 @@ mod tests {
             app: "a".into(),
         });
         let d = drift(
-            &live_workloads(&live_objs),
+            &live_workloads(&live_objs).unwrap(),
             &live_objs,
             &desired,
             &cfg,
             Date::parse("2026-11-30").unwrap(),
-        );
+        )
+        .unwrap();
         assert_eq!((d.changed.len(), d.unmanaged.len()), (1, 0));
         assert_eq!(d.changed[0].git_shape.as_deref(), Some("no GPUs"));
         assert_eq!(d.coverage, Some(1.0));
@@ -571,12 +581,13 @@ mod tests {
         let desired_for = |gpus: u64| desired_from(&deployment("ml", "web", 2, gpus), &cfg);
         let today = Date::parse("2026-11-30").unwrap();
         let d = drift(
-            &live_workloads(&live_objs),
+            &live_workloads(&live_objs).unwrap(),
             &live_objs,
             &desired_for(1),
             &cfg,
             today,
-        );
+        )
+        .unwrap();
         assert_eq!(
             d.in_sync.len(),
             1,
@@ -585,12 +596,13 @@ mod tests {
         assert!(d.in_sync[0].autoscaled);
         // GPUs per replica are still compared.
         let d = drift(
-            &live_workloads(&live_objs),
+            &live_workloads(&live_objs).unwrap(),
             &live_objs,
             &desired_for(2),
             &cfg,
             today,
-        );
+        )
+        .unwrap();
         assert_eq!(d.changed.len(), 1);
     }
 
@@ -631,15 +643,16 @@ mod tests {
                 "c",
             )
             .unwrap();
-            let report = inventory(&live_objs, &cfg, vec![]);
+            let report = inventory(&live_objs, &cfg, vec![]).unwrap();
             let desired = desired_from(&git, &cfg);
             let d = drift(
-                &live_workloads(&live_objs),
+                &live_workloads(&live_objs).unwrap(),
                 &live_objs,
                 &desired,
                 &cfg,
                 Date::parse("2026-12-10").unwrap(),
-            );
+            )
+            .unwrap();
 
             let mut seen: BTreeMap<WorkloadId, usize> = BTreeMap::new();
             let mut live_gpus = 0;

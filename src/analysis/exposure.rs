@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::k8s::object::{Body, Kind, Object};
 use crate::k8s::types::{IngressBackend, Labels, ServiceSpec};
 use crate::report::RouteRow;
+use crate::util::sum::{self, Named, Overflow};
 use crate::workload::owners::{PodState, Workloads};
 
 use super::tenancy::Resolver;
@@ -119,12 +120,13 @@ pub struct Routes {
     pub per_tenant: HashMap<String, u64>,
 }
 
+/// Fails only when the GPUs behind one route, summed over its workloads, overflow.
 pub fn public_routes(
     objects: &[Object],
     cfg: &Config,
     workloads: &mut Workloads<'_>,
     tenants: &Resolver<'_>,
-) -> Routes {
+) -> Result<Routes, Overflow> {
     let mut found = Vec::new();
 
     // Ingresses: schemes shared through ALB groups first.
@@ -310,7 +312,7 @@ fn trace(
     found: Vec<Found>,
     workloads: &mut Workloads<'_>,
     tenants: &Resolver<'_>,
-) -> Routes {
+) -> Result<Routes, Overflow> {
     let services: HashMap<(&str, &str), &ServiceSpec> = objects
         .iter()
         .filter_map(|o| match &o.body {
@@ -365,15 +367,24 @@ fn trace(
                 .map(Vec::as_slice)
                 .unwrap_or_default()
             {
-                let labels = &objects[p].meta.labels;
+                let Some(pod) = objects.get(p) else {
+                    continue;
+                };
+                let labels = &pod.meta.labels;
                 if !spec.selector.iter().all(|(k, v)| labels.get(k) == Some(v)) {
                     continue;
                 }
-                let root = workloads.roots.resolve(p);
-                let r = &workloads.roots.list[root];
+                let Some(r) = workloads
+                    .roots
+                    .resolve(p)
+                    .and_then(|root| workloads.roots.list.get(root))
+                else {
+                    continue;
+                };
                 workload_names.insert(r.id.to_string());
-                let top = &objects[r.top];
-                tenant_names.insert(tenants.tenant(&top.meta.labels, &r.id.namespace));
+                if let Some(top) = objects.get(r.top) {
+                    tenant_names.insert(tenants.tenant(&top.meta.labels, &r.id.namespace));
+                }
                 if let Some(w) = workloads.workload_of_object(p) {
                     gpu_workloads.insert(w);
                 }
@@ -385,6 +396,7 @@ fn trace(
         for t in &tenant_names {
             *routes.per_tenant.entry(t.clone()).or_default() += 1;
         }
+        let route_name = format!("{kind} route {host}{path}");
         routes.rows.push(RouteRow {
             kind: kind.to_string(),
             host,
@@ -398,13 +410,16 @@ fn trace(
                 .collect(),
             workloads: workload_names.into_iter().collect(),
             tenants: tenant_names.into_iter().collect(),
-            gpus: gpu_workloads
-                .iter()
-                .map(|&w| workloads.list[w].requested.whole)
-                .sum(),
+            gpus: sum::sum(
+                gpu_workloads
+                    .iter()
+                    .filter_map(|&w| workloads.list.get(w))
+                    .map(|w| w.requested.whole),
+            )
+            .named(&route_name, "GPUs behind it")?,
         });
     }
-    routes
+    Ok(routes)
 }
 
 #[cfg(test)]
@@ -434,9 +449,9 @@ spec:
     fn routes(extra: &str, cfg: &str) -> Vec<RouteRow> {
         let objs = read_str(&format!("{BACKEND}---\n{extra}"), "t.yaml").unwrap();
         let cfg = Config::parse(cfg, "c").unwrap();
-        let mut w = owners::build(&objs);
+        let mut w = owners::build(&objs).unwrap();
         let t = Resolver::new(&cfg.tenancy, &objs);
-        public_routes(&objs, &cfg, &mut w, &t).rows
+        public_routes(&objs, &cfg, &mut w, &t).unwrap().rows
     }
 
     fn ingress(name: &str, annotations: &str, class: &str, rules: &str) -> String {

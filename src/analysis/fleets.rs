@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::report::*;
+use crate::util::sum::{self, Named, Overflow};
 
 use super::inventory::{idle_rows, order_namespaces, ratio};
 
@@ -22,7 +23,16 @@ fn worst(a: ShortageKind, b: ShortageKind) -> ShortageKind {
 }
 
 /// Adds per-cluster reports up; `sources` describes the whole input.
-pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Report {
+/// Every sum is checked: a total over clusters that overflows is an [`Overflow`].
+pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<Report, Overflow> {
+    const ALL: &str = "the clusters together";
+    // `acc += n`, checked, naming the figure.
+    let add = |acc: &mut u64, n: u64, what: &str| sum::add_to(acc, n).named(ALL, what);
+    let add_opt = |acc: Option<u64>, n: Option<u64>, what: &str| {
+        acc.zip(n)
+            .map(|(a, b)| sum::add(a, b).named(ALL, what))
+            .transpose()
+    };
     let mut gpus = FleetGpus {
         used: Some(0),
         ..FleetGpus::default()
@@ -51,14 +61,18 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Report {
 
     for (name, r) in reports {
         let f = &r.fleet;
-        gpu_nodes += f.gpu_nodes;
-        public_routes += f.public_routes;
-        gpus.capacity += f.gpus.capacity;
-        gpus.allocatable += f.gpus.allocatable;
-        gpus.placeable += f.gpus.placeable;
-        gpus.requested += f.gpus.requested;
-        gpus.pending += f.gpus.pending;
-        gpus.used = gpus.used.zip(f.gpus.used).map(|(a, b)| a + b);
+        add(&mut gpu_nodes, f.gpu_nodes, "GPU nodes")?;
+        add(&mut public_routes, f.public_routes, "public routes")?;
+        add(&mut gpus.capacity, f.gpus.capacity, "GPU capacity")?;
+        add(
+            &mut gpus.allocatable,
+            f.gpus.allocatable,
+            "allocatable GPUs",
+        )?;
+        add(&mut gpus.placeable, f.gpus.placeable, "placeable GPUs")?;
+        add(&mut gpus.requested, f.gpus.requested, "GPUs requested")?;
+        add(&mut gpus.pending, f.gpus.pending, "GPUs pending")?;
+        gpus.used = add_opt(gpus.used, f.gpus.used, "GPUs used")?;
         equivalents = equivalents.zip(f.gpu_equivalents_used).map(|(a, b)| a + b);
         for (k, why) in &f.unknown {
             unknown.insert(k.clone(), format!("{name}: {why}"));
@@ -77,15 +91,19 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Report {
                 pending: 0,
                 used: o.used.map(|_| 0),
             });
-            e.capacity += o.capacity;
-            e.allocatable += o.allocatable;
-            e.requested += o.requested;
-            e.pending += o.pending;
-            e.used = e.used.zip(o.used).map(|(a, b)| a + b);
+            add(&mut e.capacity, o.capacity, "GPU capacity")?;
+            add(&mut e.allocatable, o.allocatable, "allocatable GPUs")?;
+            add(&mut e.requested, o.requested, "GPUs requested")?;
+            add(&mut e.pending, o.pending, "GPUs pending")?;
+            e.used = add_opt(e.used, o.used, "GPUs used")?;
         }
         shortage.kind = worst(shortage.kind, f.shortage.kind);
-        shortage.free_placeable += f.shortage.free_placeable;
-        shortage.pending += f.shortage.pending;
+        add(
+            &mut shortage.free_placeable,
+            f.shortage.free_placeable,
+            "free placeable GPUs",
+        )?;
+        add(&mut shortage.pending, f.shortage.pending, "GPUs pending")?;
         shortage.largest_free_block = shortage
             .largest_free_block
             .max(f.shortage.largest_free_block);
@@ -130,19 +148,19 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Report {
                 workloads: 0,
                 public_routes: 0,
             });
-            e.gpus_requested += t.gpus_requested;
-            e.gpus_pending += t.gpus_pending;
-            e.gpus_used = e.gpus_used.zip(t.gpus_used).map(|(a, b)| a + b);
+            add(&mut e.gpus_requested, t.gpus_requested, "GPUs requested")?;
+            add(&mut e.gpus_pending, t.gpus_pending, "GPUs pending")?;
+            e.gpus_used = add_opt(e.gpus_used, t.gpus_used, "GPUs used")?;
             e.gpu_equivalents_used = e
                 .gpu_equivalents_used
                 .zip(t.gpu_equivalents_used)
                 .map(|(a, b)| a + b);
-            e.gpus_declared += t.gpus_declared;
+            add(&mut e.gpus_declared, t.gpus_declared, "GPUs declared")?;
             e.product_lines.extend(t.product_lines.iter().cloned());
             e.namespaces
                 .extend(t.namespaces.iter().map(|n| format!("{name}/{n}")));
-            e.workloads += t.workloads;
-            e.public_routes += t.public_routes;
+            add(&mut e.workloads, t.workloads, "workloads")?;
+            add(&mut e.public_routes, t.public_routes, "public routes")?;
         }
         for p in &r.product_lines {
             let e = lines
@@ -155,10 +173,10 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Report {
                     tenants: vec![],
                     workloads: 0,
                 });
-            e.gpus_requested += p.gpus_requested;
-            e.gpus_pending += p.gpus_pending;
+            add(&mut e.gpus_requested, p.gpus_requested, "GPUs requested")?;
+            add(&mut e.gpus_pending, p.gpus_pending, "GPUs pending")?;
             e.tenants.extend(p.tenants.iter().cloned());
-            e.workloads += p.workloads;
+            add(&mut e.workloads, p.workloads, "workloads")?;
         }
         incomplete.extend(r.incomplete.iter().cloned().map(|mut i| {
             i.resource = format!("{name}: {}", i.resource);
@@ -223,9 +241,9 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Report {
     };
     workloads.sort_by(by_gpus);
     graphs.sort_by(by_gpus);
-    let top3_share = order_namespaces(&mut namespaces);
+    let top3_share = order_namespaces(&mut namespaces)?;
     let idle = idle_rows(&tenants);
-    Report {
+    Ok(Report {
         schema: SCHEMA,
         sources,
         complete: incomplete.is_empty(),
@@ -237,7 +255,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Report {
             unknown,
             shortage,
             excluded_nodes: excluded,
-            gpu_namespaces: namespaces.len() as u64,
+            gpu_namespaces: sum::count(namespaces.len()),
             top3_namespace_share: top3_share,
             public_routes,
             other_gpus: other.into_values().collect(),
@@ -254,5 +272,5 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Report {
         idle,
         clusters,
         drift: None,
-    }
+    })
 }

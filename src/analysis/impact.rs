@@ -13,6 +13,7 @@ use crate::report::{
     AppStatus, CapacityFit, ChangeRow, Check, ConfigReview, DeltaRow, Desired, DesiredWorkloadRow,
     Drift, DriftRow, Gate, Report, TenantLimit,
 };
+use crate::util::sum::{self, Named, Overflow};
 use crate::workload::WorkloadId;
 
 fn drifting(d: &Drift) -> BTreeSet<WorkloadId> {
@@ -30,7 +31,10 @@ fn names<'a>(ids: impl Iterator<Item = &'a WorkloadId>) -> Vec<String> {
     names.into_iter().collect()
 }
 
-fn deltas(base: &BTreeMap<String, u64>, head: &BTreeMap<String, u64>) -> Vec<DeltaRow> {
+fn deltas(
+    base: &BTreeMap<String, u64>,
+    head: &BTreeMap<String, u64>,
+) -> Result<Vec<DeltaRow>, Overflow> {
     let names: BTreeSet<&String> = base.keys().chain(head.keys()).collect();
     let mut rows: Vec<DeltaRow> = names
         .into_iter()
@@ -39,21 +43,21 @@ fn deltas(base: &BTreeMap<String, u64>, head: &BTreeMap<String, u64>) -> Vec<Del
                 base.get(n).copied().unwrap_or(0),
                 head.get(n).copied().unwrap_or(0),
             );
-            DeltaRow {
+            Ok(DeltaRow {
                 name: n.clone(),
                 gpus_base: b,
                 gpus_head: h,
-                delta: h as i64 - b as i64,
-            }
+                delta: sum::delta(h, b).named(n, "the change in GPUs declared")?,
+            })
         })
-        .collect();
+        .collect::<Result<_, Overflow>>()?;
     rows.sort_by(|a, b| {
         b.delta
             .abs()
             .cmp(&a.delta.abs())
             .then_with(|| a.name.cmp(&b.name))
     });
-    rows
+    Ok(rows)
 }
 
 fn change(
@@ -97,7 +101,7 @@ pub fn impact(
     cfg: &Config,
     fail_on: &[String],
     config: ConfigReview,
-) -> Check {
+) -> Result<Check, Overflow> {
     fn index(d: &Desired) -> BTreeMap<WorkloadId, &DesiredWorkloadRow> {
         d.workloads.iter().map(|w| (w.workload.id(), w)).collect()
     }
@@ -120,9 +124,11 @@ pub fn impact(
     let by = |d: &Desired, f: &dyn Fn(&DesiredWorkloadRow) -> String| {
         let mut m: BTreeMap<String, u64> = BTreeMap::new();
         for w in &d.workloads {
-            *m.entry(f(w)).or_default() += w.workload.gpus_declared;
+            let k = f(w);
+            sum::add_to(m.entry(k.clone()).or_default(), w.workload.gpus_declared)
+                .named(&k, "the GPUs declared")?;
         }
-        m
+        Ok::<_, Overflow>(m)
     };
     let tenant = |w: &DesiredWorkloadRow| w.workload.tenant.clone();
     let line = |w: &DesiredWorkloadRow| {
@@ -131,9 +137,9 @@ pub fn impact(
             .clone()
             .unwrap_or_else(|| "(none)".into())
     };
-    let tenants = deltas(&by(base, &tenant), &by(head, &tenant));
-    let product_lines = deltas(&by(base, &line), &by(head, &line));
-    let head_tenants = by(head, &tenant);
+    let head_tenants = by(head, &tenant)?;
+    let tenants = deltas(&by(base, &tenant)?, &head_tenants)?;
+    let product_lines = deltas(&by(base, &line)?, &by(head, &line)?)?;
 
     let render_errors = render_errors(base, head, &config);
     let head_failed =
@@ -152,8 +158,10 @@ pub fn impact(
         resolved = Some(names(bd.difference(&hd)));
         introduced = Some(names(hd.difference(&bd)));
         if !head_failed {
-            let unmanaged: u64 = v.head_drift.unmanaged.iter().map(|r| r.gpus).sum();
-            let projected = head.gpus_declared + unmanaged;
+            let unmanaged = sum::sum(v.head_drift.unmanaged.iter().map(|r| r.gpus))
+                .named("the cluster", "GPUs held by unmanaged workloads")?;
+            let projected =
+                sum::add(head.gpus_declared, unmanaged).named("the head", "GPUs projected")?;
             capacity = Some(CapacityFit {
                 placeable: v.report.fleet.gpus.placeable,
                 projected,
@@ -220,7 +228,8 @@ pub fn impact(
         })
         .collect();
 
-    let delta = head.gpus_declared as i64 - base.gpus_declared as i64;
+    let delta =
+        sum::delta(head.gpus_declared, base.gpus_declared).named("the change", "GPUs declared")?;
     let mut summary = format!(
         "{delta:+} GPUs ({} → {})",
         base.gpus_declared, head.gpus_declared
@@ -260,7 +269,7 @@ pub fn impact(
         }
         _ => {}
     }
-    Check {
+    Ok(Check {
         summary,
         base_at: base.at.clone(),
         head_at: head.at.clone(),
@@ -285,7 +294,7 @@ pub fn impact(
         render_errors,
         gates,
         config,
-    }
+    })
 }
 
 /// Every app of either side that failed to render, the problems of either tree, and a head

@@ -3,7 +3,9 @@
 //! Pure: objects and config in, report out. Every pod is looked at once; nodes, namespaces and
 //! workloads are indexed once; nothing here reads a clock or the network. The GPUs requested by
 //! workloads add up to the fleet's `requested` by construction: both are sums over the same bound,
-//! non-terminal GPU pods, and every such pod belongs to exactly one workload.
+//! non-terminal GPU pods, and every such pod belongs to exactly one workload. Every sum is checked
+//! ([`crate::util::sum`]): a total that does not fit in 64 bits is an [`Overflow`] naming what was
+//! being added up, never a wrapped number.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -11,6 +13,7 @@ use crate::config::Config;
 use crate::k8s::gpus::{GpuResource, Gpus};
 use crate::k8s::object::{Body, Object};
 use crate::report::*;
+use crate::util::sum::{self, Named, Overflow};
 use crate::workload::owners::{self, GpuPod, PodState};
 use crate::workload::{GpuShape, Workload};
 
@@ -23,7 +26,11 @@ use super::usage::{Metrics, attribute};
 pub const NO_METRICS: &str =
     "no metrics source configured (GPU activity comes from DCGM metrics in Prometheus)";
 
-pub fn inventory(objects: &[Object], cfg: &Config, sources: Vec<String>) -> Report {
+pub fn inventory(
+    objects: &[Object],
+    cfg: &Config,
+    sources: Vec<String>,
+) -> Result<Report, Overflow> {
     inventory_with_metrics(objects, cfg, sources, &Metrics::NotConfigured)
 }
 
@@ -33,9 +40,10 @@ pub fn inventory_with_metrics(
     cfg: &Config,
     sources: Vec<String>,
     metrics: &Metrics,
-) -> Report {
+) -> Result<Report, Overflow> {
     let nodes = nodes::gpu_nodes(objects, cfg);
-    let mut workloads = owners::build(objects);
+    let mut workloads = owners::build(objects)?;
+    const FLEET: &str = "the fleet";
     let usage = match metrics {
         Metrics::Activity {
             gpus, threshold, ..
@@ -43,15 +51,15 @@ pub fn inventory_with_metrics(
         _ => None,
     };
     let tenants = Resolver::new(&cfg.tenancy, objects);
-    let routes = exposure::public_routes(objects, cfg, &mut workloads, &tenants);
+    let routes = exposure::public_routes(objects, cfg, &mut workloads, &tenants)?;
 
     // Fleet tiers.
     let mut gpus = FleetGpus::default();
     let mut excluded = Vec::new();
     for n in nodes.values() {
-        gpus.capacity += n.capacity;
-        gpus.allocatable += n.allocatable;
-        gpus.placeable += n.placeable_gpus();
+        sum::add_to(&mut gpus.capacity, n.capacity).named(FLEET, "GPU capacity")?;
+        sum::add_to(&mut gpus.allocatable, n.allocatable).named(FLEET, "allocatable GPUs")?;
+        sum::add_to(&mut gpus.placeable, n.placeable_gpus()).named(FLEET, "placeable GPUs")?;
         if n.placeable_gpus() < n.capacity {
             excluded.push(ExcludedNode {
                 node: n.name.to_string(),
@@ -69,28 +77,34 @@ pub fn inventory_with_metrics(
     let mut other_req = Gpus::default();
     let mut other_pend = Gpus::default();
     for p in &workloads.pods {
-        let o = &objects[p.object];
+        let Some(o) = objects.get(p.object) else {
+            continue;
+        };
+        let ns = o.namespace();
         match p.state {
             PodState::Bound => {
-                gpus.requested += p.gpus.whole;
-                other_req.add(&p.gpus);
+                sum::add_to(&mut gpus.requested, p.gpus.whole).named(FLEET, "GPUs requested")?;
+                other_req.add(&p.gpus).named(FLEET, "GPUs requested")?;
                 if let Body::Pod(b) = &o.body
                     && let Some(n) = b.spec.node_name.as_deref()
                 {
-                    *on_node.entry(n).or_default() += p.gpus.whole;
+                    sum::add_to(on_node.entry(n).or_default(), p.gpus.whole)
+                        .named(format_args!("node {n}"), "GPUs requested")?;
                 }
-                per_ns.entry(o.namespace()).or_default().0 += p.gpus.whole;
+                sum::add_to(&mut per_ns.entry(ns).or_default().0, p.gpus.whole)
+                    .named(format_args!("namespace {ns}"), "GPUs requested")?;
             }
             PodState::Pending => {
-                gpus.pending += p.gpus.whole;
-                other_pend.add(&p.gpus);
-                per_ns.entry(o.namespace()).or_default().1 += p.gpus.whole;
+                sum::add_to(&mut gpus.pending, p.gpus.whole).named(FLEET, "GPUs pending")?;
+                other_pend.add(&p.gpus).named(FLEET, "GPUs pending")?;
+                sum::add_to(&mut per_ns.entry(ns).or_default().1, p.gpus.whole)
+                    .named(format_args!("namespace {ns}"), "GPUs pending")?;
             }
             PodState::Terminal => {}
         }
     }
 
-    let shortage = shortage(objects, &nodes, &on_node, &workloads.pods, &workloads.list);
+    let shortage = shortage(objects, &nodes, &on_node, &workloads.pods, &workloads.list)?;
 
     // Workload rows.
     let rows: Vec<WorkloadRow> = workloads
@@ -99,15 +113,15 @@ pub fn inventory_with_metrics(
         .enumerate()
         .map(|(i, w)| {
             let routes = routes.per_workload.get(&i).copied().unwrap_or(0);
-            let mut row = workload_row(w, &tenants, routes);
+            let mut row = workload_row(w, &tenants, routes)?;
             if let Some(u) = &usage {
                 let used = u.per_workload.get(&i).copied().unwrap_or_default();
                 row.gpus_used = Some(used.busy);
                 row.gpu_equivalents_used = Some(used.equivalents);
             }
-            row
+            Ok(row)
         })
-        .collect();
+        .collect::<Result<_, Overflow>>()?;
 
     // Namespaces.
     let mut namespaces: Vec<NamespaceRow> = per_ns
@@ -119,10 +133,10 @@ pub fn inventory_with_metrics(
             gpus_pending: *pend,
         })
         .collect();
-    let top3_share = order_namespaces(&mut namespaces);
+    let top3_share = order_namespaces(&mut namespaces)?;
 
-    let tenant_rows = tenant_rows(&rows, gpus.requested, &routes.per_tenant);
-    let product_lines = product_line_rows(&rows, gpus.requested);
+    let tenant_rows = tenant_rows(&rows, gpus.requested, &routes.per_tenant)?;
+    let product_lines = product_line_rows(&rows, gpus.requested)?;
 
     let mut workload_rows = rows;
     workload_rows.sort_by(|a, b| {
@@ -150,7 +164,7 @@ pub fn inventory_with_metrics(
         Metrics::Activity { source, .. } => metrics_source = Some(source.clone()),
     }
     gpus.used = usage.as_ref().map(|u| u.fleet.busy);
-    let mut other_gpus = other_gpu_rows(&nodes, &other_req, &other_pend);
+    let mut other_gpus = other_gpu_rows(&nodes, &other_req, &other_pend)?;
     if let Some(u) = &usage {
         for row in &mut other_gpus {
             if let Some(profile) = row.resource.strip_prefix(crate::k8s::gpus::MIG_PREFIX) {
@@ -160,21 +174,21 @@ pub fn inventory_with_metrics(
     }
     let idle = idle_rows(&tenant_rows);
 
-    Report {
+    Ok(Report {
         schema: SCHEMA,
         sources,
         complete: true,
         incomplete: Vec::new(),
         fleet: Fleet {
-            gpu_nodes: nodes.len() as u64,
+            gpu_nodes: sum::count(nodes.len()),
             utilisation: ratio(gpus.requested, gpus.placeable),
             gpus,
             unknown,
             shortage,
             excluded_nodes: excluded,
-            gpu_namespaces: per_ns.len() as u64,
+            gpu_namespaces: sum::count(per_ns.len()),
             top3_namespace_share: top3_share,
-            public_routes: routes.rows.len() as u64,
+            public_routes: sum::count(routes.rows.len()),
             other_gpus,
             metrics_source,
             gpu_equivalents_used: usage.as_ref().map(|u| u.fleet.equivalents),
@@ -202,28 +216,27 @@ pub fn inventory_with_metrics(
         idle,
         clusters: Vec::new(),
         drift: None,
-    }
+    })
 }
 
-pub(crate) fn ratio(a: u64, b: u64) -> Option<f64> {
-    (b > 0).then(|| a as f64 / b as f64)
-}
+pub(crate) use crate::util::sum::ratio;
 
 pub(crate) fn workload_row(
     w: &Workload,
     tenants: &Resolver<'_>,
     public_routes: u64,
-) -> WorkloadRow {
+) -> Result<WorkloadRow, Overflow> {
     let mut other = BTreeMap::new();
     let mut held = w.requested.clone();
-    held.add(&w.pending);
+    held.add(&w.pending)
+        .named(&w.id, "the GPUs its pods request and wait for")?;
     if held.shared > 0 {
         other.insert(GpuResource::Shared.to_string(), held.shared);
     }
     for (p, n) in &held.mig {
         other.insert(GpuResource::Mig(p.clone()).to_string(), *n);
     }
-    WorkloadRow {
+    Ok(WorkloadRow {
         cluster: None,
         namespace: w.id.namespace.clone(),
         api_group: w.id.group.clone(),
@@ -233,7 +246,7 @@ pub(crate) fn workload_row(
         product_line: tenants.product_line(&w.labels, &w.id.namespace),
         gpus: w.requested.whole,
         gpus_pending: w.pending.whole,
-        gpus_declared: w.shape.total(),
+        gpus_declared: w.shape.total().named(&w.id, "the GPUs it declares")?,
         roles: w.shape.roles.clone(),
         shape: shape_text(&w.shape),
         shape_source: if w.shape_from_spec {
@@ -248,7 +261,7 @@ pub(crate) fn workload_row(
         other_gpus: other,
         public_routes,
         source: w.source.as_ref().map(ToString::to_string),
-    }
+    })
 }
 
 /// A live workload's shape as the report shows it.
@@ -261,15 +274,15 @@ pub(crate) fn shape_text(shape: &GpuShape) -> String {
 }
 
 /// The live GPU workloads of `objects`, as the inventory and drift see them.
-pub fn live_workloads(objects: &[Object]) -> Vec<Workload> {
-    owners::build(objects).list
+pub fn live_workloads(objects: &[Object]) -> Result<Vec<Workload>, Overflow> {
+    Ok(owners::build(objects)?.list)
 }
 
 fn tenant_rows(
     rows: &[WorkloadRow],
     fleet_requested: u64,
     routes: &HashMap<String, u64>,
-) -> Vec<TenantRow> {
+) -> Result<Vec<TenantRow>, Overflow> {
     #[derive(Default)]
     struct Acc {
         used: Option<u64>,
@@ -284,11 +297,12 @@ fn tenant_rows(
     let mut by: BTreeMap<&str, Acc> = BTreeMap::new();
     for w in rows {
         let a = by.entry(&w.tenant).or_default();
-        a.req += w.gpus;
-        a.pend += w.gpus_pending;
-        a.declared += w.gpus_declared;
+        let tenant = format_args!("tenant {}", w.tenant);
+        sum::add_to(&mut a.req, w.gpus).named(tenant, "GPUs requested")?;
+        sum::add_to(&mut a.pend, w.gpus_pending).named(tenant, "GPUs pending")?;
+        sum::add_to(&mut a.declared, w.gpus_declared).named(tenant, "GPUs declared")?;
         if let Some(u) = w.gpus_used {
-            *a.used.get_or_insert(0) += u;
+            sum::add_to(a.used.get_or_insert(0), u).named(tenant, "GPUs used")?;
         }
         if let Some(e) = w.gpu_equivalents_used {
             *a.equivalents.get_or_insert(0.0) += e;
@@ -319,7 +333,7 @@ fn tenant_rows(
             (b.gpus_requested, b.gpus_pending, &b.name),
         )
     });
-    out
+    Ok(out)
 }
 
 /// By GPUs requested, then pending, largest first; then by name.
@@ -328,11 +342,22 @@ fn largest_first<N: Ord>(a: (u64, u64, N), b: (u64, u64, N)) -> std::cmp::Orderi
 }
 
 /// Sorts namespaces by GPUs requested + pending, and returns the share the top three hold.
-pub(crate) fn order_namespaces(namespaces: &mut [NamespaceRow]) -> Option<f64> {
-    let demand = |n: &NamespaceRow| n.gpus_requested + n.gpus_pending;
-    namespaces.sort_by(|a, b| demand(b).cmp(&demand(a)).then_with(|| a.name.cmp(&b.name)));
-    let total: u64 = namespaces.iter().map(demand).sum();
-    ratio(namespaces.iter().take(3).map(demand).sum(), total)
+pub(crate) fn order_namespaces(namespaces: &mut [NamespaceRow]) -> Result<Option<f64>, Overflow> {
+    let demand = |n: &NamespaceRow| {
+        sum::add(n.gpus_requested, n.gpus_pending).named(
+            format_args!("namespace {}", n.name),
+            "GPUs requested and pending",
+        )
+    };
+    for n in namespaces.iter() {
+        demand(n)?;
+    }
+    // Every demand was just checked, so the sort key cannot fail.
+    let key = |n: &NamespaceRow| n.gpus_requested.saturating_add(n.gpus_pending);
+    namespaces.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| a.name.cmp(&b.name)));
+    let total = sum::sum(namespaces.iter().map(key)).named("the fleet", "GPU demand")?;
+    let top = sum::sum(namespaces.iter().take(3).map(key)).named("the fleet", "GPU demand")?;
+    Ok(ratio(top, total))
 }
 
 pub(crate) fn idle_rows(tenants: &[TenantRow]) -> Vec<IdleRow> {
@@ -356,12 +381,19 @@ pub(crate) fn idle_rows(tenants: &[TenantRow]) -> Vec<IdleRow> {
     rows
 }
 
-fn product_line_rows(rows: &[WorkloadRow], fleet_requested: u64) -> Vec<ProductLineRow> {
+fn product_line_rows(
+    rows: &[WorkloadRow],
+    fleet_requested: u64,
+) -> Result<Vec<ProductLineRow>, Overflow> {
     let mut by: BTreeMap<Option<&str>, (u64, u64, BTreeSet<&str>, u64)> = BTreeMap::new();
     for w in rows {
         let a = by.entry(w.product_line.as_deref()).or_default();
-        a.0 += w.gpus;
-        a.1 += w.gpus_pending;
+        let line = format_args!(
+            "product line {}",
+            w.product_line.as_deref().unwrap_or("(none)")
+        );
+        sum::add_to(&mut a.0, w.gpus).named(line, "GPUs requested")?;
+        sum::add_to(&mut a.1, w.gpus_pending).named(line, "GPUs pending")?;
         a.2.insert(&w.tenant);
         a.3 += 1;
     }
@@ -382,20 +414,23 @@ fn product_line_rows(rows: &[WorkloadRow], fleet_requested: u64) -> Vec<ProductL
             (b.gpus_requested, b.gpus_pending, &b.name),
         )
     });
-    out
+    Ok(out)
 }
 
 fn other_gpu_rows(
     nodes: &BTreeMap<&str, GpuNode<'_>>,
     req: &Gpus,
     pend: &Gpus,
-) -> Vec<OtherGpuRow> {
+) -> Result<Vec<OtherGpuRow>, Overflow> {
     let mut resources: BTreeSet<GpuResource> = BTreeSet::new();
     let mut cap = Gpus::default();
     let mut alloc = Gpus::default();
     for n in nodes.values() {
-        cap.add(&n.other_capacity);
-        alloc.add(&n.other_allocatable);
+        cap.add(&n.other_capacity)
+            .named("the fleet", "MIG and shared GPU capacity")?;
+        alloc
+            .add(&n.other_allocatable)
+            .named("the fleet", "allocatable MIG and shared GPUs")?;
     }
     for g in [&cap, &alloc, req, pend] {
         if g.shared > 0 {
@@ -408,7 +443,7 @@ fn other_gpu_rows(
                 .map(|(p, _)| GpuResource::Mig(p.clone())),
         );
     }
-    resources
+    Ok(resources
         .into_iter()
         .map(|r| OtherGpuRow {
             resource: r.to_string(),
@@ -418,7 +453,7 @@ fn other_gpu_rows(
             pending: pend.get(&r),
             used: None,
         })
-        .collect()
+        .collect())
 }
 
 /// Capacity or placement? Places pending pods, largest first, on the placeable node with the least
@@ -430,7 +465,8 @@ fn shortage(
     on_node: &HashMap<&str, u64>,
     pods: &[GpuPod],
     workloads: &[Workload],
-) -> Shortage {
+) -> Result<Shortage, Overflow> {
+    const FLEET: &str = "the fleet";
     let mut free: Vec<(&GpuNode<'_>, u64)> = nodes
         .values()
         .filter(|n| n.placeable)
@@ -442,7 +478,7 @@ fn shortage(
             )
         })
         .collect();
-    let free_total: u64 = free.iter().map(|(_, f)| f).sum();
+    let free_total = sum::sum(free.iter().map(|(_, f)| *f)).named(FLEET, "free GPUs")?;
     let largest = free.iter().map(|(_, f)| *f).max().unwrap_or(0);
     let mut pending: Vec<&GpuPod> = pods
         .iter()
@@ -450,15 +486,18 @@ fn shortage(
         .collect();
     pending.sort_by(|a, b| {
         b.gpus.whole.cmp(&a.gpus.whole).then_with(|| {
-            let (x, y) = (&objects[a.object], &objects[b.object]);
-            (x.namespace(), &x.meta.name).cmp(&(y.namespace(), &y.meta.name))
+            let key = |p: &GpuPod| objects.get(p.object).map(|x| (x.namespace(), &x.meta.name));
+            key(a).cmp(&key(b))
         })
     });
-    let pending_total: u64 = pending.iter().map(|p| p.gpus.whole).sum();
+    let pending_total =
+        sum::sum(pending.iter().map(|p| p.gpus.whole)).named(FLEET, "GPUs pending")?;
 
     let mut unplaceable = Vec::new();
     for p in &pending {
-        let o = &objects[p.object];
+        let Some(o) = objects.get(p.object) else {
+            continue;
+        };
         let selector = match &o.body {
             Body::Pod(b) => &b.spec.node_selector,
             _ => continue,
@@ -469,14 +508,16 @@ fn shortage(
             .filter(|(n, f)| *f >= need && selector.iter().all(|(k, v)| n.labels.get(k) == Some(v)))
             .min_by_key(|(_, f)| *f);
         match best {
-            Some((_, f)) => *f -= need,
+            // `best` has at least `need` free.
+            Some((_, f)) => *f = f.saturating_sub(need),
             None => unplaceable.push(PendingPod {
                 namespace: o.namespace().to_string(),
                 name: o.meta.name.clone(),
                 gpus: need,
                 workload: p
                     .workload
-                    .map(|w| workloads[w].id.to_string())
+                    .and_then(|w| workloads.get(w))
+                    .map(|w| w.id.to_string())
                     .unwrap_or_default(),
             }),
         }
@@ -493,11 +534,12 @@ fn shortage(
             ShortageKind::Capacity,
             format!(
                 "capacity problem: {pending_total} GPUs pending but only {free_total} free on placeable nodes (short by {})",
-                pending_total - free_total
+                pending_total.saturating_sub(free_total)
             ),
         )
     } else {
-        let stuck: u64 = unplaceable.iter().map(|p| p.gpus).sum();
+        // A subset of the pending pods, whose total was checked above.
+        let stuck = sum::sum(unplaceable.iter().map(|p| p.gpus)).named(FLEET, "GPUs pending")?;
         (
             ShortageKind::Placement,
             format!(
@@ -506,14 +548,14 @@ fn shortage(
             ),
         )
     };
-    Shortage {
+    Ok(Shortage {
         kind,
         free_placeable: free_total,
         pending: pending_total,
         largest_free_block: largest,
         unplaceable,
         summary,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -538,7 +580,7 @@ mod tests {
 
     fn report(docs: &str) -> Report {
         let objs = read_str(docs, "t.yaml").unwrap();
-        inventory(&objs, &Config::default(), vec![])
+        inventory(&objs, &Config::default(), vec![]).unwrap()
     }
 
     #[test]

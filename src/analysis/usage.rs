@@ -61,9 +61,9 @@ pub fn attribute(
 ) -> Attribution {
     let by_pod: HashMap<(&str, &str), Option<usize>> = pods
         .iter()
-        .map(|p| {
-            let o = &objects[p.object];
-            ((o.namespace(), o.meta.name.as_str()), p.workload)
+        .filter_map(|p| {
+            let o = objects.get(p.object)?;
+            Some(((o.namespace(), o.meta.name.as_str()), p.workload))
         })
         .collect();
     let mut a = Attribution::default();
@@ -134,7 +134,7 @@ mod tests {
             "t",
         )
         .unwrap();
-        let w = owners::build(&objs);
+        let w = owners::build(&objs).unwrap();
         let gpus = [
             gpu(Some("a"), "0", 0.9, None),
             gpu(Some("a"), "1", 0.04, None),

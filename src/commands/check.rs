@@ -81,18 +81,21 @@ pub fn compute(
     ));
 
     let today = args.now.unwrap_or_else(Date::today);
-    let live_view = live.as_ref().map(|p| {
-        let report = inventory(&p.objects, &cfg, vec![]);
-        let workloads = live_workloads(&p.objects);
-        let base_drift = drift(&workloads, &p.objects, &base, &cfg, today);
-        let head_drift = drift(&workloads, &p.objects, &head, &cfg, today);
-        let incomplete = p
-            .incomplete
-            .iter()
-            .map(|m| format!("{}: {}", m.resource, m.reason))
-            .collect();
-        (report, base_drift, head_drift, incomplete)
-    });
+    let live_view = live
+        .as_ref()
+        .map(|p| -> anyhow::Result<_> {
+            let report = inventory(&p.objects, &cfg, vec![])?;
+            let workloads = live_workloads(&p.objects)?;
+            let base_drift = drift(&workloads, &p.objects, &base, &cfg, today)?;
+            let head_drift = drift(&workloads, &p.objects, &head, &cfg, today)?;
+            let incomplete: Vec<String> = p
+                .incomplete
+                .iter()
+                .map(|m| format!("{}: {}", m.resource, m.reason))
+                .collect();
+            Ok((report, base_drift, head_drift, incomplete))
+        })
+        .transpose()?;
     let view = live_view
         .as_ref()
         .map(|(report, base_drift, head_drift, incomplete)| LiveView {
@@ -101,7 +104,7 @@ pub fn compute(
             head_drift,
             incomplete: Vec::clone(incomplete),
         });
-    let check = impact(&base, &head, view.as_ref(), &cfg, &args.fail_on, review);
+    let check = impact(&base, &head, view.as_ref(), &cfg, &args.fail_on, review)?;
     if let Some(p) = &live {
         for m in &p.incomplete {
             notes.push(Note::Incomplete {

@@ -64,11 +64,11 @@ pub fn compute(
     if let Metrics::Failed(reason) = &metrics {
         notes.push(Note::MetricsUnknown(reason.clone()));
     }
-    let mut report = inventory_with_metrics(&objects, &cfg, sources, &metrics);
+    let mut report = inventory_with_metrics(&objects, &cfg, sources, &metrics)?;
     report.complete = live.incomplete.is_empty();
     report.incomplete = live.incomplete;
     let started = std::time::Instant::now();
-    let d = drift(&live_workloads(&objects), &objects, &desired, &cfg, today);
+    let d = drift(&live_workloads(&objects)?, &objects, &desired, &cfg, today)?;
     tracing::debug!(
         elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
         live = report.workloads.len(),

@@ -50,13 +50,13 @@ pub fn run(
             .parts
             .into_iter()
             .map(|p| {
-                let mut r = inventory_with_metrics(&p.objects, &cfg, vec![], &metrics);
+                let mut r = inventory_with_metrics(&p.objects, &cfg, vec![], &metrics)?;
                 r.complete = p.incomplete.is_empty();
                 r.incomplete = p.incomplete;
-                (p.name.unwrap_or_default(), r)
+                Ok((p.name.unwrap_or_default(), r))
             })
-            .collect();
-        combine(reports, sources)
+            .collect::<anyhow::Result<_>>()?;
+        combine(reports, sources)?
     } else {
         let (part, _) = live.single("inventory")?;
         let desired = match repo {
@@ -68,13 +68,13 @@ pub fn run(
             }
             None => None,
         };
-        let mut report = inventory_with_metrics(&part.objects, &cfg, sources, &metrics);
+        let mut report = inventory_with_metrics(&part.objects, &cfg, sources, &metrics)?;
         report.complete = part.incomplete.is_empty();
         report.incomplete = part.incomplete;
         if let Some(d) = &desired {
             let today = args.now.unwrap_or_else(Date::today);
-            let workloads = live_workloads(&part.objects);
-            report.drift = Some(drift(&workloads, &part.objects, d, &cfg, today));
+            let workloads = live_workloads(&part.objects)?;
+            report.drift = Some(drift(&workloads, &part.objects, d, &cfg, today)?);
         }
         report
     };

@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
 
 use super::quantity::Quantity;
+use crate::util::sum::{self, TooLarge};
 
 pub const GPU: &str = "nvidia.com/gpu";
 pub const SHARED_GPU: &str = "nvidia.com/gpu.shared";
@@ -92,12 +93,16 @@ impl Gpus {
         *self.slot(r) = n;
     }
 
-    pub fn add(&mut self, other: &Gpus) {
-        self.whole += other.whole;
-        self.shared += other.shared;
+    /// `self += other`, per currency, checked (`self` is unchanged on overflow).
+    pub fn add(&mut self, other: &Gpus) -> Result<(), TooLarge> {
+        let mut out = self.clone();
+        sum::add_to(&mut out.whole, other.whole)?;
+        sum::add_to(&mut out.shared, other.shared)?;
         for (p, n) in &other.mig {
-            *self.mig.entry(p.clone()).or_insert(0) += n;
+            sum::add_to(out.mig.entry(p.clone()).or_insert(0), *n)?;
         }
+        *self = out;
+        Ok(())
     }
 
     /// Per-currency maximum, as the scheduler takes it for init containers.
@@ -110,16 +115,17 @@ impl Gpus {
         }
     }
 
-    pub fn scaled(&self, factor: u64) -> Gpus {
-        Gpus {
-            whole: self.whole * factor,
-            shared: self.shared * factor,
+    /// `self × factor`, per currency, checked.
+    pub fn scaled(&self, factor: u64) -> Result<Gpus, TooLarge> {
+        Ok(Gpus {
+            whole: sum::mul(self.whole, factor)?,
+            shared: sum::mul(self.shared, factor)?,
             mig: self
                 .mig
                 .iter()
-                .map(|(p, n)| (p.clone(), n * factor))
-                .collect(),
-        }
+                .map(|(p, n)| Ok((p.clone(), sum::mul(*n, factor)?)))
+                .collect::<Result<_, TooLarge>>()?,
+        })
     }
 
     /// Saturating per-currency difference.
@@ -248,9 +254,12 @@ mod tests {
         b.shared = 1;
         a.max_with(&b);
         assert_eq!((a.whole, a.shared, a.mig["1g.10gb"]), (5, 1, 3));
-        a.add(&b);
+        a.add(&b).unwrap();
         assert_eq!((a.whole, a.shared), (10, 2));
-        assert_eq!(a.scaled(2).whole, 20);
+        assert_eq!(a.scaled(2).unwrap().whole, 20);
+        assert_eq!(a.scaled(u64::MAX), Err(TooLarge));
+        assert_eq!(a.add(&Gpus::whole(u64::MAX)), Err(TooLarge));
+        assert_eq!(a.whole, 10, "unchanged on overflow");
         assert_eq!(a.minus(&Gpus::whole(30)).whole, 0);
     }
 }

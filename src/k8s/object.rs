@@ -256,6 +256,49 @@ pub fn current_object() -> Option<String> {
     CURRENT.with(|c| c.borrow().clone())
 }
 
+/// What the reader cut or dropped to keep an object within the API's limits (a label value over 63
+/// characters, a name over 253): the object it belonged to, and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Trimmed {
+    pub object: Option<String>,
+    pub what: String,
+}
+
+/// How many [`Trimmed`] notes are kept per read; the rest are only counted, so the notes about a
+/// hostile file stay small however many limits it exceeds.
+const MAX_TRIMMED: usize = 20;
+
+thread_local! {
+    static TRIMMED: RefCell<(Vec<Trimmed>, usize)> = const { RefCell::new((Vec::new(), 0)) };
+}
+
+/// Notes that something of the object being read was cut to the API's limits.
+pub(crate) fn note_trimmed(what: String) {
+    let object = current_object();
+    TRIMMED.with(|t| {
+        let mut t = t.borrow_mut();
+        t.1 = t.1.saturating_add(1);
+        if t.0.len() < MAX_TRIMMED {
+            t.0.push(Trimmed { object, what });
+        }
+    });
+}
+
+/// Names the object whose metadata was just read in the notes that do not name one yet.
+fn name_trimmed(object: &str) {
+    TRIMMED.with(|t| {
+        for n in t.borrow_mut().0.iter_mut().filter(|n| n.object.is_none()) {
+            n.object = Some(object.to_string());
+        }
+    });
+}
+
+/// The notes of this thread's reads since the last call (at most [`MAX_TRIMMED`]), and how many
+/// there were in all.
+pub fn take_trimmed() -> (Vec<Trimmed>, usize) {
+    TRIMMED.with(|t| std::mem::take(&mut *t.borrow_mut()))
+}
+
 struct ObjectScope(Option<String>);
 
 impl ObjectScope {
@@ -480,7 +523,7 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
                 r.map_err(de::Error::custom)?;
             }
         }
-        out.push(Object {
+        let object = Object {
             api_version,
             kind,
             meta,
@@ -489,7 +532,9 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
                 file: Arc::from(""),
                 line,
             },
-        });
+        };
+        name_trimmed(&object.to_string());
+        out.push(object);
         Ok(())
     }
 }

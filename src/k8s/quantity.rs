@@ -43,10 +43,10 @@ impl Quantity {
     pub fn parse(text: &str) -> Result<Self, String> {
         let s = text.trim();
         let bad = || format!("{text:?} is not a valid Kubernetes quantity");
-        let (negative, rest) = match s.as_bytes().first() {
-            Some(b'-') => (true, &s[1..]),
-            Some(b'+') => (false, &s[1..]),
-            _ => (false, s),
+        let (negative, rest) = match (s.strip_prefix('-'), s.strip_prefix('+')) {
+            (Some(rest), _) => (true, rest),
+            (None, Some(rest)) => (false, rest),
+            (None, None) => (false, s),
         };
         let number_end = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -70,7 +70,8 @@ impl Quantity {
         } else {
             digits.parse().map_err(|_| bad())?
         };
-        let mut exp10: i32 = -(frac_part.len() as i32);
+        // In i64, a fraction as long as any input and an exponent of ±40 cannot overflow.
+        let mut exp10: i64 = -i64::try_from(frac_part.len()).map_err(|_| bad())?;
         let mut binary_shift: u32 = 0;
         match suffix {
             "" => {}
@@ -90,11 +91,15 @@ impl Quantity {
             "Pi" => binary_shift = 50,
             "Ei" => binary_shift = 60,
             other if other.starts_with(['e', 'E']) => {
-                let e: i32 = other[1..].parse().map_err(|_| bad())?;
+                let e: i32 = other
+                    .strip_prefix(['e', 'E'])
+                    .unwrap_or_default()
+                    .parse()
+                    .map_err(|_| bad())?;
                 if !(-40..=40).contains(&e) {
                     return Err(format!("{text:?} has an exponent out of range"));
                 }
-                exp10 += e;
+                exp10 += i64::from(e);
             }
             _ => return Err(bad()),
         }
@@ -107,10 +112,16 @@ impl Quantity {
         let scale = exp10 + 9;
         let mut inexact = false;
         if scale >= 0 {
-            let factor = 10i128.checked_pow(scale as u32).ok_or_else(too_large)?;
+            let factor = u32::try_from(scale)
+                .ok()
+                .and_then(|s| 10i128.checked_pow(s))
+                .ok_or_else(too_large)?;
             value = value.checked_mul(factor).ok_or_else(too_large)?;
         } else {
-            let divisor = 10i128.checked_pow((-scale) as u32).unwrap_or(i128::MAX);
+            let divisor = u32::try_from(-scale)
+                .ok()
+                .and_then(|s| 10i128.checked_pow(s))
+                .unwrap_or(i128::MAX);
             if value % divisor != 0 {
                 inexact = true;
             }

@@ -1,12 +1,13 @@
 //! Reading objects from files: multi-document YAML, JSON, `List`s, and concatenated JSON streams.
 //!
 //! A snapshot is whatever `kubectl get … -o yaml|json` prints, and manifests are YAML files with `---`
-//! separators, so one reader serves both. The format is sniffed from the first non-blank byte (`{` or
-//! `[` is JSON). Both formats are streamed from a buffered reader, so memory follows the objects kept,
-//! not the file's size. Every error names the file and, where the parser knows it, the line and column.
+//! separators, so one reader serves both. Input that opens with `{` or `[` is tried as a JSON stream
+//! and, if it turns out not to be JSON, read again as YAML (every style kubectl accepts: flow
+//! mappings, `---`, comments, directives, CRLF, a byte order mark). Both formats are streamed from a
+//! buffered reader, so memory follows the objects kept, not the file's size. Every error names the file and, where the parser knows it, the line and column.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -23,17 +24,23 @@ pub fn read_objects(path: &Path) -> Result<Vec<Object>, Error> {
         path: path.to_path_buf(),
         source,
     };
-    let reader: Box<dyn Read> = if path == Path::new("-") {
-        Box::new(io::stdin().lock())
+    let stdin;
+    let (mut input, size) = if path == Path::new("-") {
+        // Standard input cannot be read twice, and telling JSON from YAML may take two reads.
+        let mut text = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut text)
+            .map_err(read_err)?;
+        stdin = text;
+        let size = u64::try_from(stdin.len()).ok();
+        (Input::Bytes(&stdin), size)
     } else {
-        Box::new(File::open(path).map_err(read_err)?)
+        let f = File::open(path).map_err(read_err)?;
+        let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+        (Input::File(f), size)
     };
-    let size = std::fs::metadata(path)
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| m.len());
-    let mut reader = BufReader::with_capacity(256 * 1024, reader);
-    let objects = read_from(&mut reader, &name, size).map_err(|e| match e {
+    let objects = read_from(&mut input, &name, size).map_err(|e| match e {
         ReadError::Io(source) => read_err(source),
         ReadError::Input(e) => Error::Input(e),
     })?;
@@ -51,7 +58,8 @@ pub fn read_objects(path: &Path) -> Result<Vec<Object>, Error> {
 /// Reads every object from a string (manifests already in memory, tests).
 pub fn read_str(text: &str, file: &str) -> Result<Vec<Object>, InputError> {
     let name: Arc<str> = Arc::from(file);
-    read_from(&mut text.as_bytes(), &name, Some(text.len() as u64)).map_err(|e| match e {
+    let size = u64::try_from(text.len()).ok();
+    read_from(&mut Input::Bytes(text.as_bytes()), &name, size).map_err(|e| match e {
         ReadError::Io(e) => InputError {
             file: file.to_string(),
             line: None,
@@ -62,10 +70,36 @@ pub fn read_str(text: &str, file: &str) -> Result<Vec<Object>, InputError> {
     })
 }
 
+/// The bytes being read, which can be read again from the start.
+enum Input<'a> {
+    Bytes(&'a [u8]),
+    File(File),
+}
+
+impl Input<'_> {
+    /// A reader from the first byte, past a UTF-8 byte order mark.
+    fn reader(&mut self) -> io::Result<Box<dyn BufRead + '_>> {
+        let mut r: Box<dyn BufRead + '_> = match self {
+            Input::Bytes(b) => Box::new(*b),
+            Input::File(f) => {
+                f.seek(SeekFrom::Start(0))?;
+                Box::new(BufReader::with_capacity(256 * 1024, &*f))
+            }
+        };
+        if r.fill_buf()?.starts_with(BOM) {
+            r.consume(BOM.len());
+        }
+        Ok(r)
+    }
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// One page of a list response from the API server (JSON): its objects and the token of the next
 /// page, if any. `source` names the cluster resource in errors and in each object's source.
 pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String>), InputError> {
     let file: Arc<str> = Arc::from(source);
+    super::object::take_trimmed();
     let mut doc: Document<ObjectMeta> =
         serde_json::from_str(text).map_err(|e| match json_error(e, source) {
             ReadError::Input(e) => e,
@@ -79,6 +113,8 @@ pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String
     for o in &mut doc.objects {
         o.source.file = file.clone();
     }
+    check_all(&doc.objects, source)?;
+    warn_trimmed(source);
     Ok((doc.objects, doc.continue_token))
 }
 
@@ -106,52 +142,137 @@ fn yaml_options(size: Option<u64>) -> serde_saphyr::Options {
     }
 }
 
-fn read_from<R: BufRead>(
-    reader: &mut R,
+/// JSON or YAML, decided by parsing, not by a guess: input that opens like JSON (`{` or `[`) is
+/// read as a JSON stream, and read again as YAML if it is not JSON after all (a YAML flow mapping
+/// `{apiVersion: v1, …}`, JSON documents between `---` lines). Everything else is YAML, which also
+/// reads JSON documents with comments or directives before them. When neither parser accepts the
+/// input, the error is the one of the parser that got further into it.
+fn read_from(
+    input: &mut Input<'_>,
     file: &Arc<str>,
     size: Option<u64>,
 ) -> Result<Vec<Object>, ReadError> {
-    let mut objects = Vec::new();
-    if looks_like_json(reader).map_err(ReadError::Io)? {
-        let stream =
-            serde_json::Deserializer::from_reader(reader).into_iter::<Document<ObjectMeta>>();
-        for doc in stream {
-            let doc = doc.map_err(|e| json_error(e, file))?;
-            objects.extend(doc.objects);
-        }
-    } else {
-        for doc in serde_saphyr::read_with_options::<_, Document<Spanned<ObjectMeta>>>(
-            reader,
-            yaml_options(size),
-        ) {
-            let doc = doc.map_err(|e| yaml_error(&e, file))?;
-            objects.extend(doc.objects);
-        }
-    }
+    super::object::take_trimmed(); // what an earlier, failed read on this thread left
+    let mut objects =
+        if opens_like_json(&mut input.reader().map_err(ReadError::Io)?).map_err(ReadError::Io)? {
+            let json = read_json(input.reader().map_err(ReadError::Io)?, file);
+            match json {
+                Ok(objects) => objects,
+                Err(JsonFailure::Read(e)) => return Err(e),
+                Err(JsonFailure::NotJson(json)) => {
+                    match read_yaml(input.reader().map_err(ReadError::Io)?, file, size) {
+                        Ok(objects) => objects,
+                        Err(ReadError::Input(yaml)) => {
+                            let at = |e: &InputError| (e.line, e.column);
+                            return Err(ReadError::Input(if at(&yaml) > at(&json) {
+                                yaml
+                            } else {
+                                json
+                            }));
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        } else {
+            read_yaml(input.reader().map_err(ReadError::Io)?, file, size)?
+        };
     for o in &mut objects {
         o.source.file = file.clone();
+    }
+    check_all(&objects, file).map_err(ReadError::Input)?;
+    warn_trimmed(file);
+    Ok(objects)
+}
+
+/// Says, on stderr, what the read cut to the API's limits (see [`super::types::MAX_LABEL_VALUE`]),
+/// naming the file and object, a bounded number of times.
+fn warn_trimmed(file: &str) {
+    let (notes, total) = super::object::take_trimmed();
+    for n in &notes {
+        match &n.object {
+            Some(o) => tracing::warn!("{file}: {o}: {}", n.what),
+            None => tracing::warn!("{file}: {}", n.what),
+        }
+    }
+    if total > notes.len() {
+        tracing::warn!(
+            "{file}: {} more labels, names or annotations beyond the Kubernetes limits were cut or ignored",
+            total - notes.len()
+        );
+    }
+}
+
+enum JsonFailure {
+    /// The input is not JSON (a syntax error, or it ends mid-value): try it as YAML.
+    NotJson(InputError),
+    /// The input is JSON but not valid Kubernetes objects, or could not be read.
+    Read(ReadError),
+}
+
+fn read_json(reader: impl BufRead, file: &str) -> Result<Vec<Object>, JsonFailure> {
+    let mut objects = Vec::new();
+    for doc in serde_json::Deserializer::from_reader(reader).into_iter::<Document<ObjectMeta>>() {
+        let doc = doc.map_err(|e| {
+            let not_json = matches!(
+                e.classify(),
+                serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+            );
+            match json_error(e, file) {
+                ReadError::Input(e) if not_json => JsonFailure::NotJson(e),
+                other => JsonFailure::Read(other),
+            }
+        })?;
+        objects.extend(doc.objects);
     }
     Ok(objects)
 }
 
-fn looks_like_json<R: BufRead>(reader: &mut R) -> io::Result<bool> {
+fn read_yaml(
+    reader: impl BufRead,
+    file: &str,
+    size: Option<u64>,
+) -> Result<Vec<Object>, ReadError> {
+    let mut objects = Vec::new();
+    for doc in serde_saphyr::read_with_options::<_, Document<Spanned<ObjectMeta>>>(
+        &mut { reader },
+        yaml_options(size),
+    ) {
+        let doc = doc.map_err(|e| yaml_error(&e, file))?;
+        objects.extend(doc.objects);
+    }
+    Ok(objects)
+}
+
+/// Whether the first byte past blanks is `{` or `[`: then the input may be JSON (and is tried as
+/// JSON first, which is faster), never assumed to be.
+fn opens_like_json(reader: &mut impl BufRead) -> io::Result<bool> {
     loop {
         let buf = reader.fill_buf()?;
-        if buf.is_empty() {
-            return Ok(false);
-        }
-        // Skip a UTF-8 byte order mark and blanks.
-        let skip = buf
-            .iter()
-            .take_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | 0xEF | 0xBB | 0xBF))
-            .count();
-        if skip < buf.len() {
-            let first = buf[skip];
-            reader.consume(skip);
-            return Ok(first == b'{' || first == b'[');
-        }
-        reader.consume(skip);
+        let Some(&first) = buf.iter().find(|b| !b.is_ascii_whitespace()) else {
+            if buf.is_empty() {
+                return Ok(false);
+            }
+            let n = buf.len();
+            reader.consume(n);
+            continue;
+        };
+        return Ok(first == b'{' || first == b'[');
     }
+}
+
+/// Refuses, at the door, an object whose GPU figures do not fit in 64 bits (see
+/// [`crate::workload::check`]): the error names the file, the object's line and the object.
+fn check_all(objects: &[Object], file: &str) -> Result<(), InputError> {
+    for o in objects {
+        crate::workload::check(o).map_err(|e| InputError {
+            file: file.to_string(),
+            line: o.source.line,
+            column: None,
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
 }
 
 fn json_error(e: serde_json::Error, file: &str) -> ReadError {
@@ -163,8 +284,8 @@ fn json_error(e: serde_json::Error, file: &str) -> ReadError {
     let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
     ReadError::Input(InputError {
         file: file.to_string(),
-        line: (e.line() > 0).then(|| e.line() as u32),
-        column: (e.column() > 0).then(|| e.column() as u32),
+        line: u32::try_from(e.line()).ok().filter(|&l| l > 0),
+        column: u32::try_from(e.column()).ok().filter(|&c| c > 0),
         message,
     })
 }
@@ -176,8 +297,8 @@ pub(crate) fn yaml_error_to_input(e: &serde_saphyr::Error, file: &str) -> InputE
     let column = loc.map(|l| l.column()).filter(|&c| c > 0);
     InputError {
         file: file.to_string(),
-        line: line.map(|l| l as u32),
-        column: column.map(|c| c as u32),
+        line: line.and_then(|l| u32::try_from(l).ok()),
+        column: column.and_then(|c| u32::try_from(c).ok()),
         message: yaml_message(e),
     }
 }
@@ -188,10 +309,7 @@ fn yaml_message(e: &serde_saphyr::Error) -> String {
     let first = full.lines().next().unwrap_or("").trim();
     // serde-saphyr writes "error: line L column C: message" or "message at line L, column C".
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    let first = match first.find(" at line ") {
-        Some(i) => &first[..i],
-        None => first,
-    };
+    let first = first.split_once(" at line ").map_or(first, |(m, _)| m);
     let first = match first.strip_prefix("line ") {
         Some(rest) => rest.split_once(": ").map_or(rest, |(_, m)| m),
         None => first,
@@ -259,6 +377,27 @@ mod tests {
         )
         .unwrap();
         assert_eq!(last, None);
+    }
+
+    #[test]
+    fn labels_and_names_beyond_the_api_limits_are_cut_and_noted() {
+        let ok = "v".repeat(63);
+        let long = "v".repeat(64);
+        let name = "n".repeat(300);
+        let text = format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: ml\n  labels: {{a: {ok}, b: {long}, {long}: x, example.com/{ok}: y}}\nspec:\n  nodeSelector: {{pool: {long}}}\n"
+        );
+        let objs = read_str(&text, "t.yaml").unwrap();
+        let m = &objs[0].meta;
+        assert_eq!(m.name.len(), 253);
+        let keys: Vec<&str> = m.labels.keys().map(String::as_str).collect();
+        assert_eq!(keys, ["a", &format!("example.com/{ok}")]);
+        let Body::Pod(p) = &objs[0].body else {
+            panic!()
+        };
+        assert!(p.spec.node_selector.is_empty());
+        // The notes were emitted (and taken) by the read; a fresh read of the same text notes again.
+        assert_eq!(super::super::object::take_trimmed().1, 0);
     }
 
     #[test]

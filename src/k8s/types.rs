@@ -11,14 +11,108 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::gpus::{GpuCount, GpuList};
+use super::object::note_trimmed;
 
 pub type Labels = BTreeMap<String, String>;
+
+// ---------------------------------------------------------------------------------------------
+// The API's length limits, applied as objects are read
+//
+// The API server refuses a label value longer than 63 characters, a label key whose name part is
+// longer than 63 or whose prefix is longer than 253, an object name longer than 253 and a namespace
+// longer than 63. A file can hold anything, and one huge label repeated into every row of a report
+// (a namespace label that names the tenant) once made a 1 MB snapshot need gigabytes. So the reader
+// applies the API's limits: a label or selector entry beyond them is dropped (it could never have
+// been on a live object, and a truncated value could merge two tenants), a name beyond them is
+// truncated (an object needs one), an annotation larger than the API's 256 KiB for all annotations
+// together is dropped; each is noted with the object it belonged to (see
+// [`super::object::take_trimmed`]).
+
+/// Longest label value, and longest name part of a label key.
+pub const MAX_LABEL_VALUE: usize = 63;
+/// Longest DNS subdomain: object names, label key prefixes.
+pub const MAX_NAME: usize = 253;
+/// Longest DNS label: namespaces.
+pub const MAX_NAMESPACE: usize = 63;
+/// The API's limit on all annotations of an object together.
+pub const MAX_ANNOTATIONS: usize = 256 * 1024;
+
+fn label_key_ok(k: &str) -> bool {
+    match k.rsplit_once('/') {
+        Some((prefix, name)) => prefix.len() <= MAX_NAME && name.len() <= MAX_LABEL_VALUE,
+        None => k.len() <= MAX_LABEL_VALUE,
+    }
+}
+
+/// At most 63 characters of `k`, for a note about it (the note must not grow with the input).
+fn short(k: &str) -> String {
+    match k.char_indices().nth(MAX_LABEL_VALUE) {
+        Some((i, _)) => format!("{}…", k.get(..i).unwrap_or_default()),
+        None => k.to_string(),
+    }
+}
+
+/// A label map (labels, a node selector, a service selector) within the API's limits.
+fn capped_labels<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Labels, D::Error> {
+    let mut map = Option::<Labels>::deserialize(d)?.unwrap_or_default();
+    map.retain(|k, v| {
+        if !label_key_ok(k) {
+            note_trimmed(format!(
+                "label key {:?} is {} characters, beyond the Kubernetes limit (63, with a prefix of up to 253); the label is ignored",
+                short(k),
+                k.chars().count()
+            ));
+            return false;
+        }
+        if v.len() > MAX_LABEL_VALUE {
+            note_trimmed(format!(
+                "label {} has a value of {} characters, more than the 63 Kubernetes allows; the label is ignored",
+                short(k),
+                v.chars().count()
+            ));
+            return false;
+        }
+        true
+    });
+    Ok(map)
+}
+
+/// A name within `max` bytes, truncated on a character boundary (and noted) when longer.
+fn capped_name(field: &str, mut name: String, max: usize) -> String {
+    if name.len() > max {
+        let mut end = max;
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        note_trimmed(format!(
+            "{field} {:?} is {} characters, more than the {max} Kubernetes allows; it is cut to {max}",
+            short(&name),
+            name.chars().count()
+        ));
+        name.truncate(end);
+    }
+    name
+}
+
+fn name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    let n = Option::<String>::deserialize(d)?.unwrap_or_default();
+    Ok(capped_name("name", n, MAX_NAME))
+}
+
+fn opt_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.map(|n| capped_name("name", n, MAX_NAME)))
+}
+
+fn namespace<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    Ok(Option::<String>::deserialize(d)?.map(|n| capped_name("namespace", n, MAX_NAMESPACE)))
+}
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct OwnerRef {
     pub api_version: String,
     pub kind: String,
+    #[serde(deserialize_with = "name")]
     pub name: String,
     pub uid: String,
     pub controller: Option<bool>,
@@ -27,11 +121,16 @@ pub struct OwnerRef {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct ObjectMeta {
+    #[serde(deserialize_with = "name")]
     pub name: String,
     /// Objects created with a generated name (Argo CD and Helm hook Jobs) have only this in Git.
+    #[serde(deserialize_with = "opt_name")]
     pub generate_name: Option<String>,
+    #[serde(deserialize_with = "namespace")]
     pub namespace: Option<String>,
+    #[serde(deserialize_with = "opt_name")]
     pub uid: Option<String>,
+    #[serde(deserialize_with = "capped_labels")]
     pub labels: Labels,
     #[serde(deserialize_with = "annotations")]
     pub annotations: Labels,
@@ -41,10 +140,21 @@ pub struct ObjectMeta {
     pub list_continue: Option<String>,
 }
 
-/// Annotations minus the ones that only cost memory (the last-applied copy of the whole object).
+/// Annotations minus the ones that only cost memory (the last-applied copy of the whole object),
+/// and within the API's limit for all of them together.
 fn annotations<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Labels, D::Error> {
     let mut map = Option::<Labels>::deserialize(d)?.unwrap_or_default();
     map.remove("kubectl.kubernetes.io/last-applied-configuration");
+    let size: usize = map
+        .iter()
+        .map(|(k, v)| k.len().saturating_add(v.len()))
+        .sum();
+    if size > MAX_ANNOTATIONS {
+        note_trimmed(format!(
+            "annotations take {size} bytes, more than the 256 KiB Kubernetes allows; they are ignored"
+        ));
+        map.clear();
+    }
     Ok(map)
 }
 
@@ -74,12 +184,14 @@ pub struct PodSpec {
     pub containers: Vec<Container>,
     pub init_containers: Vec<Container>,
     pub overhead: GpuList,
+    #[serde(deserialize_with = "capped_labels")]
     pub node_selector: Labels,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct TemplateMeta {
+    #[serde(deserialize_with = "capped_labels")]
     pub labels: Labels,
 }
 
@@ -358,6 +470,7 @@ pub struct IngressSpec {
 pub struct ServiceSpec {
     #[serde(rename = "type")]
     pub type_: Option<String>,
+    #[serde(deserialize_with = "capped_labels")]
     pub selector: Labels,
     pub load_balancer_class: Option<String>,
 }

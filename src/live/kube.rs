@@ -257,7 +257,7 @@ async fn discover_counted(
         .map_err(|e| format!("{name}: discovery failed: {e}"))?;
     progress
         .resources_total
-        .store(served.len() as u64, Ordering::Relaxed);
+        .store(crate::util::sum::count(served.len()), Ordering::Relaxed);
     Ok((served, missing))
 }
 
@@ -314,8 +314,9 @@ async fn discover(
                 };
                 lists.insert(gv.clone(), Some(names));
             }
-            if lists[&gv]
-                .as_ref()
+            if lists
+                .get(&gv)
+                .and_then(Option::as_ref)
                 .is_some_and(|names| names.iter().any(|n| n == res.plural))
             {
                 out.insert(res.plural, (*res, gv));
@@ -362,7 +363,7 @@ async fn list(
             .map_err(|e| Failure::Fatal(format!("cannot parse {}: {e}", res.label())))?;
         progress
             .objects
-            .fetch_add(page.len() as u64, Ordering::Relaxed);
+            .fetch_add(crate::util::sum::count(page.len()), Ordering::Relaxed);
         objects.extend(page);
         token = next;
         if token.is_none() {
@@ -489,9 +490,14 @@ pub async fn write_snapshot(
                 };
                 let mut page: serde_json::Value = serde_json::from_str(&text)
                     .map_err(|e| format!("{name}: {}: {e}", res.label()))?;
-                let api_version = page["apiVersion"].as_str().unwrap_or(&gv).to_string();
-                let kind = page["kind"]
-                    .as_str()
+                let api_version = page
+                    .get("apiVersion")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or(&gv)
+                    .to_string();
+                let kind = page
+                    .get("kind")
+                    .and_then(serde_json::Value::as_str)
                     .and_then(|k| k.strip_suffix("List"))
                     .unwrap_or("")
                     .to_string();
@@ -508,8 +514,10 @@ pub async fn write_snapshot(
                     written += 1;
                 }
                 progress.objects.store(written, Ordering::Relaxed);
-                token = page["metadata"]["continue"]
-                    .as_str()
+                token = page
+                    .get("metadata")
+                    .and_then(|m| m.get("continue"))
+                    .and_then(serde_json::Value::as_str)
                     .filter(|c| !c.is_empty())
                     .map(str::to_string);
                 if token.is_none() {

@@ -1,9 +1,10 @@
 //! Small helpers with no domain knowledge: dates, glob matching, retries, running subprocesses
-//! safely, redacting secrets and making quoted text printable.
+//! safely, checked arithmetic, redacting secrets and making quoted text printable.
 
 pub mod date;
 pub mod glob;
 pub mod process;
 pub mod redact;
 pub mod retry;
+pub mod sum;
 pub mod text;

@@ -12,46 +12,52 @@
 //! API defaults apply where a field is absent (replicas 1, parallelism 1, size 1, nodeCount 1,
 //! minReplicas 1). Dynamo role names follow the sub-component type, then the worker's command line
 //! (`--disaggregation-mode decode`, `--is-prefill-worker`, legacy files have nothing else), then the
-//! component type, then the service name.
+//! component type, then the service name. Every product and sum is checked ([`crate::util::sum`]):
+//! a shape whose numbers do not fit in 64 bits is an [`Overflow`] naming the object.
 
 use crate::k8s::gpus::{GpuResource, Gpus};
 use crate::k8s::object::{Body, Object};
 use crate::k8s::types::{
     DynamoComponent, DynamoContainer, DynamoService, Labels, LwsSpec, PodTemplate, Predictor,
 };
+use crate::util::sum::{self, Named, Overflow, TooLarge};
 
 use super::pods::{container_request, pod_request, pod_request_parts};
 use super::{GpuShape, Role, labels};
 
 /// The declared shape of a workload object, or `None` for kinds that are not workloads.
-pub fn declared_shape(obj: &Object) -> Option<GpuShape> {
+pub fn declared_shape(obj: &Object) -> Result<Option<GpuShape>, Overflow> {
+    shape_of(obj).named(obj, "a GPU count of its spec")
+}
+
+fn shape_of(obj: &Object) -> Result<Option<GpuShape>, TooLarge> {
     let role = |name: &str, replicas: Option<u64>, template: &PodTemplate| {
-        GpuShape::new(vec![Role {
+        Ok::<_, TooLarge>(GpuShape::new(vec![Role {
             name: template_role(&template.metadata.labels)
                 .unwrap_or(name)
                 .to_string(),
             replicas: replicas.unwrap_or(1),
-            gpus_per_replica: pod_request(&template.spec).whole,
+            gpus_per_replica: pod_request(&template.spec)?.whole,
             nodes_per_replica: 1,
             autoscaled: false,
-        }])
+        }]))
     };
-    Some(match &obj.body {
-        Body::Replicated(s) => role("main", s.replicas, &s.template),
-        Body::Job(j) => role("worker", j.spec.parallelism, &j.spec.template),
+    Ok(Some(match &obj.body {
+        Body::Replicated(s) => role("main", s.replicas, &s.template)?,
+        Body::Job(j) => role("worker", j.spec.parallelism, &j.spec.template)?,
         Body::CronJob(c) => role(
             "worker",
             c.job_template.spec.parallelism,
             &c.job_template.spec.template,
-        ),
+        )?,
         Body::Pod(p) => GpuShape::new(vec![Role {
             name: "pod".into(),
             replicas: 1,
-            gpus_per_replica: pod_request(&p.spec).whole,
+            gpus_per_replica: pod_request(&p.spec)?.whole,
             nodes_per_replica: 1,
             autoscaled: false,
         }]),
-        Body::LeaderWorkerSet(s) => lws_shape(s),
+        Body::LeaderWorkerSet(s) => lws_shape(s)?,
         Body::DynamoGraph(s) => {
             // A Planner scales the graph's workers: their replicas belong to it, not to Git.
             let planner = s
@@ -65,24 +71,24 @@ pub fn declared_shape(obj: &Object) -> Option<GpuShape> {
                     .any(|c| c.type_.as_deref() == Some("planner"));
             let mut roles = Vec::new();
             if let Some(services) = &s.services {
-                roles.extend(services.iter().map(|(name, svc)| {
-                    let mut r = dynamo_service_role(name, svc);
+                for (name, svc) in services {
+                    let mut r = dynamo_service_role(name, svc)?;
                     r.autoscaled = planner || svc.scaled_by_adapter();
-                    r
-                }));
+                    roles.push(r);
+                }
             }
             if let Some(components) = &s.components {
-                roles.extend(components.iter().map(|c| {
-                    let mut r = dynamo_component_role(c);
+                for c in components {
+                    let mut r = dynamo_component_role(c)?;
                     r.autoscaled = planner || c.scaling_adapter.as_ref().is_some_and(|a| a.enabled);
-                    r
-                }));
+                    roles.push(r);
+                }
             }
             GpuShape::new(roles)
         }
-        Body::InferenceService(s) => GpuShape::new(vec![predictor_role(&s.predictor)]),
-        _ => return None,
-    })
+        Body::InferenceService(s) => GpuShape::new(vec![predictor_role(&s.predictor)?]),
+        _ => return Ok(None),
+    }))
 }
 
 /// A role name carried by a pod template's labels (llm-d, Dynamo), if any.
@@ -94,27 +100,29 @@ pub fn template_role(labels: &Labels) -> Option<&str> {
         .filter(|s| !s.is_empty())
 }
 
-fn lws_shape(s: &LwsSpec) -> GpuShape {
+fn lws_shape(s: &LwsSpec) -> Result<GpuShape, TooLarge> {
     let t = &s.leader_worker_template;
     let size = t.size.unwrap_or(1).max(1);
-    let worker = pod_request(&t.worker_template.spec).whole;
-    let leader = t
-        .leader_template
-        .as_ref()
-        .map_or(worker, |l| pod_request(&l.spec).whole);
+    let worker = pod_request(&t.worker_template.spec)?.whole;
+    let leader = match &t.leader_template {
+        Some(l) => pod_request(&l.spec)?.whole,
+        None => worker,
+    };
     let name = t
         .leader_template
         .as_ref()
         .and_then(|l| template_role(&l.metadata.labels))
         .or_else(|| template_role(&t.worker_template.metadata.labels))
         .unwrap_or("group");
-    GpuShape::new(vec![Role {
+    // size ≥ 1, so `size - 1` cannot underflow.
+    let workers = sum::mul(size.saturating_sub(1), worker)?;
+    Ok(GpuShape::new(vec![Role {
         name: name.to_string(),
         replicas: s.replicas.unwrap_or(1),
-        gpus_per_replica: leader + (size - 1) * worker,
+        gpus_per_replica: sum::add(leader, workers)?,
         nodes_per_replica: size,
         autoscaled: false,
-    }])
+    }]))
 }
 
 /// Role from a Dynamo worker's command line: `--disaggregation-mode prefill|decode` (SGLang, newer
@@ -160,7 +168,7 @@ fn dynamo_role_name(
         .to_string()
 }
 
-fn dynamo_service_role(name: &str, svc: &DynamoService) -> Role {
+fn dynamo_service_role(name: &str, svc: &DynamoService) -> Result<Role, TooLarge> {
     let res = &svc.resources;
     // `resources.gpu` is a count of `gpuType` (default nvidia.com/gpu); MIG or shared types are not
     // whole GPUs. Without it, the main container's own resources are the fallback.
@@ -174,19 +182,18 @@ fn dynamo_service_role(name: &str, svc: &DynamoService) -> Role {
         .filter(|_| whole_type(&res.requests.gpu_type))
         .or(res.limits.gpu.filter(|_| whole_type(&res.limits.gpu_type)))
         .map(|g| g.0);
-    let gpus = declared.unwrap_or_else(|| {
-        svc.extra_pod_spec
-            .main_container
-            .as_ref()
-            .map_or(0, |c| container_request(&c.resources).whole)
-    });
+    let gpus = match (declared, &svc.extra_pod_spec.main_container) {
+        (Some(g), _) => g,
+        (None, Some(c)) => container_request(&c.resources).whole,
+        (None, None) => 0,
+    };
     let nodes = svc
         .multinode
         .as_ref()
         .and_then(|m| m.node_count)
         .unwrap_or(1)
         .max(1);
-    Role {
+    Ok(Role {
         name: dynamo_role_name(
             svc.sub_component_type.as_deref(),
             svc.extra_pod_spec.main_container.as_ref(),
@@ -194,13 +201,13 @@ fn dynamo_service_role(name: &str, svc: &DynamoService) -> Role {
             name,
         ),
         replicas: svc.replicas.unwrap_or(1),
-        gpus_per_replica: gpus * nodes,
+        gpus_per_replica: sum::mul(gpus, nodes)?,
         nodes_per_replica: nodes,
         autoscaled: false,
-    }
+    })
 }
 
-fn dynamo_component_role(c: &DynamoComponent) -> Role {
+fn dynamo_component_role(c: &DynamoComponent) -> Result<Role, TooLarge> {
     let spec = &c.pod_template.spec;
     let gpus: Gpus = pod_request_parts(
         spec.containers
@@ -208,7 +215,7 @@ fn dynamo_component_role(c: &DynamoComponent) -> Role {
             .map(|c| container_request(&c.resources)),
         &spec.init_containers,
         &Default::default(),
-    );
+    )?;
     let main = spec.containers.iter().find(|c| c.name == "main");
     let nodes = c
         .multinode
@@ -218,27 +225,27 @@ fn dynamo_component_role(c: &DynamoComponent) -> Role {
         .max(1);
     let type_ = c.type_.as_deref();
     let sub = type_.filter(|t| matches!(*t, "prefill" | "decode"));
-    Role {
+    Ok(Role {
         name: dynamo_role_name(sub, main, type_, &c.name),
         replicas: c.replicas.unwrap_or(1),
-        gpus_per_replica: gpus.whole * nodes,
+        gpus_per_replica: sum::mul(gpus.whole, nodes)?,
         nodes_per_replica: nodes,
         autoscaled: false,
-    }
+    })
 }
 
-fn predictor_role(p: &Predictor) -> Role {
+fn predictor_role(p: &Predictor) -> Result<Role, TooLarge> {
     let replicas = p.min_replicas.unwrap_or(1);
     if let Some(w) = &p.worker_spec {
         let pp = w.pipeline_parallel_size.unwrap_or(1).max(1);
         let tp = w.tensor_parallel_size.unwrap_or(1).max(1);
-        return Role {
+        return Ok(Role {
             name: "predictor".into(),
             replicas,
-            gpus_per_replica: pp * tp,
+            gpus_per_replica: sum::mul(pp, tp)?,
             nodes_per_replica: pp,
             autoscaled: false,
-        };
+        });
     }
     let mut gpus = p
         .model
@@ -246,15 +253,15 @@ fn predictor_role(p: &Predictor) -> Role {
         .map(|m| container_request(&m.resources))
         .unwrap_or_default();
     for c in &p.containers {
-        gpus.add(&container_request(&c.resources));
+        gpus.add(&container_request(&c.resources))?;
     }
-    Role {
+    Ok(Role {
         name: "predictor".into(),
         replicas,
         gpus_per_replica: gpus.whole,
         nodes_per_replica: 1,
         autoscaled: false,
-    }
+    })
 }
 
 #[cfg(test)]
@@ -264,7 +271,7 @@ mod tests {
 
     fn shape(yaml: &str) -> String {
         let objs = read_str(yaml, "t.yaml").unwrap();
-        declared_shape(&objs[0]).unwrap().to_string()
+        declared_shape(&objs[0]).unwrap().unwrap().to_string()
     }
 
     #[test]
@@ -427,8 +434,8 @@ spec:
     fn scaled_to_zero_still_declares_gpus() {
         let g = "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata: {name: g}\nspec:\n  services:\n    w: {componentType: worker, subComponentType: decode, replicas: 0, resources: {limits: {gpu: \"8\"}}}\n";
         let objs = read_str(g, "t").unwrap();
-        let s = declared_shape(&objs[0]).unwrap();
-        assert_eq!(s.total(), 0);
+        let s = declared_shape(&objs[0]).unwrap().unwrap();
+        assert_eq!(s.total(), Ok(0));
         assert!(s.declares_gpus());
     }
 
@@ -466,6 +473,6 @@ spec:
     #[test]
     fn non_workloads_have_no_shape() {
         let objs = read_str("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", "t").unwrap();
-        assert!(declared_shape(&objs[0]).is_none());
+        assert!(declared_shape(&objs[0]).unwrap().is_none());
     }
 }

@@ -20,8 +20,26 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::k8s::gpus::Gpus;
-use crate::k8s::object::Source;
+use crate::k8s::object::{Body, Object, Source};
 use crate::k8s::types::Labels;
+use crate::util::sum::{self, Named, Overflow, TooLarge};
+
+/// Checks, once, as an object is read, that every GPU figure of it fits in 64 bits: its pod
+/// request (a pod) and its declared shape (a workload). A figure that does not is an input error
+/// naming the object, so nothing downstream ever sees a wrapped number.
+pub fn check(o: &Object) -> Result<(), Overflow> {
+    if let Body::Pod(p) = &o.body {
+        pods::pod_request(&p.spec).named(o, "the GPUs its containers request")?;
+    }
+    if let Some(shape) = kinds::declared_shape(o)? {
+        let roles: Vec<String> = shape.roles.iter().map(Role::to_string).collect();
+        shape.total().named(
+            o,
+            format_args!("the GPUs it declares ({})", roles.join(" + ")),
+        )?;
+    }
+    Ok(())
+}
 
 /// namespace + API group + kind + name: the key that matches a workload across Git and the cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -79,8 +97,9 @@ pub struct Role {
 }
 
 impl Role {
-    pub fn gpus(&self) -> u64 {
-        self.replicas * self.gpus_per_replica
+    /// `replicas × gpus_per_replica`, checked.
+    pub fn gpus(&self) -> Result<u64, TooLarge> {
+        sum::mul(self.replicas, self.gpus_per_replica)
     }
 }
 
@@ -114,25 +133,22 @@ impl GpuShape {
         roles.sort_by(|a, b| a.name.cmp(&b.name));
         // Two services that map to the same role name (two "worker"s) stay two roles, but a reader
         // must be able to tell them apart, so they keep their order and get a numeric suffix.
-        let mut i = 0;
-        while i < roles.len() {
-            let j = roles[i..]
-                .iter()
-                .take_while(|r| r.name == roles[i].name)
-                .count()
-                + i;
-            if j - i > 1 {
-                for (k, r) in roles[i..j].iter_mut().enumerate() {
+        for group in roles.chunk_by_mut(|a, b| a.name == b.name) {
+            if group.len() > 1 {
+                for (k, r) in group.iter_mut().enumerate() {
                     r.name = format!("{}-{}", r.name, k + 1);
                 }
             }
-            i = j;
         }
         GpuShape { roles }
     }
 
-    pub fn total(&self) -> u64 {
-        self.roles.iter().map(Role::gpus).sum()
+    /// Σ replicas × GPUs per replica, checked. Shapes read from an object were checked when it was
+    /// read ([`check`]), so for them this never fails.
+    pub fn total(&self) -> Result<u64, TooLarge> {
+        self.roles
+            .iter()
+            .try_fold(0, |acc, r| sum::add(acc, r.gpus()?))
     }
 
     /// True when some role asks for GPUs per replica, even at zero replicas (a graph scaled to zero
@@ -151,7 +167,10 @@ impl fmt::Display for GpuShape {
             }
             write!(f, "{r}")?;
         }
-        write!(f, " = {}", self.total())
+        match self.total() {
+            Ok(n) => write!(f, " = {n}"),
+            Err(e) => write!(f, " = {e}"),
+        }
     }
 }
 

@@ -2,8 +2,9 @@
 //! pods, requests and shape.
 //!
 //! Each object's root is found once and memoised, so a fleet of 100,000 pods that share a few thousand
-//! ReplicaSets costs one hash lookup per pod. Owners are looked up by UID, then by namespace + kind +
-//! name. When an owner is missing from the input (a partial snapshot, an operator that creates
+//! ReplicaSets costs one hash lookup per pod. Owners are looked up by UID (followed only when the
+//! object with that UID agrees with the reference in kind, name and namespace), then by namespace +
+//! kind + name. When an owner is missing from the input (a partial snapshot, an operator that creates
 //! objects the dump did not include), the walk falls back to well-known labels (Dynamo graph,
 //! LeaderWorkerSet, KServe) and then to the owner reference itself, so a pod is never left without
 //! a workload; a ReplicaSet's missing Deployment is recovered from the `pod-template-hash` label.
@@ -13,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::k8s::gpus::Gpus;
 use crate::k8s::object::{Body, Kind, Object, group_of};
 use crate::k8s::types::OwnerRef;
+use crate::util::sum::{Named, Overflow};
 
 use super::kinds::{declared_shape, template_role};
 use super::pods::pod_request;
@@ -66,12 +68,12 @@ pub struct Roots<'a> {
     objects: &'a [Object],
     by_uid: HashMap<&'a str, usize>,
     by_key: HashMap<(&'a str, &'a str, &'a str), usize>,
-    memo: Vec<u32>,
+    /// Each object's root once resolved (an index into `list`).
+    memo: Vec<Option<usize>>,
     pub list: Vec<Root>,
     by_id: HashMap<WorkloadId, usize>,
 }
 
-const UNRESOLVED: u32 = u32::MAX;
 const MAX_DEPTH: usize = 32;
 
 impl<'a> Roots<'a> {
@@ -92,7 +94,7 @@ impl<'a> Roots<'a> {
             objects,
             by_uid,
             by_key,
-            memo: vec![UNRESOLVED; objects.len()],
+            memo: vec![None; objects.len()],
             list: Vec::new(),
             by_id: HashMap::new(),
         }
@@ -109,8 +111,19 @@ impl<'a> Roots<'a> {
         self.by_key.get(&(ns, kind, name)).copied()
     }
 
+    /// The owner `r` names, by uid first. A uid is followed only when the object it belongs to agrees
+    /// with the reference in kind and name and sits in the dependent's namespace (or is
+    /// cluster-scoped): a reference whose uid points elsewhere is treated like one whose uid is not in
+    /// the input, so a pod cannot move its GPUs onto another workload by borrowing its uid.
     fn find_owner(&self, o: &Object, r: &OwnerRef) -> Option<usize> {
-        if let Some(&i) = self.by_uid.get(r.uid.as_str()) {
+        let agrees = |x: &Object| {
+            x.kind == r.kind
+                && x.meta.name == r.name
+                && (x.namespace().is_empty() || x.namespace() == o.namespace())
+        };
+        if let Some(&i) = self.by_uid.get(r.uid.as_str())
+            && self.objects.get(i).is_some_and(agrees)
+        {
             return Some(i);
         }
         // Owners are namespaced like their dependents, or cluster-scoped.
@@ -118,52 +131,68 @@ impl<'a> Roots<'a> {
             .or_else(|| self.find("", &r.kind, &r.name))
     }
 
-    /// The root of object `i`, as an index into [`Roots::list`].
-    pub fn resolve(&mut self, i: usize) -> usize {
-        if self.memo[i] != UNRESOLVED {
-            return self.memo[i] as usize;
+    fn memo(&self, i: usize) -> Option<usize> {
+        self.memo.get(i).copied().flatten()
+    }
+
+    /// The root of object `i`, as an index into [`Roots::list`]; `None` only when `i` is not an
+    /// index into the object list.
+    pub fn resolve(&mut self, i: usize) -> Option<usize> {
+        if let Some(root) = self.memo(i) {
+            return Some(root);
         }
         let objects = self.objects;
+        let mut o = objects.get(i)?;
         let mut chain = vec![i];
         let mut cur = i;
         let root = loop {
-            let o = &objects[cur];
             let Some(r) = Self::owner_ref(o) else {
-                break self.intern_object(cur);
+                break self.intern_object(cur, o);
             };
             // The owner, or — when it is missing — the object its well-known labels name.
             let next = match self.find_owner(o, r) {
                 Some(j) => Ok(j),
-                None => self.missing_owner(cur, r),
+                None => self.missing_owner(cur, o, r),
             };
             match next {
-                Ok(j) if self.memo[j] != UNRESOLVED => break self.memo[j] as usize,
-                Ok(j) if !chain.contains(&j) && chain.len() < MAX_DEPTH => {
-                    chain.push(j);
-                    cur = j;
+                Ok(j) => {
+                    if let Some(root) = self.memo(j) {
+                        break root;
+                    }
+                    match objects.get(j) {
+                        Some(owner) if !chain.contains(&j) && chain.len() < MAX_DEPTH => {
+                            chain.push(j);
+                            cur = j;
+                            o = owner;
+                        }
+                        // A cycle (through owners or labels) or an absurdly deep chain: stop
+                        // where we are.
+                        _ => break self.intern_object(cur, o),
+                    }
                 }
-                // A cycle (through owners or labels) or an absurdly deep chain: stop where we are.
-                Ok(_) => break self.intern_object(cur),
                 Err(root) => break root,
             }
         };
         for c in chain {
-            self.memo[c] = root as u32;
+            if let Some(m) = self.memo.get_mut(c) {
+                *m = Some(root);
+            }
         }
-        root
+        Some(root)
     }
 
     fn intern(&mut self, root: Root) -> usize {
         if let Some(&k) = self.by_id.get(&root.id) {
             return k;
         }
-        self.by_id.insert(root.id.clone(), self.list.len());
+        let k = self.list.len();
+        self.by_id.insert(root.id.clone(), k);
         self.list.push(root);
-        self.list.len() - 1
+        k
     }
 
-    fn intern_object(&mut self, i: usize) -> usize {
-        let o = &self.objects[i];
+    /// Object `i` (which is `o`) as its own root.
+    fn intern_object(&mut self, i: usize, o: &Object) -> usize {
         self.intern(Root {
             id: WorkloadId {
                 namespace: o.namespace().to_string(),
@@ -180,8 +209,7 @@ impl<'a> Roots<'a> {
     /// The chain broke at `from`, whose owner `r` is not in the input: `Ok(j)` when a well-known
     /// label names an object that is present (the walk goes on from there, in the caller's loop so
     /// that its cycle guard applies), else `Err(root)` with the inferred root interned.
-    fn missing_owner(&mut self, from: usize, r: &OwnerRef) -> Result<usize, usize> {
-        let o = &self.objects[from];
+    fn missing_owner(&mut self, from: usize, o: &Object, r: &OwnerRef) -> Result<usize, usize> {
         let l = &o.meta.labels;
         let (group, kind, name) = if let Some(g) = l.get(labels::DYNAMO_GRAPH) {
             ("nvidia.com", "DynamoGraphDeployment", g.as_str())
@@ -237,7 +265,7 @@ impl<'a> Workloads<'a> {
     /// The workload that object `i` (any object: a non-GPU frontend pod, a Service's backend) belongs
     /// to, if its root is a live GPU workload.
     pub fn workload_of_object(&mut self, i: usize) -> Option<usize> {
-        let root = self.roots.resolve(i);
+        let root = self.roots.resolve(i)?;
         self.workload_of_root.get(&root).copied()
     }
 }
@@ -252,8 +280,8 @@ struct Builder {
 }
 
 /// Finds every live workload: the roots of non-terminal GPU pods, plus root objects that declare GPUs
-/// and are not finished.
-pub fn build(objects: &[Object]) -> Workloads<'_> {
+/// and are not finished. Fails only when a workload's GPUs, summed over its pods, overflow.
+pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
     let mut roots = Roots::new(objects);
     let mut builders: BTreeMap<usize, Builder> = BTreeMap::new();
     let mut pods = Vec::new();
@@ -263,7 +291,7 @@ pub fn build(objects: &[Object]) -> Workloads<'_> {
     for (i, o) in objects.iter().enumerate() {
         let Body::Pod(p) = &o.body else { continue };
         let state = PodState::of(o);
-        let gpus = pod_request(&p.spec);
+        let gpus = pod_request(&p.spec).named(o, "the GPUs its containers request")?;
         if let Some(job) = Roots::owner_ref(o)
             .filter(|r| r.kind == "Job")
             .and_then(|r| roots.find_owner(o, r))
@@ -274,16 +302,22 @@ pub fn build(objects: &[Object]) -> Workloads<'_> {
             continue;
         }
         let mut workload = None;
-        if state != PodState::Terminal {
-            let root = roots.resolve(i);
+        if state != PodState::Terminal
+            && let Some(root) = roots.resolve(i)
+            && let Some(Root { id, .. }) = roots.list.get(root)
+        {
             let b = builders.entry(root).or_default();
             match state {
                 PodState::Bound => {
-                    b.requested.add(&gpus);
+                    b.requested
+                        .add(&gpus)
+                        .named(id, "the GPUs its bound pods request")?;
                     b.pods.bound += 1;
                 }
                 _ => {
-                    b.pending.add(&gpus);
+                    b.pending
+                        .add(&gpus)
+                        .named(id, "the GPUs its pending pods request")?;
                     b.pods.pending += 1;
                 }
             }
@@ -314,26 +348,40 @@ pub fn build(objects: &[Object]) -> Workloads<'_> {
         if matches!(o.body, Body::Pod(_)) || !o.meta.owner_references.is_empty() {
             continue;
         }
-        let Some(shape) = declared_shape(o) else {
+        let Some(shape) = declared_shape(o)? else {
             continue;
         };
         if !shape.declares_gpus() || job_finished(o, job_pods.get(&i).copied()) {
             continue;
         }
-        let root = roots.resolve(i);
-        builders.entry(root).or_default();
+        if let Some(root) = roots.resolve(i) {
+            builders.entry(root).or_default();
+        }
     }
 
     let mut list = Vec::with_capacity(builders.len());
     let mut index_of_root = HashMap::new();
     for (root_idx, b) in builders {
-        let root = &roots.list[root_idx];
-        let present = root.object.map(|j| &objects[j]);
-        let (shape, from_spec) = match present.and_then(declared_shape) {
-            Some(s) => (s, true),
-            None => (shape_from_pods(&b.pod_roles), false),
+        let Some(root) = roots.list.get(root_idx) else {
+            continue;
         };
-        let top = &objects[root.top];
+        let present = root.object.and_then(|j| objects.get(j));
+        let declared = match present {
+            Some(o) => declared_shape(o)?,
+            None => None,
+        };
+        let (shape, from_spec) = match declared {
+            Some(s) => (s, true),
+            None => {
+                let s = shape_from_pods(&b.pod_roles);
+                s.total()
+                    .named(&root.id, "the GPUs of its pods (Σ pods × GPUs)")?;
+                (s, false)
+            }
+        };
+        let Some(top) = objects.get(root.top) else {
+            continue;
+        };
         index_of_root.insert(root_idx, list.len());
         list.push(Workload {
             id: root.id.clone(),
@@ -352,12 +400,12 @@ pub fn build(objects: &[Object]) -> Workloads<'_> {
     for p in &mut pods {
         p.workload = p.workload.and_then(|r| index_of_root.get(&r).copied());
     }
-    Workloads {
+    Ok(Workloads {
         list,
         pods,
         roots,
         workload_of_root: index_of_root,
-    }
+    })
 }
 
 /// A Job is finished when a `Complete` or `Failed` condition is true, or when all its pods are done.
@@ -415,7 +463,7 @@ mod tests {
             "t",
         )
         .unwrap();
-        let w = build(&objs);
+        let w = build(&objs).unwrap();
         assert_eq!(w.list.len(), 1);
         assert_eq!(w.list[0].requested.whole, 1);
     }

@@ -4,10 +4,12 @@
 //! a limit alone implies an equal request). The pod's request is the larger of what its app containers
 //! need together and what the init phase needs at its peak, plus `spec.overhead`. Restartable sidecars
 //! (init containers with `restartPolicy: Always`) keep running, so they add to the app phase and to
-//! every init step that starts after them. All arithmetic is per GPU currency (see [`Gpus`]).
+//! every init step that starts after them. All arithmetic is per GPU currency (see [`Gpus`]) and
+//! checked: a sum that does not fit in 64 bits is [`TooLarge`], never a wrapped number.
 
 use crate::k8s::gpus::{GpuList, Gpus};
 use crate::k8s::types::{Container, PodSpec, Resources};
+use crate::util::sum::TooLarge;
 
 /// Effective request of one container's resources.
 pub fn container_request(r: &Resources) -> Gpus {
@@ -23,7 +25,7 @@ fn is_sidecar(c: &Container) -> bool {
 }
 
 /// Effective GPU request of a pod (or of a pod template).
-pub fn pod_request(spec: &PodSpec) -> Gpus {
+pub fn pod_request(spec: &PodSpec) -> Result<Gpus, TooLarge> {
     pod_request_parts(
         spec.containers
             .iter()
@@ -38,29 +40,29 @@ pub fn pod_request_parts(
     app: impl Iterator<Item = Gpus>,
     init_containers: &[Container],
     overhead: &GpuList,
-) -> Gpus {
+) -> Result<Gpus, TooLarge> {
     let mut app_sum = Gpus::default();
     for g in app {
-        app_sum.add(&g);
+        app_sum.add(&g)?;
     }
     let mut sidecars = Gpus::default();
     let mut init_peak = Gpus::default();
     for c in init_containers {
         let req = container_request(&c.resources);
         if is_sidecar(c) {
-            sidecars.add(&req);
+            sidecars.add(&req)?;
             init_peak.max_with(&sidecars);
         } else {
             let mut step = sidecars.clone();
-            step.add(&req);
+            step.add(&req)?;
             init_peak.max_with(&step);
         }
     }
     let mut total = app_sum;
-    total.add(&sidecars);
+    total.add(&sidecars)?;
     total.max_with(&init_peak);
-    total.add(&overhead.to_gpus());
-    total
+    total.add(&overhead.to_gpus())?;
+    Ok(total)
 }
 
 #[cfg(test)]
@@ -74,7 +76,7 @@ mod tests {
     #[test]
     fn limit_alone_implies_request() {
         let s = spec("containers:\n- name: a\n  resources:\n    limits: {nvidia.com/gpu: 4}\n");
-        assert_eq!(pod_request(&s).whole, 4);
+        assert_eq!(pod_request(&s).unwrap().whole, 4);
     }
 
     #[test]
@@ -82,7 +84,7 @@ mod tests {
         let s = spec(
             "containers:\n- resources: {requests: {nvidia.com/gpu: 2}, limits: {nvidia.com/gpu: 2}}\n- resources: {limits: {nvidia.com/gpu: \"3\", cpu: 500m}}\n- resources: {}\n",
         );
-        assert_eq!(pod_request(&s).whole, 5);
+        assert_eq!(pod_request(&s).unwrap().whole, 5);
     }
 
     #[test]
@@ -90,7 +92,7 @@ mod tests {
         let s = spec(
             "initContainers:\n- resources: {limits: {nvidia.com/gpu: 8}}\ncontainers:\n- resources: {limits: {nvidia.com/gpu: 2}}\n",
         );
-        assert_eq!(pod_request(&s).whole, 8);
+        assert_eq!(pod_request(&s).unwrap().whole, 8);
     }
 
     #[test]
@@ -99,17 +101,17 @@ mod tests {
         let s = spec(
             "initContainers:\n- restartPolicy: Always\n  resources: {limits: {nvidia.com/gpu: 1}}\n- resources: {limits: {nvidia.com/gpu: 4}}\ncontainers:\n- resources: {limits: {nvidia.com/gpu: 2}}\n",
         );
-        assert_eq!(pod_request(&s).whole, 5);
+        assert_eq!(pod_request(&s).unwrap().whole, 5);
         // A normal init container before the sidecar does not see it: peak max(4, 1) and app 2 + 1 = 3.
         let s = spec(
             "initContainers:\n- resources: {limits: {nvidia.com/gpu: 4}}\n- restartPolicy: Always\n  resources: {limits: {nvidia.com/gpu: 1}}\ncontainers:\n- resources: {limits: {nvidia.com/gpu: 2}}\n",
         );
-        assert_eq!(pod_request(&s).whole, 4);
+        assert_eq!(pod_request(&s).unwrap().whole, 4);
         // Sidecars alone: app 2 + sidecar 3 = 5.
         let s = spec(
             "initContainers:\n- restartPolicy: Always\n  resources: {limits: {nvidia.com/gpu: 3}}\ncontainers:\n- resources: {limits: {nvidia.com/gpu: 2}}\n",
         );
-        assert_eq!(pod_request(&s).whole, 5);
+        assert_eq!(pod_request(&s).unwrap().whole, 5);
     }
 
     #[test]
@@ -117,7 +119,19 @@ mod tests {
         let s = spec(
             "overhead: {nvidia.com/gpu: 1}\ncontainers:\n- resources: {limits: {nvidia.com/gpu: 2}}\n",
         );
-        assert_eq!(pod_request(&s).whole, 3);
+        assert_eq!(pod_request(&s).unwrap().whole, 3);
+    }
+
+    #[test]
+    fn sums_that_overflow_are_errors() {
+        let s = spec(
+            "containers:\n- resources: {limits: {nvidia.com/gpu: 8Ei}}\n- resources: {limits: {nvidia.com/gpu: 8Ei}}\n",
+        );
+        assert_eq!(pod_request(&s), Err(TooLarge));
+        let s = spec(
+            "overhead: {nvidia.com/gpu: 8Ei}\ncontainers:\n- resources: {limits: {nvidia.com/gpu: 8Ei}}\n",
+        );
+        assert_eq!(pod_request(&s), Err(TooLarge));
     }
 
     #[test]
@@ -125,7 +139,7 @@ mod tests {
         let s = spec(
             "containers:\n- resources: {limits: {nvidia.com/mig-1g.10gb: 2}}\n- resources: {limits: {nvidia.com/gpu.shared: 1}}\n",
         );
-        let g = pod_request(&s);
+        let g = pod_request(&s).unwrap();
         assert_eq!((g.whole, g.shared, g.mig["1g.10gb"]), (0, 1, 2));
     }
 }

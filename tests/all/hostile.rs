@@ -1,219 +1,369 @@
-//! Input written by an attacker: text from a repository or a cluster never acts as a workflow
-//! command on the Actions runner or as a terminal escape, and no secret gpuledger knows is printed
-//! or written.
+//! Hostile and unusual inputs read by the binary (issue 12): numbers that would wrap, huge labels,
+//! every YAML style kubectl accepts, and owner references that lie about their owner.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
-use std::process::Output;
+use std::path::Path;
 
-use super::support::{Repo, fixture, gpuledger};
+use super::support::{Repo, gpuledger, render, root};
 
-/// The workflow commands the runner would execute from one stream, read as it reads them:
-/// `::cmd::` at the start of a (left-trimmed) line, `##[cmd]` anywhere, nothing while stopped by
-/// `::stop-commands::TOKEN` until `::TOKEN::`.
-fn runner_commands(stream: &str) -> Vec<String> {
-    let mut stopped: Option<String> = None;
-    let mut found = Vec::new();
-    for line in stream.lines() {
-        let l = line.trim_start();
-        if let Some(t) = &stopped {
-            if l == format!("::{t}::") {
-                stopped = None;
-            }
-            continue;
-        }
-        if let Some(t) = l.strip_prefix("::stop-commands::") {
-            stopped = Some(t.to_string());
-        } else if l.starts_with("::") || l.contains("##[") {
-            found.push(line.to_string());
-        }
-    }
-    found
-}
-
-fn streams(out: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-#[test]
-fn text_from_a_repository_never_acts_as_a_workflow_command() {
-    let r = Repo::new();
-    // A directory whose name holds a newline and a command; a kustomization in it that fails to
-    // render; and a manifest whose names carry the legacy syntax.
-    let evil = "apps/x\n::set-env name=NODE_OPTIONS::--require=/tmp/p.js";
-    r.write(
-        &format!("{evil}/kustomization.yaml"),
-        "resources: [missing.yaml]\n##[set-output name=gpus;]0\n",
-    )
-    .write(
-        "apps/y/job.yaml",
-        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: a\n  namespace: \"##[add-path]/tmp/evil\"\n  labels: {tenant: \"::add-mask::x\"}\nspec:\n  template:\n    spec:\n      containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n",
-    )
-    .commit("hostile");
-    for format in ["table", "markdown", "json"] {
-        let out = gpuledger(r.path())
-            .args(["render", "--repo", ".", "--format", format])
-            .env("GITHUB_ACTIONS", "true")
-            .output()
-            .unwrap();
-        let (stdout, stderr) = streams(&out);
-        assert!(
-            stdout.contains("add-path"),
-            "the hostile manifest is in the report: {stdout}"
-        );
-        assert_eq!(
-            runner_commands(&stdout),
-            Vec::<String>::new(),
-            "{format}: {stdout}"
-        );
-        assert_eq!(
-            runner_commands(&stderr),
-            Vec::<String>::new(),
-            "{format}: {stderr}"
-        );
-        if format == "json" {
-            // The JSON stays exactly the report: parseable, with the names as they were.
-            let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-            assert!(j.to_string().contains("##[add-path]/tmp/evil"), "{j}");
-        }
-    }
-    // Two runs never share a stop token.
-    let token = |out: &Output| {
-        let (stdout, _) = streams(out);
-        stdout
-            .lines()
-            .next()
-            .and_then(|l| l.strip_prefix("::stop-commands::"))
-            .map(str::to_string)
-            .expect("quoted")
-    };
-    let run = || {
-        gpuledger(r.path())
-            .args(["render", "--repo", ".", "--format", "table"])
-            .env("GITHUB_ACTIONS", "true")
-            .output()
-            .unwrap()
-    };
-    let (a, b) = (token(&run()), token(&run()));
-    assert_ne!(a, b);
-    assert_eq!(a.len(), "gpuledger-".len() + 32, "{a}");
-}
-
-#[test]
-fn control_characters_never_reach_the_terminal() {
-    let r = Repo::new();
-    r.write(
-        "apps/y/job.yaml",
-        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: \"a\\e]0;pwned\\a\\e[2J\"\n  namespace: ns\nspec:\n  template:\n    spec:\n      containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n",
-    )
-    .write("apps/\x1b[2J\x1b]0;pwned\x07/kustomization.yaml", "resources: [missing.yaml]\n")
-    .commit("escapes");
-    for format in ["table", "markdown", "json"] {
-        let out = gpuledger(r.path())
-            .args(["render", "--repo", ".", "--format", format])
-            .output()
-            .unwrap();
-        let (stdout, stderr) = streams(&out);
-        for (name, s) in [("stdout", &stdout), ("stderr", &stderr)] {
-            assert!(
-                !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
-                "{format} {name}: {s:?}"
-            );
-        }
-    }
-}
-
-/// A server that answers every request with 401 and a body that echoes what it was sent.
-fn echoing_server() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut s) = stream else { continue };
-            let mut buf = [0u8; 8192];
-            let n = s.read(&mut buf).unwrap_or(0);
-            let request = String::from_utf8_lossy(&buf[..n]).replace(['\r', '\n', '"'], " ");
-            let body = format!("{{\"status\":\"error\",\"error\":\"denied: {request}\"}}");
-            let _ = write!(
-                s,
-                "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    format!("http://{addr}")
-}
-
-#[test]
-fn secrets_echoed_back_by_a_server_are_never_printed_or_written() {
-    const TOKEN: &str = "prom-secret-token-0123456789";
-    let url = echoing_server();
-    let with_password = url.replace("http://", "http://reader:hunter2-password@");
-    for prometheus in [&url, &with_password] {
-        let dir = tempfile::tempdir().unwrap();
-        let report = dir.path().join("report.md");
-        let out = gpuledger(&fixture("."))
-            .args(["inventory", "--snapshot", "fixtures/demo/cluster.yaml"])
-            .args([
-                "--config",
-                "fixtures/demo/.gpuledger.yaml",
-                "--format",
-                "markdown",
-            ])
-            .args(["--prometheus", prometheus])
-            .arg("--output")
-            .arg(&report)
-            .env("GPULEDGER_PROMETHEUS_TOKEN", TOKEN)
-            .output()
-            .unwrap();
-        let (stdout, stderr) = streams(&out);
-        let written = std::fs::read_to_string(&report).unwrap();
-        if prometheus == &url {
-            assert!(
-                written.contains("Bearer ***"),
-                "the server's answer, which echoes the token, is quoted: {written}"
-            );
-        }
-        for secret in [TOKEN, "hunter2-password"] {
-            for (what, s) in [
-                ("stdout", &stdout),
-                ("stderr", &stderr),
-                ("report", &written),
-            ] {
-                assert!(!s.contains(secret), "{secret} in {what}: {s}");
-            }
-        }
-    }
-}
-
-#[test]
-fn kubeconfig_credentials_are_never_printed() {
-    let dir = tempfile::tempdir().unwrap();
-    let kubeconfig = dir.path().join("config");
-    std::fs::write(
-        &kubeconfig,
-        "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\nclusters: [{name: k, cluster: {server: \"https://admin:kube-password-99@127.0.0.1:9\"}}]\nusers: [{name: u, user: {token: kube-token-abcdef123456}}]\n",
-    )
-    .unwrap();
-    let out = gpuledger(dir.path())
-        .args([
-            "inventory",
-            "--request-timeout",
-            "2",
-            "--timeout",
-            "5",
-            "--kubeconfig",
-        ])
-        .arg(&kubeconfig)
+/// `inventory --snapshot F --format json`: (exit code, report if any, stderr).
+fn inventory(file: &Path) -> (i32, Option<serde_json::Value>, String) {
+    let out = gpuledger(&root())
+        .args(["inventory", "--format", "json", "--snapshot"])
+        .arg(file)
         .output()
-        .unwrap();
-    let (stdout, stderr) = streams(&out);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    for secret in ["kube-password-99", "kube-token-abcdef123456"] {
-        assert!(!stderr.contains(secret), "{stderr}");
-        assert!(!stdout.contains(secret), "{stdout}");
+        .expect("run gpuledger");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    (
+        out.status.code().unwrap_or(-1),
+        serde_json::from_slice(&out.stdout).ok(),
+        err,
+    )
+}
+
+fn write(dir: &Path, name: &str, text: impl AsRef<[u8]>) -> std::path::PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+const NODE: &str = "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\nstatus:\n  capacity: {nvidia.com/gpu: \"8\"}\n  allocatable: {nvidia.com/gpu: \"8\"}\n";
+
+fn deployment(name: &str, replicas: &str, gpus: &str) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\n  namespace: ml\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n      containers:\n      - name: main\n        resources:\n          limits: {{nvidia.com/gpu: \"{gpus}\"}}\n"
+    )
+}
+
+fn pod(name: &str, gpus: &[&str]) -> String {
+    let containers: String = gpus
+        .iter()
+        .map(|g| format!("  - resources: {{limits: {{nvidia.com/gpu: \"{g}\"}}}}\n"))
+        .collect();
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: ml\nspec:\n  nodeName: n1\n  containers:\n{containers}"
+    )
+}
+
+fn assert_refused(code: i32, err: &str, object: &str) {
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(object), "the error names {object}: {err}");
+    assert!(
+        err.contains("too large") || err.contains("overflow"),
+        "says why: {err}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Class 2: numbers never wrap.
+
+/// 2^62 replicas × 8 GPUs is 2^65: an input error naming the Deployment, not 0.
+#[test]
+fn declared_shape_that_overflows_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "s.yaml",
+        format!(
+            "{NODE}---\n{}",
+            deployment("big", "4611686018427387904", "8")
+        ),
+    );
+    let (code, _, err) = inventory(&f);
+    assert_refused(code, &err, "Deployment ml/big");
+    assert!(err.contains("s.yaml:"), "names the file and line: {err}");
+}
+
+/// Two containers of 2^63 GPUs each: the pod's request overflows.
+#[test]
+fn pod_request_that_overflows_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "s.yaml",
+        format!("{NODE}---\n{}", pod("p", &["8Ei", "8Ei"])),
+    );
+    let (code, _, err) = inventory(&f);
+    assert_refused(code, &err, "Pod ml/p");
+}
+
+/// Each pod alone fits in 64 bits, their sum does not: the total names what was being added up.
+#[test]
+fn pods_whose_sum_would_overflow_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "s.json",
+        format!(
+            "{NODE}---\n{}---\n{}",
+            pod("a", &["8Ei"]),
+            pod("b", &["8Ei"])
+        ),
+    );
+    let (code, _, err) = inventory(&f);
+    assert_refused(code, &err, "the fleet: GPUs requested");
+}
+
+/// A LeaderWorkerSet's group and a Dynamo multinode service multiply three numbers.
+#[test]
+fn multinode_shapes_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let lws = "apiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\nmetadata: {name: l, namespace: ml}\nspec:\n  replicas: 2\n  leaderWorkerTemplate:\n    size: 4294967296\n    workerTemplate:\n      spec:\n        containers: [{resources: {limits: {nvidia.com/gpu: \"4294967296\"}}}]\n";
+    let (code, _, err) = inventory(&write(dir.path(), "l.yaml", lws));
+    assert_refused(code, &err, "LeaderWorkerSet ml/l");
+    let dgd = "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata: {name: g, namespace: ml}\nspec:\n  services:\n    w:\n      componentType: worker\n      replicas: 3\n      multinode: {nodeCount: 4294967296}\n      resources: {limits: {gpu: \"4294967296\"}}\n";
+    let (code, _, err) = inventory(&write(dir.path(), "g.yaml", dgd));
+    assert_refused(code, &err, "DynamoGraphDeployment ml/g");
+}
+
+/// The same from a repository: the rendered manifest is refused with its object named.
+#[test]
+fn render_refuses_an_overflowing_manifest() {
+    let r = Repo::new();
+    r.write(
+        "apps/big/d.yaml",
+        &deployment("big", "4611686018427387904", "8"),
+    )
+    .write("apps/ok/d.yaml", &deployment("ok", "2", "4"))
+    .commit("big");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("failed to render") && err.contains("big"),
+        "{err}"
+    );
+    let apps = json["desired"]["apps"].as_array().unwrap();
+    let app = |name: &str| {
+        apps.iter()
+            .find(|a| a["path"].as_str().is_some_and(|p| p.ends_with(name)))
+            .unwrap_or_else(|| panic!("app {name}: {json}"))
+    };
+    let big = app("big");
+    assert_eq!(big["status"], "error", "{big}");
+    let why = big["error"].as_str().unwrap();
+    assert!(
+        why.contains("Deployment ml/big") && why.contains("too large") && why.contains("d.yaml:"),
+        "{why}"
+    );
+    // The other app still counts, and nothing wrapped to a small figure.
+    assert_eq!(app("ok")["gpus_declared"], 8, "{json}");
+    assert_eq!(json["desired"]["gpus_declared"], 8, "{json}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Class 7: valid YAML is read as YAML.
+
+fn gpus_requested(file: &Path) -> u64 {
+    let (code, r, err) = inventory(file);
+    assert_eq!(code, 0, "{}: {err}", file.display());
+    r.unwrap()["fleet"]["gpus"]["requested"].as_u64().unwrap()
+}
+
+#[test]
+fn every_yaml_style_kubectl_accepts() {
+    let dir = tempfile::tempdir().unwrap();
+    let node_json = r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"status":{"capacity":{"nvidia.com/gpu":"8"},"allocatable":{"nvidia.com/gpu":"8"}}}"#;
+    let pod_flow = "{apiVersion: v1, kind: Pod, metadata: {name: p, namespace: ml}, spec: {nodeName: n1, containers: [{resources: {limits: {nvidia.com/gpu: 2}}}]}}";
+    let pod_json = r#"{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"ml"},"spec":{"nodeName":"n1","containers":[{"resources":{"limits":{"nvidia.com/gpu":"2"}}}]}}"#;
+    let cases: Vec<(&str, String)> = vec![
+        ("flow mapping", format!("{pod_flow}\n---\n{node_json}\n")),
+        (
+            "flow mapping first, block after",
+            format!("{pod_flow}\n---\n{NODE}"),
+        ),
+        (
+            "document start",
+            format!("---\n{node_json}\n---\n{pod_json}\n"),
+        ),
+        (
+            "comments before JSON",
+            format!("# fleet\n# dump\n{pod_json}\n---\n{NODE}"),
+        ),
+        (
+            "YAML directive",
+            format!("%YAML 1.2\n---\n{pod_flow}\n---\n{NODE}"),
+        ),
+        (
+            "a List in flow style",
+            format!("{{apiVersion: v1, kind: List, items: [{pod_flow}, {node_json}]}}\n"),
+        ),
+        (
+            "a flow sequence of objects",
+            format!("[{pod_flow}, {node_json}]\n"),
+        ),
+        (
+            "CRLF",
+            format!("{}---\n{NODE}", pod("p", &["2"])).replace('\n', "\r\n"),
+        ),
+        ("BOM", format!("\u{feff}{}---\n{NODE}", pod("p", &["2"]))),
+        (
+            "BOM before JSON",
+            format!("\u{feff}{pod_json}\n{node_json}\n"),
+        ),
+        (
+            "tabs where legal",
+            format!("{}---\n{NODE}", pod("p", &["2"])).replace("kind: ", "kind:\t"),
+        ),
+        ("JSON stream", format!("{pod_json}\n{node_json}\n")),
+        ("JSON with CRLF", format!("{pod_json}\r\n{node_json}\r\n")),
+    ];
+    for (what, text) in cases {
+        let f = write(dir.path(), "s.yaml", &text);
+        assert_eq!(gpus_requested(&f), 2, "{what}:\n{text}");
     }
+}
+
+/// Broken JSON still gets a JSON error with its line; broken flow YAML a YAML one.
+#[test]
+fn errors_come_from_the_parser_that_got_furthest() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(
+        dir.path(),
+        "bad.json",
+        "{\"apiVersion\":\"v1\",\n\"kind\":\"Pod\",\n\"metadata\":{\"name\":\"p\"},\n\"spec\": {\"containers\": [}\n}",
+    );
+    let (code, _, err) = inventory(&f);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("bad.json:4"), "{err}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Class 13: owners resolve by uid and agree in kind and name.
+
+#[test]
+fn an_owner_uid_of_another_kind_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "{NODE}---\napiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata: {{name: b, namespace: ml, uid: u-graph}}\nspec:\n  services:\n    w: {{componentType: worker, replicas: 1, resources: {{limits: {{gpu: \"1\"}}}}}}\n---\napiVersion: batch/v1\nkind: Job\nmetadata: {{name: j, namespace: ml, uid: u-job}}\nspec: {{template: {{spec: {{containers: [{{resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]}}}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ml\n  ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: a, uid: u-graph, controller: true}}]\nspec:\n  nodeName: n1\n  containers: [{{resources: {{limits: {{nvidia.com/gpu: 2}}}}}}]\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: q\n  namespace: ml\n  ownerReferences: [{{apiVersion: batch/v1, kind: Job, name: other, uid: u-job, controller: true}}]\nspec:\n  nodeName: n1\n  containers: [{{resources: {{limits: {{nvidia.com/gpu: 3}}}}}}]\n"
+    );
+    let f = write(dir.path(), "s.yaml", text);
+    let (code, r, err) = inventory(&f);
+    assert_eq!(code, 0, "{err}");
+    let r = r.unwrap();
+    let workloads = r.to_string();
+    let rows: Vec<&serde_json::Value> = r["workloads"]
+        .as_array()
+        .expect("workloads")
+        .iter()
+        .collect();
+    let held = |kind: &str, name: &str| {
+        rows.iter()
+            .find(|w| w["kind"] == kind && w["name"] == name)
+            .map(|w| w["gpus"].as_u64().unwrap())
+    };
+    assert_eq!(held("Deployment", "a"), Some(2), "{workloads}");
+    assert_eq!(held("Job", "other"), Some(3), "{workloads}");
+    assert_eq!(held("DynamoGraphDeployment", "b"), Some(0), "{workloads}");
+    assert_ne!(held("Job", "j"), Some(3), "{workloads}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Class 6: memory bounded by the input.
+
+/// Runs gpuledger with `args`, stdout and stderr into files, and returns (exit code, stdout, stderr,
+/// peak resident memory in MB) of that one child (wait4 gives its own rusage, whatever other tests
+/// run at the same time).
+fn run_measured(dir: &Path, args: &[&std::ffi::OsStr]) -> (i32, Vec<u8>, String, i64) {
+    let out_path = dir.join("stdout");
+    let err_path = dir.join("stderr");
+    // Waited for with wait4 below, which std's Child::wait cannot do (it drops the rusage).
+    #[allow(clippy::zombie_processes)]
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_gpuledger"))
+        .current_dir(root())
+        .env_remove("GPULEDGER_CONFIG")
+        .env_remove("GPULEDGER_LOG")
+        .env_remove("KUBECONFIG")
+        .args(args)
+        .stdout(std::fs::File::create(&out_path).unwrap())
+        .stderr(std::fs::File::create(&err_path).unwrap())
+        .spawn()
+        .unwrap();
+    let pid = libc::pid_t::try_from(child.id()).unwrap();
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid value; wait4 writes into the two locals we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(rc, pid);
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (
+        code,
+        std::fs::read(&out_path).unwrap(),
+        std::fs::read_to_string(&err_path).unwrap(),
+        usage.ru_maxrss / 1024,
+    )
+}
+
+/// A ~1 MB namespace label used as the tenant, repeated into every row by the old reader; and a
+/// ~1 MB tenant label on a pod. The binary stays under 200 MB and its output stays small.
+#[test]
+fn a_hostile_megabyte_stays_under_200_mb() {
+    let dir = tempfile::tempdir().unwrap();
+    let huge = "x".repeat(1 << 20);
+    let mut text = format!(
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ml\n  labels: {{tenant: {huge}}}\n---\n{NODE}"
+    );
+    for i in 0..2000 {
+        text.push_str(&format!(
+            "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}, namespace: ml}}\nspec: {{nodeName: n1, containers: [{{resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]}}\n"
+        ));
+    }
+    let f = write(dir.path(), "hostile.yaml", &text);
+    let (code, stdout, err, rss_mb) = run_measured(
+        dir.path(),
+        &[
+            "inventory".as_ref(),
+            "--format".as_ref(),
+            "markdown".as_ref(),
+            "--snapshot".as_ref(),
+            f.as_os_str(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(rss_mb < 200, "peak memory {rss_mb} MB");
+    assert!(
+        stdout.len() < text.len() / 4,
+        "output {} bytes for {} bytes of input",
+        stdout.len(),
+        text.len()
+    );
+    assert!(
+        err.contains("Namespace ml") && err.contains("63"),
+        "a note names the object and the limit: {err}"
+    );
+    assert!(
+        err.len() < 4096,
+        "the note stays small: {} bytes",
+        err.len()
+    );
+
+    // A huge tenant label on every pod of a Deployment.
+    let mut text = NODE.to_string();
+    let label = "y".repeat(1 << 19);
+    text.push_str(&format!(
+        "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d, namespace: ml, uid: ud, labels: {{tenant: {label}}}}}\nspec: {{replicas: 2000, template: {{spec: {{containers: [{{resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]}}}}}}\n"
+    ));
+    text.push_str(&format!(
+        "---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: ml, labels: {{tenant: {label}}}}}\nspec: {{nodeName: n1, containers: [{{resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]}}\n"
+    ));
+    let f = write(dir.path(), "hostile2.yaml", &text);
+    let (code, stdout, err, rss_mb) = run_measured(
+        dir.path(),
+        &[
+            "inventory".as_ref(),
+            "--format".as_ref(),
+            "json".as_ref(),
+            "--snapshot".as_ref(),
+            f.as_os_str(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(rss_mb < 200, "peak memory {rss_mb} MB");
+    assert!(stdout.len() < 64 * 1024, "output {} bytes", stdout.len());
+    assert!(
+        err.contains("Deployment ml/d") && err.contains("Pod ml/p"),
+        "{err}"
+    );
 }

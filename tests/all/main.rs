@@ -10,6 +10,7 @@ mod emulator;
 mod fuzz;
 mod github;
 mod hostile;
+mod injection;
 mod live;
 mod prometheus;
 mod render;

@@ -1,0 +1,219 @@
+//! Input written by an attacker: text from a repository or a cluster never acts as a workflow
+//! command on the Actions runner or as a terminal escape, and no secret gpuledger knows is printed
+//! or written.
+
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::process::Output;
+
+use super::support::{Repo, fixture, gpuledger};
+
+/// The workflow commands the runner would execute from one stream, read as it reads them:
+/// `::cmd::` at the start of a (left-trimmed) line, `##[cmd]` anywhere, nothing while stopped by
+/// `::stop-commands::TOKEN` until `::TOKEN::`.
+fn runner_commands(stream: &str) -> Vec<String> {
+    let mut stopped: Option<String> = None;
+    let mut found = Vec::new();
+    for line in stream.lines() {
+        let l = line.trim_start();
+        if let Some(t) = &stopped {
+            if l == format!("::{t}::") {
+                stopped = None;
+            }
+            continue;
+        }
+        if let Some(t) = l.strip_prefix("::stop-commands::") {
+            stopped = Some(t.to_string());
+        } else if l.starts_with("::") || l.contains("##[") {
+            found.push(line.to_string());
+        }
+    }
+    found
+}
+
+fn streams(out: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn text_from_a_repository_never_acts_as_a_workflow_command() {
+    let r = Repo::new();
+    // A directory whose name holds a newline and a command; a kustomization in it that fails to
+    // render; and a manifest whose names carry the legacy syntax.
+    let evil = "apps/x\n::set-env name=NODE_OPTIONS::--require=/tmp/p.js";
+    r.write(
+        &format!("{evil}/kustomization.yaml"),
+        "resources: [missing.yaml]\n##[set-output name=gpus;]0\n",
+    )
+    .write(
+        "apps/y/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: a\n  namespace: \"##[add-path]/tmp/evil\"\n  labels: {tenant: \"::add-mask::x\"}\nspec:\n  template:\n    spec:\n      containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n",
+    )
+    .commit("hostile");
+    for format in ["table", "markdown", "json"] {
+        let out = gpuledger(r.path())
+            .args(["render", "--repo", ".", "--format", format])
+            .env("GITHUB_ACTIONS", "true")
+            .output()
+            .unwrap();
+        let (stdout, stderr) = streams(&out);
+        assert!(
+            stdout.contains("add-path"),
+            "the hostile manifest is in the report: {stdout}"
+        );
+        assert_eq!(
+            runner_commands(&stdout),
+            Vec::<String>::new(),
+            "{format}: {stdout}"
+        );
+        assert_eq!(
+            runner_commands(&stderr),
+            Vec::<String>::new(),
+            "{format}: {stderr}"
+        );
+        if format == "json" {
+            // The JSON stays exactly the report: parseable, with the names as they were.
+            let j: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert!(j.to_string().contains("##[add-path]/tmp/evil"), "{j}");
+        }
+    }
+    // Two runs never share a stop token.
+    let token = |out: &Output| {
+        let (stdout, _) = streams(out);
+        stdout
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("::stop-commands::"))
+            .map(str::to_string)
+            .expect("quoted")
+    };
+    let run = || {
+        gpuledger(r.path())
+            .args(["render", "--repo", ".", "--format", "table"])
+            .env("GITHUB_ACTIONS", "true")
+            .output()
+            .unwrap()
+    };
+    let (a, b) = (token(&run()), token(&run()));
+    assert_ne!(a, b);
+    assert_eq!(a.len(), "gpuledger-".len() + 32, "{a}");
+}
+
+#[test]
+fn control_characters_never_reach_the_terminal() {
+    let r = Repo::new();
+    r.write(
+        "apps/y/job.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: \"a\\e]0;pwned\\a\\e[2J\"\n  namespace: ns\nspec:\n  template:\n    spec:\n      containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n",
+    )
+    .write("apps/\x1b[2J\x1b]0;pwned\x07/kustomization.yaml", "resources: [missing.yaml]\n")
+    .commit("escapes");
+    for format in ["table", "markdown", "json"] {
+        let out = gpuledger(r.path())
+            .args(["render", "--repo", ".", "--format", format])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = streams(&out);
+        for (name, s) in [("stdout", &stdout), ("stderr", &stderr)] {
+            assert!(
+                !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+                "{format} {name}: {s:?}"
+            );
+        }
+    }
+}
+
+/// A server that answers every request with 401 and a body that echoes what it was sent.
+fn echoing_server() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { continue };
+            let mut buf = [0u8; 8192];
+            let n = s.read(&mut buf).unwrap_or(0);
+            let request = String::from_utf8_lossy(&buf[..n]).replace(['\r', '\n', '"'], " ");
+            let body = format!("{{\"status\":\"error\",\"error\":\"denied: {request}\"}}");
+            let _ = write!(
+                s,
+                "HTTP/1.1 401 Unauthorized\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn secrets_echoed_back_by_a_server_are_never_printed_or_written() {
+    const TOKEN: &str = "prom-secret-token-0123456789";
+    let url = echoing_server();
+    let with_password = url.replace("http://", "http://reader:hunter2-password@");
+    for prometheus in [&url, &with_password] {
+        let dir = tempfile::tempdir().unwrap();
+        let report = dir.path().join("report.md");
+        let out = gpuledger(&fixture("."))
+            .args(["inventory", "--snapshot", "fixtures/demo/cluster.yaml"])
+            .args([
+                "--config",
+                "fixtures/demo/.gpuledger.yaml",
+                "--format",
+                "markdown",
+            ])
+            .args(["--prometheus", prometheus])
+            .arg("--output")
+            .arg(&report)
+            .env("GPULEDGER_PROMETHEUS_TOKEN", TOKEN)
+            .output()
+            .unwrap();
+        let (stdout, stderr) = streams(&out);
+        let written = std::fs::read_to_string(&report).unwrap();
+        if prometheus == &url {
+            assert!(
+                written.contains("Bearer ***"),
+                "the server's answer, which echoes the token, is quoted: {written}"
+            );
+        }
+        for secret in [TOKEN, "hunter2-password"] {
+            for (what, s) in [
+                ("stdout", &stdout),
+                ("stderr", &stderr),
+                ("report", &written),
+            ] {
+                assert!(!s.contains(secret), "{secret} in {what}: {s}");
+            }
+        }
+    }
+}
+
+#[test]
+fn kubeconfig_credentials_are_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("config");
+    std::fs::write(
+        &kubeconfig,
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\ncontexts: [{name: c, context: {cluster: k, user: u}}]\nclusters: [{name: k, cluster: {server: \"https://admin:kube-password-99@127.0.0.1:9\"}}]\nusers: [{name: u, user: {token: kube-token-abcdef123456}}]\n",
+    )
+    .unwrap();
+    let out = gpuledger(dir.path())
+        .args([
+            "inventory",
+            "--request-timeout",
+            "2",
+            "--timeout",
+            "5",
+            "--kubeconfig",
+        ])
+        .arg(&kubeconfig)
+        .output()
+        .unwrap();
+    let (stdout, stderr) = streams(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    for secret in ["kube-password-99", "kube-token-abcdef123456"] {
+        assert!(!stderr.contains(secret), "{stderr}");
+        assert!(!stdout.contains(secret), "{stdout}");
+    }
+}
