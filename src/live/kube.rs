@@ -21,6 +21,7 @@ use serde::Deserialize;
 use crate::k8s::object::Object;
 use crate::k8s::read::read_page;
 use crate::util::retry::{self, Attempt, GaveUp, Schedule};
+use crate::util::text::{MAX_MESSAGE_CHARS, line};
 
 /// A resource gpuledger lists: API group (`""` for core) and plural name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,19 +165,23 @@ async fn get(client: &Client, path: &str, timeout: Duration) -> Result<String, F
             timeout.as_secs_f64()
         ))),
         Ok(Ok(text)) => Ok(text),
-        Ok(Err(kube::Error::Api(status))) => match status.code {
-            403 => Err(Failure::Forbidden(status.message.clone())),
-            404 => Err(Failure::NotFound),
-            429 | 500 | 502 | 503 | 504 => Err(Failure::Retryable(format!(
-                "GET {path}: {} {}",
-                status.code, status.message
-            ))),
-            c => Err(Failure::Fatal(format!(
-                "GET {path}: {c} {}",
-                status.message
-            ))),
-        },
-        Ok(Err(e)) => Err(Failure::Retryable(format!("GET {path}: {e}"))),
+        Ok(Err(kube::Error::Api(status))) => {
+            // The server's message is quoted into the report: one bounded line, whatever it sent.
+            let message = line(&status.message, MAX_MESSAGE_CHARS);
+            match status.code {
+                403 => Err(Failure::Forbidden(message)),
+                404 => Err(Failure::NotFound),
+                429 | 500 | 502 | 503 | 504 => Err(Failure::Retryable(format!(
+                    "GET {path}: {} {message}",
+                    status.code
+                ))),
+                c => Err(Failure::Fatal(format!("GET {path}: {c} {message}"))),
+            }
+        }
+        Ok(Err(e)) => Err(Failure::Retryable(format!(
+            "GET {path}: {}",
+            line(&e.to_string(), MAX_MESSAGE_CHARS)
+        ))),
     }
 }
 

@@ -83,6 +83,8 @@ pub fn run(r: &Run<'_>) -> Result<String, String> {
             .rev()
             .collect::<Vec<_>>()
             .join("\n");
+        // A renderer's error is quoted into reports: bounded, whatever it wrote.
+        let tail = crate::util::text::bounded(&tail, crate::util::text::MAX_MESSAGE_CHARS);
         return Err(format!("{name} failed ({status}): {tail}"));
     }
     String::from_utf8(stdout).map_err(|_| format!("{name} wrote output that is not UTF-8"))

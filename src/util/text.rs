@@ -32,6 +32,16 @@ pub fn line(s: &str, max: usize) -> String {
     out
 }
 
+/// `s` cut to `max` characters (lines kept), with a note of how much was left out.
+pub fn bounded(s: &str, max: usize) -> String {
+    let mut chars = s.chars();
+    let head: String = chars.by_ref().take(max).collect();
+    match chars.count() {
+        0 => head,
+        more => format!("{head}… ({more} more characters)"),
+    }
+}
+
 /// `s` with its lines kept and every other control character (escape, carriage return, bell,
 /// bidirectional overrides) replaced by `?`.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
@@ -71,6 +81,8 @@ mod tests {
         );
         assert_eq!(line(&"é".repeat(10), 4), "éééé… (6 more characters)");
         assert_eq!(line("short", 5), "short");
+        assert_eq!(bounded("ab\ncd", 3), "ab\n… (2 more characters)");
+        assert_eq!(bounded("ab", 3), "ab");
         assert_eq!(printable("a\tb\nc\x1b]0;t\x07\u{202E}"), "a\tb\nc?]0;t??");
     }
 }

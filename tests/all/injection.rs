@@ -217,3 +217,32 @@ fn kubeconfig_credentials_are_never_printed() {
         assert!(!stdout.contains(secret), "{stdout}");
     }
 }
+
+#[test]
+fn messages_do_not_grow_with_the_input_they_quote() {
+    let r = Repo::new();
+    let huge = "a".repeat(200_000);
+    r.write(
+        "apps/x/kustomization.yaml",
+        &format!("resources: [{huge}.yaml]\n"),
+    )
+    .commit("a huge missing resource");
+    for format in ["table", "markdown", "json"] {
+        let out = gpuledger(r.path())
+            .args(["render", "--repo", ".", "--format", format])
+            .output()
+            .unwrap();
+        let (stdout, stderr) = streams(&out);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stdout.contains("more characters"),
+            "{format}: the error is cut: {}",
+            &stdout[..2000.min(stdout.len())]
+        );
+        assert!(
+            stdout.len() + stderr.len() < 20_000,
+            "{format}: {} bytes",
+            stdout.len() + stderr.len()
+        );
+    }
+}
