@@ -342,8 +342,9 @@ pub struct OutputArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// The config file [default: .gpuledger.yaml at the repository root (render) or in the current
-    /// directory (inventory), when present].
+    /// The config file [default: .gpuledger.yaml at the repository root (render, drift), as
+    /// committed at --base (check: a change cannot relax its own gates), or in the current directory
+    /// (inventory), when present].
     #[arg(long, value_name = "FILE", env = "GPULEDGER_CONFIG")]
     pub config: Option<PathBuf>,
 }
