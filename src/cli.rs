@@ -244,8 +244,15 @@ pub struct CheckArgs {
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
 
-    /// Gates that make the check exit 1 when they fail.
-    #[arg(long, value_name = "GATES", value_delimiter = ',', value_parser = ["capacity", "drift-introduced", "render-error"])]
+    /// Gates that make the check exit 1 when they fail, comma-separated: capacity,
+    /// drift-introduced, render-error; `none` for no gate. A gate that cannot be evaluated fails.
+    #[arg(
+        long,
+        value_name = "GATES",
+        value_delimiter = ',',
+        default_value = "render-error",
+        value_parser = ["capacity", "drift-introduced", "render-error", "none"]
+    )]
     pub fail_on: Vec<String>,
 
     /// The date accepted-drift rules are checked against [default: today, UTC].
@@ -547,6 +554,15 @@ impl CheckArgs {
         } else {
             None
         }
+    }
+
+    /// The gates asked for (`none` asks for none).
+    pub fn gates(&self) -> Vec<String> {
+        self.fail_on
+            .iter()
+            .filter(|g| *g != "none")
+            .cloned()
+            .collect()
     }
 
     /// The repository at the head ref (the base is [`RepoSpec::at`] the base ref).

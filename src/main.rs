@@ -20,7 +20,23 @@ mod output;
 use cli::{Cli, Command, GithubCommand};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // clap's own output (help, usage errors that echo a value) takes the same path as ours.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let streams = output::Streams::from_env();
+            let text = e.render().to_string();
+            if e.use_stderr() {
+                streams.stderr(&text);
+            } else if let Err(err) = streams.stdout(&text)
+                && err.kind() != std::io::ErrorKind::BrokenPipe
+            {
+                return ExitCode::from(2);
+            }
+            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2));
+        }
+    };
+    register_secrets(&cli);
     init_logging();
     let progress = Arc::new(Progress::default());
     let quiet = match &cli.command {
@@ -84,6 +100,30 @@ fn main() -> ExitCode {
     }
 }
 
+/// Every token gpuledger may be handed is known to the redactor before anything is printed.
+fn register_secrets(cli: &Cli) {
+    let mut vars = vec![
+        "GITHUB_TOKEN".to_string(),
+        "GH_TOKEN".to_string(),
+        "GPULEDGER_PROMETHEUS_TOKEN".to_string(),
+    ];
+    match &cli.command {
+        Command::Github(GithubCommand::Comment(a)) => vars.push(a.github.token_env.clone()),
+        Command::Github(GithubCommand::Issue(a)) => {
+            vars.push(a.github.token_env.clone());
+            vars.push(a.live.prometheus_token_env.clone());
+        }
+        Command::Inventory(a) => vars.push(a.live.prometheus_token_env.clone()),
+        Command::Drift(a) => vars.push(a.live.prometheus_token_env.clone()),
+        _ => {}
+    }
+    for v in vars {
+        if let Ok(secret) = std::env::var(&v) {
+            gpuledger::util::redact::register(&secret);
+        }
+    }
+}
+
 /// Diagnostics go to stderr, filtered by `GPULEDGER_LOG` (e.g. `GPULEDGER_LOG=debug`); off by default.
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("GPULEDGER_LOG")
@@ -131,15 +171,14 @@ struct Diagnostics;
 
 impl Write for Diagnostics {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // One event is one write: it becomes one bounded, redacted, printable line (a newline
+        // inside, from data, could otherwise start a workflow command on a line of its own).
         let text = String::from_utf8_lossy(buf);
-        let text = gpuledger::util::redact::redact(&text);
-        let text = output::no_legacy_command(&gpuledger::util::text::printable(&text));
-        // A line that would start with `::` is indented: the runner reads commands only there.
-        let text = text.replace("\n::", "\n ::");
-        let text = text
-            .strip_prefix("::")
-            .map_or(text.clone(), |t| format!(" ::{t}"));
-        std::io::stderr().write_all(text.as_bytes())?;
+        let text = gpuledger::util::text::line(&text, gpuledger::util::text::MAX_MESSAGE_CHARS);
+        let text = output::no_legacy_command(&text);
+        let mut err = std::io::stderr().lock();
+        err.write_all(text.as_bytes())?;
+        err.write_all(b"\n")?;
         Ok(buf.len())
     }
 

@@ -87,6 +87,20 @@ impl Streams {
         let mut err = std::io::stderr().lock();
         let _ = err.write_all(text.as_bytes()).and_then(|_| err.flush());
     }
+
+    /// Writes text gpuledger did not lay out as messages (clap's usage errors) to standard error:
+    /// redacted, printable, and quoted under Actions.
+    pub fn stderr(&self, text: &str) {
+        let text = no_legacy_command(&printable(&redact(text)));
+        let text = match (self.actions, self.actions.then(token)) {
+            (true, Some(Ok(t))) => {
+                format!("::stop-commands::{t}\n{text}{}::{t}::\n", newline(&text))
+            }
+            _ => text,
+        };
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes()).and_then(|_| err.flush());
+    }
 }
 
 fn newline(text: &str) -> &'static str {

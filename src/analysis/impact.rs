@@ -102,10 +102,22 @@ pub fn impact(
     fail_on: &[String],
     config: ConfigReview,
 ) -> Result<Check, Overflow> {
-    fn index(d: &Desired) -> BTreeMap<WorkloadId, &DesiredWorkloadRow> {
-        d.workloads.iter().map(|w| (w.workload.id(), w)).collect()
+    // An app that failed to render on either side says nothing about its workloads: they are
+    // neither added nor removed, and the GPU delta is unknown rather than a fall to zero.
+    let failed = failed_apps(base, head);
+    let known =
+        |w: &&DesiredWorkloadRow| !failed.contains_key(&(w.app_kind.clone(), w.app.clone()));
+    fn index(
+        d: &Desired,
+        known: impl Fn(&&DesiredWorkloadRow) -> bool,
+    ) -> BTreeMap<WorkloadId, &DesiredWorkloadRow> {
+        d.workloads
+            .iter()
+            .filter(known)
+            .map(|w| (w.workload.id(), w))
+            .collect()
     }
-    let (b, h) = (index(base), index(head));
+    let (b, h) = (index(base, known), index(head, known));
     let (mut added, mut removed, mut reshaped) = (vec![], vec![], vec![]);
     for (k, hw) in &h {
         match b.get(k) {
@@ -123,7 +135,7 @@ pub fn impact(
     }
     let by = |d: &Desired, f: &dyn Fn(&DesiredWorkloadRow) -> String| {
         let mut m: BTreeMap<String, u64> = BTreeMap::new();
-        for w in &d.workloads {
+        for w in d.workloads.iter().filter(known) {
             let k = f(w);
             sum::add_to(m.entry(k.clone()).or_default(), w.workload.gpus_declared)
                 .named(&k, "the GPUs declared")?;
@@ -142,8 +154,8 @@ pub fn impact(
     let product_lines = deltas(&by(base, &line)?, &by(head, &line)?)?;
 
     let render_errors = render_errors(base, head, &config);
-    let head_failed =
-        head.apps.iter().any(|a| a.status == AppStatus::Error) || !head.problems.is_empty();
+    // Capacity compares what both sides need: it is unknown when either did not render.
+    let incomplete_render = !failed.is_empty() || !head.problems.is_empty();
     let live_gap = match live {
         None => Some("no live state given".to_string()),
         Some(v) if !v.incomplete.is_empty() => Some(format!(
@@ -157,22 +169,38 @@ pub fn impact(
         let (bd, hd) = (drifting(v.base_drift), drifting(v.head_drift));
         resolved = Some(names(bd.difference(&hd)));
         introduced = Some(names(hd.difference(&bd)));
-        if !head_failed {
-            let unmanaged = sum::sum(v.head_drift.unmanaged.iter().map(|r| r.gpus))
-                .named("the cluster", "GPUs held by unmanaged workloads")?;
-            let projected =
-                sum::add(head.gpus_declared, unmanaged).named("the head", "GPUs projected")?;
+        if !incomplete_render {
+            let placeable = v.report.fleet.gpus.placeable;
+            let need = |d: &Desired, drift: &Drift, side: &str| -> Result<(u64, u64), Overflow> {
+                let unmanaged = sum::sum(drift.unmanaged.iter().map(|r| r.gpus))
+                    .named("the cluster", "GPUs held by unmanaged workloads")?;
+                let projected =
+                    sum::add(d.gpus_declared, unmanaged).named(side, "GPUs projected")?;
+                Ok((projected, unmanaged))
+            };
+            let (projected, unmanaged) = need(head, v.head_drift, "the head")?;
+            let (base_projected, _) = need(base, v.base_drift, "the base")?;
             capacity = Some(CapacityFit {
-                placeable: v.report.fleet.gpus.placeable,
+                placeable,
                 projected,
                 unmanaged_live: unmanaged,
-                fits: projected <= v.report.fleet.gpus.placeable,
+                fits: projected <= placeable,
+                base_projected,
+                base_fits: base_projected <= placeable,
             });
         }
     }
-    let drift_unknown = live_gap.clone();
-    let capacity_unknown = match (&live_gap, head_failed) {
-        (_, true) => Some("the head did not render completely".to_string()),
+    // Drift of a workload whose app did not render is unknown too.
+    let drift_unknown = match (&live_gap, incomplete_render) {
+        (Some(why), _) => Some(why.clone()),
+        (None, true) => Some("an app did not render, so what it declares is unknown".to_string()),
+        (None, false) => None,
+    };
+    if drift_unknown.is_some() {
+        (resolved, introduced) = (None, None);
+    }
+    let capacity_unknown = match (&live_gap, incomplete_render) {
+        (_, true) => Some("an app did not render, so what it needs is unknown".to_string()),
         (Some(why), false) => Some(why.clone()),
         (None, false) => None,
     };
@@ -215,7 +243,10 @@ pub fn impact(
                 },
                 "render-error" => (
                     !render_errors.is_empty(),
-                    format!("{} render errors", render_errors.len()),
+                    match render_errors.len() {
+                        1 => "1 render error".to_string(),
+                        n => format!("{n} render errors"),
+                    },
                 ),
                 other => return cannot(&format!("{other} is not a gate gpuledger knows")),
             };
@@ -228,12 +259,30 @@ pub fn impact(
         })
         .collect();
 
-    let delta =
-        sum::delta(head.gpus_declared, base.gpus_declared).named("the change", "GPUs declared")?;
-    let mut summary = format!(
-        "{delta:+} GPUs ({} → {})",
-        base.gpus_declared, head.gpus_declared
-    );
+    let delta_unknown = (!failed.is_empty()).then(|| {
+        let apps: Vec<String> = failed
+            .iter()
+            .map(|((kind, name), (side, error))| {
+                let error = crate::util::text::line(error, 300);
+                format!("{kind} {name} failed to render at the {side} — {error}")
+            })
+            .collect();
+        apps.join("; ")
+    });
+    let delta = match &delta_unknown {
+        Some(_) => None,
+        None => Some(
+            sum::delta(head.gpus_declared, base.gpus_declared)
+                .named("the change", "GPUs declared")?,
+        ),
+    };
+    let mut summary = match (&delta, &delta_unknown) {
+        (Some(delta), _) => format!(
+            "{delta:+} GPUs ({} → {})",
+            base.gpus_declared, head.gpus_declared
+        ),
+        (None, why) => format!("GPU delta unknown: {}", why.as_deref().unwrap_or("")),
+    };
     let moved: Vec<String> = tenants
         .iter()
         .filter(|t| t.delta != 0)
@@ -259,10 +308,10 @@ pub fn impact(
         _ => {}
     }
     match (&capacity, &capacity_unknown) {
-        (Some(c), _) => summary.push_str(if c.fits {
-            "; fits the fleet"
-        } else {
-            "; does NOT fit the placeable GPUs"
+        (Some(c), _) => summary.push_str(match (c.fits, c.projected > c.base_projected) {
+            (true, _) => "; fits the fleet",
+            (false, true) => "; does NOT fit the placeable GPUs, and makes it worse",
+            (false, false) => "; the fleet is already over its placeable GPUs, not made worse",
         }),
         (None, Some(why)) if live.is_some() => {
             summary.push_str(&format!("; capacity unknown: {why}"))
@@ -276,6 +325,7 @@ pub fn impact(
         gpus_base: base.gpus_declared,
         gpus_head: head.gpus_declared,
         gpu_delta: delta,
+        delta_unknown,
         tenants,
         product_lines,
         added,
@@ -295,6 +345,24 @@ pub fn impact(
         gates,
         config,
     })
+}
+
+/// The apps that failed to render on either side, by (kind, name): the side (the head's failure
+/// first) and the error.
+fn failed_apps(
+    base: &Desired,
+    head: &Desired,
+) -> BTreeMap<(String, String), (&'static str, String)> {
+    let mut out = BTreeMap::new();
+    for (side, d) in [("base", base), ("head", head)] {
+        for a in d.apps.iter().filter(|a| a.status == AppStatus::Error) {
+            out.insert(
+                (a.kind.clone(), a.name.clone()),
+                (side, a.error.clone().unwrap_or_default()),
+            );
+        }
+    }
+    out
 }
 
 /// Every app of either side that failed to render, the problems of either tree, and a head
@@ -323,21 +391,9 @@ fn render_errors(base: &Desired, head: &Desired, config: &ConfigReview) -> Vec<S
 /// The capacity gate: the fleet's placeable GPUs, and every configured tenant limit.
 fn capacity_gate(capacity: Option<&CapacityFit>, limits: &[TenantLimit]) -> (bool, String) {
     let (mut failed, mut why) = match capacity {
-        Some(c) if !c.fits => (
-            true,
-            format!("{} GPUs projected, {} placeable", c.projected, c.placeable),
-        ),
-        Some(c) => (
-            false,
-            format!(
-                "{} GPUs projected fit in {} placeable",
-                c.projected, c.placeable
-            ),
-        ),
-        None => (
-            false,
-            "no live state given: fleet capacity not checked".to_string(),
-        ),
+        // It judges the change: a head that does not fit fails only when it needs more than base.
+        Some(c) => (!c.fits && c.projected > c.base_projected, c.verdict()),
+        None => (true, "fleet capacity was not computed".to_string()),
     };
     let over = over_limits(limits);
     if !over.is_empty() {

@@ -104,7 +104,7 @@ pub fn compute(
             head_drift,
             incomplete: Vec::clone(incomplete),
         });
-    let check = impact(&base, &head, view.as_ref(), &cfg, &args.fail_on, review)?;
+    let check = impact(&base, &head, view.as_ref(), &cfg, &args.gates(), review)?;
     if let Some(p) = &live {
         for m in &p.incomplete {
             notes.push(Note::Incomplete {
@@ -148,8 +148,21 @@ fn check_config(
 ) -> anyhow::Result<(Config, ConfigReview)> {
     if let Some(p) = explicit {
         let cfg = Config::load(p)?;
+        // A file of the pull request's own tree is the head's configuration by another name.
+        let in_tree = std::fs::canonicalize(p)
+            .ok()
+            .zip(std::fs::canonicalize(repo).ok())
+            .is_some_and(|(f, r)| f.starts_with(r));
         let review = ConfigReview {
-            applied: format!("{} (--config, for base and head)", p.display()),
+            applied: format!(
+                "{} (--config, for base and head{})",
+                p.display(),
+                if in_tree {
+                    "; a file of the working tree, so the change under review can edit it"
+                } else {
+                    ""
+                }
+            ),
             explicit: true,
             ..ConfigReview::default()
         };
@@ -158,7 +171,7 @@ fn check_config(
     let (base, base_name) = Config::at_ref(repo, base_ref)?;
     let head = match head_ref {
         Some(r) => Config::at_ref(repo, r).map(|(c, _)| c),
-        None => Config::discover(None, repo).map(|(c, _)| c),
+        None => head_config(repo),
     };
     let (changes, head_error) = match &head {
         Ok(h) => (review::changes(&base, h), None),
@@ -172,4 +185,22 @@ fn check_config(
         head_error,
     };
     Ok((base, review))
+}
+
+/// The working tree's `.gpuledger.yaml` (the defaults without one); a symlink is refused, as at a
+/// ref, so it cannot point the parser (and its error messages) at a file outside the repository.
+fn head_config(repo: &std::path::Path) -> Result<Config, gpuledger::error::Error> {
+    let path = repo.join(gpuledger::config::DEFAULT_FILE);
+    match std::fs::symlink_metadata(&path) {
+        Ok(m) if m.file_type().is_symlink() => Err(gpuledger::error::Error::Input(
+            gpuledger::error::InputError {
+                file: path.display().to_string(),
+                line: None,
+                column: None,
+                message: "is a symlink: refused".into(),
+            },
+        )),
+        Ok(_) => Config::load(&path),
+        Err(_) => Ok(Config::default()),
+    }
 }

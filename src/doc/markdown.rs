@@ -12,6 +12,7 @@
 //! cluster or a repository can reach the output any other way.
 
 use super::{Align, Block, Chart, Doc, Span, Table};
+use crate::util::redact::redact;
 
 /// A document laid out for writing and splitting.
 #[derive(Debug, Clone, PartialEq)]
@@ -239,7 +240,7 @@ fn html_inline(spans: &[Span]) -> String {
             Span::Code(c) => out.push_str(&format!("<code>{}</code>", html(c))),
             Span::Link { text, url } => out.push_str(&format!(
                 "<a href=\"{}\">{}</a>",
-                html(&link_url(url)),
+                html_attribute(&link_url(url)),
                 html_inline(text)
             )),
         }
@@ -247,10 +248,24 @@ fn html_inline(spans: &[Span]) -> String {
     out
 }
 
+/// An attribute value (a link's `href`): only what would end the attribute is escaped.
+fn html_attribute(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
 fn html(s: &str) -> String {
+    let s = redact(s);
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
+        if inert_link(c, chars.peek().copied(), &out) {
+            out.push(c);
+            out.push('\u{200B}');
+            continue;
+        }
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
@@ -269,9 +284,15 @@ fn html(s: &str) -> String {
 
 /// Escapes text for a table cell or paragraph.
 pub fn esc(s: &str) -> String {
+    let s = redact(s);
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
+        if inert_link(c, chars.peek().copied(), &out) {
+            out.push(c);
+            out.push('\u{200B}');
+            continue;
+        }
         match c {
             '|' => out.push_str("\\|"),
             '<' => out.push_str("&lt;"),
@@ -304,10 +325,28 @@ fn inert_reference(next: Option<char>, out: &mut String) {
     }
 }
 
+/// The other ways GitHub links text to an issue: a URL (`https://github.com/o/r/issues/1` posts a
+/// cross-reference too, and any URL becomes a link) and `GH-123`. True when `c`, written after
+/// `out` and followed by `next`, starts one: `:` before `//`, `-` after `GH` before a digit; a
+/// zero-width space then goes after `c`.
+fn inert_link(c: char, next: Option<char>, out: &str) -> bool {
+    match c {
+        ':' => next == Some('/'),
+        '-' => {
+            next.is_some_and(|n| n.is_ascii_digit())
+                && out
+                    .get(out.len().saturating_sub(2)..)
+                    .is_some_and(|p| p.eq_ignore_ascii_case("gh"))
+        }
+        _ => false,
+    }
+}
+
 /// Text for inside a code span: nothing is escaped there, so backticks (which would end the span)
 /// and control characters are replaced instead.
 pub fn code(s: &str) -> String {
-    s.chars()
+    redact(s)
+        .chars()
         .map(|c| match c {
             '`' => '\'',
             c if c.is_control() => ' ',
@@ -336,14 +375,16 @@ fn link_url(url: &str) -> String {
 /// A line inside a fence: only control characters (other than tab) are replaced; nothing else
 /// can end the fence, which is longer than any backtick run inside.
 fn fence_line(l: &str) -> String {
-    l.chars()
+    redact(l)
+        .chars()
         .map(|c| if c.is_control() && c != '\t' { ' ' } else { c })
         .collect()
 }
 
 /// Mermaid labels are quoted strings: keep them to safe characters.
 fn label(s: &str) -> String {
-    s.chars()
+    redact(s)
+        .chars()
         .map(|c| {
             if c.is_alphanumeric() || "-_. /".contains(c) {
                 c
@@ -392,6 +433,21 @@ mod tests {
         assert_eq!(esc("@org/team"), "\\@\u{200B}org/team");
         assert_eq!(esc("fixes #12"), "fixes \\#\u{200B}12");
         assert_eq!(esc("a @ b # c"), "a \\@ b \\# c");
+        assert_eq!(esc("see GH-12"), "see GH-\u{200B}12");
+        assert_eq!(
+            esc("https://github.com/o/r/issues/1"),
+            "https:\u{200B}//github.com/o/r/issues/1"
+        );
+    }
+
+    #[test]
+    fn secrets_are_masked_before_escaping_could_hide_them() {
+        crate::util::redact::register("ghs_secret_with_underscores_42");
+        let s = "token ghs_secret_with_underscores_42 echoed";
+        for out in [esc(s), code(s), html(s), fence_line(s)] {
+            assert!(!out.contains("secret"), "{out}");
+            assert!(out.contains("***") || out.contains("\\*\\*\\*"), "{out}");
+        }
         assert_eq!(esc("line\nbreak"), "line break");
         assert_eq!(esc("`code`"), "\\`code\\`");
     }

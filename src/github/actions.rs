@@ -120,7 +120,9 @@ pub fn warnings(annotations: &[Annotation]) -> Vec<String> {
 
 /// Escaping for a workflow command's message.
 pub fn data(s: &str) -> String {
-    s.replace('%', "%25")
+    // Redacted before escaping, which would otherwise hide a secret from the final pass.
+    crate::util::redact::redact(s)
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }

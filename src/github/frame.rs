@@ -228,14 +228,21 @@ pub fn check_outputs(c: &Check, report_path: Option<&Path>) -> Vec<(&'static str
                 .map_or_else(unknown, |x| x.unmanaged_live.to_string()),
         ),
         ("coverage", c.coverage_head.map_or_else(unknown, pct)),
-        ("gpu_delta", c.gpu_delta.to_string()),
+        (
+            "gpu_delta",
+            c.gpu_delta.map_or_else(unknown, |d| d.to_string()),
+        ),
         ("report_path", path_text(report_path)),
     ]
 }
 
-/// A change that moves no GPU and introduces no drift (`--skip-no-change`).
+/// A change that moves no GPU, introduces no drift and leaves the configuration as it was
+/// (`--skip-no-change`). What is unknown is not "no change".
 pub fn no_change(c: &Check) -> bool {
-    c.gpu_delta == 0
+    c.gpu_delta == Some(0)
+        && c.config.changes.is_empty()
+        && c.config.head_error.is_none()
+        && (!c.live || c.drift_introduced.is_some())
         && c.tenants.iter().all(|t| t.delta == 0)
         && c.added.is_empty()
         && c.removed.is_empty()

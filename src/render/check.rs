@@ -24,6 +24,11 @@ pub fn check(c: &Check) -> Doc {
             .plain(" → head ")
             .code(c.head_at.as_str()),
     );
+    if c.delta_unknown.is_some() {
+        d.paragraph(Text::new().emph(
+            "The tables below leave out the apps that failed to render: what they change is unknown.",
+        ));
+    }
     for (first, rows) in [("tenant", &c.tenants), ("product line", &c.product_lines)] {
         // Without product lines configured, the one "(none)" row says nothing.
         if rows.iter().all(|r| r.name == "(none)") {
@@ -45,13 +50,19 @@ pub fn check(c: &Check) -> Doc {
             Text::new()
                 .strong("Capacity")
                 .plain(format!(
-                    ": {} GPUs projected (head {} + {} held by unmanaged workloads) against {} placeable: ",
-                    cap.projected, c.gpus_head, cap.unmanaged_live, cap.placeable
+                    ": head {} GPUs + {} held by unmanaged workloads: {}: ",
+                    c.gpus_head,
+                    cap.unmanaged_live,
+                    cap.verdict()
                 ))
-                .append(if cap.fits {
-                    Text::from("fits")
-                } else {
-                    Text::new().strong("does not fit")
+                .append(match (cap.fits, cap.projected > cap.base_projected) {
+                    (true, _) => Text::from("fits"),
+                    (false, true) => {
+                        Text::new().strong("does not fit, and this change makes it worse")
+                    }
+                    (false, false) => {
+                        Text::from("does not fit, but this change does not make it worse")
+                    }
                 })
                 .plain("."),
         ),

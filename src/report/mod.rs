@@ -506,9 +506,13 @@ pub struct Check {
     pub summary: String,
     pub base_at: String,
     pub head_at: String,
+    /// Declared GPUs of what rendered on each side.
     pub gpus_base: u64,
     pub gpus_head: u64,
-    pub gpu_delta: i64,
+    /// `null` when an app failed to render on either side ([`Check::delta_unknown`] says which).
+    pub gpu_delta: Option<i64>,
+    /// Why the delta is unknown: the apps that failed to render, where, and the error.
+    pub delta_unknown: Option<String>,
     /// Per tenant and product line, largest change first.
     pub tenants: Vec<DeltaRow>,
     pub product_lines: Vec<DeltaRow>,
@@ -589,6 +593,45 @@ pub struct CapacityFit {
     pub projected: u64,
     pub unmanaged_live: u64,
     pub fits: bool,
+    /// The same for the base: what the fleet needed before the change.
+    pub base_projected: u64,
+    pub base_fits: bool,
+}
+
+impl CapacityFit {
+    /// `already over by 48 before this change; this change frees 16` — the fit before and after.
+    pub fn verdict(&self) -> String {
+        let change = match self.projected.cmp(&self.base_projected) {
+            std::cmp::Ordering::Greater => {
+                format!(
+                    "this change needs {} more",
+                    self.projected - self.base_projected
+                )
+            }
+            std::cmp::Ordering::Less => {
+                format!("this change frees {}", self.base_projected - self.projected)
+            }
+            std::cmp::Ordering::Equal => "this change needs no more".to_string(),
+        };
+        let fit = |need: u64| {
+            if need <= self.placeable {
+                format!("fits with {} spare", self.placeable - need)
+            } else {
+                format!("over by {}", need - self.placeable)
+            }
+        };
+        format!(
+            "{} of {} placeable GPUs needed (before this change {}, {}); {change}",
+            self.projected,
+            self.placeable,
+            self.base_projected,
+            if self.base_fits {
+                fit(self.base_projected)
+            } else {
+                format!("already {}", fit(self.base_projected))
+            }
+        )
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

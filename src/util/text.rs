@@ -13,6 +13,8 @@ pub const MAX_MESSAGE_CHARS: usize = 2000;
 /// `s` as one line: newlines become ` ⏎ `, other control characters `?`, and text beyond `max`
 /// characters is cut with a note of how much was left out.
 pub fn line(s: &str, max: usize) -> String {
+    // Redacted before it is cut, so no prefix of a secret survives the cut.
+    let s = crate::util::redact::redact(s);
     let mut out = String::with_capacity(s.len().min(max * 4));
     let mut chars = s.trim_end().chars();
     for (n, c) in chars.by_ref().enumerate() {
@@ -34,6 +36,7 @@ pub fn line(s: &str, max: usize) -> String {
 
 /// `s` cut to `max` characters (lines kept), with a note of how much was left out.
 pub fn bounded(s: &str, max: usize) -> String {
+    let s = crate::util::redact::redact(s);
     let mut chars = s.chars();
     let head: String = chars.by_ref().take(max).collect();
     match chars.count() {

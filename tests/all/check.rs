@@ -414,7 +414,7 @@ fn a_change_cannot_relax_its_own_check() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         j["check"]["config"]["applied"],
-        "ci.yaml (--config, for base and head)"
+        "ci.yaml (--config, for base and head; a file of the working tree, so the change under review can edit it)"
     );
     assert_eq!(j["check"]["config"]["changes"], serde_json::json!([]));
     assert!(err.contains("using config ci.yaml (--config"), "{err}");
@@ -432,4 +432,108 @@ fn a_head_configuration_that_does_not_parse_is_a_render_error() {
     let e = j["check"]["config"]["head_error"].as_str().unwrap();
     assert!(e.starts_with("feature:.gpuledger.yaml"), "{e}");
     assert!(e.contains("tenant"), "{e}");
+}
+
+#[test]
+fn a_render_failure_makes_the_delta_unknown_and_fails_by_default() {
+    let r = repo_with_feature_branch();
+    r.git(&["checkout", "-q", "-b", "typo", "main"]);
+    let nightly = std::fs::read_to_string(r.path().join("batch/nightly.yaml")).unwrap();
+    r.write(
+        "batch/nightly.yaml",
+        &format!("{nightly}metadata: {{name: x\n"),
+    )
+    .commit("a YAML typo");
+    r.git(&["checkout", "-q", "main"]);
+    let run = |extra: &[&str]| {
+        let out = gpuledger(r.path())
+            .args(["check", "--repo", ".", "--base", "main", "--head", "typo"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // render-error is a gate by default.
+    let (code, json, err) = run(&["--format", "json"]);
+    assert_eq!(code, Some(1), "{err}");
+    let j: Value = serde_json::from_str(&json).unwrap();
+    let c = &j["check"];
+    assert_eq!(c["gpu_delta"], Value::Null, "{c}");
+    let why = c["delta_unknown"].as_str().unwrap();
+    assert!(
+        why.contains("batch failed to render at the head") && why.contains("batch/nightly.yaml:"),
+        "{why}"
+    );
+    // Its workloads are neither removed nor anything else: their fate is unknown.
+    assert_eq!(c["removed"], serde_json::json!([]), "{c}");
+    assert_eq!(c["added"], serde_json::json!([]), "{c}");
+    let (code, md, _) = run(&["--format", "markdown"]);
+    assert_eq!(code, Some(1));
+    let first = md.lines().find(|l| l.starts_with("**")).unwrap();
+    assert!(
+        first.starts_with("**GPU delta unknown: Application batch failed to render"),
+        "{md}"
+    );
+    assert!(!md.contains("−20") && !md.contains("-20 GPUs"), "{md}");
+    // Opting out.
+    let (code, _, err) = run(&["--fail-on", "none"]);
+    assert_eq!(code, Some(0), "{err}");
+}
+
+#[test]
+fn the_capacity_gate_judges_the_change_not_the_fleet() {
+    let r = repo_with_feature_branch();
+    // The fleet is already over its placeable GPUs at main; this branch frees 16.
+    r.git(&["checkout", "-q", "-b", "shrink", "main"]);
+    let overlay =
+        std::fs::read_to_string(r.path().join("serving/overlays/prod/kustomization.yaml")).unwrap();
+    r.write(
+        "serving/overlays/prod/kustomization.yaml",
+        &overlay.replace("value: 8", "value: 6"),
+    )
+    .commit("shrink llama decode");
+    r.git(&["checkout", "-q", "-b", "readme", "main"]);
+    r.write("README.md", "docs only\n").commit("a README");
+    r.git(&["checkout", "-q", "main"]);
+    let snapshot = fixture("tests/fixtures/drift/cluster.yaml")
+        .display()
+        .to_string();
+    let gate = |head: &str| {
+        let out = gpuledger(r.path())
+            .args(["check", "--repo", ".", "--base", "main", "--head", head])
+            .args([
+                "--snapshot",
+                &snapshot,
+                "--fail-on",
+                "capacity",
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            out.status.code(),
+            j["check"]["capacity"].clone(),
+            j["check"]["gates"][0]["why"].clone(),
+        )
+    };
+    let (code, cap, why) = gate("shrink");
+    assert_eq!(code, Some(0), "{why}");
+    assert_eq!(cap["fits"], false);
+    assert_eq!(cap["base_fits"], false);
+    assert!(
+        why.as_str().unwrap().contains("already over by")
+            && why.as_str().unwrap().contains("this change frees 16"),
+        "{why}"
+    );
+    let (code, _, why) = gate("readme");
+    assert_eq!(code, Some(0), "a change that moves nothing passes: {why}");
+    let (code, _, why) = gate("feature");
+    assert_eq!(code, Some(1), "a change that makes it worse fails: {why}");
+    assert!(why.as_str().unwrap().contains("this change needs"), "{why}");
 }

@@ -260,39 +260,44 @@ fn an_owner_uid_of_another_kind_is_not_followed() {
 // Class 6: memory bounded by the input.
 
 /// Runs gpuledger with `args`, stdout and stderr into files, and returns (exit code, stdout, stderr,
-/// peak resident memory in MB) of that one child (wait4 gives its own rusage, whatever other tests
-/// run at the same time).
+/// peak resident memory in MB) of that one process (wait4 gives its own rusage, whatever other
+/// tests run at the same time).
 fn run_measured(dir: &Path, args: &[&std::ffi::OsStr]) -> (i32, Vec<u8>, String, i64) {
     let out_path = dir.join("stdout");
     let err_path = dir.join("stderr");
-    // Waited for with wait4 below, which std's Child::wait cannot do (it drops the rusage).
-    #[allow(clippy::zombie_processes)]
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_gpuledger"))
+    // The peak is measured by a small parent (python's os.wait4), not by this test process: Linux
+    // keeps a forked child's high-water mark across exec, so a child forked from a large,
+    // many-threaded test harness would report the harness's memory as its own.
+    const MEASURE: &str = "import os, sys\n\
+        out = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)\n\
+        err = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)\n\
+        pid = os.fork()\n\
+        if pid == 0:\n\
+        \x20   os.dup2(out, 1); os.dup2(err, 2)\n\
+        \x20   os.execv(sys.argv[3], sys.argv[3:])\n\
+        _, status, usage = os.wait4(pid, 0)\n\
+        print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)\n";
+    let out = std::process::Command::new("python3")
         .current_dir(root())
         .env_remove("GPULEDGER_CONFIG")
         .env_remove("GPULEDGER_LOG")
         .env_remove("KUBECONFIG")
+        .arg("-c")
+        .arg(MEASURE)
+        .arg(&out_path)
+        .arg(&err_path)
+        .arg(env!("CARGO_BIN_EXE_gpuledger"))
         .args(args)
-        .stdout(std::fs::File::create(&out_path).unwrap())
-        .stderr(std::fs::File::create(&err_path).unwrap())
-        .spawn()
-        .unwrap();
-    let pid = libc::pid_t::try_from(child.id()).unwrap();
-    let mut status = 0;
-    // SAFETY: zeroed rusage is a valid value; wait4 writes into the two locals we own.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(rc, pid);
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
+        .output()
+        .expect("python3 runs the measurement");
+    let report = String::from_utf8_lossy(&out.stdout);
+    let mut fields = report.split_whitespace().map(|f| f.parse::<i64>().unwrap());
+    let (code, kib) = (fields.next().unwrap(), fields.next().unwrap());
     (
-        code,
+        i32::try_from(code).unwrap(),
         std::fs::read(&out_path).unwrap(),
         std::fs::read_to_string(&err_path).unwrap(),
-        usage.ru_maxrss / 1024,
+        kib / 1024,
     )
 }
 

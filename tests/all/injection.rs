@@ -173,7 +173,7 @@ fn secrets_echoed_back_by_a_server_are_never_printed_or_written() {
         let written = std::fs::read_to_string(&report).unwrap();
         if prometheus == &url {
             assert!(
-                written.contains("Bearer ***"),
+                written.contains("Bearer \\*\\*\\*") || written.contains("Bearer ***"),
                 "the server's answer, which echoes the token, is quoted: {written}"
             );
         }
@@ -245,4 +245,51 @@ fn messages_do_not_grow_with_the_input_they_quote() {
             stdout.len() + stderr.len()
         );
     }
+}
+
+#[test]
+fn a_warning_that_quotes_data_never_becomes_a_workflow_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let snapshot = dir.path().join("fleet.yaml");
+    let long = "v".repeat(100);
+    std::fs::write(
+        &snapshot,
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: \"ns\\n::warning::from data\"\n  labels: {{\"x\\n::set-output name=drift::0\": {long}}}\n"
+        ),
+    )
+    .unwrap();
+    let out = gpuledger(dir.path())
+        .args(["inventory", "--format", "json", "--snapshot"])
+        .arg(&snapshot)
+        .env("GITHUB_ACTIONS", "true")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = streams(&out);
+    assert!(
+        stderr.contains("set-output"),
+        "the warning quotes the key: {stderr}"
+    );
+    assert_eq!(runner_commands(&stderr), Vec::<String>::new(), "{stderr}");
+    assert_eq!(runner_commands(&stdout), Vec::<String>::new(), "{stdout}");
+}
+
+#[test]
+fn usage_errors_echo_no_secret_and_no_command() {
+    let out = gpuledger(&fixture("."))
+        .args([
+            "check",
+            "--base",
+            "main",
+            "--fail-on",
+            "x\n::error::injected",
+        ])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_TOKEN", "ghs_usage_error_secret_99")
+        .output()
+        .unwrap();
+    let (_, stderr) = streams(&out);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("invalid value"), "{stderr}");
+    assert_eq!(runner_commands(&stderr), Vec::<String>::new(), "{stderr}");
 }
