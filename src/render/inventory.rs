@@ -23,19 +23,45 @@ pub fn headline(r: &Report) -> Doc {
     let g = &f.gpus;
     let mut d = Doc::new();
     d.heading(2, "GPU fleet inventory");
-    d.paragraph(
-        Text::new()
-            .strong(g.requested.to_string())
-            .plain(" GPUs requested of ")
-            .strong(g.placeable.to_string())
-            .plain(format!(
-                " placeable ({} utilisation) on {} GPU nodes; {} pending. {}.",
-                percent(f.utilisation),
-                f.gpu_nodes,
-                g.pending,
-                f.shortage.summary
-            )),
-    );
+    if let Some(b) = banner(r) {
+        d.push(b);
+    }
+    // Without the pods (or the nodes) the figures built on them are unknown, never zero.
+    let (no_pods, no_nodes) = (missing(r, "pods"), missing(r, "nodes"));
+    let known = |v: u64, unknown: bool| {
+        if unknown {
+            "unknown".to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    if no_pods || no_nodes {
+        d.paragraph(
+            Text::new()
+                .strong(known(g.requested, no_pods))
+                .plain(" GPUs requested of ")
+                .strong(known(g.placeable, no_nodes))
+                .plain(format!(
+                    " placeable (utilisation unknown) on {} GPU nodes; {} pending.",
+                    known(f.gpu_nodes, no_nodes),
+                    known(g.pending, no_pods),
+                )),
+        );
+    } else {
+        d.paragraph(
+            Text::new()
+                .strong(g.requested.to_string())
+                .plain(" GPUs requested of ")
+                .strong(g.placeable.to_string())
+                .plain(format!(
+                    " placeable ({} utilisation) on {} GPU nodes; {} pending. {}.",
+                    percent(f.utilisation),
+                    f.gpu_nodes,
+                    g.pending,
+                    f.shortage.summary
+                )),
+        );
+    }
     let used_note = f.unknown.get("gpus.used").cloned().unwrap_or_else(|| {
         format!(
             "busy; {} GPU-equivalents; {}",
@@ -47,30 +73,38 @@ pub fn headline(r: &Report) -> Doc {
     let tiers = [
         (
             "capacity",
-            g.capacity.to_string(),
+            known(g.capacity, no_nodes),
             "physical GPUs on GPU nodes".to_string(),
         ),
         (
             "allocatable",
-            g.allocatable.to_string(),
+            known(g.allocatable, no_nodes),
             "offered by the device plugins".into(),
         ),
         (
             "placeable",
-            g.placeable.to_string(),
+            known(g.placeable, no_nodes),
             format!("{} GPU nodes excluded", f.excluded_nodes.len()),
         ),
         (
             "requested",
-            g.requested.to_string(),
+            known(g.requested, no_pods),
             "by bound, running pods".into(),
         ),
         (
             "pending",
-            g.pending.to_string(),
+            known(g.pending, no_pods),
             "by pods waiting for a node".into(),
         ),
-        ("used", count(g.used), used_note),
+        (
+            "used",
+            if no_pods {
+                "unknown".into()
+            } else {
+                count(g.used)
+            },
+            used_note,
+        ),
     ];
     d.push(Block::Table(
         Table::new(&["GPUs", ">count", "note"]).rows(tiers, |(tier, n, note)| {
@@ -90,12 +124,19 @@ pub fn headline(r: &Report) -> Doc {
     if !other_unknown.is_empty() {
         d.push(Block::Quote(other_unknown));
     }
-    d.paragraph(format!(
-        "{} namespaces hold GPU pods (the top three hold {}); {} public routes.",
-        f.gpu_namespaces,
-        percent(f.top3_namespace_share),
-        f.public_routes
-    ));
+    if no_pods {
+        d.paragraph(format!(
+            "The namespaces holding GPU pods are unknown; {} public routes.",
+            f.public_routes
+        ));
+    } else {
+        d.paragraph(format!(
+            "{} namespaces hold GPU pods (the top three hold {}); {} public routes.",
+            f.gpu_namespaces,
+            percent(f.top3_namespace_share),
+            f.public_routes
+        ));
+    }
 
     if !r.clusters.is_empty() {
         let t = Table::new(&[
@@ -142,10 +183,20 @@ pub fn headline(r: &Report) -> Doc {
     .rows(&r.tenants, |t| {
         vec![
             t.name.as_str().into(),
-            t.gpus_requested.to_string().into(),
-            t.gpus_pending.to_string().into(),
-            count(t.gpus_used).into(),
-            percent(t.share).into(),
+            known(t.gpus_requested, no_pods).into(),
+            known(t.gpus_pending, no_pods).into(),
+            if no_pods {
+                "unknown".into()
+            } else {
+                count(t.gpus_used)
+            }
+            .into(),
+            if no_pods {
+                "unknown".into()
+            } else {
+                percent(t.share)
+            }
+            .into(),
             t.workloads.to_string().into(),
             t.public_routes.to_string().into(),
             t.product_lines.join(", ").into(),
@@ -155,7 +206,7 @@ pub fn headline(r: &Report) -> Doc {
     let slices: Vec<(String, u64)> = r
         .tenants
         .iter()
-        .filter(|t| t.gpus_requested > 0)
+        .filter(|t| t.gpus_requested > 0 && !no_pods)
         .map(|t| (t.name.clone(), t.gpus_requested))
         .collect();
     if !slices.is_empty() {
@@ -208,11 +259,24 @@ pub fn details(r: &Report) -> Doc {
                 "tenants",
             ])
             .rows(&r.product_lines, |p| {
+                let unknown = missing(r, "pods");
+                let n = |v: u64| {
+                    if unknown {
+                        "unknown".to_string()
+                    } else {
+                        v.to_string()
+                    }
+                };
                 vec![
                     p.name.as_deref().unwrap_or("(none)").into(),
-                    p.gpus_requested.to_string().into(),
-                    p.gpus_pending.to_string().into(),
-                    percent(p.share).into(),
+                    n(p.gpus_requested).into(),
+                    n(p.gpus_pending).into(),
+                    if unknown {
+                        "unknown".into()
+                    } else {
+                        percent(p.share)
+                    }
+                    .into(),
                     p.workloads.to_string().into(),
                     p.tenants.join(", ").into(),
                 ]
@@ -325,4 +389,28 @@ fn workload_id(w: &WorkloadRow) -> String {
         Some(c) => format!("{c}:{}/{}/{}", w.namespace, w.kind, w.name),
         None => format!("{}/{}/{}", w.namespace, w.kind, w.name),
     }
+}
+
+/// Whether `resource` (`pods`, `nodes`) could not be read.
+fn missing(r: &Report, resource: &str) -> bool {
+    r.incomplete.iter().any(|m| m.resource == resource)
+}
+
+/// The INCOMPLETE banner of a report whose input could not all be read: it leads every human
+/// output, naming each resource and why (the RBAC verb that is missing).
+pub fn banner(r: &Report) -> Option<Block> {
+    if r.complete {
+        return None;
+    }
+    let mut lines = vec![
+        Text::new()
+            .strong("INCOMPLETE")
+            .plain(": part of the cluster could not be read, so figures that depend on it are unknown or under-count."),
+    ];
+    lines.extend(r.incomplete.iter().map(|m| {
+        Text::new()
+            .code(m.resource.as_str())
+            .plain(format!(": {}", m.reason))
+    }));
+    Some(Block::Quote(lines))
 }

@@ -37,7 +37,14 @@ pub fn report_doc(report: &Report) -> Doc {
 
 /// The drift report: drift first (the summary line leads).
 pub fn drift_doc(report: &Report) -> Option<Doc> {
-    report.drift.as_ref().map(drift::drift)
+    report.drift.as_ref().map(|x| {
+        let mut d = Doc::new();
+        if let Some(b) = inventory::banner(report) {
+            d.push(b);
+        }
+        d.extend(drift::drift(x));
+        d
+    })
 }
 
 /// The body of a drift tracking issue: the fleet's four counts and the tenant table, then drift.

@@ -181,6 +181,31 @@ fn a_forbidden_resource_makes_the_report_incomplete() {
     assert_eq!(live["incomplete"][0]["resource"], "pods");
     // Nodes were still read.
     assert_eq!(live["fleet"]["gpu_nodes"], 70);
+    // What a person reads opens with the banner, and no figure built on pods reads as zero.
+    for format in ["markdown", "table"] {
+        let out = gpuledger(&root())
+            .args(["inventory", "--format", format, "--kubeconfig"])
+            .arg(emu.kubeconfig_path())
+            .args(["--config", "fixtures/demo/.gpuledger.yaml"])
+            .env_remove("KUBECONFIG")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let text = String::from_utf8_lossy(&out.stdout);
+        let after_title: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .skip(1)
+            .take(2)
+            .collect();
+        assert!(after_title[0].contains("INCOMPLETE"), "{format}: {text}");
+        assert!(after_title[1].contains("pods"), "{format}: {text}");
+        assert!(
+            text.contains("unknown") && !text.contains("0 GPUs requested"),
+            "{format}: {text}"
+        );
+        assert!(!text.contains("0.0%"), "{format}: {text}");
+    }
 }
 
 #[test]
