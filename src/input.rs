@@ -228,6 +228,22 @@ pub fn desired_state(spec: &RepoSpec, cfg: &Config, live: &[Object]) -> anyhow::
     Ok(desired(&rendered, cfg, live)?)
 }
 
+/// A repository in which nothing renders is an error that says where gpuledger looked, never
+/// "everything is unmanaged" or an empty table (wrong `--repo`, a subdirectory, a missing ref).
+pub fn ensure_rendered(d: &Desired, spec: &RepoSpec) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        !d.apps.is_empty(),
+        "nothing to render in {} ({}): no Kubernetes manifest, kustomization, Helm chart, Argo CD \
+         Application or Flux Kustomization was found there; give --repo the GitOps repository's \
+         root, or list what to render under render.roots in .gpuledger.yaml",
+        std::fs::canonicalize(&spec.path)
+            .unwrap_or_else(|_| spec.path.clone())
+            .display(),
+        d.at
+    );
+    Ok(())
+}
+
 /// GPU activity from Prometheus, or why it is unknown (never an error: `used` is then unknown).
 pub async fn metrics(spec: Option<&MetricsSpec>, cfg: &Config) -> Metrics {
     let Some(m) = spec else {

@@ -73,6 +73,11 @@ pub fn compute(
         .unwrap_or_default();
     let base = input::desired_state(&head_spec.at(Some(base_ref)), &cfg, objects)?;
     let head = input::desired_state(&head_spec, &cfg, objects)?;
+    // A change may empty a repository, or fill an empty one; neither side rendering anything means
+    // the wrong --repo.
+    if base.apps.is_empty() {
+        input::ensure_rendered(&head, &head_spec)?;
+    }
     sources.push(format!(
         "{} (base {}, head {})",
         repo.display(),

@@ -51,6 +51,7 @@ pub fn compute(
         .single("drift")?;
     let objects = live.objects;
     let desired = input::desired_state(&spec, &cfg, &objects)?;
+    input::ensure_rendered(&desired, &spec)?;
     let today = now.unwrap_or_else(Date::today);
 
     let mut sources = live_sources;

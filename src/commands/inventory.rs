@@ -62,6 +62,7 @@ pub fn run(
         let desired = match repo {
             Some(r) => {
                 let d = input::desired_state(&args.repo.spec(), &cfg, &part.objects)?;
+                input::ensure_rendered(&d, &args.repo.spec())?;
                 sources.push(format!("{} ({})", r.display(), d.at));
                 failed = input::render_failures(&d);
                 Some(d)

@@ -10,6 +10,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
     let spec = args.repo.spec();
     let (cfg, cfg_path) = input::config(args.output.config.as_deref(), Some(&spec.path))?;
     let desired = input::desired_state(&spec, &cfg, &[])?;
+    input::ensure_rendered(&desired, &spec)?;
     let mut notes = Vec::new();
     let mut sources = vec![format!("{} ({})", spec.path.display(), desired.at)];
     if let Some(p) = &cfg_path {

@@ -212,3 +212,40 @@ fn inventory_with_a_repository_holds_drift_too() {
     assert_eq!(report["drift"]["changed"][0]["name"], "llama");
     assert_eq!(report["tenants"][0]["name"], "chat");
 }
+
+#[test]
+fn a_repository_in_which_nothing_renders_is_an_error_not_all_unmanaged() {
+    let r = Repo::new();
+    r.write("README.md", "docs\n")
+        .write("docs/values.yaml", "a: 1\n")
+        .commit("no manifests");
+    let snapshot = fixture("tests/fixtures/drift/cluster.yaml");
+    for args in [
+        vec!["render", "--repo", "."],
+        vec![
+            "drift",
+            "--repo",
+            ".",
+            "--snapshot",
+            snapshot.to_str().unwrap(),
+        ],
+        vec![
+            "drift",
+            "--repo",
+            ".",
+            "--ref",
+            "main",
+            "--snapshot",
+            snapshot.to_str().unwrap(),
+        ],
+    ] {
+        let out = gpuledger(r.path()).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("nothing to render in"), "{args:?}: {err}");
+        assert!(
+            !String::from_utf8_lossy(&out.stdout).contains("unmanaged"),
+            "{args:?}: no drift report"
+        );
+    }
+}
