@@ -14,9 +14,10 @@ use gpuledger::util::date::{Date, Timestamp};
     name = "gpuledger",
     version,
     about = "Who holds the GPUs in a shared Kubernetes fleet, and whether Git agrees",
-    long_about = "gpuledger reads a Kubernetes GPU fleet (from a snapshot file today) and reports, per tenant, \
-the GPUs bought, offered, placeable, requested and pending, the workloads and Dynamo graphs that hold \
-them, and the public routes in front of them.\n\nExit codes: 0 success, 1 findings you asked to fail on, 2 error.",
+    long_about = "gpuledger reads a Kubernetes GPU fleet (from the cluster, read-only, or from a kubectl dump) and \
+reports, per tenant, the GPUs bought, offered, placeable, requested and pending, the workloads and \
+Dynamo graphs that hold them, and the public routes in front of them; it renders a GitOps \
+repository and compares it with what runs (drift), and checks a change before it merges.\n\nExit codes: 0 success, 1 findings you asked to fail on, 2 error.",
     after_help = "Examples:\n  gpuledger inventory --snapshot fixtures/demo/cluster.yaml\n  kubectl get nodes,namespaces,pods,deploy,rs,sts,jobs,cronjobs,svc,ingress -A -o json > fleet.json\n  gpuledger inventory --snapshot fleet.json --format markdown --output inventory.md"
 )]
 pub struct Cli {
