@@ -422,14 +422,23 @@ pub fn suggest_accept(d: &Drift, today: Date) -> String {
     let mut any = false;
     for (category, r) in rows {
         any = true;
+        let gpus = |n: u64| {
+            if n == 1 {
+                "1 GPU".to_string()
+            } else {
+                format!("{n} GPUs")
+            }
+        };
+        // The tenant answers for its drift until a person or team is named.
         out.push_str(&format!(
-            "- match: {{namespace: {}, kind: {}, name: {}}}\n  reason: \"{}: {} GPUs live, {} in Git — explain why this is fine\"\n  owner: \"\"\n  expires: {}\n",
+            "- match: {{namespace: {}, kind: {}, name: {}}}\n  reason: \"{}: {} live, {} in Git — explain why this is fine\"\n  owner: {} # the tenant: name the person or team who answers for it\n  expires: {}\n",
             yaml_str(&r.namespace),
             yaml_str(&r.kind),
             yaml_str(&r.name),
             category.as_str(),
-            r.gpus,
+            gpus(r.gpus),
             r.gpus_git,
+            yaml_str(&r.tenant),
             today.plus_days(30)
         ));
     }

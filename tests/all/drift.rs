@@ -158,6 +158,9 @@ fn suggested_rules_accept_todays_drift() {
     let (code, rules, err) = drift(&r, &["--suggest-accept"]);
     assert_eq!(code, 0, "{err}");
     assert!(rules.contains("expires: 2026-12-30"), "{rules}");
+    // Never an empty owner: the tenant until a person is named.
+    assert!(!rules.contains("owner: \"\""), "{rules}");
+    assert!(rules.contains("owner: \"research\""), "{rules}");
     // Append the suggestion to the config, as a user would after editing it: no drift is left.
     let cfg = std::fs::read_to_string(r.path().join(".gpuledger.yaml")).unwrap();
     let existing = cfg.split("accepted_drift:\n").nth(1).unwrap();
