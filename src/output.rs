@@ -42,18 +42,13 @@ impl Streams {
         } else {
             no_legacy_command(&text)
         };
-        let quoted = self.actions && !json && !stdout_is_a_file();
+        let text = if self.actions && !json && !stdout_is_a_file() {
+            quoted(&text)?
+        } else {
+            text
+        };
         let mut out = std::io::stdout().lock();
-        match quoted.then(token) {
-            Some(Ok(t)) => write!(
-                out,
-                "::stop-commands::{t}\n{}{}::{t}::\n",
-                text,
-                newline(&text)
-            )?,
-            Some(Err(e)) => return Err(e),
-            None => out.write_all(text.as_bytes())?,
-        }
+        out.write_all(text.as_bytes())?;
         out.flush()
     }
 
@@ -80,27 +75,34 @@ impl Streams {
             text.push_str(&no_legacy_command(&line(&redact(l), MAX_MESSAGE_CHARS)));
             text.push('\n');
         }
-        let text = match (self.actions, self.actions.then(token)) {
-            (true, Some(Ok(t))) => format!("::stop-commands::{t}\n{text}::{t}::\n"),
-            _ => text,
-        };
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(text.as_bytes()).and_then(|_| err.flush());
+        self.write_stderr(text);
     }
 
     /// Writes text gpuledger did not lay out as messages (clap's usage errors) to standard error:
     /// redacted, printable, and quoted under Actions.
     pub fn stderr(&self, text: &str) {
-        let text = no_legacy_command(&printable(&redact(text)));
-        let text = match (self.actions, self.actions.then(token)) {
-            (true, Some(Ok(t))) => {
-                format!("::stop-commands::{t}\n{text}{}::{t}::\n", newline(&text))
-            }
+        self.write_stderr(no_legacy_command(&printable(&redact(text))));
+    }
+
+    /// Standard error, quoted under Actions. Its lines are safe on their own (no line starts a
+    /// command), so without a random source they are still written, unquoted.
+    fn write_stderr(&self, text: String) {
+        let text = match self.actions.then(|| quoted(&text)) {
+            Some(Ok(q)) => q,
             _ => text,
         };
         let mut err = std::io::stderr().lock();
         let _ = err.write_all(text.as_bytes()).and_then(|_| err.flush());
     }
+}
+
+/// `text` between `::stop-commands::TOKEN` and `::TOKEN::`, with a fresh token.
+fn quoted(text: &str) -> std::io::Result<String> {
+    let t = token()?;
+    Ok(format!(
+        "::stop-commands::{t}\n{text}{}::{t}::\n",
+        newline(text)
+    ))
 }
 
 fn newline(text: &str) -> &'static str {

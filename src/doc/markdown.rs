@@ -257,58 +257,45 @@ fn html_attribute(s: &str) -> String {
 }
 
 fn html(s: &str) -> String {
-    let s = redact(s);
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if inert_link(c, chars.peek().copied(), &out) {
-            out.push(c);
-            out.push('\u{200B}');
-            continue;
-        }
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '@' | '#' => {
-                out.push(c);
-                inert_reference(chars.peek().copied(), &mut out);
-            }
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
+    inert(s, |c, out| match c {
+        '&' => out.push_str("&amp;"),
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '"' => out.push_str("&quot;"),
+        c if c.is_control() => out.push(' '),
+        c => out.push(c),
+    })
 }
 
 /// Escapes text for a table cell or paragraph.
 pub fn esc(s: &str) -> String {
+    inert(s, |c, out| match c {
+        '|' => out.push_str("\\|"),
+        '<' => out.push_str("&lt;"),
+        '>' => out.push_str("&gt;"),
+        '&' => out.push_str("&amp;"),
+        '`' | '*' | '_' | '[' | ']' | '\\' | '~' | '@' | '#' => {
+            out.push('\\');
+            out.push(c);
+        }
+        c if c.is_control() => out.push(' '),
+        c => out.push(c),
+    })
+}
+
+/// Text from a repository or cluster made inert for one context: secrets masked (before escaping
+/// could hide them), every character written by `escape`, and a zero-width space after each one
+/// that starts a mention, a reference or a link.
+fn inert(s: &str, escape: impl Fn(char, &mut String)) -> String {
     let s = redact(s);
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
-        if inert_link(c, chars.peek().copied(), &out) {
-            out.push(c);
+        let next = chars.peek().copied();
+        let breaks = inert_link(c, next, &out) || starts_reference(c, next);
+        escape(c, &mut out);
+        if breaks {
             out.push('\u{200B}');
-            continue;
-        }
-        match c {
-            '|' => out.push_str("\\|"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '@' | '#' => {
-                out.push('\\');
-                out.push(c);
-                inert_reference(chars.peek().copied(), &mut out);
-            }
-            '`' | '*' | '_' | '[' | ']' | '\\' | '~' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
         }
     }
     out
@@ -319,10 +306,8 @@ pub fn esc(s: &str) -> String {
 /// and a reference posts into another issue's timeline. A zero-width space between the sign and
 /// what follows it breaks the link and keeps the text as it reads (the way Dependabot quotes
 /// `@dependabot`). Code spans and fences are never linked.
-fn inert_reference(next: Option<char>, out: &mut String) {
-    if next.is_some_and(|n| n.is_alphanumeric() || n == '_' || n == '-') {
-        out.push('\u{200B}');
-    }
+fn starts_reference(c: char, next: Option<char>) -> bool {
+    matches!(c, '@' | '#') && next.is_some_and(|n| n.is_alphanumeric() || n == '_' || n == '-')
 }
 
 /// The other ways GitHub links text to an issue: a URL (`https://github.com/o/r/issues/1` posts a

@@ -48,21 +48,13 @@ pub fn bounded(s: &str, max: usize) -> String {
 /// `s` with its lines kept and every other control character (escape, carriage return, bell,
 /// bidirectional overrides) replaced by `?`.
 pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s
-        .chars()
-        .any(|c| (c.is_control() && c != '\n' && c != '\t') || is_bidi(c))
-    {
+    let unprintable = |c: char| (c.is_control() && c != '\n' && c != '\t') || is_bidi(c);
+    if !s.chars().any(unprintable) {
         return std::borrow::Cow::Borrowed(s);
     }
     std::borrow::Cow::Owned(
         s.chars()
-            .map(|c| {
-                if (c.is_control() && c != '\n' && c != '\t') || is_bidi(c) {
-                    '?'
-                } else {
-                    c
-                }
-            })
+            .map(|c| if unprintable(c) { '?' } else { c })
             .collect(),
     )
 }
