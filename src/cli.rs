@@ -6,7 +6,7 @@ use clap::{Args, Parser, Subcommand};
 use gpuledger::input::{self, LiveSpec, MetricsSpec, RepoSpec, Timeouts};
 
 use gpuledger::github::comment::Behavior;
-use gpuledger::render::Format;
+use gpuledger::render::{Format, Style};
 use gpuledger::util::date::{Date, Timestamp};
 
 #[derive(Debug, Parser)]
@@ -346,6 +346,11 @@ pub struct OutputArgs {
     #[arg(long, value_enum, default_value_t = Format::Table, env = "GPULEDGER_FORMAT")]
     pub format: Format,
 
+    /// Show every row of every table (a terminal shows the first rows of long tables and counts
+    /// the rest).
+    #[arg(long)]
+    pub all: bool,
+
     /// Write the report to FILE instead of standard output.
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -355,6 +360,39 @@ pub struct OutputArgs {
     /// (inventory), when present].
     #[arg(long, value_name = "FILE", env = "GPULEDGER_CONFIG")]
     pub config: Option<PathBuf>,
+}
+
+impl OutputArgs {
+    /// How a table is laid out for where it goes: on a terminal, at its width and in colour
+    /// (unless `NO_COLOR` is set); through a pipe, at `COLUMNS` when set; into a file, unlimited.
+    pub fn style(&self) -> Style {
+        use std::io::IsTerminal;
+        let to_file = self
+            .output
+            .as_deref()
+            .is_some_and(|p| p != std::path::Path::new("-"));
+        let tty = !to_file && std::io::stdout().is_terminal();
+        let columns = || {
+            std::env::var("COLUMNS")
+                .ok()
+                .and_then(|c| c.trim().parse::<usize>().ok())
+                .filter(|c| *c > 0)
+        };
+        let width = if to_file {
+            None
+        } else if tty {
+            columns().or_else(|| terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)))
+        } else {
+            columns()
+        };
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+            || std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+        Style {
+            width,
+            color: tty && !no_color,
+            all: self.all,
+        }
+    }
 }
 
 /// Where the GitOps repository is and how to render it.

@@ -10,8 +10,8 @@ use crate::config::Config;
 use crate::desired::Rendered;
 use crate::k8s::object::{Kind, Object};
 use crate::report::{
-    AppRow, AppStatus, Desired, DesiredTenantRow, DesiredWorkloadRow, DuplicateRow, WithoutGpus,
-    WorkloadRow,
+    AppRow, AppStatus, ClusterOnlyTenant, Desired, DesiredTenantRow, DesiredWorkloadRow,
+    DuplicateRow, WithoutGpus, WorkloadRow,
 };
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::kinds::declared_shape;
@@ -20,21 +20,20 @@ use crate::workload::{WorkloadId, owners};
 use super::inventory::workload_row;
 use super::tenancy::Resolver;
 
-/// `live` objects (when a cluster snapshot is at hand) lend their Namespace labels to tenancy for
-/// namespaces the repository does not declare itself.
+/// Tenants resolve from the repository alone — the workloads' own labels, the repository's
+/// Namespace objects, the namespace name — so a change is attributed the same way offline and with
+/// a snapshot. `live` objects (when a cluster is at hand) only tell where the cluster's own
+/// Namespace labels would name another tenant: [`Desired::tenancy`] says so, and Git can declare
+/// the Namespace (or label the workloads) to agree.
 ///
 /// A GPU total that overflows within one app makes that app an error (the others still count); a
 /// total over apps that overflows is an [`Overflow`].
 pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Desired, Overflow> {
-    let namespaces: Vec<Object> = live
+    let namespaces: Vec<Object> = rendered
+        .outcomes
         .iter()
-        .chain(
-            rendered
-                .outcomes
-                .iter()
-                .filter_map(|o| o.result.as_ref().ok())
-                .flatten(),
-        )
+        .filter_map(|o| o.result.as_ref().ok())
+        .flatten()
         .filter(|o| o.typed_kind() == Kind::Namespace)
         .cloned()
         .collect();
@@ -153,7 +152,9 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             .then_with(|| a.name.cmp(&b.name))
     });
 
+    let tenancy = cluster_only_tenants(&workloads, &namespaces, &tenants, cfg, live);
     Ok(Desired {
+        tenancy,
         at: rendered.label.clone(),
         gpus_declared: sum::sum(workloads.iter().map(|w| w.workload.gpus_declared)).named(
             format_args!("the repository at {}", rendered.label),
@@ -174,6 +175,47 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         problems: rendered.problems.clone(),
         without_gpus,
     })
+}
+
+/// Namespaces of desired workloads that the repository does not declare, whose tenant the
+/// cluster's Namespace labels would name differently.
+fn cluster_only_tenants(
+    workloads: &[DesiredWorkloadRow],
+    declared: &[Object],
+    tenants: &Resolver<'_>,
+    cfg: &Config,
+    live: &[Object],
+) -> Vec<ClusterOnlyTenant> {
+    let live_namespaces: Vec<Object> = live
+        .iter()
+        .filter(|o| o.typed_kind() == Kind::Namespace)
+        .cloned()
+        .collect();
+    if live_namespaces.is_empty() {
+        return Vec::new();
+    }
+    let cluster = Resolver::new(&cfg.tenancy, &live_namespaces);
+    let no_labels = Default::default();
+    let mut out = BTreeSet::new();
+    for w in workloads {
+        let ns = w.workload.namespace.as_str();
+        if declared.iter().any(|o| o.meta.name == ns) {
+            continue;
+        }
+        let (git, live) = (
+            tenants.tenant(&no_labels, ns),
+            cluster.tenant(&no_labels, ns),
+        );
+        // Only where the workload's tenant came from its namespace, not from its own labels.
+        if w.workload.tenant == git && git != live {
+            out.insert(ClusterOnlyTenant {
+                namespace: ns.to_string(),
+                git,
+                cluster: live,
+            });
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// One app's GPU workloads (as rows with the declared figure as the desired one), its root

@@ -24,8 +24,9 @@ use crate::report::{
 };
 use crate::util::date::Date;
 use crate::util::sum::{self, Named, Overflow};
+use crate::util::text::count;
 use crate::workload::kinds::declared_shape;
-use crate::workload::{GpuShape, Role, Workload, WorkloadId};
+use crate::workload::{GpuShape, Role, Workload, WorkloadId, describe_change};
 
 use super::inventory::shape_text;
 use super::tenancy::Resolver;
@@ -239,6 +240,9 @@ pub fn drift(
             live_shape: Some(shape_text(&w.shape)),
             autoscaled: hpa || roles.iter().any(|r| r.autoscaled),
             diff: None,
+            change: None,
+            created: w.created.map(|t| t.to_string()),
+            age_days: w.created.map(|t| today.days_since(t.date()).max(0)),
             accepted_as: None,
             rule: None,
             git_source: None,
@@ -252,7 +256,7 @@ pub fn drift(
                 row.app = cpu_only.map(|app| app.to_string());
                 row.git = Some(Vec::new());
                 row.git_shape = Some(shape_str(&[]));
-                row.diff = Some(diff(&w.id.kind, &[], roles));
+                set_diff(&mut row, &w.id.kind, &[], roles);
                 place(&mut out, DriftCategory::Changed, row);
             }
             None => place(&mut out, DriftCategory::Unmanaged, row),
@@ -267,7 +271,7 @@ pub fn drift(
                 row.git_source = g.source.clone();
                 row.autoscaled |= g.roles.iter().any(|r| r.autoscaled);
                 if differs(&g.roles, roles, hpa) {
-                    row.diff = Some(diff(&w.id.kind, &g.roles, roles));
+                    set_diff(&mut row, &w.id.kind, &g.roles, roles);
                     place(&mut out, DriftCategory::Changed, row);
                 } else {
                     place(&mut out, DriftCategory::InSync, row);
@@ -297,6 +301,9 @@ pub fn drift(
             live_shape: None,
             autoscaled: g.roles.iter().any(|r| r.autoscaled),
             diff: None,
+            change: None,
+            created: None,
+            age_days: None,
             accepted_as: None,
             rule: None,
             git_source: g.source.clone(),
@@ -308,7 +315,7 @@ pub fn drift(
             row.tracked_by = tracked_by(o);
             row.live_shape = Some(shape_str(&roles));
             if differs(&g.roles, &roles, hpa_targets.contains(k)) {
-                row.diff = Some(diff(&g.kind, &g.roles, &roles));
+                set_diff(&mut row, &g.kind, &g.roles, &roles);
                 row.live = Some(roles);
                 place(&mut out, DriftCategory::Changed, row);
             } else {
@@ -376,13 +383,13 @@ pub fn drift(
     let unmanaged_gpus = sum::sum(out.unmanaged.iter().map(|r| r.gpus))
         .named("the unmanaged workloads", "GPUs requested")?;
     let mut summary = format!(
-        "GitOps covers {} of requested GPUs; {} unmanaged workload{} hold{} {} GPUs; {} missing; {} changed",
+        "GitOps covers {} of requested GPUs; {} unmanaged workload{} hold{} {}; {} missing; {} changed",
         out.coverage
             .map_or("n/a".to_string(), |c| format!("{:.0}%", c * 100.0)),
         out.unmanaged.len(),
         if out.unmanaged.len() == 1 { "" } else { "s" },
         if out.unmanaged.len() == 1 { "s" } else { "" },
-        unmanaged_gpus,
+        count(unmanaged_gpus, "GPU"),
         out.missing.len(),
         out.changed.len()
     );
@@ -391,12 +398,18 @@ pub fn drift(
     }
     if !out.expired.is_empty() {
         summary.push_str(&format!(
-            "; {} expired acceptance rule(s)",
-            out.expired.len()
+            "; {} expired",
+            count(sum::count(out.expired.len()), "acceptance rule")
         ));
     }
     out.summary = summary;
     Ok(out)
+}
+
+/// A changed row's unified diff and its one-line description, from Git's roles to the live ones.
+fn set_diff(row: &mut DriftRow, kind: &str, git: &[Role], live: &[Role]) {
+    row.diff = Some(diff(kind, git, live));
+    row.change = Some(describe_change(git, live)).filter(|c| !c.is_empty());
 }
 
 fn diff(kind: &str, git: &[Role], live: &[Role]) -> String {
@@ -505,6 +518,7 @@ mod tests {
             tenants: vec![],
             apps: vec![],
             not_deployed: vec![],
+            tenancy: vec![],
             duplicates: vec![],
             problems: vec![],
             without_gpus: vec![],

@@ -58,6 +58,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
     let mut clusters = Vec::new();
     let mut incomplete = Vec::new();
     let mut metrics_source = None;
+    let mut models: BTreeMap<String, ModelRow> = BTreeMap::new();
 
     for (name, r) in reports {
         let f = &r.fleet;
@@ -82,6 +83,21 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
             n.node = format!("{name}/{}", n.node);
             n
         }));
+        for m in &f.models {
+            let e = models.entry(m.model.clone()).or_insert(ModelRow {
+                model: m.model.clone(),
+                nodes: 0,
+                capacity: 0,
+                allocatable: 0,
+                placeable: 0,
+                requested: 0,
+            });
+            add(&mut e.nodes, m.nodes, "GPU nodes")?;
+            add(&mut e.capacity, m.capacity, "GPU capacity")?;
+            add(&mut e.allocatable, m.allocatable, "allocatable GPUs")?;
+            add(&mut e.placeable, m.placeable, "placeable GPUs")?;
+            add(&mut e.requested, m.requested, "GPUs requested")?;
+        }
         for o in &f.other_gpus {
             let e = other.entry(o.resource.clone()).or_insert(OtherGpuRow {
                 resource: o.resource.clone(),
@@ -259,6 +275,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
             top3_namespace_share: top3_share,
             public_routes,
             other_gpus: other.into_values().collect(),
+            models: super::nodes::by_capacity(models.into_values().collect()),
             metrics_source,
             gpu_equivalents_used: equivalents,
             unattributed_busy: unattributed,

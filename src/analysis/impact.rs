@@ -14,7 +14,7 @@ use crate::report::{
     Drift, DriftRow, Gate, Report, TenantLimit,
 };
 use crate::util::sum::{self, Named, Overflow};
-use crate::workload::WorkloadId;
+use crate::workload::{WorkloadId, describe_change};
 
 fn drifting(d: &Drift) -> BTreeSet<WorkloadId> {
     d.unmanaged
@@ -78,6 +78,10 @@ fn change(
         gpus_head: head.map_or(0, |h| h.workload.gpus_declared),
         shape_base: base.map(|b| b.workload.shape.clone()),
         shape_head: head.map(|h| h.workload.shape.clone()),
+        change: base
+            .zip(head)
+            .map(|(b, h)| describe_change(&b.workload.roles, &h.workload.roles))
+            .filter(|c| !c.is_empty()),
         source: x.source.clone(),
     }
 }
@@ -319,6 +323,7 @@ pub fn impact(
         _ => {}
     }
     Ok(Check {
+        tenancy: head.tenancy.clone(),
         summary,
         base_at: base.at.clone(),
         head_at: head.at.clone(),

@@ -105,6 +105,7 @@ pub fn inventory_with_metrics(
     }
 
     let shortage = shortage(objects, &nodes, &on_node, &workloads.pods, &workloads.list)?;
+    let models = nodes::models(&nodes, &on_node)?;
 
     // Workload rows.
     let rows: Vec<WorkloadRow> = workloads
@@ -190,6 +191,7 @@ pub fn inventory_with_metrics(
             top3_namespace_share: top3_share,
             public_routes: sum::count(routes.rows.len()),
             other_gpus,
+            models,
             metrics_source,
             gpu_equivalents_used: usage.as_ref().map(|u| u.fleet.equivalents),
             unattributed_busy: usage

@@ -13,8 +13,12 @@ use crate::config::Config;
 use crate::k8s::gpus::{GpuResource, Gpus};
 use crate::k8s::object::{Body, Object};
 use crate::k8s::types::Labels;
+use crate::report::ModelRow;
+use crate::util::sum::{self, Named, Overflow};
 
 pub const GPU_COUNT_LABEL: &str = "nvidia.com/gpu.count";
+/// The GPU model GFD labels a node with (`NVIDIA-H100-80GB-HBM3`).
+pub const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
 const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 const NOT_READY_TAINTS: [&str; 2] = [
     "node.kubernetes.io/not-ready",
@@ -44,6 +48,49 @@ impl GpuNode<'_> {
 fn without_whole(mut g: Gpus) -> Gpus {
     g.whole = 0;
     g
+}
+
+/// Whole GPUs by model: each GPU node with whole GPUs counts under its GFD product label (or
+/// `unknown`), with what bound pods on it request (`on_node`).
+pub fn models(
+    nodes: &BTreeMap<&str, GpuNode<'_>>,
+    on_node: &std::collections::HashMap<&str, u64>,
+) -> Result<Vec<ModelRow>, Overflow> {
+    let mut by: BTreeMap<&str, ModelRow> = BTreeMap::new();
+    for n in nodes.values().filter(|n| n.capacity > 0) {
+        let model = n
+            .labels
+            .get(GPU_PRODUCT_LABEL)
+            .map(String::as_str)
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or("unknown");
+        let e = by.entry(model).or_insert_with(|| ModelRow {
+            model: model.to_string(),
+            nodes: 0,
+            capacity: 0,
+            allocatable: 0,
+            placeable: 0,
+            requested: 0,
+        });
+        let named = format_args!("GPU model {model}");
+        e.nodes = sum::add(e.nodes, 1).named(named, "GPU nodes")?;
+        sum::add_to(&mut e.capacity, n.capacity).named(named, "GPU capacity")?;
+        sum::add_to(&mut e.allocatable, n.allocatable).named(named, "allocatable GPUs")?;
+        sum::add_to(&mut e.placeable, n.placeable_gpus()).named(named, "placeable GPUs")?;
+        sum::add_to(&mut e.requested, on_node.get(n.name).copied().unwrap_or(0))
+            .named(named, "GPUs requested")?;
+    }
+    Ok(by_capacity(by.into_values().collect()))
+}
+
+/// Largest capacity first, then by name.
+pub fn by_capacity(mut rows: Vec<ModelRow>) -> Vec<ModelRow> {
+    rows.sort_by(|a, b| {
+        b.capacity
+            .cmp(&a.capacity)
+            .then_with(|| a.model.cmp(&b.model))
+    });
+    rows
 }
 
 /// The node's view, or `None` when the object is not a node with any GPU signal.

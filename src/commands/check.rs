@@ -20,7 +20,7 @@ use gpuledger::util::date::Date;
 pub fn run(args: &CheckArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
     let actions = Actions::from_env(|k| std::env::var(k).ok()).map_err(anyhow::Error::msg)?;
     let (report, mut notes, exit) = compute(args, &actions, rt, progress)?;
-    let text = render_check(&report, args.output.format);
+    let text = render_check(&report, args.output.format, &args.output.style());
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
     Ok(Outcome {
         commands: Vec::new(),

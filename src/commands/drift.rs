@@ -117,7 +117,7 @@ pub fn run(args: &DriftArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::
     } = computed;
     let text = match (&report.drift, args.suggest_accept) {
         (Some(d), true) => suggest_accept(d, today),
-        _ => render_drift(&report, args.output.format),
+        _ => render_drift(&report, args.output.format, &args.output.style()),
     };
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
     let exit = if !complete {

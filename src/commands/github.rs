@@ -19,9 +19,9 @@ use gpuledger::github::client::{GitHub, GitHubError, Retry};
 use gpuledger::github::comment;
 use gpuledger::github::event::Runtime;
 use gpuledger::github::frame::{
-    check_annotations, check_outputs, commit_time, drift_annotations, drift_outputs, footer,
-    head_of, issue_marker, no_change, overflow_note, posting_id, prefix, slug, with_footer,
-    write_json,
+    check_annotations, check_outputs, commit_of, commit_time, drift_annotations, drift_outputs,
+    footer, head_of, issue_marker, links, no_change, overflow_note, posting_id, prefix, slug,
+    with_footer, write_json,
 };
 use gpuledger::github::issue::Now;
 use gpuledger::github::marker::Marker;
@@ -54,7 +54,7 @@ pub fn comment(
     let slug = slug(args.github.github_repo.as_deref(), &rt)?;
     let scope = args.github.scope.as_str();
 
-    let markdown = check_doc(&report);
+    let markdown = check_doc(&report, &links(&rt, &slug, &head, repo));
     let footer = footer(scope, Some(&head), &rt);
     let report_path = report_file(&args.github, &rt, &report, &mut notes)?;
     let overflow = overflow_note(&rt);
@@ -138,7 +138,11 @@ pub fn comment(
         Err(e) => return Err(anyhow::Error::new(e).context(format!("posting to {target}"))),
     }
     let text = deliver(
-        render_check(&report, args.check.output.format),
+        render_check(
+            &report,
+            args.check.output.format,
+            &args.check.output.style(),
+        ),
         args.check.output.output.as_deref(),
         &mut notes,
     )?
@@ -182,7 +186,12 @@ pub fn issue(
     let scope = args.github.scope.as_str();
     let repo = args.repo.repo.as_deref().unwrap_or(Path::new("."));
 
-    let markdown = drift_issue_doc(&report);
+    let git_sha = commit_of(repo, args.repo.git_ref.as_deref());
+    let blob = git_sha
+        .as_deref()
+        .map(|sha| links(&rt, &slug, sha, repo))
+        .unwrap_or_default();
+    let markdown = drift_issue_doc(&report, &blob);
     let report_path = report_file(&args.github, &rt, &report, &mut notes)?;
     let overflow = overflow_note(&rt);
     if let Some(p) = &rt.step_summary {
@@ -285,7 +294,7 @@ pub fn issue(
     })?;
     notes.extend(done.into_iter().map(Note::Say));
     if args.output.output.is_some() {
-        let text = gpuledger::render::render(&report, args.output.format);
+        let text = gpuledger::render::render(&report, args.output.format, &args.output.style());
         deliver(text, args.output.output.as_deref(), &mut notes)?;
     }
     Ok(Outcome {

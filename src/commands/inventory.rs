@@ -80,7 +80,7 @@ pub fn run(
         report
     };
     report.complete = report.incomplete.is_empty();
-    let text = render(&report, args.output.format);
+    let text = render(&report, args.output.format, &args.output.style());
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
     let mut exit = Exit::Clean;
     if !failed.is_empty() {

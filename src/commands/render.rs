@@ -23,7 +23,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
         sources,
         desired,
     };
-    let text = render_desired(&report, args.output.format);
+    let text = render_desired(&report, args.output.format, &args.output.style());
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
     let exit = if failed.is_empty() {
         Exit::Clean

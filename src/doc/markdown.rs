@@ -105,6 +105,19 @@ fn block(b: &Block) -> Node {
                 .map(|t| Node::Leaf(format!("> {}\n", inline(&t.0))))
                 .collect(),
         },
+        // GitHub's alert syntax: the marker alone on the quote's first line.
+        Block::Alert { kind, lines } => {
+            let open = format!("> [!{}]\n", kind.label());
+            Node::Group {
+                reopen: open.clone(),
+                open,
+                close: String::new(),
+                children: lines
+                    .iter()
+                    .map(|t| Node::Leaf(format!("> {}\n", inline(&t.0))))
+                    .collect(),
+            }
+        }
         Block::Table(t) => table(t),
         Block::Details { summary, body } => {
             let s = html_inline(&summary.0);

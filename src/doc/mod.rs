@@ -71,6 +71,18 @@ impl Text {
         self.0.extend(other.0);
         self
     }
+
+    /// True when the text shows nothing.
+    pub fn is_empty(&self) -> bool {
+        fn empty(spans: &[Span]) -> bool {
+            spans.iter().all(|s| match s {
+                Span::Plain(p) | Span::Code(p) => p.is_empty(),
+                Span::Strong(t) | Span::Emph(t) => empty(t),
+                Span::Link { .. } => false,
+            })
+        }
+        empty(&self.0)
+    }
 }
 
 impl From<&str> for Text {
@@ -151,6 +163,34 @@ impl Table {
         self.limit = Some(n);
         self
     }
+
+    /// Without the columns in which no row says anything: a reader should not scan an empty
+    /// column to learn that it is empty. A table without rows keeps its columns.
+    pub fn drop_empty_columns(mut self) -> Table {
+        if self.rows.is_empty() {
+            return self;
+        }
+        let keep: Vec<bool> = (0..self.headers.len())
+            .map(|i| {
+                self.rows
+                    .iter()
+                    .any(|r| r.get(i).is_some_and(|c| !c.is_empty()))
+            })
+            .collect();
+        fn kept<T>(v: &mut Vec<T>, keep: &[bool]) {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                keep.get(i - 1).copied().unwrap_or(true)
+            });
+        }
+        kept(&mut self.headers, &keep);
+        kept(&mut self.align, &keep);
+        for r in &mut self.rows {
+            kept(r, &keep);
+        }
+        self
+    }
 }
 
 /// A chart. Markdown draws it with mermaid; a terminal leaves it out (the table beside it holds the
@@ -191,6 +231,30 @@ pub enum Block {
     Chart(Chart),
     /// Small print (a footer).
     Small(Text),
+    /// A GitHub alert (`> [!CAUTION]`): a verdict that must not be missed — a failed gate, an
+    /// incomplete read, a render failure. On a terminal, its lines under the kind's label.
+    Alert {
+        kind: Alert,
+        lines: Vec<Text>,
+    },
+}
+
+/// The kind of an [`Block::Alert`], as GitHub names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alert {
+    /// Something to act on before merging or trusting the figures.
+    Caution,
+    /// Something that may mislead if missed.
+    Warning,
+}
+
+impl Alert {
+    pub fn label(self) -> &'static str {
+        match self {
+            Alert::Caution => "CAUTION",
+            Alert::Warning => "WARNING",
+        }
+    }
 }
 
 /// A whole document: blocks in reading order.
@@ -245,7 +309,60 @@ impl Doc {
         markdown::write(self)
     }
 
+    /// The document with every link replaced by its text: what a report says, whatever commit
+    /// its links point at (the digest that decides whether a comment or issue changed).
+    pub fn unlinked(&self) -> Doc {
+        fn spans(v: &[Span]) -> Vec<Span> {
+            v.iter()
+                .flat_map(|s| match s {
+                    Span::Link { text, .. } => spans(text),
+                    Span::Strong(t) => vec![Span::Strong(spans(t))],
+                    Span::Emph(t) => vec![Span::Emph(spans(t))],
+                    other => vec![other.clone()],
+                })
+                .collect()
+        }
+        fn text(t: &Text) -> Text {
+            Text(spans(&t.0))
+        }
+        fn blocks(v: &[Block]) -> Vec<Block> {
+            v.iter()
+                .map(|b| match b {
+                    Block::Heading { level, text: t } => Block::Heading {
+                        level: *level,
+                        text: text(t),
+                    },
+                    Block::Paragraph(t) => Block::Paragraph(text(t)),
+                    Block::Small(t) => Block::Small(text(t)),
+                    Block::List(v) => Block::List(v.iter().map(text).collect()),
+                    Block::Quote(v) => Block::Quote(v.iter().map(text).collect()),
+                    Block::Alert { kind, lines } => Block::Alert {
+                        kind: *kind,
+                        lines: lines.iter().map(text).collect(),
+                    },
+                    Block::Table(t) => Block::Table(Table {
+                        rows: t
+                            .rows
+                            .iter()
+                            .map(|r| r.iter().map(text).collect())
+                            .collect(),
+                        ..t.clone()
+                    }),
+                    Block::Details { summary, body } => Block::Details {
+                        summary: text(summary),
+                        body: blocks(body),
+                    },
+                    other => other.clone(),
+                })
+                .collect()
+        }
+        Doc {
+            blocks: blocks(&self.blocks),
+        }
+    }
+
+    /// Plain terminal text: no width limit, no colour, tables cut at their limit.
     pub fn terminal(&self) -> String {
-        terminal::write(self)
+        terminal::write(self, &terminal::Style::default())
     }
 }

@@ -1,66 +1,330 @@
-//! The terminal writer: plain text with aligned columns.
+//! The terminal writer: plain text with aligned columns, fitted to the terminal.
 //!
 //! Markup is dropped (bold, code and links become their text; a link keeps its URL in
 //! parentheses), `Details` are shown open under their summary, a table with a row limit shows
-//! that many rows and counts the rest, and charts are left out (the table beside a chart holds its
-//! figures). A heading is followed directly by its content; other blocks are separated by a blank
-//! line. Control characters — a terminal escape smuggled in through a label — become `?`.
+//! that many rows and counts the rest (unless [`Style::all`]), and charts are left out (the table
+//! beside a chart holds its figures). A heading is followed directly by its content; other blocks
+//! are separated by a blank line. Control characters — a terminal escape smuggled in through a
+//! label — become `?`.
+//!
+//! With a width ([`Style::width`], read by the binary from the terminal or `COLUMNS`), paragraphs
+//! wrap at spaces and a table wider than the terminal narrows its text columns — the widest first,
+//! never below their longest header word — and wraps their cells onto continuation lines, at a
+//! space, `/`, `,` or `-` where it can. Numbers are never cut. With colour ([`Style::color`]: a
+//! terminal, and `NO_COLOR` unset) headings and table headers are bold and an alert's label is red;
+//! colour is added after layout, so widths count only what shows.
 
-use super::{Align, Block, Doc, Span, Table};
+use super::{Alert, Align, Block, Doc, Span, Table, Text};
 
-pub fn write(doc: &Doc) -> String {
-    let mut out = String::new();
-    write_blocks(&doc.blocks, &mut out);
-    out
+/// How terminal text is laid out.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Style {
+    /// The terminal's width in columns; `None` lays out without a limit (a pipe, a file).
+    pub width: Option<usize>,
+    /// ANSI colour and bold.
+    pub color: bool,
+    /// Every row of every table, ignoring their limits (`--all`).
+    pub all: bool,
 }
 
-fn write_blocks(blocks: &[Block], out: &mut String) {
-    let mut after_heading = true;
-    for b in blocks {
-        if matches!(b, Block::Chart(_)) {
-            continue;
+/// The narrowest a text column is made when a table must fit.
+const MIN_COLUMN: usize = 6;
+
+pub fn write(doc: &Doc, style: &Style) -> String {
+    let mut w = Writer {
+        style: *style,
+        out: String::new(),
+    };
+    w.blocks(&doc.blocks);
+    w.out
+}
+
+struct Writer {
+    style: Style,
+    out: String,
+}
+
+impl Writer {
+    fn blocks(&mut self, blocks: &[Block]) {
+        let mut after_heading = true;
+        for b in blocks {
+            if matches!(b, Block::Chart(_)) {
+                continue;
+            }
+            if !after_heading && !self.out.is_empty() {
+                self.out.push('\n');
+            }
+            after_heading = false;
+            match b {
+                Block::Heading { text, .. } => {
+                    let t = plain(text);
+                    self.styled(&t, "1");
+                    after_heading = true;
+                }
+                Block::Paragraph(t) | Block::Small(t) => self.wrapped(&plain(t), "", ""),
+                Block::List(items) => {
+                    for t in items {
+                        self.wrapped(&plain(t), "  ", "    ");
+                    }
+                }
+                Block::Quote(lines) => {
+                    for t in lines {
+                        self.wrapped(&plain(t), "", "  ");
+                    }
+                }
+                Block::Alert { kind, lines } => self.alert(*kind, lines),
+                Block::Table(t) => self.table(t),
+                Block::Details { summary, body } => {
+                    self.wrapped(&plain(summary), "", "");
+                    self.blocks(body);
+                }
+                Block::Fence { lines, .. } => {
+                    for l in lines {
+                        self.out.push_str("  ");
+                        self.out.push_str(&clean(l));
+                        self.out.push('\n');
+                    }
+                }
+                Block::Chart(_) => {}
+            }
         }
-        if !after_heading && !out.is_empty() {
-            out.push('\n');
+    }
+
+    /// A whole line in an SGR style (`1` bold, `1;31` bold red) when colour is on.
+    fn styled(&mut self, line: &str, sgr: &str) {
+        if self.style.color && !line.is_empty() {
+            self.out
+                .push_str(&format!("\u{1b}[{sgr}m{line}\u{1b}[0m\n"));
+        } else {
+            self.out.push_str(line);
+            self.out.push('\n');
         }
-        after_heading = false;
-        match b {
-            Block::Heading { text, .. } => {
-                line(&text.0, out);
-                after_heading = true;
+    }
+
+    /// Text wrapped at spaces to the width: the first line after `first`, the rest after `rest`.
+    fn wrapped(&mut self, text: &str, first: &str, rest: &str) {
+        let width = self
+            .style
+            .width
+            .map(|w| w.saturating_sub(rest.len()).max(20));
+        for (i, l) in wrap(text, width, false).iter().enumerate() {
+            self.out.push_str(if i == 0 { first } else { rest });
+            self.out.push_str(l);
+            self.out.push('\n');
+        }
+    }
+
+    fn alert(&mut self, kind: Alert, lines: &[Text]) {
+        let label = format!("{}:", kind.label());
+        let sgr = match kind {
+            Alert::Caution => "1;31",
+            Alert::Warning => "1;33",
+        };
+        let width = self.style.width.map(|w| w.saturating_sub(2).max(20));
+        let mut first = true;
+        for t in lines {
+            for l in wrap(&plain(t), width, false) {
+                if first {
+                    if self.style.color {
+                        self.out.push_str(&format!("\u{1b}[{sgr}m{label}\u{1b}[0m"));
+                    } else {
+                        self.out.push_str(&label);
+                    }
+                    self.out.push('\n');
+                    first = false;
+                }
+                self.out.push_str("  ");
+                self.out.push_str(&l);
+                self.out.push('\n');
             }
-            Block::Paragraph(t) | Block::Small(t) => line(&t.0, out),
-            Block::List(items) => {
-                for t in items {
-                    out.push_str("  ");
-                    line(&t.0, out);
+        }
+    }
+
+    fn table(&mut self, t: &Table) {
+        let limit = if self.style.all { None } else { t.limit };
+        let shown = limit.unwrap_or(usize::MAX).min(t.rows.len());
+        let rows: Vec<Vec<String>> = t
+            .rows
+            .iter()
+            .take(shown)
+            .map(|r| r.iter().map(plain).collect())
+            .collect();
+        let mut widths: Vec<usize> = t.headers.iter().map(|h| width(h)).collect();
+        for r in &rows {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(width(c));
+            }
+        }
+        if let Some(max) = self.style.width {
+            fit(&mut widths, t, &rows, max);
+        }
+        self.row(&t.headers, &widths, t, true);
+        let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+        self.row(&rule, &widths, t, false);
+        for r in &rows {
+            self.row(r, &widths, t, false);
+        }
+        if shown < t.rows.len() {
+            self.out.push_str(&format!(
+                "… {} more not shown (--all shows every row)\n",
+                t.rows.len() - shown
+            ));
+        }
+    }
+
+    /// One table row: each cell wrapped to its column, the row as many lines as its tallest cell.
+    fn row(&mut self, cells: &[String], widths: &[usize], t: &Table, header: bool) {
+        let wrapped: Vec<Vec<String>> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let w = widths.get(i).copied().unwrap_or(0);
+                if t.align.get(i) == Some(&Align::Right) && !header {
+                    vec![c.clone()]
+                } else {
+                    wrap(c, Some(w), !header)
+                }
+            })
+            .collect();
+        let height = wrapped.iter().map(Vec::len).max().unwrap_or(1).max(1);
+        for n in 0..height {
+            let mut l = String::new();
+            for (i, lines) in wrapped.iter().enumerate() {
+                let c = lines.get(n).map(String::as_str).unwrap_or("");
+                let w = widths.get(i).copied().unwrap_or(0);
+                let pad = " ".repeat(w.saturating_sub(width(c)));
+                if i > 0 {
+                    l.push_str("  ");
+                }
+                if t.align.get(i) == Some(&Align::Right) {
+                    l.push_str(&pad);
+                    l.push_str(c);
+                } else {
+                    l.push_str(c);
+                    l.push_str(&pad);
                 }
             }
-            Block::Quote(lines) => {
-                for t in lines {
-                    line(&t.0, out);
-                }
+            let l = l.trim_end().to_string();
+            if header {
+                self.styled(&l, "1");
+            } else {
+                self.out.push_str(&l);
+                self.out.push('\n');
             }
-            Block::Table(t) => table(t, out),
-            Block::Details { summary, body } => {
-                line(&summary.0, out);
-                write_blocks(body, out);
-            }
-            Block::Fence { lines, .. } => {
-                for l in lines {
-                    out.push_str("  ");
-                    out.push_str(&clean(l));
-                    out.push('\n');
-                }
-            }
-            Block::Chart(_) => {}
         }
     }
 }
 
-fn line(spans: &[Span], out: &mut String) {
-    inline(spans, out);
-    out.push('\n');
+/// Narrows a table until its rows fit `max` columns, in the order that costs a reader least:
+/// first number columns to their widest figure (their header wraps), then text columns, the widest
+/// first, to their longest word (wrapping between words), and only then mid-word, down to their
+/// longest header word or [`MIN_COLUMN`].
+fn fit(widths: &mut [usize], t: &Table, rows: &[Vec<String>], max: usize) {
+    let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
+    let longest_word = |s: &str| s.split(' ').map(width).max().unwrap_or(0);
+    let column = |i: usize| rows.iter().filter_map(move |r| r.get(i));
+    let header_word: Vec<usize> = t.headers.iter().map(|h| longest_word(h)).collect();
+    let right = |i: usize| t.align.get(i) == Some(&Align::Right);
+    let floors: [Vec<usize>; 3] = [
+        (0..widths.len())
+            .map(|i| {
+                let hw = header_word.get(i).copied().unwrap_or(0);
+                if right(i) {
+                    column(i).map(|c| width(c)).max().unwrap_or(0).max(hw)
+                } else {
+                    usize::MAX
+                }
+            })
+            .collect(),
+        (0..widths.len())
+            .map(|i| {
+                let hw = header_word.get(i).copied().unwrap_or(0);
+                let word = column(i).map(|c| longest_word(c)).max().unwrap_or(0);
+                word.min(24).max(hw).max(MIN_COLUMN)
+            })
+            .collect(),
+        (0..widths.len())
+            .map(|i| header_word.get(i).copied().unwrap_or(0).max(MIN_COLUMN))
+            .collect(),
+    ];
+    for (pass, floor) in floors.iter().enumerate() {
+        while total(widths) > max {
+            let widest = widths
+                .iter()
+                .enumerate()
+                .filter(|(i, w)| {
+                    (pass == 0 || !right(*i)) && **w > floor.get(*i).copied().unwrap_or(usize::MAX)
+                })
+                .max_by_key(|(i, w)| (**w, std::cmp::Reverse(*i)))
+                .map(|(i, _)| i);
+            match widest.and_then(|i| widths.get_mut(i)) {
+                Some(w) => *w -= 1,
+                None => break,
+            }
+        }
+    }
+}
+
+/// Splits `text` into lines of at most `width` characters (no limit: one line), breaking after a
+/// space — or, in a table cell (`cell`), also after `/`, `,` or `-` — and mid-word only when a
+/// word alone is longer than the line.
+fn wrap(text: &str, width: Option<usize>, cell: bool) -> Vec<String> {
+    let Some(width) = width.filter(|w| *w > 0) else {
+        return vec![text.to_string()];
+    };
+    let mut lines = Vec::new();
+    let mut rest: Vec<char> = text.chars().collect();
+    while rest.len() > width {
+        let head = rest.get(..=width).unwrap_or(&rest);
+        // The last break that keeps the line within the width, by preference: after a space
+        // (which is dropped), else after `/`, else after `,` or `-` (which stay on this line).
+        let last = |set: &str| {
+            head.iter()
+                .enumerate()
+                .rev()
+                .find(|(i, c)| *i > 0 && set.contains(**c) && (**c == ' ' || *i < width))
+                .map(|(i, c)| {
+                    if *c == ' ' {
+                        (i, i + 1)
+                    } else {
+                        (i + 1, i + 1)
+                    }
+                })
+        };
+        let brk = if cell {
+            last(" ").or_else(|| last("/")).or_else(|| last(",-"))
+        } else {
+            last(" ")
+        };
+        let (end, next) = brk.unwrap_or((width, width));
+        lines.push(
+            rest.get(..end)
+                .unwrap_or_default()
+                .iter()
+                .collect::<String>()
+                .trim_end()
+                .to_string(),
+        );
+        rest = rest.get(next..).unwrap_or_default().to_vec();
+        while rest.first() == Some(&' ') {
+            rest.remove(0);
+        }
+    }
+    if !rest.is_empty() || lines.is_empty() {
+        lines.push(rest.into_iter().collect());
+    }
+    lines
+}
+
+fn width(s: &str) -> usize {
+    s.chars().count()
+}
+
+/// Inline text as one plain line.
+fn plain(t: &Text) -> String {
+    let mut s = String::new();
+    inline(&t.0, &mut s);
+    s
 }
 
 /// Inline spans as plain text.
@@ -89,64 +353,9 @@ fn clean(s: &str) -> String {
     }
 }
 
-fn table(t: &Table, out: &mut String) {
-    let shown = t.limit.unwrap_or(usize::MAX).min(t.rows.len());
-    let rows: Vec<Vec<String>> = t
-        .rows
-        .iter()
-        .take(shown)
-        .map(|r| {
-            r.iter()
-                .map(|c| {
-                    let mut s = String::new();
-                    inline(&c.0, &mut s);
-                    s
-                })
-                .collect()
-        })
-        .collect();
-    let width = |s: &str| s.chars().count();
-    let mut widths: Vec<usize> = t.headers.iter().map(|h| width(h)).collect();
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(r) {
-            *w = (*w).max(width(c));
-        }
-    }
-    let write_line = |cells: &[String], out: &mut String| {
-        let mut l = String::new();
-        for (i, c) in cells.iter().enumerate() {
-            let w = widths.get(i).copied().unwrap_or(0);
-            let pad = " ".repeat(w.saturating_sub(width(c)));
-            if i > 0 {
-                l.push_str("  ");
-            }
-            if t.align.get(i) == Some(&Align::Right) {
-                l.push_str(&pad);
-                l.push_str(c);
-            } else {
-                l.push_str(c);
-                l.push_str(&pad);
-            }
-        }
-        out.push_str(l.trim_end());
-        out.push('\n');
-    };
-    write_line(&t.headers, out);
-    let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-    write_line(&rule, out);
-    for r in &rows {
-        write_line(r, out);
-    }
-    if shown < t.rows.len() {
-        out.push_str(&format!(
-            "… {} more not shown (--format json for all)\n",
-            t.rows.len() - shown
-        ));
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::*;
     use crate::doc::{Block, Doc, Table, Text};
 
     #[test]
@@ -169,10 +378,19 @@ mod tests {
         let mut d = Doc::new();
         d.paragraph("a\u{1b}[31mb");
         assert_eq!(d.terminal(), "a?[31mb\n");
+        // Not even with colour on: only the writer's own escapes are written.
+        let coloured = write(
+            &d,
+            &Style {
+                color: true,
+                ..Style::default()
+            },
+        );
+        assert_eq!(coloured, "a?[31mb\n");
     }
 
     #[test]
-    fn a_limited_table_counts_what_it_leaves_out() {
+    fn a_limited_table_counts_what_it_leaves_out_unless_all_rows_are_asked_for() {
         let t = Table::new(&["x"])
             .rows(0..5, |i| vec![i.to_string().into()])
             .limit(2);
@@ -180,7 +398,82 @@ mod tests {
         d.push(Block::Table(t));
         assert!(
             d.terminal()
-                .ends_with("1\n… 3 more not shown (--format json for all)\n")
+                .ends_with("1\n… 3 more not shown (--all shows every row)\n")
         );
+        let all = write(
+            &d,
+            &Style {
+                all: true,
+                ..Style::default()
+            },
+        );
+        assert!(all.ends_with("3\n4\n"), "{all}");
+    }
+
+    #[test]
+    fn a_wide_table_fits_the_width_by_wrapping_its_text_columns() {
+        let t = Table::new(&["workload", ">GPUs", "why"]).rows(0..2, |i| {
+            vec![
+                format!("assistant-prod/DynamoGraphDeployment/llama-70b-{i}").into(),
+                "160".into(),
+                "gateway gateway-system/public-gw is public (config)".into(),
+            ]
+        });
+        let mut d = Doc::new();
+        d.push(Block::Table(t));
+        let out = write(
+            &d,
+            &Style {
+                width: Some(40),
+                ..Style::default()
+            },
+        );
+        for l in out.lines() {
+            assert!(l.chars().count() <= 40, "{l:?} in\n{out}");
+        }
+        // Cut at separators, numbers whole, nothing lost.
+        assert!(out.contains("assistant-prod/"), "{out}");
+        assert!(out.contains(" 160 "), "{out}");
+        assert!(out.contains("gateway-system/"), "{out}");
+    }
+
+    #[test]
+    fn paragraphs_wrap_at_spaces_and_alerts_lead_with_their_label() {
+        let mut d = Doc::new();
+        d.paragraph("one two three four five six seven eight nine ten eleven twelve");
+        d.push(Block::Alert {
+            kind: Alert::Caution,
+            lines: vec!["gate capacity failed: over by 8".into()],
+        });
+        let out = write(
+            &d,
+            &Style {
+                width: Some(24),
+                ..Style::default()
+            },
+        );
+        assert_eq!(
+            out,
+            "one two three four five\nsix seven eight nine ten\neleven twelve\n\nCAUTION:\n  gate capacity failed:\n  over by 8\n"
+        );
+        let coloured = write(
+            &d,
+            &Style {
+                color: true,
+                ..Style::default()
+            },
+        );
+        assert!(
+            coloured.contains("\u{1b}[1;31mCAUTION:\u{1b}[0m"),
+            "{coloured}"
+        );
+    }
+
+    #[test]
+    fn wrap_breaks_long_words_and_keeps_separators() {
+        assert_eq!(wrap("abcdefgh", Some(3), true), ["abc", "def", "gh"]);
+        assert_eq!(wrap("ns/Kind/name", Some(8), true), ["ns/Kind/", "name"]);
+        assert_eq!(wrap("a b", None, false), ["a b"]);
+        assert_eq!(wrap("", Some(4), false), [""]);
     }
 }

@@ -12,7 +12,7 @@ use super::actions::Annotation;
 use super::event::Runtime;
 use super::marker;
 use crate::doc::{Block, Doc, Text};
-use crate::render::arrow;
+use crate::render::{Links, arrow};
 use crate::report::{Check, CheckReport, Drift, DriftRow};
 use crate::util::date::Timestamp;
 
@@ -198,9 +198,23 @@ pub fn check_annotations(report: &CheckReport, at: &str) -> Vec<Annotation> {
 
 /// The repository's HEAD commit (outside Actions, when no --head-sha is given).
 pub fn head_of(repo: &Path) -> Option<String> {
+    commit_of(repo, None)
+}
+
+/// The commit `git_ref` names in the repository (HEAD when `None`).
+pub fn commit_of(repo: &Path, git_ref: Option<&str>) -> Option<String> {
     let r = git2::Repository::discover(repo).ok()?;
-    let id = r.head().ok()?.peel_to_commit().ok()?.id();
-    Some(id.to_string())
+    let commit = match git_ref {
+        Some(x) => r.revparse_single(x).ok()?.peel_to_commit().ok()?,
+        None => r.head().ok()?.peel_to_commit().ok()?,
+    };
+    Some(commit.id().to_string())
+}
+
+/// Links from manifests to their blobs at `sha` in the repository on GitHub.
+pub fn links(rt: &Runtime, slug: &str, sha: &str, repo: &Path) -> Links {
+    let server = rt.server_url.as_deref().unwrap_or("https://github.com");
+    Links::github(server, slug, sha, &prefix(repo, rt))
 }
 
 /// When `sha` was committed, from the repository (present with `fetch-depth: 0`).
@@ -313,6 +327,6 @@ pub fn issue_marker(scope: &str, d: &Drift, report: &Doc) -> marker::Marker {
         .collect();
     keys.sort();
     let mut m = marker::Marker::issue(scope, &marker::digest(keys.iter().map(String::as_str)));
-    m.report = Some(marker::digest([report.markdown().as_str()]));
+    m.report = Some(marker::digest([report.unlinked().markdown().as_str()]));
     m
 }

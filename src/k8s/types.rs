@@ -135,6 +135,8 @@ pub struct ObjectMeta {
     #[serde(deserialize_with = "annotations")]
     pub annotations: Labels,
     pub owner_references: Vec<OwnerRef>,
+    /// When the object was created (RFC 3339), as the API server wrote it; `None` in Git.
+    pub creation_timestamp: Option<String>,
     /// `metadata.continue` of a list page (ListMeta shares the `metadata` key with ObjectMeta).
     #[serde(rename = "continue")]
     pub list_continue: Option<String>,

@@ -2,20 +2,59 @@
 //! limits, drift and gates first; the per-workload lists folded after them, so a comment that has
 //! to be cut keeps what decides.
 
-use super::arrow;
-use crate::doc::{Block, Doc, Table, Text};
+use super::{Links, arrow};
+use crate::doc::{Alert, Block, Doc, Table, Text};
 use crate::report::{ChangeRow, Check};
+use crate::util::text::count;
 
 /// Drift lists longer than this are summarised inline and listed in full in `Details`.
 const INLINE: usize = 10;
 
-fn shapes(c: &ChangeRow) -> String {
-    arrow(c.shape_base.as_deref(), c.shape_head.as_deref())
+/// What became of the shape: the change role by role when reshaped, else the one shape there is.
+fn change(c: &ChangeRow) -> String {
+    c.change
+        .clone()
+        .unwrap_or_else(|| arrow(c.shape_base.as_deref(), c.shape_head.as_deref()))
 }
 
-pub fn check(c: &Check) -> Doc {
+/// `+8`, `-16`, or `96 → 112` for a reshaped workload.
+fn gpus(c: &ChangeRow) -> String {
+    match (c.shape_base.is_some(), c.shape_head.is_some()) {
+        (false, _) => format!("+{}", c.gpus_head),
+        (_, false) => format!("-{}", c.gpus_base),
+        _ => format!("{} → {}", c.gpus_base, c.gpus_head),
+    }
+}
+
+pub fn check(c: &Check, links: &Links) -> Doc {
     let mut d = Doc::new();
     d.heading(2, "GPU impact of this change");
+    // A failed gate is the verdict: it leads, before any figure.
+    let failed: Vec<Text> = c
+        .gates
+        .iter()
+        .filter(|g| g.failed)
+        .map(|g| {
+            Text::new()
+                .strong(
+                    Text::new()
+                        .plain("Gate ")
+                        .code(g.name.as_str())
+                        .plain(if g.unknown {
+                            " could not be evaluated"
+                        } else {
+                            " failed"
+                        }),
+                )
+                .plain(format!(": {}", g.why))
+        })
+        .collect();
+    if !failed.is_empty() {
+        d.push(Block::Alert {
+            kind: Alert::Caution,
+            lines: failed,
+        });
+    }
     d.paragraph(Text::new().strong(c.summary.as_str()));
     d.paragraph(
         Text::new()
@@ -29,21 +68,56 @@ pub fn check(c: &Check) -> Doc {
             "The tables below leave out the apps that failed to render: what they change is unknown.",
         ));
     }
-    for (first, rows) in [("tenant", &c.tenants), ("product line", &c.product_lines)] {
+    for (first, plural, rows) in [
+        ("tenant", "tenants", &c.tenants),
+        ("product line", "product lines", &c.product_lines),
+    ] {
         // Without product lines configured, the one "(none)" row says nothing.
         if rows.iter().all(|r| r.name == "(none)") {
             continue;
         }
-        d.push(Block::Table(
-            Table::new(&[first, ">base", ">head", ">delta"]).rows(rows.iter(), |r| {
-                vec![
-                    r.name.as_str().into(),
-                    r.gpus_base.to_string().into(),
-                    r.gpus_head.to_string().into(),
-                    format!("{:+}", r.delta).into(),
-                ]
-            }),
-        ));
+        // Only what the change moves; the rest is counted.
+        let (moved, same): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r.delta != 0);
+        if !moved.is_empty() {
+            d.push(Block::Table(
+                Table::new(&[first, ">base", ">head", ">delta"]).rows(moved, |r| {
+                    vec![
+                        r.name.as_str().into(),
+                        r.gpus_base.to_string().into(),
+                        r.gpus_head.to_string().into(),
+                        format!("{:+}", r.delta).into(),
+                    ]
+                }),
+            ));
+        }
+        if !same.is_empty() {
+            d.paragraph(Text::new().emph(format!(
+                "{} {} unchanged.",
+                same.len(),
+                if same.len() == 1 {
+                    format!("{first} is")
+                } else {
+                    format!("{plural} are")
+                }
+            )));
+        }
+    }
+    if !c.tenancy.is_empty() {
+        let named: Vec<String> = c
+            .tenancy
+            .iter()
+            .map(|t| format!("{} ({})", t.namespace, t.cluster))
+            .collect();
+        d.paragraph(Text::new().emph(format!(
+            "Tenants come from Git's manifests, the same with or without a cluster. {} only in the cluster's labels: {}; Git's workloads there count for the namespace. Declare {} in Git to attribute them the same way everywhere.",
+            if named.len() == 1 {
+                "1 namespace names its tenant".to_string()
+            } else {
+                format!("{} namespaces name their tenant", named.len())
+            },
+            named.join(", "),
+            if named.len() == 1 { "that Namespace" } else { "those Namespaces" }
+        )));
     }
     match (&c.capacity, &c.capacity_unknown) {
         (Some(cap), _) => d.paragraph(
@@ -87,8 +161,10 @@ pub fn check(c: &Check) -> Doc {
         .iter()
         .map(|l| {
             let t = Text::from(format!(
-                "tenant {}: {} GPUs declared, limit {}",
-                l.tenant, l.gpus_head, l.limit
+                "tenant {}: {} declared, limit {}",
+                l.tenant,
+                count(l.gpus_head, "GPU"),
+                l.limit
             ));
             if l.over {
                 t.plain(" — ").strong("over the limit")
@@ -131,49 +207,30 @@ pub fn check(c: &Check) -> Doc {
                 .collect(),
         ));
     }
-    for g in c.gates.iter().filter(|g| g.failed) {
-        let verdict = if g.unknown {
-            " could not be evaluated"
-        } else {
-            " failed"
-        };
-        d.push(Block::Quote(vec![
-            Text::new()
-                .strong(
-                    Text::new()
-                        .plain("Gate ")
-                        .code(g.name.as_str())
-                        .plain(verdict),
-                )
-                .plain(format!(": {}", g.why)),
-        ]));
-    }
     config(&mut d, c);
-    for (title, rows) in [
-        ("Added", &c.added),
-        ("Removed", &c.removed),
-        ("Reshaped", &c.reshaped),
+    for (title, rows, shape) in [
+        ("Added", &c.added, "shape"),
+        ("Removed", &c.removed, "shape"),
+        ("Reshaped", &c.reshaped, "change"),
     ] {
         if rows.is_empty() {
             continue;
         }
+        let table = Table::new(&["workload", "tenant", "app", shape, ">GPUs", "manifest"])
+            .rows(rows.iter(), |r| {
+                vec![
+                    r.id().into(),
+                    r.tenant.as_str().into(),
+                    r.app.as_str().into(),
+                    change(r).into(),
+                    gpus(r).into(),
+                    links.manifest(r.source.as_deref()),
+                ]
+            })
+            .drop_empty_columns();
         d.push(Block::Details {
             summary: format!("{title} ({})", rows.len()).into(),
-            body: vec![Block::Table(
-                Table::new(&["workload", "tenant", "app", "shape", ">GPUs", "manifest"]).rows(
-                    rows.iter(),
-                    |r| {
-                        vec![
-                            r.id().into(),
-                            r.tenant.as_str().into(),
-                            r.app.as_str().into(),
-                            shapes(r).into(),
-                            format!("{} → {}", r.gpus_base, r.gpus_head).into(),
-                            r.source.as_deref().unwrap_or("").into(),
-                        ]
-                    },
-                ),
-            )],
+            body: vec![Block::Table(table)],
         });
     }
     for (title, ids) in drift_lists {

@@ -1,36 +1,186 @@
-//! Drift as blocks: the one-line summary first, then each category largest first, each changed
-//! workload's diff folded, the expired acceptance rules, and the coverage per tenant.
+//! Drift as blocks: the one-line summary first, then each category largest first with the columns
+//! that say something for it (an unmanaged workload has no app and no Git shape; a changed one says
+//! what changed) and the next step, each changed workload's diff folded, the expired acceptance
+//! rules, and the coverage per tenant.
 
 use super::inventory::FOLD;
-use super::percent;
+use super::{Links, percent};
 use crate::doc::{Block, Doc, Table, Text};
 use crate::report::{Drift, DriftCategory, DriftRow};
+use crate::util::text::count;
 
 /// Rows of an in-sync list a terminal shows.
 const TERMINAL_IN_SYNC: usize = 25;
 
-fn categories(d: &Drift) -> [(&'static str, &[DriftRow], bool); 5] {
+/// One drift category as a reader meets it.
+struct Category<'a> {
+    title: &'static str,
+    rows: &'a [DriftRow],
+    /// In-sync workloads are the quiet majority: always folded.
+    fold: bool,
+    /// What to do about a row of this category.
+    next: Option<&'static str>,
+    table: fn(&[DriftRow], &Links) -> Table,
+}
+
+fn categories(d: &Drift) -> [Category<'_>; 5] {
     [
-        (
-            "Unmanaged: live GPU workloads with no match in Git",
-            &d.unmanaged,
-            false,
-        ),
-        ("Missing: in Git, not live", &d.missing, false),
-        ("Changed: GPU shape differs", &d.changed, false),
-        ("Accepted drift", &d.accepted, false),
-        // In-sync workloads are the quiet majority: always folded.
-        ("In sync", &d.in_sync, true),
+        Category {
+            title: "Unmanaged: live GPU workloads with no match in Git",
+            rows: &d.unmanaged,
+            fold: false,
+            next: Some(
+                "Next step: adopt each in Git (add its manifest to an app), or accept it in .gpuledger.yaml with a reason, an owner and an expiry — `gpuledger drift --suggest-accept` writes the rules to start from.",
+            ),
+            table: unmanaged,
+        },
+        Category {
+            title: "Missing: in Git, not live",
+            rows: &d.missing,
+            fold: false,
+            next: Some(
+                "Next step: sync the app, or remove the manifest from Git if the workload is parked on purpose.",
+            ),
+            table: missing,
+        },
+        Category {
+            title: "Changed: GPU shape differs",
+            rows: &d.changed,
+            fold: false,
+            next: Some(
+                "Next step: sync the app to restore Git's shape, or commit the live shape to Git if it is the right one.",
+            ),
+            table: changed,
+        },
+        Category {
+            title: "Accepted drift",
+            rows: &d.accepted,
+            fold: false,
+            next: None,
+            table: accepted,
+        },
+        Category {
+            title: "In sync",
+            rows: &d.in_sync,
+            fold: true,
+            next: None,
+            table: in_sync,
+        },
     ]
+}
+
+fn unmanaged(rows: &[DriftRow], _: &Links) -> Table {
+    Table::new(&["workload", "tenant", ">GPUs", "shape", "age", "note"])
+        .rows(rows, |r| {
+            vec![
+                r.id().into(),
+                r.tenant.as_str().into(),
+                r.gpus.to_string().into(),
+                r.live_shape.as_deref().unwrap_or("").into(),
+                age(r).into(),
+                note(r).into(),
+            ]
+        })
+        .drop_empty_columns()
+}
+
+fn missing(rows: &[DriftRow], links: &Links) -> Table {
+    Table::new(&[
+        "workload",
+        "tenant",
+        ">Git GPUs",
+        "shape",
+        "app",
+        "manifest",
+        "note",
+    ])
+    .rows(rows, |r| {
+        vec![
+            r.id().into(),
+            r.tenant.as_str().into(),
+            r.gpus_git.to_string().into(),
+            r.git_shape.as_deref().unwrap_or("").into(),
+            r.app.as_deref().unwrap_or("").into(),
+            links.manifest(r.git_source.as_deref()),
+            note(r).into(),
+        ]
+    })
+    .drop_empty_columns()
+}
+
+fn changed(rows: &[DriftRow], links: &Links) -> Table {
+    Table::new(&[
+        "workload",
+        "tenant",
+        ">Git GPUs",
+        ">live GPUs",
+        "Git → live",
+        "app",
+        "manifest",
+        "note",
+    ])
+    .rows(rows, |r| {
+        vec![
+            r.id().into(),
+            r.tenant.as_str().into(),
+            r.gpus_git.to_string().into(),
+            r.gpus.to_string().into(),
+            r.change.clone().unwrap_or_else(|| shapes(r)).into(),
+            r.app.as_deref().unwrap_or("").into(),
+            links.manifest(r.git_source.as_deref()),
+            note(r).into(),
+        ]
+    })
+    .drop_empty_columns()
+}
+
+fn accepted(rows: &[DriftRow], _: &Links) -> Table {
+    Table::new(&["workload", "tenant", ">live GPUs", ">Git GPUs", "as", "why"])
+        .rows(rows, |r| {
+            vec![
+                r.id().into(),
+                r.tenant.as_str().into(),
+                r.gpus.to_string().into(),
+                r.gpus_git.to_string().into(),
+                r.accepted_as.map_or("", DriftCategory::as_str).into(),
+                note(r).into(),
+            ]
+        })
+        .drop_empty_columns()
+}
+
+fn in_sync(rows: &[DriftRow], _: &Links) -> Table {
+    Table::new(&["workload", "tenant", ">GPUs", "shape", "app", "note"])
+        .rows(rows, |r| {
+            vec![
+                r.id().into(),
+                r.tenant.as_str().into(),
+                r.gpus.to_string().into(),
+                shapes(r).into(),
+                r.app.as_deref().unwrap_or("").into(),
+                note(r).into(),
+            ]
+        })
+        .drop_empty_columns()
+        .limit(TERMINAL_IN_SYNC)
 }
 
 fn shapes(r: &DriftRow) -> String {
     match (&r.git_shape, &r.live_shape) {
         (Some(g), Some(l)) if g == l => g.clone(),
-        (Some(g), Some(l)) => format!("git: {g} → live: {l}"),
-        (Some(g), None) => format!("git: {g}"),
-        (None, Some(l)) => format!("live: {l}"),
+        (Some(g), Some(l)) => format!("Git: {g} → live: {l}"),
+        (Some(g), None) => g.clone(),
+        (None, Some(l)) => l.clone(),
         (None, None) => String::new(),
+    }
+}
+
+/// `12 days`, `today`, or nothing when the creation time is not known.
+fn age(r: &DriftRow) -> String {
+    match r.age_days {
+        Some(0) => "today".into(),
+        Some(n) => count(u64::try_from(n).unwrap_or(0), "day"),
+        None => String::new(),
     }
 }
 
@@ -38,8 +188,7 @@ fn note(r: &DriftRow) -> String {
     let mut n = Vec::new();
     if let Some(rule) = &r.rule {
         n.push(format!(
-            "accepted {}: {}{}{}",
-            r.accepted_as.map_or("", DriftCategory::as_str),
+            "{}{}{}",
             rule.reason,
             rule.owner
                 .as_deref()
@@ -60,10 +209,18 @@ fn note(r: &DriftRow) -> String {
     n.join("; ")
 }
 
-pub fn drift(d: &Drift) -> Doc {
+/// The drift section: its heading, the summary, and the categories.
+pub fn drift(d: &Drift, links: &Links) -> Doc {
     let mut doc = Doc::new();
     doc.heading(2, "Drift against Git");
     doc.paragraph(Text::new().strong(d.summary.as_str()));
+    body(&mut doc, d, links);
+    doc
+}
+
+/// Everything under the summary: where Git was read, the categories, diffs, expired rules and
+/// coverage.
+pub fn body(doc: &mut Doc, d: &Drift, links: &Links) {
     doc.paragraph(
         Text::new()
             .plain("Git at ")
@@ -74,42 +231,26 @@ pub fn drift(d: &Drift) -> Doc {
                 "."
             }),
     );
-    for (title, rows, always_fold) in categories(d) {
-        if rows.is_empty() {
+    for c in categories(d) {
+        if c.rows.is_empty() {
             continue;
         }
-        let mut t = Table::new(&[
-            "workload",
-            "tenant",
-            ">live GPUs",
-            ">git GPUs",
-            "shape",
-            "app",
-            "note",
-        ])
-        .rows(rows, |r| {
-            vec![
-                r.id().into(),
-                r.tenant.as_str().into(),
-                r.gpus.to_string().into(),
-                r.gpus_git.to_string().into(),
-                shapes(r).into(),
-                r.app.as_deref().unwrap_or("").into(),
-                note(r).into(),
-            ]
-        });
-        let title = format!("{title} ({})", rows.len());
-        if always_fold || rows.len() > FOLD {
-            if always_fold {
-                t = t.limit(TERMINAL_IN_SYNC);
-            }
+        let t = (c.table)(c.rows, links);
+        let title = format!("{} ({})", c.title, c.rows.len());
+        let mut blocks = vec![Block::Table(t)];
+        if let Some(next) = c.next {
+            blocks.push(Block::Paragraph(Text::new().emph(next)));
+        }
+        if c.fold || c.rows.len() > FOLD {
             doc.push(Block::Details {
                 summary: title.into(),
-                body: vec![Block::Table(t)],
+                body: blocks,
             });
         } else {
             doc.heading(3, title);
-            doc.push(Block::Table(t));
+            for b in blocks {
+                doc.push(b);
+            }
         }
     }
     for r in d.changed.iter().chain(d.accepted.iter()) {
@@ -163,5 +304,4 @@ pub fn drift(d: &Drift) -> Doc {
             )],
         });
     }
-    doc
 }

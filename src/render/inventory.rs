@@ -2,8 +2,9 @@
 //! tenants), the long lists after, folded on GitHub when they have more than [`FOLD`] rows.
 
 use super::{count, percent};
-use crate::doc::{Block, Chart, Doc, Table, Text};
+use crate::doc::{Alert, Block, Chart, Doc, Table, Text};
 use crate::report::{Report, WorkloadRow};
+use crate::util::text::count as count_of;
 
 /// Lists longer than this are folded into `<details>` on GitHub.
 pub(crate) const FOLD: usize = 10;
@@ -17,15 +18,39 @@ pub fn inventory(r: &Report) -> Doc {
     d
 }
 
-/// The four counts, the shortage, clusters and tenants: what a drift issue leads with.
+/// The title, the INCOMPLETE banner when part of the input was not read, and the figures.
 pub fn headline(r: &Report) -> Doc {
-    let f = &r.fleet;
-    let g = &f.gpus;
     let mut d = Doc::new();
     d.heading(2, "GPU fleet inventory");
     if let Some(b) = banner(r) {
         d.push(b);
     }
+    d.extend(figures(r));
+    d
+}
+
+/// The fleet in one line, for a folded section's summary: `101 of 112 placeable GPUs requested
+/// (90.2%) on 14 GPU nodes; 16 pending`.
+pub fn one_line(r: &Report) -> String {
+    let (f, g) = (&r.fleet, &r.fleet.gpus);
+    if missing(r, "pods") || missing(r, "nodes") {
+        return "incomplete: figures unknown (see the banner above)".into();
+    }
+    format!(
+        "{} of {} placeable GPUs requested ({}) on {}; {} pending",
+        g.requested,
+        g.placeable,
+        percent(f.utilisation),
+        count_of(f.gpu_nodes, "GPU node"),
+        g.pending
+    )
+}
+
+/// The four counts, the shortage, clusters and tenants: what a drift issue folds under drift.
+pub fn figures(r: &Report) -> Doc {
+    let f = &r.fleet;
+    let g = &f.gpus;
+    let mut d = Doc::new();
     // Without the pods (or the nodes) the figures built on them are unknown, never zero.
     let (no_pods, no_nodes) = (missing(r, "pods"), missing(r, "nodes"));
     let known = |v: u64, unknown: bool| {
@@ -58,7 +83,7 @@ pub fn headline(r: &Report) -> Doc {
                     percent(f.utilisation),
                     f.gpu_nodes,
                     g.pending,
-                    f.shortage.summary
+                    sentence(&f.shortage.summary)
                 )),
         );
     }
@@ -111,6 +136,34 @@ pub fn headline(r: &Report) -> Doc {
             vec![tier.into(), n.into(), note.into()]
         }),
     ));
+    // H100s and L4s are not one pool: the tiers per model, when the nodes name their model.
+    if !no_nodes && f.models.iter().any(|m| m.model != "unknown") {
+        d.push(Block::Table(
+            Table::new(&[
+                "GPU model",
+                ">nodes",
+                ">capacity",
+                ">allocatable",
+                ">placeable",
+                ">requested",
+            ])
+            .rows(&f.models, |m| {
+                vec![
+                    m.model.as_str().into(),
+                    m.nodes.to_string().into(),
+                    m.capacity.to_string().into(),
+                    m.allocatable.to_string().into(),
+                    m.placeable.to_string().into(),
+                    if no_pods {
+                        "unknown".to_string()
+                    } else {
+                        m.requested.to_string()
+                    }
+                    .into(),
+                ]
+            }),
+        ));
+    }
     let other_unknown: Vec<Text> = f
         .unknown
         .iter()
@@ -170,7 +223,9 @@ pub fn headline(r: &Report) -> Doc {
         d.section("Clusters", t, None);
     }
 
-    let tenants = Table::new(&[
+    // The used column says something only when some tenant's activity is known.
+    let used_known = !no_pods && r.tenants.iter().any(|t| t.gpus_used.is_some());
+    let mut tenants = Table::new(&[
         "tenant",
         ">requested",
         ">pending",
@@ -185,12 +240,11 @@ pub fn headline(r: &Report) -> Doc {
             t.name.as_str().into(),
             known(t.gpus_requested, no_pods).into(),
             known(t.gpus_pending, no_pods).into(),
-            if no_pods {
-                "unknown".into()
+            if used_known {
+                count(t.gpus_used).into()
             } else {
-                count(t.gpus_used)
-            }
-            .into(),
+                Text::new()
+            },
             if no_pods {
                 "unknown".into()
             } else {
@@ -202,20 +256,56 @@ pub fn headline(r: &Report) -> Doc {
             t.product_lines.join(", ").into(),
         ]
     });
+    if !used_known {
+        tenants = tenants.drop_empty_columns();
+    }
     d.section("Tenants", tenants, None);
-    let slices: Vec<(String, u64)> = r
-        .tenants
-        .iter()
-        .filter(|t| t.gpus_requested > 0 && !no_pods)
-        .map(|t| (t.name.clone(), t.gpus_requested))
-        .collect();
-    if !slices.is_empty() {
-        d.push(Block::Chart(Chart::Pie {
-            title: "GPUs requested by tenant".into(),
-            slices,
-        }));
+    if !no_pods && let Some(pie) = pie(r) {
+        d.push(pie);
     }
     d
+}
+
+/// Tenants shown by name in the pie; the rest are one "other" slice, so a fleet of forty tenants
+/// still reads at a glance.
+const PIE_SLICES: usize = 7;
+
+/// GPUs requested by tenant as a pie: the largest [`PIE_SLICES`] and the rest as "other".
+fn pie(r: &Report) -> Option<Block> {
+    let mut held: Vec<(&str, u64)> = r
+        .tenants
+        .iter()
+        .filter(|t| t.gpus_requested > 0)
+        .map(|t| (t.name.as_str(), t.gpus_requested))
+        .collect();
+    if held.is_empty() {
+        return None;
+    }
+    held.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    // One tenant past the cut is shown by name: an "other" slice of one says less.
+    let shown = if held.len() > PIE_SLICES + 1 {
+        PIE_SLICES
+    } else {
+        held.len()
+    };
+    let rest: u64 = held
+        .iter()
+        .skip(shown)
+        .map(|(_, n)| *n)
+        .fold(0, u64::saturating_add);
+    let others = held.len().saturating_sub(shown);
+    let mut slices: Vec<(String, u64)> = held
+        .into_iter()
+        .take(shown)
+        .map(|(n, v)| (n.to_string(), v))
+        .collect();
+    if others > 0 {
+        slices.push((format!("{others} other tenants"), rest));
+    }
+    Some(Block::Chart(Chart::Pie {
+        title: "GPUs requested by tenant".into(),
+        slices,
+    }))
 }
 
 /// Everything after the headline: idle GPUs, graphs, workloads, nodes, routes, namespaces.
@@ -391,6 +481,14 @@ fn workload_id(w: &WorkloadRow) -> String {
     }
 }
 
+/// `s` with its first letter in upper case: a sentence of its own.
+fn sentence(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
 /// Whether `resource` (`pods`, `nodes`) could not be read.
 fn missing(r: &Report, resource: &str) -> bool {
     r.incomplete.iter().any(|m| m.resource == resource)
@@ -412,5 +510,8 @@ pub fn banner(r: &Report) -> Option<Block> {
             .code(m.resource.as_str())
             .plain(format!(": {}", m.reason))
     }));
-    Some(Block::Quote(lines))
+    Some(Block::Alert {
+        kind: Alert::Caution,
+        lines,
+    })
 }

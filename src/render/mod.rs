@@ -13,7 +13,8 @@ mod inventory;
 
 use clap::ValueEnum;
 
-use crate::doc::Doc;
+pub use crate::doc::terminal::Style;
+use crate::doc::{Doc, Text};
 use crate::report::{CheckReport, RenderReport, Report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -30,7 +31,7 @@ pub enum Format {
 pub fn report_doc(report: &Report) -> Doc {
     let mut d = inventory::inventory(report);
     if let Some(x) = &report.drift {
-        d.extend(drift::drift(x));
+        d.extend(drift::drift(x, &Links::default()));
     }
     d
 }
@@ -42,52 +43,65 @@ pub fn drift_doc(report: &Report) -> Option<Doc> {
         if let Some(b) = inventory::banner(report) {
             d.push(b);
         }
-        d.extend(drift::drift(x));
+        d.extend(drift::drift(x, &Links::default()));
         d
     })
 }
 
-/// The body of a drift tracking issue: the fleet's four counts and the tenant table, then drift.
-pub fn drift_issue_doc(report: &Report) -> Doc {
-    let mut d = inventory::headline(report);
-    match &report.drift {
-        Some(x) => d.extend(drift::drift(x)),
-        None => d.paragraph("Drift is unknown: no desired state was given."),
+/// The body of a drift tracking issue: drift leads (its summary, then unmanaged, missing and
+/// changed), and the fleet's counts and tenants follow, folded — the issue is about drift, the
+/// inventory is context.
+pub fn drift_issue_doc(report: &Report, links: &Links) -> Doc {
+    let mut d = Doc::new();
+    d.heading(2, "GPU drift against Git");
+    if let Some(b) = inventory::banner(report) {
+        d.push(b);
     }
+    match &report.drift {
+        Some(x) => {
+            d.paragraph(Text::new().strong(x.summary.as_str()));
+            drift::body(&mut d, x, links);
+        }
+        None => d.paragraph(Text::new().strong("Drift is unknown: no desired state was given.")),
+    }
+    d.push(crate::doc::Block::Details {
+        summary: Text::from(format!("Fleet inventory: {}", inventory::one_line(report))),
+        body: inventory::figures(report).blocks,
+    });
     d
 }
 
-pub fn check_doc(report: &CheckReport) -> Doc {
-    check::check(&report.check)
+pub fn check_doc(report: &CheckReport, links: &Links) -> Doc {
+    check::check(&report.check, links)
 }
 
 pub fn desired_doc(report: &RenderReport) -> Doc {
     desired::desired(report)
 }
 
-pub fn render(report: &Report, format: Format) -> String {
-    layout(&report_doc(report), report, format)
+pub fn render(report: &Report, format: Format, style: &Style) -> String {
+    layout(&report_doc(report), report, format, style)
 }
 
 /// The drift report: drift first, the full report in JSON.
-pub fn render_drift(report: &Report, format: Format) -> String {
+pub fn render_drift(report: &Report, format: Format, style: &Style) -> String {
     match drift_doc(report) {
-        Some(d) => layout(&d, report, format),
+        Some(d) => layout(&d, report, format, style),
         None => json(report),
     }
 }
 
-pub fn render_check(report: &CheckReport, format: Format) -> String {
-    layout(&check_doc(report), report, format)
+pub fn render_check(report: &CheckReport, format: Format, style: &Style) -> String {
+    layout(&check_doc(report, &Links::default()), report, format, style)
 }
 
-pub fn render_desired(report: &RenderReport, format: Format) -> String {
-    layout(&desired_doc(report), report, format)
+pub fn render_desired(report: &RenderReport, format: Format, style: &Style) -> String {
+    layout(&desired_doc(report), report, format, style)
 }
 
-fn layout<T: serde::Serialize>(doc: &Doc, report: &T, format: Format) -> String {
+fn layout<T: serde::Serialize>(doc: &Doc, report: &T, format: Format, style: &Style) -> String {
     match format {
-        Format::Table => doc.terminal(),
+        Format::Table => crate::doc::terminal::write(doc, style),
         Format::Markdown => doc.markdown(),
         Format::Json => json(report),
     }
@@ -106,6 +120,59 @@ pub fn arrow(before: Option<&str>, after: Option<&str>) -> String {
         (Some(b), Some(a)) => format!("{b} → {a}"),
         (Some(x), None) | (None, Some(x)) => x.to_string(),
         (None, None) => String::new(),
+    }
+}
+
+/// Where a manifest named `path:line` lives: on GitHub, the blob at the commit the report is about
+/// (`…/blob/<sha>/path#L3`); elsewhere nothing, and the manifest stays text.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Links {
+    /// `https://github.com/acme/gitops/blob/<sha>/<repository path>/`
+    blob: Option<String>,
+}
+
+impl Links {
+    /// Links into `slug` (`owner/name`) at `sha`; `prefix` is the GitOps repository's folder in it
+    /// (`gitops/`, or empty).
+    pub fn github(server: &str, slug: &str, sha: &str, prefix: &str) -> Links {
+        Links {
+            blob: Some(format!(
+                "{}/{slug}/blob/{sha}/{prefix}",
+                server.trim_end_matches('/')
+            )),
+        }
+    }
+
+    /// A manifest (`path:line`, `path:line:column` or a path), linked when it is a plain relative
+    /// path in the repository; any other source (a chart template, an unknown) stays text.
+    pub fn manifest(&self, source: Option<&str>) -> Text {
+        let Some(source) = source.filter(|s| !s.is_empty()) else {
+            return Text::new();
+        };
+        let Some(blob) = &self.blob else {
+            return Text::from(source);
+        };
+        let mut parts = source.splitn(3, ':');
+        let path = parts.next().unwrap_or_default();
+        let line = parts
+            .next()
+            .filter(|l| l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty());
+        let plain_path = !path.is_empty()
+            && !path.starts_with('/')
+            && !path
+                .split('/')
+                .any(|c| c == ".." || c == "." || c.is_empty())
+            && path
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./+@".contains(c));
+        if !plain_path {
+            return Text::from(source);
+        }
+        let url = match line {
+            Some(l) => format!("{blob}{path}#L{l}"),
+            None => format!("{blob}{path}"),
+        };
+        Text::new().link(Text::new().code(source), url)
     }
 }
 

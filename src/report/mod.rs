@@ -75,6 +75,9 @@ pub struct Fleet {
     pub public_routes: u64,
     /// MIG slices and shared (time-sliced) GPUs, never mixed into whole GPUs.
     pub other_gpus: Vec<OtherGpuRow>,
+    /// Whole GPUs by model (the GFD label `nvidia.com/gpu.product`): an H100 and an L4 are not one
+    /// pool. Largest capacity first.
+    pub models: Vec<ModelRow>,
     /// Where `used` came from (Prometheus URL, window, busy threshold), when a source is set.
     pub metrics_source: Option<String>,
     /// Σ average activity of whole GPUs: a GPU at 40% counts 0.4. `null` when unknown.
@@ -151,6 +154,19 @@ pub struct PendingPod {
     pub name: String,
     pub gpus: u64,
     pub workload: String,
+}
+
+/// The whole GPUs of one model across the fleet's GPU nodes.
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelRow {
+    /// `NVIDIA-H100-80GB-HBM3`, or `unknown` for nodes without the GFD label.
+    pub model: String,
+    pub nodes: u64,
+    pub capacity: u64,
+    pub allocatable: u64,
+    pub placeable: u64,
+    /// GPUs requested by bound pods on nodes of this model.
+    pub requested: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -295,10 +311,23 @@ pub struct Desired {
     pub duplicates: Vec<DuplicateRow>,
     /// Problems with the repository as a whole.
     pub problems: Vec<String>,
+    /// Where the cluster's Namespace labels would name another tenant than Git's manifests do
+    /// (tenants resolve from the repository alone, offline or not).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tenancy: Vec<ClusterOnlyTenant>,
     /// Workload objects Git declares without GPUs: a live GPU workload that matches one has
     /// changed shape, it is not unmanaged.
     #[serde(skip)]
     pub without_gpus: Vec<WithoutGpus>,
+}
+
+/// A namespace whose tenant only the cluster's Namespace labels name: Git's workloads there count
+/// for `git` (the namespace's name, or what the repository says), the cluster would say `cluster`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct ClusterOnlyTenant {
+    pub namespace: String,
+    pub git: String,
+    pub cluster: String,
 }
 
 /// A workload object Git declares without GPUs, and the app that renders it.
@@ -430,6 +459,16 @@ pub struct DriftRow {
     /// Unified diff of the GPU-relevant spec (changed only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
+    /// What differs from Git to live, role by role (`decode replicas 8 → 4, -32 GPUs`; changed
+    /// only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<String>,
+    /// When the live object was created (RFC 3339), and its age in whole days at the report's
+    /// date: how long an unmanaged workload has run outside Git.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub age_days: Option<i64>,
     /// For accepted rows: the category it would have had, and the rule.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub accepted_as: Option<DriftCategory>,
@@ -534,6 +573,10 @@ pub struct Check {
     pub capacity_unknown: Option<String>,
     pub tenant_limits: Vec<TenantLimit>,
     pub render_errors: Vec<String>,
+    /// Where the cluster would name another tenant than Git's manifests (the head's; tenants are
+    /// attributed from the repository alone).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tenancy: Vec<ClusterOnlyTenant>,
     pub gates: Vec<Gate>,
     /// The configuration the check applied, and what the change does to it.
     pub config: ConfigReview,
@@ -576,6 +619,10 @@ pub struct ChangeRow {
     pub gpus_head: u64,
     pub shape_base: Option<String>,
     pub shape_head: Option<String>,
+    /// What the change does to the shape, role by role (reshaped only):
+    /// `decode replicas 8 → 10, +16 GPUs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<String>,
     pub source: Option<String>,
 }
 

@@ -52,6 +52,15 @@ impl Date {
         Timestamp::now().date()
     }
 
+    /// Whole days from `earlier` to this date (negative when `earlier` is later).
+    pub fn days_since(self, earlier: Date) -> i64 {
+        earlier
+            .0
+            .until(self.0)
+            .map(|span| i64::from(span.get_days()))
+            .unwrap_or(0)
+    }
+
     /// `n` days later (earlier when negative); past the end of the calendar it stays at the end.
     pub fn plus_days(self, n: i64) -> Date {
         Span::new()
@@ -140,7 +149,7 @@ impl Timestamp {
             .map_err(|_| bad())
     }
 
-    fn date(self) -> Date {
+    pub fn date(self) -> Date {
         Date(Offset::UTC.to_datetime(self.0).date())
     }
 }

@@ -7,6 +7,17 @@
 //! line structure of a report that gpuledger laid out itself and replaces every other control
 //! character.
 
+/// `1 GPU`, `2 GPUs`, `0 GPUs`: a count with its noun in the right number (the noun's plural is
+/// the noun and `s`).
+pub fn count(n: impl Into<u128>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// The longest message gpuledger prints or stores for a reason, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 2000;
 

@@ -22,6 +22,7 @@ use serde::Serialize;
 use crate::k8s::gpus::Gpus;
 use crate::k8s::object::{Body, Object, Source};
 use crate::k8s::types::Labels;
+use crate::util::date::Timestamp;
 use crate::util::sum::{self, Named, Overflow, TooLarge};
 
 /// Checks, once, as an object is read, that every GPU figure of it fits in 64 bits: its pod
@@ -174,6 +175,69 @@ impl fmt::Display for GpuShape {
     }
 }
 
+/// What differs between two shapes, role by role, and what it does to the GPUs:
+/// `decode replicas 8 → 10, +16 GPUs`; `prefill added (4×8), +32 GPUs`. Empty when the roles are
+/// the same. A reader sees the change, not two shapes to compare by eye.
+pub fn describe_change(from: &[Role], to: &[Role]) -> String {
+    let mut parts = Vec::new();
+    let mut names: Vec<&str> = from.iter().chain(to).map(|r| r.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let (a, b) = (
+            from.iter().find(|r| r.name == name),
+            to.iter().find(|r| r.name == name),
+        );
+        match (a, b) {
+            (Some(a), Some(b)) => {
+                let mut d = Vec::new();
+                for (what, x, y) in [
+                    ("replicas", a.replicas, b.replicas),
+                    ("GPUs per replica", a.gpus_per_replica, b.gpus_per_replica),
+                    (
+                        "nodes per replica",
+                        a.nodes_per_replica,
+                        b.nodes_per_replica,
+                    ),
+                ] {
+                    if x != y {
+                        d.push(format!("{what} {x} → {y}"));
+                    }
+                }
+                if !d.is_empty() {
+                    parts.push(format!("{name} {}", d.join(", ")));
+                }
+            }
+            (Some(a), None) => parts.push(format!(
+                "{name} removed ({}×{})",
+                a.replicas, a.gpus_per_replica
+            )),
+            (None, Some(b)) => parts.push(format!(
+                "{name} added ({}×{})",
+                b.replicas, b.gpus_per_replica
+            )),
+            (None, None) => {}
+        }
+    }
+    if parts.is_empty() {
+        return String::new();
+    }
+    let total = |roles: &[Role]| -> i128 {
+        roles
+            .iter()
+            .map(|r| i128::from(r.replicas) * i128::from(r.gpus_per_replica))
+            .sum()
+    };
+    let delta = total(to) - total(from);
+    let gpus = match delta {
+        0 => "no change in GPUs".to_string(),
+        1 => "+1 GPU".to_string(),
+        -1 => "-1 GPU".to_string(),
+        d => format!("{d:+} GPUs"),
+    };
+    format!("{}, {gpus}", parts.join("; "))
+}
+
 /// Pod counts of a workload: how many of its GPU pods are bound, and how many wait.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct PodCounts {
@@ -202,6 +266,8 @@ pub struct Workload {
     pub pending: Gpus,
     pub pods: PodCounts,
     pub source: Option<Source>,
+    /// When its topmost object found was created (live objects only; unreadable → `None`).
+    pub created: Option<Timestamp>,
 }
 
 /// Well-known labels that name a workload's root when the owners are missing from the input.
@@ -214,4 +280,46 @@ pub mod labels {
     pub const KSERVE_ISVC: &str = "serving.kserve.io/inferenceservice";
     pub const LLMD_ROLE: &str = "llm-d.ai/role";
     pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn role(name: &str, replicas: u64, gpus: u64) -> Role {
+        Role {
+            name: name.into(),
+            replicas,
+            gpus_per_replica: gpus,
+            nodes_per_replica: 1,
+            autoscaled: false,
+        }
+    }
+
+    #[test]
+    fn a_change_says_what_changed_and_what_it_does_to_the_gpus() {
+        let base = [role("decode", 8, 8), role("prefill", 4, 8)];
+        let head = [role("decode", 10, 8), role("prefill", 4, 8)];
+        assert_eq!(
+            describe_change(&base, &head),
+            "decode replicas 8 → 10, +16 GPUs"
+        );
+        assert_eq!(
+            describe_change(&head, &base),
+            "decode replicas 10 → 8, -16 GPUs"
+        );
+        assert_eq!(
+            describe_change(&[role("main", 2, 4)], &[role("main", 1, 8)]),
+            "main replicas 2 → 1, GPUs per replica 4 → 8, no change in GPUs"
+        );
+        assert_eq!(
+            describe_change(&base[..1], &base),
+            "prefill added (4×8), +32 GPUs"
+        );
+        assert_eq!(
+            describe_change(&[], &[role("main", 1, 1)]),
+            "main added (1×1), +1 GPU"
+        );
+        assert_eq!(describe_change(&base, &base), "");
+    }
 }

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 use crate::k8s::gpus::Gpus;
 use crate::k8s::object::{Body, Kind, Object, group_of};
 use crate::k8s::types::OwnerRef;
+use crate::util::date::Timestamp;
 use crate::util::sum::{Named, Overflow};
 
 use super::kinds::{declared_shape, template_role};
@@ -394,6 +395,11 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
             pending: b.pending,
             pods: b.pods,
             source: present.map(|o| o.source.clone()),
+            created: top
+                .meta
+                .creation_timestamp
+                .as_deref()
+                .and_then(|t| Timestamp::parse(t).ok()),
         });
     }
     // Pods point at list indexes, not root indexes.

@@ -537,3 +537,53 @@ fn the_capacity_gate_judges_the_change_not_the_fleet() {
     assert_eq!(code, Some(1), "a change that makes it worse fails: {why}");
     assert!(why.as_str().unwrap().contains("this change needs"), "{why}");
 }
+
+/// The same change is attributed to the same tenants offline and with a snapshot: tenants come
+/// from Git's manifests alone, and the namespaces whose tenant only the cluster's labels name are
+/// listed (the snapshot labels llm-prod `tenant: chat`; the repository declares no Namespace).
+#[test]
+fn tenants_do_not_depend_on_which_inputs_were_given() {
+    let r = repo_with_feature_branch();
+    let snapshot = fixture("tests/fixtures/drift/cluster.yaml");
+    let (_, offline, err) = check(&r, &[]);
+    assert!(offline["check"]["tenancy"].is_null(), "{err}");
+    let (_, live, err) = check(&r, &["--snapshot", snapshot.to_str().unwrap()]);
+    assert_eq!(
+        offline["check"]["tenants"], live["check"]["tenants"],
+        "{err}"
+    );
+    assert_eq!(
+        offline["check"]["summary"]
+            .as_str()
+            .unwrap()
+            .split("; ")
+            .nth(1),
+        live["check"]["summary"]
+            .as_str()
+            .unwrap()
+            .split("; ")
+            .nth(1),
+    );
+    let notes = live["check"]["tenancy"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n["namespace"] == "llm-prod"
+            && n["git"] == "llm-prod"
+            && n["cluster"] == "chat"),
+        "{notes:?}"
+    );
+    // Said in the human report too.
+    let out = gpuledger(r.path())
+        .args([
+            "check", "--repo", ".", "--base", "main", "--head", "feature",
+        ])
+        .args([
+            "--snapshot",
+            snapshot.to_str().unwrap(),
+            "--format",
+            "markdown",
+        ])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("llm-prod (chat)"), "{md}");
+}

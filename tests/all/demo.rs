@@ -220,6 +220,31 @@ fn table_output_snapshot() {
     insta::assert_snapshot!("demo_table", String::from_utf8(out.stdout).unwrap());
 }
 
+/// The demo at 80 columns, as a terminal shows it: every line fits, text columns wrap between
+/// words, numbers stay whole; `--all` shows the rows a terminal otherwise counts.
+#[test]
+fn table_at_80_columns() {
+    let out = gpuledger(&root())
+        .args(["inventory", "--snapshot", DEMO, "--config", CONFIG])
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for l in text.lines() {
+        assert!(l.chars().count() <= 80, "{l:?}");
+    }
+    assert!(!text.contains('\u{1b}'), "no colour through a pipe");
+    insta::assert_snapshot!("demo_table_80", text);
+    let all = gpuledger(&root())
+        .args(["inventory", "--snapshot", DEMO, "--config", CONFIG, "--all"])
+        .output()
+        .unwrap();
+    let all = String::from_utf8(all.stdout).unwrap();
+    assert!(text.contains("more not shown (--all shows every row)"));
+    assert!(!all.contains("more not shown"), "{all}");
+}
+
 #[test]
 fn markdown_output_snapshot() {
     let out = gpuledger(&root())

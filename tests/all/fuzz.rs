@@ -17,7 +17,7 @@ use gpuledger::github::event::Runtime;
 use gpuledger::github::marker::Marker;
 use gpuledger::k8s::quantity::Quantity;
 use gpuledger::k8s::read::read_str;
-use gpuledger::render::{Format, render};
+use gpuledger::render::{Format, Style, render};
 use gpuledger::util::date::{Date, Timestamp};
 
 use super::support::{fixture, gpuledger};
@@ -204,11 +204,17 @@ fn read(reader: &'static str, input: &str) -> bool {
                     Err(e) if !e.to_string().is_empty() => return Ok(()),
                     Err(e) => return Err(format!("an unnamed overflow: {e:?}")),
                 };
-                let json = render(&report, Format::Json);
+                let narrow = Style {
+                    width: Some(40),
+                    color: true,
+                    all: true,
+                };
+                let json = render(&report, Format::Json, &narrow);
                 serde_json::from_str::<serde_json::Value>(&json)
                     .map_err(|e| format!("the JSON report does not parse: {e}"))?;
-                render(&report, Format::Markdown);
-                render(&report, Format::Table);
+                render(&report, Format::Markdown, &narrow);
+                render(&report, Format::Table, &narrow);
+                render(&report, Format::Table, &Style::default());
                 ok();
                 Ok(())
             }

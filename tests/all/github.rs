@@ -815,12 +815,16 @@ fn issue_is_created_updated_closed_and_reopened() {
     assert_eq!(first.labels, ["gpuledger-drift"]);
     let body = &first.body;
     let pos = |s: &str| body.find(s).unwrap_or_else(|| panic!("{s} not in {body}"));
-    assert!(pos("## GPU fleet inventory") < pos("### Tenants"));
-    assert!(pos("### Tenants") < pos("## Drift against Git"));
+    // Drift leads; the inventory is folded below it.
+    assert!(pos("## GPU drift against Git") < pos("### Unmanaged"));
+    assert!(pos("### Unmanaged") < pos("<summary>Fleet inventory"));
+    assert!(pos("<summary>Fleet inventory") < pos("### Tenants"));
     assert!(
         !body.contains("### Workloads"),
         "the issue is not the whole inventory"
     );
+    // Manifests link to their blobs at the repository's commit.
+    let body = body.replace(r.git(&["rev-parse", "HEAD"]).trim(), "HEAD_SHA");
     insta::assert_snapshot!("drift_issue", body);
     // Found through the list API by label, all states; never the search API.
     let s = hub.state();
@@ -1242,7 +1246,12 @@ fn the_docs_show_the_current_comment_and_issue() {
         ),
         (
             "tests/all/snapshots/all__github__drift_issue.snap",
-            [("", ""); 4],
+            [
+                ("HEAD_SHA", "9f1c2d7e4b5a69880c1d2e3f4a5b6c7d8e9f0a1b"),
+                ("", ""),
+                ("", ""),
+                ("", ""),
+            ],
         ),
     ] {
         let text = std::fs::read_to_string(fixture(snap)).unwrap();
@@ -1260,4 +1269,77 @@ fn the_docs_show_the_current_comment_and_issue() {
             "docs/github.md does not show the current {snap}: run scripts/update-docs-examples.py"
         );
     }
+}
+
+/// The first block under the title, as GitHub reads the body: the verdict (a caution alert when a
+/// gate failed, else the bold headline) — never a table, a footnote or a figure without its verdict.
+fn first_block_after_title(body: &str) -> String {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let opts = Options::ENABLE_TABLES | Options::ENABLE_GFM;
+    let mut depth = 0;
+    let mut seen_title = false;
+    let mut out = String::new();
+    for e in Parser::new_ext(body, opts) {
+        match &e {
+            Event::Start(Tag::Heading { .. }) if depth == 0 && !seen_title => {
+                seen_title = true;
+                depth += 1;
+                continue;
+            }
+            Event::Html(_) if depth == 0 => continue,
+            Event::Start(t) => {
+                if seen_title {
+                    out.push_str(&format!("{t:?}|"));
+                }
+                depth += 1;
+            }
+            Event::End(t) => {
+                depth -= 1;
+                if depth == 0 && matches!(t, TagEnd::Heading(_)) {
+                    out.clear();
+                } else if seen_title && depth == 0 {
+                    return out;
+                }
+            }
+            Event::Text(t) | Event::Code(t) if seen_title && depth > 0 => out.push_str(t),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn the_verdict_is_the_first_block_of_the_comment_and_the_issue() {
+    // A failed gate: a caution alert right under the title, naming the gate.
+    let (r, hub) = pr_setup();
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &["--dry-run", "--fail-on", "capacity"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    let body = String::from_utf8_lossy(&out.stdout);
+    let first = first_block_after_title(&body);
+    assert!(
+        first.starts_with("BlockQuote(Some(Caution))|"),
+        "{first}\n{body}"
+    );
+    assert!(first.contains("Gate capacity failed"), "{first}");
+    // No failed gate: the headline (bold) leads.
+    let out = comment(&job, &r, &event, &["--dry-run", "--fail-on", "none"]);
+    let body = String::from_utf8_lossy(&out.stdout);
+    let first = first_block_after_title(&body);
+    assert!(
+        first.starts_with("Paragraph|Strong|+16 GPUs"),
+        "{first}\n{body}"
+    );
+
+    // The drift issue leads with drift, the inventory folded under it.
+    let r = drift_repo();
+    let out = issue_run(&job, &r, &["--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let body = String::from_utf8_lossy(&out.stdout);
+    let first = first_block_after_title(&body);
+    assert!(
+        first.starts_with("Paragraph|Strong|GitOps covers 88%"),
+        "{first}\n{body}"
+    );
 }

@@ -196,10 +196,12 @@ fn a_forbidden_resource_makes_the_report_incomplete() {
             .lines()
             .filter(|l| !l.trim().is_empty())
             .skip(1)
-            .take(2)
+            .take(3)
             .collect();
-        assert!(after_title[0].contains("INCOMPLETE"), "{format}: {text}");
-        assert!(after_title[1].contains("pods"), "{format}: {text}");
+        // A caution alert right under the title, naming the resource.
+        assert!(after_title[0].contains("CAUTION"), "{format}: {text}");
+        assert!(after_title[1].contains("INCOMPLETE"), "{format}: {text}");
+        assert!(after_title[2].contains("pods"), "{format}: {text}");
         assert!(
             text.contains("unknown") && !text.contains("0 GPUs requested"),
             "{format}: {text}"

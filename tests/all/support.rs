@@ -26,7 +26,10 @@ pub fn gpuledger(dir: &Path) -> Command {
         .env_remove("GITHUB_REPOSITORY")
         .env_remove("GITHUB_API_URL")
         .env_remove("GITHUB_EVENT_PATH")
-        .env_remove("GITHUB_TOKEN");
+        .env_remove("GITHUB_TOKEN")
+        // The table's layout follows the terminal: tests lay it out unlimited unless they say.
+        .env_remove("COLUMNS")
+        .env_remove("NO_COLOR");
     c
 }
 
