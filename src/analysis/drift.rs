@@ -629,6 +629,38 @@ mod tests {
         assert_eq!(d.changed.len(), 1);
     }
 
+    #[test]
+    fn an_unmanaged_workload_says_how_old_it_is_and_a_changed_one_what_changed() {
+        let mut live = deployment("ml", "rogue", 1, 2).replace(
+            "uid: ml-rogue}",
+            "uid: ml-rogue, creationTimestamp: \"2026-11-18T09:00:00Z\"}",
+        );
+        live.push_str(&pod("ml", "rogue", 0, 2, true));
+        live.push_str(&deployment("ml", "web", 4, 1));
+        for i in 0..4 {
+            live.push_str(&pod("ml", "web", i, 1, true));
+        }
+        let live_objs = read_str(&live, "live.yaml").unwrap();
+        let cfg = Config::default();
+        let git = desired_from(&deployment("ml", "web", 2, 1), &cfg);
+        let today = Date::parse("2026-11-30").unwrap();
+        let d = drift(
+            &live_workloads(&live_objs).unwrap(),
+            &live_objs,
+            &git,
+            &cfg,
+            today,
+        )
+        .unwrap();
+        let rogue = &d.unmanaged[0];
+        assert_eq!(rogue.created.as_deref(), Some("2026-11-18T09:00:00Z"));
+        assert_eq!(rogue.age_days, Some(12));
+        assert_eq!(
+            d.changed[0].change.as_deref(),
+            Some("main replicas 2 → 4, +2 GPUs")
+        );
+    }
+
     /// Property: over many random fleets and repositories, every live GPU workload lands in exactly
     /// one category, every desired one too, and the live categories' GPUs add up to the fleet's
     /// requested GPUs.

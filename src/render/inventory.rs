@@ -260,7 +260,12 @@ pub fn figures(r: &Report) -> Doc {
         tenants = tenants.drop_empty_columns();
     }
     d.section("Tenants", tenants, None);
-    if !no_pods && let Some(pie) = pie(r) {
+    let held = r
+        .tenants
+        .iter()
+        .map(|t| (t.name.as_str(), t.gpus_requested))
+        .collect();
+    if !no_pods && let Some(pie) = pie(held) {
         d.push(pie);
     }
     d
@@ -271,13 +276,8 @@ pub fn figures(r: &Report) -> Doc {
 const PIE_SLICES: usize = 7;
 
 /// GPUs requested by tenant as a pie: the largest [`PIE_SLICES`] and the rest as "other".
-fn pie(r: &Report) -> Option<Block> {
-    let mut held: Vec<(&str, u64)> = r
-        .tenants
-        .iter()
-        .filter(|t| t.gpus_requested > 0)
-        .map(|t| (t.name.as_str(), t.gpus_requested))
-        .collect();
+fn pie(mut held: Vec<(&str, u64)>) -> Option<Block> {
+    held.retain(|(_, n)| *n > 0);
     if held.is_empty() {
         return None;
     }
@@ -514,4 +514,46 @@ pub fn banner(r: &Report) -> Option<Block> {
         kind: Alert::Caution,
         lines,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn slices(b: Option<Block>) -> Vec<(String, u64)> {
+        match b {
+            Some(Block::Chart(Chart::Pie { slices, .. })) => slices,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_pie_shows_the_largest_tenants_and_one_other_slice() {
+        let names: Vec<String> = (0..10).map(|i| format!("t{i}")).collect();
+        let held: Vec<(&str, u64)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), 100 - i as u64))
+            .collect();
+        let s = slices(pie(held.clone()));
+        assert_eq!(s.len(), PIE_SLICES + 1);
+        assert_eq!(s[0], ("t0".to_string(), 100));
+        assert_eq!(s[PIE_SLICES], ("3 other tenants".to_string(), 93 + 92 + 91));
+        // One past the cut is shown by name; nothing held, no pie.
+        assert_eq!(slices(pie(held[..8].to_vec())).len(), 8);
+        assert!(pie(vec![("idle", 0)]).is_none());
+    }
+
+    #[test]
+    fn empty_columns_are_dropped_and_a_table_without_rows_keeps_its_columns() {
+        let t = Table::new(&["a", "b", ">c"])
+            .rows(0..2, |i| vec![i.to_string().into(), Text::new(), "".into()])
+            .drop_empty_columns();
+        assert_eq!(t.headers, ["a"]);
+        assert_eq!(t.rows, vec![vec![Text::from("0")], vec![Text::from("1")]]);
+        assert_eq!(
+            Table::new(&["a", "b"]).drop_empty_columns().headers.len(),
+            2
+        );
+    }
 }

@@ -185,3 +185,40 @@ pub(crate) fn count(v: Option<u64>) -> String {
 pub(crate) fn percent(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".to_string(), |f| format!("{:.1}%", f * 100.0))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::doc::Span;
+
+    #[test]
+    fn a_manifest_links_to_its_blob_line_only_when_it_is_a_plain_repository_path() {
+        let links = Links::github("https://github.com/", "acme/gitops", "abc123", "gitops/");
+        let url = |t: Text| match t.0.first() {
+            Some(Span::Link { url, .. }) => Some(url.clone()),
+            _ => None,
+        };
+        assert_eq!(
+            url(links.manifest(Some("serving/base/dgd.yaml:4"))).as_deref(),
+            Some("https://github.com/acme/gitops/blob/abc123/gitops/serving/base/dgd.yaml#L4")
+        );
+        assert_eq!(
+            url(links.manifest(Some("a.yaml:7:3"))).as_deref(),
+            Some("https://github.com/acme/gitops/blob/abc123/gitops/a.yaml#L7")
+        );
+        for not_a_path in [
+            "../etc/passwd:1",
+            "/abs.yaml:1",
+            "chart x (template)",
+            "a//b:1",
+        ] {
+            assert_eq!(url(links.manifest(Some(not_a_path))), None, "{not_a_path}");
+        }
+        assert!(links.manifest(None).is_empty());
+        // Off GitHub a manifest is text.
+        assert_eq!(
+            Links::default().manifest(Some("a.yaml:1")),
+            Text::from("a.yaml:1")
+        );
+    }
+}
