@@ -216,6 +216,7 @@ pub fn inventory_with_metrics(
         idle,
         clusters: Vec::new(),
         drift: None,
+        provenance: None,
     })
 }
 

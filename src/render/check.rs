@@ -4,7 +4,7 @@
 
 use super::arrow;
 use crate::doc::{Block, Doc, Table, Text};
-use crate::report::{ChangeRow, Check};
+use crate::report::{ChangeRow, Check, Provenance};
 
 /// Drift lists longer than this are summarised inline and listed in full in `Details`.
 const INLINE: usize = 10;
@@ -13,17 +13,14 @@ fn shapes(c: &ChangeRow) -> String {
     arrow(c.shape_base.as_deref(), c.shape_head.as_deref())
 }
 
-pub fn check(c: &Check) -> Doc {
+pub fn check(c: &Check, p: &Provenance) -> Doc {
     let mut d = Doc::new();
-    d.heading(2, "GPU impact of this change");
-    d.paragraph(Text::new().strong(c.summary.as_str()));
-    d.paragraph(
-        Text::new()
-            .plain("base ")
-            .code(c.base_at.as_str())
-            .plain(" → head ")
-            .code(c.head_at.as_str()),
+    d.heading(
+        2,
+        super::provenance::title("GPU impact of this change", Some(p)),
     );
+    d.extend(super::provenance::lines(Some(p)));
+    d.paragraph(Text::new().strong(c.summary.as_str()));
     if c.delta_unknown.is_some() {
         d.paragraph(Text::new().emph(
             "The tables below leave out the apps that failed to render: what they change is unknown.",

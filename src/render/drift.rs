@@ -60,9 +60,11 @@ fn note(r: &DriftRow) -> String {
     n.join("; ")
 }
 
-pub fn drift(d: &Drift) -> Doc {
+/// `p`: the report's provenance when drift is the report's title, `None` as a section.
+pub fn drift(d: &Drift, p: Option<&crate::report::Provenance>) -> Doc {
     let mut doc = Doc::new();
-    doc.heading(2, "Drift against Git");
+    doc.heading(2, super::provenance::title("Drift against Git", p));
+    doc.extend(super::provenance::lines(p));
     doc.paragraph(Text::new().strong(d.summary.as_str()));
     doc.paragraph(
         Text::new()

@@ -22,10 +22,14 @@ pub fn headline(r: &Report) -> Doc {
     let f = &r.fleet;
     let g = &f.gpus;
     let mut d = Doc::new();
-    d.heading(2, "GPU fleet inventory");
+    d.heading(
+        2,
+        super::provenance::title("GPU fleet inventory", r.provenance.as_ref()),
+    );
     if let Some(b) = banner(r) {
         d.push(b);
     }
+    d.extend(super::provenance::lines(r.provenance.as_ref()));
     // Without the pods (or the nodes) the figures built on them are unknown, never zero.
     let (no_pods, no_nodes) = (missing(r, "pods"), missing(r, "nodes"));
     let known = |v: u64, unknown: bool| {

@@ -10,6 +10,7 @@ mod check;
 mod desired;
 mod drift;
 mod inventory;
+pub mod provenance;
 
 use clap::ValueEnum;
 
@@ -30,7 +31,7 @@ pub enum Format {
 pub fn report_doc(report: &Report) -> Doc {
     let mut d = inventory::inventory(report);
     if let Some(x) = &report.drift {
-        d.extend(drift::drift(x));
+        d.extend(drift::drift(x, None));
     }
     d
 }
@@ -42,7 +43,7 @@ pub fn drift_doc(report: &Report) -> Option<Doc> {
         if let Some(b) = inventory::banner(report) {
             d.push(b);
         }
-        d.extend(drift::drift(x));
+        d.extend(drift::drift(x, report.provenance.as_ref()));
         d
     })
 }
@@ -51,14 +52,14 @@ pub fn drift_doc(report: &Report) -> Option<Doc> {
 pub fn drift_issue_doc(report: &Report) -> Doc {
     let mut d = inventory::headline(report);
     match &report.drift {
-        Some(x) => d.extend(drift::drift(x)),
+        Some(x) => d.extend(drift::drift(x, None)),
         None => d.paragraph("Drift is unknown: no desired state was given."),
     }
     d
 }
 
 pub fn check_doc(report: &CheckReport) -> Doc {
-    check::check(&report.check)
+    check::check(&report.check, &report.provenance)
 }
 
 pub fn desired_doc(report: &RenderReport) -> Doc {

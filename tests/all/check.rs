@@ -205,10 +205,14 @@ fn a_tenant_limit_fails_the_capacity_gate_and_markdown_is_balanced() {
         .output()
         .unwrap();
     let md = String::from_utf8(out.stdout).unwrap();
+    // The title, the line naming the commits compared, then the headline.
+    let blocks: Vec<&str> = md.split("\n\n").take(3).collect();
+    assert_eq!(blocks[0], "## GPU impact of this change", "{md}");
     assert!(
-        md.starts_with("## GPU impact of this change\n\n**+16 GPUs (150 → 166)"),
+        blocks[1].starts_with("Base main (") && blocks[1].contains(" → head feature ("),
         "{md}"
     );
+    assert!(blocks[2].starts_with("**+16 GPUs (150 → 166)"), "{md}");
     assert_eq!(
         md.matches("<details>").count(),
         md.matches("</details>").count()
