@@ -626,3 +626,22 @@ fn strip(item: &mut serde_json::Value, api_version: &str, kind: &str) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::public_url;
+
+    #[test]
+    fn the_server_url_never_carries_credentials() {
+        let url = |s: &str| public_url(&s.parse::<http::Uri>().unwrap());
+        assert_eq!(
+            url("https://user:secret@10.0.0.1:6443/?token=x"),
+            "https://10.0.0.1:6443"
+        );
+        assert_eq!(
+            url("https://api.example.com/k8s/clusters/c-1/"),
+            "https://api.example.com/k8s/clusters/c-1"
+        );
+        assert_eq!(url("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
+    }
+}

@@ -76,12 +76,9 @@ impl Provenance {
         stale_after: Age,
     ) -> Provenance {
         let scope = scope.or_else(|| {
-            let contexts: Vec<&str> = live.iter().filter_map(|l| l.context.as_deref()).collect();
-            (!contexts.is_empty()).then(|| {
-                let mut c = contexts;
-                c.dedup();
-                c.join(", ")
-            })
+            let contexts: std::collections::BTreeSet<&str> =
+                live.iter().filter_map(|l| l.context.as_deref()).collect();
+            (!contexts.is_empty()).then(|| contexts.into_iter().collect::<Vec<_>>().join(", "))
         });
         let live = live
             .into_iter()
