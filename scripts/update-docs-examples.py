@@ -11,6 +11,8 @@ FILL = {
     "BASE_SHA": "3b6e0d1c2a4f5e6d7c8b9a0f1e2d3c4b5a697887",
     "VALID_AT": "2026-11-30T09:12:44Z",
     "REPORT_DIGEST": "5c1d0f3a9e2b7c44",
+    "HEAD_7": "9f1c2d7",
+    "BASE_7": "3b6e0d1",
 }
 HEADING = "## What the comment and the issue look like"
 

@@ -7,7 +7,7 @@ use gpuledger::input::{self, LiveSpec, MetricsSpec, RepoSpec, Timeouts};
 
 use gpuledger::github::comment::Behavior;
 use gpuledger::render::{Format, Style};
-use gpuledger::util::date::{Date, Timestamp};
+use gpuledger::util::date::Timestamp;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -188,9 +188,10 @@ pub struct IssueArgs {
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
 
-    /// The date accepted-drift rules are checked against [default: today, UTC].
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
-    pub now: Option<Date>,
+    /// The clock: accepted-drift rules are checked against its date and the live state's age
+    /// against it (YYYY-MM-DD is its midnight UTC) [default: now].
+    #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
+    pub now: Option<Timestamp>,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -256,9 +257,10 @@ pub struct CheckArgs {
     )]
     pub fail_on: Vec<String>,
 
-    /// The date accepted-drift rules are checked against [default: today, UTC].
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
-    pub now: Option<Date>,
+    /// The clock: accepted-drift rules are checked against its date and the live state's age
+    /// against it (YYYY-MM-DD is its midnight UTC) [default: now].
+    #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
+    pub now: Option<Timestamp>,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -442,9 +444,10 @@ pub struct DriftArgs {
     #[arg(long)]
     pub suggest_accept: bool,
 
-    /// The date accepted-drift rules are checked against [default: today, UTC].
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
-    pub now: Option<Date>,
+    /// The clock: accepted-drift rules are checked against its date and the live state's age
+    /// against it (YYYY-MM-DD is its midnight UTC) [default: now].
+    #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
+    pub now: Option<Timestamp>,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -517,10 +520,6 @@ fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     Ok(std::time::Duration::from_secs(secs))
 }
 
-fn parse_date(s: &str) -> Result<Date, String> {
-    Date::parse(s)
-}
-
 #[derive(Debug, Args)]
 pub struct InventoryArgs {
     #[command(flatten)]
@@ -530,9 +529,10 @@ pub struct InventoryArgs {
     #[command(flatten)]
     pub repo: RepoArgs,
 
-    /// The date accepted-drift rules are checked against [default: today, UTC].
-    #[arg(long, value_name = "YYYY-MM-DD", value_parser = parse_date)]
-    pub now: Option<Date>,
+    /// The clock: accepted-drift rules are checked against its date and the live state's age
+    /// against it (YYYY-MM-DD is its midnight UTC) [default: now].
+    #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
+    pub now: Option<Timestamp>,
 
     #[command(flatten)]
     pub output: OutputArgs,

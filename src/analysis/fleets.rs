@@ -289,5 +289,6 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         idle,
         clusters,
         drift: None,
+        provenance: None,
     })
 }

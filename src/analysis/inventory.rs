@@ -218,6 +218,7 @@ pub fn inventory_with_metrics(
         idle,
         clusters: Vec::new(),
         drift: None,
+        provenance: None,
     })
 }
 

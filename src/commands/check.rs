@@ -11,15 +11,15 @@ use gpuledger::analysis::impact::{LiveView, impact};
 use gpuledger::analysis::inventory::{inventory, live_workloads};
 use gpuledger::config::{Config, review};
 use gpuledger::github::event::Runtime as Actions;
-use gpuledger::input;
+use gpuledger::input::{self, Checkout};
 use gpuledger::live::kube::Progress;
 use gpuledger::render::render_check;
-use gpuledger::report::{CheckReport, ConfigReview, SCHEMA};
-use gpuledger::util::date::Date;
+use gpuledger::report::{CheckReport, ConfigReview, Provenance, SCHEMA};
+use gpuledger::util::date::Timestamp;
 
 pub fn run(args: &CheckArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
     let actions = Actions::from_env(|k| std::env::var(k).ok()).map_err(anyhow::Error::msg)?;
-    let (report, mut notes, exit) = compute(args, &actions, rt, progress)?;
+    let (report, mut notes, exit) = compute(args, &actions, None, rt, progress)?;
     let text = render_check(&report, args.output.format, &args.output.style());
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
     Ok(Outcome {
@@ -30,12 +30,32 @@ pub fn run(args: &CheckArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::
     })
 }
 
+/// The Actions runtime for naming commits; outside Actions, or with an event payload that cannot
+/// be read (the commands that post say so themselves), the local defaults.
+pub fn actions_env() -> Actions {
+    Actions::from_env(|k| std::env::var(k).ok()).unwrap_or_default()
+}
+
+/// How the working tree was checked out: under Actions it is a commit (on a pull request, its head
+/// or the merge of its head into the base), which a report names instead of "working tree".
+pub fn checkout(rt: &Actions) -> Checkout<'_> {
+    if rt.in_actions {
+        Checkout::Actions {
+            pr_head: rt.event.pull_request.as_ref().map(|p| p.head.sha.as_str()),
+        }
+    } else {
+        Checkout::Local
+    }
+}
+
 /// Renders base and head (and reads the live state when asked) and computes the check: the report,
 /// notes for standard error, and the exit its gates ask for. `--base` defaults to the pull
-/// request's base commit when Actions runs it on a pull request.
+/// request's base commit when Actions runs it on a pull request. `scope` names the report
+/// (GitHub's `--scope`); the live state's context otherwise.
 pub fn compute(
     args: &CheckArgs,
     actions: &Actions,
+    scope: Option<String>,
     rt: &Runtime,
     progress: &Arc<Progress>,
 ) -> anyhow::Result<(CheckReport, Vec<Note>, Exit)> {
@@ -71,6 +91,11 @@ pub fn compute(
         .as_ref()
         .map(|p| p.objects.as_slice())
         .unwrap_or_default();
+    let checkout = checkout(actions);
+    let git = vec![
+        input::git_side(repo, "base", Some(&base_ref), checkout),
+        input::git_side(repo, "head", head_spec.git_ref.as_deref(), checkout),
+    ];
     let base = input::desired_state(&head_spec.at(Some(base_ref)), &cfg, objects)?;
     let head = input::desired_state(&head_spec, &cfg, objects)?;
     // A change may empty a repository, or fill an empty one; neither side rendering anything means
@@ -85,7 +110,8 @@ pub fn compute(
         head.at
     ));
 
-    let today = args.now.unwrap_or_else(Date::today);
+    let now = args.now.unwrap_or_else(Timestamp::now);
+    let today = now.date();
     let live_view = live
         .as_ref()
         .map(|p| -> anyhow::Result<_> {
@@ -109,7 +135,12 @@ pub fn compute(
             head_drift,
             incomplete: Vec::clone(incomplete),
         });
-    let check = impact(&base, &head, view.as_ref(), &cfg, &args.gates(), review)?;
+    let mut check = impact(&base, &head, view.as_ref(), &cfg, &args.gates(), review)?;
+    // Named as the provenance names them: a commit and its subject, never "working tree" on Actions.
+    if let [b, h] = git.as_slice() {
+        check.base_at = b.describe.clone();
+        check.head_at = h.describe.clone();
+    }
     if let Some(p) = &live {
         for m in &p.incomplete {
             notes.push(Note::Incomplete {
@@ -134,10 +165,18 @@ pub fn compute(
     };
     // An incomplete read is an error, whatever the gates say (as `inventory` and `drift` do).
     let exit = if incomplete { Exit::Error } else { exit };
+    let provenance = Provenance::new(
+        scope,
+        live.map(|p| p.provenance).unwrap_or_default(),
+        git,
+        now,
+        cfg.snapshot.stale_after,
+    );
     let report = CheckReport {
         schema: SCHEMA,
         sources,
         check,
+        provenance,
     };
     Ok((report, notes, exit))
 }

@@ -13,8 +13,8 @@ use gpuledger::analysis::usage::Metrics;
 use gpuledger::input;
 use gpuledger::live::kube::Progress;
 use gpuledger::render::render_drift;
-use gpuledger::report::Report;
-use gpuledger::util::date::Date;
+use gpuledger::report::{Provenance, Report};
+use gpuledger::util::date::{Date, Timestamp};
 
 /// The fleet's inventory with drift against Git, and what the caller should say about it.
 pub struct Computed {
@@ -35,11 +35,13 @@ impl Computed {
 }
 
 /// Reads the live state and the repository (`.` by default) and computes inventory and drift.
+/// `scope` names the report (GitHub's `--scope`); the live state's context otherwise.
 pub fn compute(
     repo_args: &RepoArgs,
     live_args: &LiveArgs,
     config: Option<&Path>,
-    now: Option<Date>,
+    now: Option<Timestamp>,
+    scope: Option<String>,
     rt: &Runtime,
     progress: &Arc<Progress>,
 ) -> anyhow::Result<Computed> {
@@ -52,7 +54,15 @@ pub fn compute(
     let objects = live.objects;
     let desired = input::desired_state(&spec, &cfg, &objects)?;
     input::ensure_rendered(&desired, &spec)?;
-    let today = now.unwrap_or_else(Date::today);
+    let now = now.unwrap_or_else(Timestamp::now);
+    let today = now.date();
+    let actions = super::check::actions_env();
+    let git = input::git_side(
+        repo,
+        "desired",
+        spec.git_ref.as_deref(),
+        super::check::checkout(&actions),
+    );
 
     let mut sources = live_sources;
     sources.push(format!("{} ({})", repo.display(), desired.at));
@@ -69,7 +79,8 @@ pub fn compute(
     report.complete = live.incomplete.is_empty();
     report.incomplete = live.incomplete;
     let started = std::time::Instant::now();
-    let d = drift(&live_workloads(&objects)?, &objects, &desired, &cfg, today)?;
+    let mut d = drift(&live_workloads(&objects)?, &objects, &desired, &cfg, today)?;
+    d.desired_at = git.describe.clone();
     tracing::debug!(
         elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,
         live = report.workloads.len(),
@@ -78,6 +89,13 @@ pub fn compute(
     );
     let drifting = !(d.unmanaged.is_empty() && d.missing.is_empty() && d.changed.is_empty());
     report.drift = Some(d);
+    report.provenance = Some(Provenance::new(
+        scope,
+        live.provenance,
+        vec![git],
+        now,
+        cfg.snapshot.stale_after,
+    ));
     let failed = input::render_failures(&desired);
     for m in &report.incomplete {
         notes.push(Note::Incomplete {
@@ -104,6 +122,7 @@ pub fn run(args: &DriftArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::
         &args.live,
         args.output.config.as_deref(),
         args.now,
+        None,
         rt,
         progress,
     )?;

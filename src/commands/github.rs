@@ -24,11 +24,12 @@ use gpuledger::github::frame::{
     with_footer, write_json,
 };
 use gpuledger::github::issue::Now;
-use gpuledger::github::marker::Marker;
+use gpuledger::github::marker::{self, Marker};
 use gpuledger::github::split;
 use gpuledger::github::sync;
 use gpuledger::live::kube::Progress;
-use gpuledger::render::{check_doc, drift_issue_doc, render_check, report_doc};
+use gpuledger::render::{Links, check_doc, drift_issue_doc, render_check, report_doc};
+use gpuledger::report::Provenance;
 use gpuledger::util::date::Timestamp;
 
 pub fn comment(
@@ -37,7 +38,13 @@ pub fn comment(
     progress: &Arc<Progress>,
 ) -> anyhow::Result<Outcome> {
     let rt = runtime()?;
-    let (report, mut notes, exit) = check::compute(&args.check, &rt, tokio, progress)?;
+    let (report, mut notes, exit) = check::compute(
+        &args.check,
+        &rt,
+        named_scope(&args.github.scope),
+        tokio,
+        progress,
+    )?;
     let c = &report.check;
     let repo = args.check.repo.as_path();
     let event_pr = rt.event.pull_request.as_ref();
@@ -70,6 +77,17 @@ pub fn comment(
     let local_time = args.valid_at.or_else(|| commit_time(repo, &head));
     let mut ours = Marker::comment(scope, &head, local_time.unwrap_or_else(Timestamp::now));
     ours.posting = Some(posting_id(&rt));
+    // "The same report" leaves out the provenance line: its commits and read time change with every
+    // push and every run, and a push that changes no GPUs must post nothing new.
+    let mut bare = report.clone();
+    bare.provenance = Provenance {
+        scope: report.provenance.scope.clone(),
+        ..Provenance::default()
+    };
+    // Nor do links, which point at the head: the digest is of what the report says.
+    ours.report = Some(marker::digest([check_doc(&bare, &Links::default())
+        .markdown()
+        .as_str()]));
     let max_parts = usize::from(args.max_comments);
     let no_change = no_change(c);
 
@@ -173,6 +191,7 @@ pub fn issue(
         &args.live,
         args.output.config.as_deref(),
         args.now,
+        named_scope(&args.github.scope),
         tokio,
         progress,
     )?;
@@ -317,6 +336,12 @@ fn report_file<T: serde::Serialize>(
         say(notes, format!("JSON report written to {}", p.display()));
     }
     Ok(path)
+}
+
+/// The scope as a report's title names it: `default` (no `--scope` given) names nothing, and the
+/// live state's context stands in.
+fn named_scope(scope: &str) -> Option<String> {
+    (scope != "default").then(|| scope.to_string())
 }
 
 /// A note for standard error.

@@ -15,7 +15,8 @@ use gpuledger::analysis::usage::Metrics;
 use gpuledger::input;
 use gpuledger::live::kube::Progress;
 use gpuledger::render::render;
-use gpuledger::util::date::Date;
+use gpuledger::report::Provenance;
+use gpuledger::util::date::Timestamp;
 
 pub fn run(
     args: &InventoryArgs,
@@ -45,6 +46,15 @@ pub fn run(
         notes.push(Note::MetricsUnknown(reason.clone()));
     }
     let mut failed = Vec::new();
+    let now = args.now.unwrap_or_else(Timestamp::now);
+    let actions = super::check::actions_env();
+    let checkout = super::check::checkout(&actions);
+    let live_provenance: Vec<_> = live
+        .parts
+        .iter()
+        .flat_map(|p| p.provenance.iter().cloned())
+        .collect();
+    let mut git = Vec::new();
     let mut report = if several {
         let reports = live
             .parts
@@ -65,6 +75,12 @@ pub fn run(
                 input::ensure_rendered(&d, &args.repo.spec())?;
                 sources.push(format!("{} ({})", r.display(), d.at));
                 failed = input::render_failures(&d);
+                git.push(input::git_side(
+                    r,
+                    "desired",
+                    args.repo.spec().git_ref.as_deref(),
+                    checkout,
+                ));
                 Some(d)
             }
             None => None,
@@ -73,12 +89,22 @@ pub fn run(
         report.complete = part.incomplete.is_empty();
         report.incomplete = part.incomplete;
         if let Some(d) = &desired {
-            let today = args.now.unwrap_or_else(Date::today);
             let workloads = live_workloads(&part.objects)?;
-            report.drift = Some(drift(&workloads, &part.objects, d, &cfg, today)?);
+            let mut x = drift(&workloads, &part.objects, d, &cfg, now.date())?;
+            if let Some(g) = git.first() {
+                x.desired_at = g.describe.clone();
+            }
+            report.drift = Some(x);
         }
         report
     };
+    report.provenance = Some(Provenance::new(
+        None,
+        live_provenance,
+        git,
+        now,
+        cfg.snapshot.stale_after,
+    ));
     report.complete = report.incomplete.is_empty();
     let text = render(&report, args.output.format, &args.output.style());
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;

@@ -1,4 +1,5 @@
-//! `gpuledger snapshot`: the cluster, as a kubectl-compatible List file.
+//! `gpuledger snapshot`: the cluster, as a kubectl-compatible List file that says where and when it
+//! was read (context, server, read time and gpuledger version, in the list's annotations).
 
 use std::io::BufWriter;
 use std::sync::Arc;
@@ -34,10 +35,15 @@ pub fn run(args: &SnapshotArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyho
     std::fs::rename(&tmp, &args.output)
         .with_context(|| format!("cannot write {}", args.output.display()))?;
     let mut notes = vec![Note::Say(format!(
-        "{} objects from {} written to {}",
+        "{} objects from {} written to {}{}",
         written.objects,
         written.name,
-        args.output.display()
+        args.output.display(),
+        written
+            .meta
+            .read_at
+            .map(|t| format!(" (read at {t})"))
+            .unwrap_or_default()
     ))];
     for m in &written.missing {
         notes.push(Note::Incomplete {

@@ -30,6 +30,103 @@ pub struct Config {
     pub metrics: MetricsConfig,
     /// GPU limits the pre-merge check holds a change to.
     pub limits: Limits,
+    /// When a snapshot is too old to be trusted without a warning.
+    pub snapshot: SnapshotConfig,
+}
+
+/// `snapshot:`: how old the live state may be before a report flags it as stale.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SnapshotConfig {
+    /// `24h`, `1h30m`, `2d`: past this age at report time, the live state is stale.
+    pub stale_after: Age,
+}
+
+impl Default for SnapshotConfig {
+    fn default() -> Self {
+        SnapshotConfig {
+            stale_after: Age(24 * 3600),
+        }
+    }
+}
+
+/// A length of time in whole seconds, written `2d`, `24h`, `1h30m`, `90m` or `45s` (units in
+/// decreasing order, each at most once), and printed back in the same form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Age(pub u64);
+
+impl Age {
+    pub fn parse(s: &str) -> Result<Age, String> {
+        let bad = || format!("{s:?} is not a duration (expected e.g. 24h, 1h30m, 2d, 90m)");
+        let mut total: u64 = 0;
+        let mut digits = String::new();
+        let mut last_unit = u64::MAX;
+        for c in s.trim().chars() {
+            if c.is_ascii_digit() {
+                digits.push(c);
+                continue;
+            }
+            let unit = match c {
+                'd' => 86_400,
+                'h' => 3_600,
+                'm' => 60,
+                's' => 1,
+                _ => return Err(bad()),
+            };
+            // `30m1h` or `1h1h` is a typo, not a sum.
+            if digits.is_empty() || unit >= last_unit {
+                return Err(bad());
+            }
+            last_unit = unit;
+            let n: u64 = digits.parse().map_err(|_| bad())?;
+            digits.clear();
+            total = n
+                .checked_mul(unit)
+                .and_then(|v| total.checked_add(v))
+                .ok_or_else(bad)?;
+        }
+        if !digits.is_empty() || last_unit == u64::MAX || total == 0 {
+            return Err(bad());
+        }
+        Ok(Age(total))
+    }
+}
+
+impl std::fmt::Display for Age {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut rest = self.0;
+        let mut any = false;
+        // A day or a day and a half reads better in hours (`24h`, `36h`); whole days past that.
+        let days = if rest >= 2 * 86_400 && rest.is_multiple_of(86_400) {
+            86_400
+        } else {
+            u64::MAX
+        };
+        for (unit, name) in [(days, 'd'), (3_600, 'h'), (60, 'm'), (1, 's')] {
+            if rest >= unit {
+                write!(f, "{}{name}", rest / unit)?;
+                rest %= unit;
+                any = true;
+            }
+        }
+        if !any {
+            f.write_str("0s")?;
+        }
+        Ok(())
+    }
+}
+
+impl<'de> Deserialize<'de> for Age {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Age, D::Error> {
+        let s = String::deserialize(d)?;
+        Age::parse(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Serialize for Age {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
@@ -316,6 +413,33 @@ mod tests {
             Config::parse("# only a comment\n", "c").unwrap(),
             Config::default()
         );
+    }
+
+    #[test]
+    fn stale_after_reads_hours_minutes_and_days() {
+        assert_eq!(Config::default().snapshot.stale_after, Age(86_400));
+        let c = Config::parse("snapshot:\n  stale_after: 1h30m\n", "c").unwrap();
+        assert_eq!(c.snapshot.stale_after, Age(5_400));
+        assert_eq!(c.snapshot.stale_after.to_string(), "1h30m");
+        assert_eq!(Age::parse("2d").unwrap().to_string(), "2d");
+        assert_eq!(Age::parse("1d").unwrap().to_string(), "24h");
+        assert_eq!(Age::parse("2d1h").unwrap().to_string(), "49h");
+        for bad in [
+            "",
+            "24",
+            "h",
+            "30m1h",
+            "1h1h",
+            "0h",
+            "1.5h",
+            "-1h",
+            "99999999999999999999d",
+        ] {
+            assert!(Age::parse(bad).is_err(), "{bad}");
+        }
+        let e = Config::parse("snapshot:\n  stale_after: soon\n", "c.yaml").unwrap_err();
+        assert_eq!(e.line, Some(2), "{e}");
+        assert!(e.message.contains("not a duration"), "{e}");
     }
 
     #[test]

@@ -68,8 +68,11 @@ pub fn bodies(
     overflow_note: &str,
 ) -> Vec<String> {
     let mut marker = marker.clone();
-    // Links point at the head commit: the digest is of what the report says.
-    marker.report = Some(marker::digest([doc.unlinked().markdown().as_str()]));
+    // A digest the caller set already (one that leaves out what changes with every run) stands;
+    // links point at the head commit, so the digest is of what the report says.
+    if marker.report.is_none() {
+        marker.report = Some(marker::digest([doc.unlinked().markdown().as_str()]));
+    }
     // Room for the marker line, a "part 2 of 4" heading and the footer.
     let overhead = marker.render().chars().count() + footer.chars().count() + 80;
     let parts = split::split(doc, BODY_CHARS - overhead, max_parts.max(1), overflow_note);

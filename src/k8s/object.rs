@@ -348,6 +348,8 @@ pub struct Document<M> {
     pub objects: Vec<Object>,
     /// `metadata.continue` of a paginated list: where the next page starts.
     pub continue_token: Option<String>,
+    /// `metadata.annotations` of a top-level list: where and when `gpuledger snapshot` read it.
+    pub list_annotations: super::types::Labels,
     marker: std::marker::PhantomData<M>,
 }
 
@@ -355,15 +357,17 @@ impl<'de, M: MetaRepr<'de>> Deserialize<'de> for Document<M> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut objects = Vec::new();
         let mut continue_token = None;
+        let mut list_annotations = super::types::Labels::default();
         d.deserialize_any(DocumentSeed::<M> {
             out: &mut objects,
-            continue_token: Some(&mut continue_token),
+            continue_token: Some((&mut continue_token, &mut list_annotations)),
             defaults: None,
             marker: std::marker::PhantomData,
         })?;
         Ok(Document {
             objects,
             continue_token,
+            list_annotations,
             marker: std::marker::PhantomData,
         })
     }
@@ -371,8 +375,8 @@ impl<'de, M: MetaRepr<'de>> Deserialize<'de> for Document<M> {
 
 struct DocumentSeed<'a, M> {
     out: &'a mut Vec<Object>,
-    /// Where a list's `metadata.continue` goes (top-level documents only).
-    continue_token: Option<&'a mut Option<String>>,
+    /// Where a list's `metadata.continue` and `metadata.annotations` go (top-level documents only).
+    continue_token: Option<(&'a mut Option<String>, &'a mut super::types::Labels)>,
     /// apiVersion and kind for items that carry none: the API server leaves them out of the items
     /// of a typed list (`PodList`), because the list names them once.
     defaults: Option<(&'a str, &'a str)>,
@@ -493,10 +497,10 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
         let typed = Kind::of(&api_version, &kind);
         // `List`, `PodList`, and any custom resource's `…List` that carries items.
         if typed == Kind::List || (items_seen && kind.ends_with("List")) {
-            if let Some(slot) = self.continue_token {
-                *slot = meta
-                    .and_then(|(m, _)| m.list_continue)
-                    .filter(|c| !c.is_empty());
+            if let Some((slot, annotations)) = self.continue_token {
+                let meta = meta.map(|(m, _)| m).unwrap_or_default();
+                *annotations = meta.annotations;
+                *slot = meta.list_continue.filter(|c| !c.is_empty());
             }
             return Ok(());
         }

@@ -5,6 +5,10 @@
 //! and, if it turns out not to be JSON, read again as YAML (every style kubectl accepts: flow
 //! mappings, `---`, comments, directives, CRLF, a byte order mark). Both formats are streamed from a
 //! buffered reader, so memory follows the objects kept, not the file's size. Every error names the file and, where the parser knows it, the line and column.
+//!
+//! A snapshot written by `gpuledger snapshot` also says where and when it was read, in its `List`'s
+//! `metadata.annotations` under `gpuledger.io/…` keys ([`SnapshotMeta`]): kubectl ignores a list's
+//! metadata, so the file stays one kubectl reads back. A plain `kubectl get -o yaml` dump has none.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -14,11 +18,103 @@ use std::sync::Arc;
 use serde_saphyr::Spanned;
 
 use super::object::{Document, Object};
-use super::types::ObjectMeta;
+use super::types::{Labels, ObjectMeta};
 use crate::error::{Error, InputError};
+use crate::util::date::Timestamp;
+
+/// The annotation keys of a snapshot's `List` metadata.
+pub const CONTEXT_KEY: &str = "gpuledger.io/context";
+pub const SERVER_KEY: &str = "gpuledger.io/server";
+pub const READ_AT_KEY: &str = "gpuledger.io/read-at";
+pub const VERSION_KEY: &str = "gpuledger.io/version";
+
+/// Where and when a snapshot was read, from its `List` metadata; every field is absent in a plain
+/// kubectl dump.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SnapshotMeta {
+    /// The kubeconfig context (`in-cluster` inside a pod).
+    pub context: Option<String>,
+    /// The API server URL, without credentials.
+    pub server: Option<String>,
+    /// When the read started.
+    pub read_at: Option<Timestamp>,
+    /// Why `read_at` is absent although the annotation is there (it does not parse).
+    pub read_at_invalid: Option<String>,
+    /// The gpuledger version that wrote it.
+    pub version: Option<String>,
+}
+
+impl SnapshotMeta {
+    /// Reads the `gpuledger.io/…` annotations; others are ignored. Values are bounded to one line,
+    /// since they are quoted into reports.
+    pub fn from_annotations(a: &Labels) -> SnapshotMeta {
+        let get = |k: &str| {
+            a.get(k)
+                .map(|v| crate::util::text::line(v, 200))
+                .filter(|v| !v.is_empty())
+        };
+        let (read_at, read_at_invalid) = match get(READ_AT_KEY) {
+            None => (None, None),
+            Some(v) => match Timestamp::parse(&v) {
+                Ok(t) => (Some(t), None),
+                Err(e) => (None, Some(format!("{READ_AT_KEY}: {e}"))),
+            },
+        };
+        SnapshotMeta {
+            context: get(CONTEXT_KEY),
+            server: get(SERVER_KEY),
+            read_at,
+            read_at_invalid,
+            version: get(VERSION_KEY),
+        }
+    }
+
+    /// The annotations that say it, for the `List` a snapshot writes.
+    pub fn annotations(&self) -> Labels {
+        let mut a = Labels::new();
+        let mut put = |k: &str, v: Option<String>| {
+            if let Some(v) = v {
+                a.insert(k.to_string(), v);
+            }
+        };
+        put(CONTEXT_KEY, self.context.clone());
+        put(SERVER_KEY, self.server.clone());
+        put(READ_AT_KEY, self.read_at.map(|t| t.to_string()));
+        put(VERSION_KEY, self.version.clone());
+        a
+    }
+
+    /// No gpuledger metadata at all: a plain kubectl dump.
+    pub fn is_empty(&self) -> bool {
+        *self == SnapshotMeta::default()
+    }
+}
+
+/// What a snapshot file holds: its objects and, when gpuledger wrote it, where and when it was read.
+pub struct Snapshot {
+    pub objects: Vec<Object>,
+    pub meta: SnapshotMeta,
+}
+
+/// The first top-level list's `gpuledger.io/…` annotations (a file of concatenated snapshots is
+/// described by its first).
+fn keep_meta(kept: &mut Labels, found: Labels) {
+    if kept.is_empty() {
+        kept.extend(
+            found
+                .into_iter()
+                .filter(|(k, _)| k.starts_with("gpuledger.io/")),
+        );
+    }
+}
 
 /// Reads every object in `path` (`-` is standard input).
 pub fn read_objects(path: &Path) -> Result<Vec<Object>, Error> {
+    read_snapshot(path).map(|s| s.objects)
+}
+
+/// Reads every object in `path` (`-` is standard input), with the snapshot's metadata.
+pub fn read_snapshot(path: &Path) -> Result<Snapshot, Error> {
     let name: Arc<str> = Arc::from(path.display().to_string());
     let read_err = |source| Error::Read {
         path: path.to_path_buf(),
@@ -40,7 +136,7 @@ pub fn read_objects(path: &Path) -> Result<Vec<Object>, Error> {
         let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
         (Input::File(f), size)
     };
-    let objects = read_from(&mut input, &name, size).map_err(|e| match e {
+    let (objects, meta) = read_from(&mut input, &name, size).map_err(|e| match e {
         ReadError::Io(source) => read_err(source),
         ReadError::Input(e) => Error::Input(e),
     })?;
@@ -52,22 +148,27 @@ pub fn read_objects(path: &Path) -> Result<Vec<Object>, Error> {
             message: "contains no Kubernetes objects".into(),
         }));
     }
-    Ok(objects)
+    Ok(Snapshot {
+        objects,
+        meta: SnapshotMeta::from_annotations(&meta),
+    })
 }
 
 /// Reads every object from a string (manifests already in memory, tests).
 pub fn read_str(text: &str, file: &str) -> Result<Vec<Object>, InputError> {
     let name: Arc<str> = Arc::from(file);
     let size = u64::try_from(text.len()).ok();
-    read_from(&mut Input::Bytes(text.as_bytes()), &name, size).map_err(|e| match e {
-        ReadError::Io(e) => InputError {
-            file: file.to_string(),
-            line: None,
-            column: None,
-            message: e.to_string(),
-        },
-        ReadError::Input(e) => e,
-    })
+    read_from(&mut Input::Bytes(text.as_bytes()), &name, size)
+        .map(|(objects, _)| objects)
+        .map_err(|e| match e {
+            ReadError::Io(e) => InputError {
+                file: file.to_string(),
+                line: None,
+                column: None,
+                message: e.to_string(),
+            },
+            ReadError::Input(e) => e,
+        })
 }
 
 /// The bytes being read, which can be read again from the start.
@@ -151,9 +252,9 @@ fn read_from(
     input: &mut Input<'_>,
     file: &Arc<str>,
     size: Option<u64>,
-) -> Result<Vec<Object>, ReadError> {
+) -> Result<(Vec<Object>, Labels), ReadError> {
     super::object::take_trimmed(); // what an earlier, failed read on this thread left
-    let mut objects =
+    let (mut objects, meta) =
         if opens_like_json(&mut input.reader().map_err(ReadError::Io)?).map_err(ReadError::Io)? {
             let json = read_json(input.reader().map_err(ReadError::Io)?, file);
             match json {
@@ -182,7 +283,7 @@ fn read_from(
     }
     check_all(&objects, file).map_err(ReadError::Input)?;
     warn_trimmed(file);
-    Ok(objects)
+    Ok((objects, meta))
 }
 
 /// Says, on stderr, what the read cut to the API's limits (see [`super::types::MAX_LABEL_VALUE`]),
@@ -210,8 +311,9 @@ enum JsonFailure {
     Read(ReadError),
 }
 
-fn read_json(reader: impl BufRead, file: &str) -> Result<Vec<Object>, JsonFailure> {
+fn read_json(reader: impl BufRead, file: &str) -> Result<(Vec<Object>, Labels), JsonFailure> {
     let mut objects = Vec::new();
+    let mut meta = Labels::new();
     for doc in serde_json::Deserializer::from_reader(reader).into_iter::<Document<ObjectMeta>>() {
         let doc = doc.map_err(|e| {
             let not_json = matches!(
@@ -224,24 +326,27 @@ fn read_json(reader: impl BufRead, file: &str) -> Result<Vec<Object>, JsonFailur
             }
         })?;
         objects.extend(doc.objects);
+        keep_meta(&mut meta, doc.list_annotations);
     }
-    Ok(objects)
+    Ok((objects, meta))
 }
 
 fn read_yaml(
     reader: impl BufRead,
     file: &str,
     size: Option<u64>,
-) -> Result<Vec<Object>, ReadError> {
+) -> Result<(Vec<Object>, Labels), ReadError> {
     let mut objects = Vec::new();
+    let mut meta = Labels::new();
     for doc in serde_saphyr::read_with_options::<_, Document<Spanned<ObjectMeta>>>(
         &mut { reader },
         yaml_options(size),
     ) {
         let doc = doc.map_err(|e| yaml_error(&e, file))?;
         objects.extend(doc.objects);
+        keep_meta(&mut meta, doc.list_annotations);
     }
-    Ok(objects)
+    Ok((objects, meta))
 }
 
 /// Whether the first byte past blanks is `{` or `[`: then the input may be JSON (and is tried as
@@ -346,6 +451,45 @@ mod tests {
             panic!()
         };
         assert_eq!(p.spec.containers[0].resources.limits.to_gpus().whole, 2);
+    }
+
+    #[test]
+    fn a_snapshot_list_says_where_and_when_it_was_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("s.json");
+        std::fs::write(
+            &json,
+            r#"{"apiVersion":"v1","kind":"List","metadata":{"annotations":{"gpuledger.io/context":"gpu-east","gpuledger.io/server":"https://10.0.0.1:6443","gpuledger.io/read-at":"2026-12-02T06:00:00Z","gpuledger.io/version":"0.1.0","other":"x"}},"items":[{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"ml"}}]}"#,
+        )
+        .unwrap();
+        let s = read_snapshot(&json).unwrap();
+        assert_eq!(s.objects.len(), 1);
+        assert_eq!(s.meta.context.as_deref(), Some("gpu-east"));
+        assert_eq!(s.meta.server.as_deref(), Some("https://10.0.0.1:6443"));
+        assert_eq!(s.meta.read_at.unwrap().to_string(), "2026-12-02T06:00:00Z");
+        assert_eq!(s.meta.version.as_deref(), Some("0.1.0"));
+        // The same in YAML, and written back as the same annotations.
+        let yaml = dir.path().join("s.yaml");
+        std::fs::write(
+            &yaml,
+            "apiVersion: v1\nkind: List\nmetadata:\n  annotations:\n    gpuledger.io/context: gpu-east\n    gpuledger.io/read-at: not-a-time\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata: {name: ml}\n",
+        )
+        .unwrap();
+        let y = read_snapshot(&yaml).unwrap().meta;
+        assert_eq!(y.context.as_deref(), Some("gpu-east"));
+        assert!(y.read_at.is_none() && y.read_at_invalid.is_some());
+        assert_eq!(
+            SnapshotMeta::from_annotations(&s.meta.annotations()),
+            s.meta
+        );
+        // A kubectl dump (a List without annotations, or bare objects) has none.
+        let plain = dir.path().join("p.yaml");
+        std::fs::write(
+            &plain,
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: ml}\n",
+        )
+        .unwrap();
+        assert!(read_snapshot(&plain).unwrap().meta.is_empty());
     }
 
     #[test]

@@ -19,7 +19,8 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use serde::Deserialize;
 
 use crate::k8s::object::Object;
-use crate::k8s::read::read_page;
+use crate::k8s::read::{SnapshotMeta, read_page};
+use crate::util::date::Timestamp;
 use crate::util::retry::{self, Attempt, GaveUp, Schedule};
 use crate::util::text::{MAX_MESSAGE_CHARS, line};
 
@@ -103,35 +104,65 @@ pub struct Missing {
     pub reason: String,
 }
 
+/// Where a read went: the kubeconfig context and the API server, without credentials.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    /// The context named or current in the kubeconfig; `in-cluster` inside a pod; `None` when the
+    /// kubeconfig names none.
+    pub context: Option<String>,
+    /// `https://10.0.0.1:6443`: scheme, host, port and path, never user info or a query.
+    pub server: String,
+}
+
 /// What was read from one cluster.
 #[derive(Debug)]
 pub struct ClusterRead {
     /// The context (or `in-cluster`) and the server.
     pub name: String,
+    pub origin: Origin,
+    /// When the read started (the clock of the machine that read it).
+    pub read_at: Timestamp,
     pub objects: Vec<Object>,
     /// Resources that were not read (forbidden): the report is incomplete without them.
     pub missing: Vec<Missing>,
 }
 
-async fn client(src: &ClusterSource) -> Result<(Client, String), String> {
+async fn client(src: &ClusterSource) -> Result<(Client, String, Origin), String> {
     let options = KubeConfigOptions {
         context: src.context.clone(),
         ..Default::default()
     };
-    let mut config = match &src.kubeconfig {
+    let (mut config, context) = match &src.kubeconfig {
         Some(path) => {
             let kc = Kubeconfig::read_from(path)
                 .map_err(|e| format!("cannot read kubeconfig {}: {e}", path.display()))?;
-            kube::Config::from_custom_kubeconfig(kc, &options)
+            let current = src.context.clone().or_else(|| kc.current_context.clone());
+            let config = kube::Config::from_custom_kubeconfig(kc, &options)
                 .await
-                .map_err(|e| format!("kubeconfig {}: {e}", path.display()))?
+                .map_err(|e| format!("kubeconfig {}: {e}", path.display()))?;
+            (config, current)
         }
-        None if src.context.is_some() => kube::Config::from_kubeconfig(&options)
-            .await
-            .map_err(|e| format!("kubeconfig: {e}"))?,
-        None => kube::Config::infer()
-            .await
-            .map_err(|e| format!("no cluster configuration (kubeconfig or in-cluster): {e}"))?,
+        None if src.context.is_some() => (
+            kube::Config::from_kubeconfig(&options)
+                .await
+                .map_err(|e| format!("kubeconfig: {e}"))?,
+            src.context.clone(),
+        ),
+        None => {
+            let config = kube::Config::infer()
+                .await
+                .map_err(|e| format!("no cluster configuration (kubeconfig or in-cluster): {e}"))?;
+            // `infer` prefers the kubeconfig and falls back to the pod's service account.
+            let context = match Kubeconfig::read() {
+                Ok(kc) => kc.current_context,
+                Err(_) => Some("in-cluster".to_string()),
+            };
+            (config, context)
+        }
+    };
+    let origin = Origin {
+        context,
+        server: public_url(&config.cluster_url),
     };
     config.read_timeout = Some(src.request_timeout);
     config.connect_timeout = Some(src.request_timeout);
@@ -144,7 +175,17 @@ async fn client(src: &ClusterSource) -> Result<(Client, String), String> {
     );
     let client =
         Client::try_from(config).map_err(|e| format!("cannot build a Kubernetes client: {e}"))?;
-    Ok((client, name))
+    Ok((client, name, origin))
+}
+
+/// The server's URL as it may be written into a report or a snapshot: scheme, host, port and path,
+/// never user info (`https://user:pass@host`) or a query that could carry a token.
+fn public_url(uri: &http::Uri) -> String {
+    let scheme = uri.scheme_str().unwrap_or("https");
+    let host = uri.host().unwrap_or("");
+    let port = uri.port_u16().map(|p| format!(":{p}")).unwrap_or_default();
+    let path = uri.path().trim_end_matches('/');
+    format!("{scheme}://{host}{port}{path}")
 }
 
 /// Why a request failed, for the retry decision.
@@ -383,9 +424,16 @@ pub async fn read_cluster(
     progress: Arc<Progress>,
 ) -> Result<ClusterRead, String> {
     let overall = src.timeout;
-    let (client, name) = client(&src).await?;
+    let (client, name, origin) = client(&src).await?;
+    let read_at = Timestamp::now();
     match tokio::time::timeout(overall, read_inner(client, name.clone(), src, progress)).await {
-        Ok(r) => r,
+        Ok(r) => r.map(|(objects, missing)| ClusterRead {
+            name,
+            origin,
+            read_at,
+            objects,
+            missing,
+        }),
         Err(_) => Err(format!(
             "{name}: reading the cluster took longer than --timeout {}s",
             overall.as_secs()
@@ -398,7 +446,7 @@ async fn read_inner(
     name: String,
     src: ClusterSource,
     progress: Arc<Progress>,
-) -> Result<ClusterRead, String> {
+) -> Result<(Vec<Object>, Vec<Missing>), String> {
     let (served, mut missing) =
         discover_counted(&client, &name, src.request_timeout, &progress).await?;
     let src = Arc::new(src);
@@ -440,37 +488,47 @@ async fn read_inner(
     missing.sort_by(|a, b| a.resource.cmp(&b.resource));
     // Objects in the order of RESOURCES, as a snapshot would hold them.
     let objects = by_resource.into_values().flatten().collect();
-    Ok(ClusterRead {
-        name,
-        objects,
-        missing,
-    })
+    Ok((objects, missing))
 }
 
 /// What `write_snapshot` wrote.
 #[derive(Debug)]
 pub struct SnapshotWritten {
     pub name: String,
+    /// What the snapshot says about where and when it was read.
+    pub meta: SnapshotMeta,
     pub objects: u64,
     pub missing: Vec<Missing>,
 }
 
 /// Writes everything [`read_cluster`] would read as one kubectl-compatible `List` (JSON), with
 /// `managedFields` and the last-applied annotation stripped, so a snapshot taken anywhere can be
-/// analysed anywhere. Items are streamed to `out` page by page.
+/// analysed anywhere. Items are streamed to `out` page by page. The list's own
+/// `metadata.annotations` say where and when it was read ([`SnapshotMeta`]): kubectl ignores a
+/// list's metadata when it reads the file back, and a report can say how old its live state is.
 pub async fn write_snapshot(
     src: ClusterSource,
     progress: Arc<Progress>,
     out: &mut (dyn std::io::Write + Send),
 ) -> Result<SnapshotWritten, String> {
     let overall = src.timeout;
-    let (client, name) = client(&src).await?;
+    let (client, name, origin) = client(&src).await?;
+    let meta = SnapshotMeta {
+        context: origin.context,
+        server: Some(origin.server),
+        read_at: Some(Timestamp::now()),
+        read_at_invalid: None,
+        version: Some(env!("CARGO_PKG_VERSION").to_string()),
+    };
     let work = async {
         let (served, mut missing) =
             discover_counted(&client, &name, src.request_timeout, &progress).await?;
         let io = |e: std::io::Error| format!("cannot write the snapshot: {e}");
-        out.write_all(b"{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n")
+        let header = serde_json::json!({"annotations": meta.annotations()});
+        out.write_all(b"{\"apiVersion\": \"v1\", \"kind\": \"List\", \"metadata\": ")
             .map_err(io)?;
+        serde_json::to_writer(&mut *out, &header).map_err(|e| io(e.into()))?;
+        out.write_all(b", \"items\": [\n").map_err(io)?;
         let mut written = 0u64;
         for (_, (res, gv)) in served {
             let mut token: Option<String> = None;
@@ -536,6 +594,7 @@ pub async fn write_snapshot(
         missing.sort_by(|a, b| a.resource.cmp(&b.resource));
         Ok(SnapshotWritten {
             name: name.clone(),
+            meta: meta.clone(),
             objects: written,
             missing,
         })
@@ -565,5 +624,24 @@ fn strip(item: &mut serde_json::Value, api_version: &str, kind: &str) {
         if let Some(a) = meta.get_mut("annotations").and_then(|a| a.as_object_mut()) {
             a.remove("kubectl.kubernetes.io/last-applied-configuration");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::public_url;
+
+    #[test]
+    fn the_server_url_never_carries_credentials() {
+        let url = |s: &str| public_url(&s.parse::<http::Uri>().unwrap());
+        assert_eq!(
+            url("https://user:secret@10.0.0.1:6443/?token=x"),
+            "https://10.0.0.1:6443"
+        );
+        assert_eq!(
+            url("https://api.example.com/k8s/clusters/c-1/"),
+            "https://api.example.com/k8s/clusters/c-1"
+        );
+        assert_eq!(url("http://127.0.0.1:8080"), "http://127.0.0.1:8080");
     }
 }

@@ -4,7 +4,7 @@
 
 use super::{Links, arrow};
 use crate::doc::{Alert, Block, Doc, Table, Text};
-use crate::report::{ChangeRow, Check};
+use crate::report::{ChangeRow, Check, Provenance};
 use crate::util::text::count;
 
 /// Drift lists longer than this are summarised inline and listed in full in `Details`.
@@ -26,9 +26,12 @@ fn gpus(c: &ChangeRow) -> String {
     }
 }
 
-pub fn check(c: &Check, links: &Links) -> Doc {
+pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
     let mut d = Doc::new();
-    d.heading(2, "GPU impact of this change");
+    d.heading(
+        2,
+        super::provenance::title("GPU impact of this change", Some(p)),
+    );
     // A failed gate is the verdict: it leads, before any figure.
     let failed: Vec<Text> = c
         .gates
@@ -55,13 +58,10 @@ pub fn check(c: &Check, links: &Links) -> Doc {
             lines: failed,
         });
     }
-    d.paragraph(Text::new().strong(c.summary.as_str()));
-    d.paragraph(
-        Text::new()
-            .plain("base ")
-            .code(c.base_at.as_str())
-            .plain(" → head ")
-            .code(c.head_at.as_str()),
+    super::provenance::lead(
+        &mut d,
+        Some(p),
+        Block::Paragraph(Text::new().strong(c.summary.as_str())),
     );
     if c.delta_unknown.is_some() {
         d.paragraph(Text::new().emph(

@@ -6,7 +6,7 @@
 use super::inventory::FOLD;
 use super::{Links, percent};
 use crate::doc::{Block, Doc, Table, Text};
-use crate::report::{Drift, DriftCategory, DriftRow};
+use crate::report::{Drift, DriftCategory, DriftRow, Provenance};
 use crate::util::text::count;
 
 /// Rows of an in-sync list a terminal shows.
@@ -209,28 +209,40 @@ fn note(r: &DriftRow) -> String {
     n.join("; ")
 }
 
-/// The drift section: its heading, the summary, and the categories.
-pub fn drift(d: &Drift, links: &Links) -> Doc {
+/// The drift section: its heading, the summary, and the categories. `p`: the report's provenance
+/// when drift is the report's title, `None` as a section.
+/// `banner`: the INCOMPLETE alert of a report whose title this is.
+pub fn drift(d: &Drift, links: &Links, p: Option<&Provenance>, banner: Option<Block>) -> Doc {
     let mut doc = Doc::new();
-    doc.heading(2, "Drift against Git");
-    doc.paragraph(Text::new().strong(d.summary.as_str()));
-    body(&mut doc, d, links);
+    doc.heading(2, super::provenance::title("Drift against Git", p));
+    if let Some(b) = banner {
+        doc.push(b);
+    }
+    super::provenance::lead(
+        &mut doc,
+        p,
+        Block::Paragraph(Text::new().strong(d.summary.as_str())),
+    );
+    body(&mut doc, d, links, p);
     doc
 }
 
-/// Everything under the summary: where Git was read, the categories, diffs, expired rules and
-/// coverage.
-pub fn body(doc: &mut Doc, d: &Drift, links: &Links) {
-    doc.paragraph(
-        Text::new()
-            .plain("Git at ")
-            .code(d.desired_at.as_str())
-            .plain(if d.desired_incomplete {
-                " — some apps failed to render (see gpuledger render)."
-            } else {
-                "."
-            }),
-    );
+/// Everything under the summary: where Git was read (unless the provenance line said it), the
+/// categories, diffs, expired rules and coverage.
+pub fn body(doc: &mut Doc, d: &Drift, links: &Links, p: Option<&Provenance>) {
+    let said = p.is_some_and(|p| !p.git.is_empty());
+    if !said || d.desired_incomplete {
+        doc.paragraph(
+            Text::new()
+                .plain("Git at ")
+                .code(d.desired_at.as_str())
+                .plain(if d.desired_incomplete {
+                    " — some apps failed to render (see gpuledger render)."
+                } else {
+                    "."
+                }),
+        );
+    }
     for c in categories(d) {
         if c.rows.is_empty() {
             continue;

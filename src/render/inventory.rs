@@ -21,11 +21,19 @@ pub fn inventory(r: &Report) -> Doc {
 /// The title, the INCOMPLETE banner when part of the input was not read, and the figures.
 pub fn headline(r: &Report) -> Doc {
     let mut d = Doc::new();
-    d.heading(2, "GPU fleet inventory");
+    d.heading(
+        2,
+        super::provenance::title("GPU fleet inventory", r.provenance.as_ref()),
+    );
     if let Some(b) = banner(r) {
         d.push(b);
     }
-    d.extend(figures(r));
+    // The figures' first block is their headline: warnings before it, where and when after it.
+    let mut figures = figures(r).blocks.into_iter();
+    if let Some(first) = figures.next() {
+        super::provenance::lead(&mut d, r.provenance.as_ref(), first);
+    }
+    d.blocks.extend(figures);
     d
 }
 

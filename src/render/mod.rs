@@ -10,11 +10,12 @@ mod check;
 mod desired;
 mod drift;
 mod inventory;
+pub mod provenance;
 
 use clap::ValueEnum;
 
 pub use crate::doc::terminal::Style;
-use crate::doc::{Doc, Text};
+use crate::doc::{Block, Doc, Text};
 use crate::report::{CheckReport, RenderReport, Report};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -31,7 +32,7 @@ pub enum Format {
 pub fn report_doc(report: &Report) -> Doc {
     let mut d = inventory::inventory(report);
     if let Some(x) = &report.drift {
-        d.extend(drift::drift(x, &Links::default()));
+        d.extend(drift::drift(x, &Links::default(), None, None));
     }
     d
 }
@@ -39,12 +40,12 @@ pub fn report_doc(report: &Report) -> Doc {
 /// The drift report: drift first (the summary line leads).
 pub fn drift_doc(report: &Report) -> Option<Doc> {
     report.drift.as_ref().map(|x| {
-        let mut d = Doc::new();
-        if let Some(b) = inventory::banner(report) {
-            d.push(b);
-        }
-        d.extend(drift::drift(x, &Links::default()));
-        d
+        drift::drift(
+            x,
+            &Links::default(),
+            report.provenance.as_ref(),
+            inventory::banner(report),
+        )
     })
 }
 
@@ -52,19 +53,21 @@ pub fn drift_doc(report: &Report) -> Option<Doc> {
 /// changed), and the fleet's counts and tenants follow, folded — the issue is about drift, the
 /// inventory is context.
 pub fn drift_issue_doc(report: &Report, links: &Links) -> Doc {
+    let p = report.provenance.as_ref();
     let mut d = Doc::new();
-    d.heading(2, "GPU drift against Git");
+    d.heading(2, provenance::title("GPU drift against Git", p));
     if let Some(b) = inventory::banner(report) {
         d.push(b);
     }
-    match &report.drift {
-        Some(x) => {
-            d.paragraph(Text::new().strong(x.summary.as_str()));
-            drift::body(&mut d, x, links);
-        }
-        None => d.paragraph(Text::new().strong("Drift is unknown: no desired state was given.")),
+    let summary = match &report.drift {
+        Some(x) => x.summary.as_str(),
+        None => "Drift is unknown: no desired state was given.",
+    };
+    provenance::lead(&mut d, p, Block::Paragraph(Text::new().strong(summary)));
+    if let Some(x) = &report.drift {
+        drift::body(&mut d, x, links, p);
     }
-    d.push(crate::doc::Block::Details {
+    d.push(Block::Details {
         summary: Text::from(format!("Fleet inventory: {}", inventory::one_line(report))),
         body: inventory::figures(report).blocks,
     });
@@ -72,7 +75,7 @@ pub fn drift_issue_doc(report: &Report, links: &Links) -> Doc {
 }
 
 pub fn check_doc(report: &CheckReport, links: &Links) -> Doc {
-    check::check(&report.check, links)
+    check::check(&report.check, &report.provenance, links)
 }
 
 pub fn desired_doc(report: &RenderReport) -> Doc {

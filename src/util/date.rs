@@ -149,8 +149,34 @@ impl Timestamp {
             .map_err(|_| bad())
     }
 
+    /// `--now`: an RFC 3339 instant, or a date (its midnight, UTC), so a test can fix the clock to
+    /// the day (accepted-drift expiry) or to the second (the age of a snapshot).
+    pub fn parse_now(s: &str) -> Result<Timestamp, String> {
+        Timestamp::parse(s).or_else(|_| {
+            let date = Date::parse(s).map_err(|_| {
+                format!("{s:?} is neither a date (YYYY-MM-DD) nor a time (RFC 3339, e.g. 2026-11-30T16:05:00Z)")
+            })?;
+            Offset::UTC
+                .to_timestamp(date.0.to_datetime(civil::Time::midnight()))
+                .map(Timestamp)
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    /// The day it falls on, in UTC.
     pub fn date(self) -> Date {
         Date(Offset::UTC.to_datetime(self.0).date())
+    }
+
+    /// Whole seconds from `earlier` to this instant (negative when `earlier` is later).
+    pub fn seconds_since(self, earlier: Timestamp) -> i64 {
+        self.0.as_second().saturating_sub(earlier.0.as_second())
+    }
+
+    /// `2026-12-02 06:00 UTC`: the form people read in a report.
+    pub fn human(self) -> String {
+        let t = Offset::UTC.to_datetime(self.0);
+        format!("{} {:02}:{:02} UTC", Date(t.date()), t.hour(), t.minute())
     }
 }
 
@@ -182,6 +208,12 @@ impl<'de> Deserialize<'de> for Date {
     }
 }
 
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
 impl Serialize for Date {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.collect_str(self)
@@ -208,6 +240,18 @@ mod tests {
         ] {
             assert!(Timestamp::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn now_is_a_date_or_an_instant() {
+        let t = |s| Timestamp::parse_now(s).map(|t| t.to_string());
+        assert_eq!(t("2026-12-02").unwrap(), "2026-12-02T00:00:00Z");
+        assert_eq!(t("2026-12-02T06:12:00Z").unwrap(), "2026-12-02T06:12:00Z");
+        assert!(t("yesterday").is_err());
+        let a = Timestamp::parse("2026-12-02T06:00:00Z").unwrap();
+        let b = Timestamp::parse("2026-12-02T06:12:30Z").unwrap();
+        assert_eq!((b.seconds_since(a), a.seconds_since(b)), (750, -750));
+        assert_eq!(b.human(), "2026-12-02 06:12 UTC");
     }
 
     #[test]

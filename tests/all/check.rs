@@ -205,8 +205,12 @@ fn a_tenant_limit_fails_the_capacity_gate_and_markdown_is_balanced() {
         .output()
         .unwrap();
     let md = String::from_utf8(out.stdout).unwrap();
+    // The title, the headline, then the line naming the commits compared.
+    let blocks: Vec<&str> = md.split("\n\n").take(3).collect();
+    assert_eq!(blocks[0], "## GPU impact of this change", "{md}");
+    assert!(blocks[1].starts_with("**+16 GPUs (150 → 166)"), "{md}");
     assert!(
-        md.starts_with("## GPU impact of this change\n\n**+16 GPUs (150 → 166)"),
+        blocks[2].starts_with("_Base main (") && blocks[2].contains(" → head feature ("),
         "{md}"
     );
     assert_eq!(

@@ -11,7 +11,8 @@ use super::support::{Repo, fixture, gpuledger};
 fn repo() -> Repo {
     let r = Repo::new();
     copy_dir(&fixture("tests/fixtures/drift/repo"), r.path());
-    r.commit("gitops");
+    // At a fixed time: the report names the commit, and the snapshot must not change with it.
+    r.commit_at("gitops", "2026-11-30T09:00:00Z");
     r
 }
 

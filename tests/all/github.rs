@@ -178,10 +178,15 @@ fn stable(body: &str, r: &Repo) -> String {
     let head = r.git(&["rev-parse", "feature"]);
     let head = head.trim();
     let base = r.git(&["rev-parse", "main"]);
+    let base = base.trim();
+    // Full shas first, then the 12-character one of the footer, then the 7-character ones of the
+    // title line.
     let mut s = body
         .replace(head, "HEAD_SHA")
         .replace(&head[..12], "HEAD_SHORT")
-        .replace(base.trim(), "BASE_SHA");
+        .replace(base, "BASE_SHA")
+        .replace(&head[..7], "HEAD_7")
+        .replace(&base[..7], "BASE_7");
     // The commit time, and the report digest (the report names the base commit).
     for (attr, with) in [("valid-at=\"", "VALID_AT"), ("report=\"", "REPORT_DIGEST")] {
         if let Some(i) = s.find(attr) {
@@ -745,7 +750,8 @@ fn dry_run_prints_the_comment_and_calls_nothing() {
 fn drift_repo() -> Repo {
     let r = Repo::new();
     copy_dir(&fixture("tests/fixtures/drift/repo"), r.path());
-    r.commit("gitops");
+    // At a fixed time: the report names the commit, and the snapshot must not change with it.
+    r.commit_at("gitops", "2026-11-30T09:00:00Z");
     r
 }
 
@@ -1242,12 +1248,16 @@ fn the_docs_show_the_current_comment_and_issue() {
                 ("HEAD_SHORT", "9f1c2d7e4b5a"),
                 ("BASE_SHA", "3b6e0d1c2a4f5e6d7c8b9a0f1e2d3c4b5a697887"),
                 ("REPORT_DIGEST", "5c1d0f3a9e2b7c44"),
+                ("HEAD_7", "9f1c2d7"),
+                ("BASE_7", "3b6e0d1"),
             ],
         ),
         (
             "tests/all/snapshots/all__github__drift_issue.snap",
             [
                 ("HEAD_SHA", "9f1c2d7e4b5a69880c1d2e3f4a5b6c7d8e9f0a1b"),
+                ("", ""),
+                ("", ""),
                 ("", ""),
                 ("", ""),
                 ("", ""),

@@ -13,6 +13,7 @@ mod hostile;
 mod injection;
 mod live;
 mod prometheus;
+mod provenance;
 mod render;
 mod sandbox;
 mod support;

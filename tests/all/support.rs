@@ -104,6 +104,30 @@ impl Repo {
         self.git(&["commit", "-q", "-m", msg]);
         self
     }
+
+    /// A commit at a fixed time, so that its sha (which a report names) is the same in every run.
+    pub fn commit_at(&self, msg: &str, date: &str) -> &Repo {
+        self.git(&["add", "-A"]);
+        let out = std::process::Command::new("git")
+            .args(["commit", "-q", "-m", msg])
+            .current_dir(self.path())
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .env("GIT_AUTHOR_DATE", date)
+            .env("GIT_COMMITTER_DATE", date)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", self.path())
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        self
+    }
 }
 
 /// Runs `gpuledger render` on `repo` with the real renderers: kustomize (or kubectl kustomize) from
