@@ -83,6 +83,34 @@ fn change(
             .map(|(b, h)| describe_change(&b.workload.roles, &h.workload.roles))
             .filter(|c| !c.is_empty()),
         source: x.source.clone(),
+        touched: Vec::new(),
+    }
+}
+
+/// Points each reshaped workload at the files of its app (at the head) that the change touched,
+/// besides its own manifest: a kustomize overlay or a values file reshapes a workload whose base
+/// manifest never changed. `changed` holds repository paths.
+pub fn mark_touched(check: &mut Check, head: &Desired, changed: &BTreeSet<String>) {
+    for r in &mut check.reshaped {
+        let Some(app) = head.apps.iter().find(|a| a.name == r.app) else {
+            continue;
+        };
+        let dir = app.path.trim_end_matches('/');
+        let own = r
+            .source
+            .as_deref()
+            .map(|s| s.split(':').next().unwrap_or(s));
+        r.touched = changed
+            .iter()
+            .filter(|p| {
+                dir.is_empty()
+                    || dir == "."
+                    || p.strip_prefix(dir)
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })
+            .filter(|p| Some(p.as_str()) != own)
+            .cloned()
+            .collect();
     }
 }
 

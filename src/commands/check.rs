@@ -7,9 +7,10 @@ use tokio::runtime::Runtime;
 use super::{Exit, Note, Outcome, deliver};
 use crate::cli::CheckArgs;
 use gpuledger::analysis::drift::drift;
-use gpuledger::analysis::impact::{LiveView, impact};
+use gpuledger::analysis::impact::{LiveView, impact, mark_touched};
 use gpuledger::analysis::inventory::{inventory, live_workloads};
 use gpuledger::config::{Config, review};
+use gpuledger::desired::tree::changed_paths;
 use gpuledger::github::event::Runtime as Actions;
 use gpuledger::input::{self, Checkout};
 use gpuledger::live::kube::Progress;
@@ -96,7 +97,7 @@ pub fn compute(
         input::git_side(repo, "base", Some(&base_ref), checkout),
         input::git_side(repo, "head", head_spec.git_ref.as_deref(), checkout),
     ];
-    let base = input::desired_state(&head_spec.at(Some(base_ref)), &cfg, objects)?;
+    let base = input::desired_state(&head_spec.at(Some(base_ref.clone())), &cfg, objects)?;
     let head = input::desired_state(&head_spec, &cfg, objects)?;
     // A change may empty a repository, or fill an empty one; neither side rendering anything means
     // the wrong --repo.
@@ -136,6 +137,9 @@ pub fn compute(
             incomplete: Vec::clone(incomplete),
         });
     let mut check = impact(&base, &head, view.as_ref(), &cfg, &args.gates(), review)?;
+    if let Some(changed) = changed_paths(repo, &base_ref, head_spec.git_ref.as_deref()) {
+        mark_touched(&mut check, &head, &changed);
+    }
     // Named as the provenance names them: a commit and its subject, never "working tree" on Actions.
     if let [b, h] = git.as_slice() {
         check.base_at = b.describe.clone();

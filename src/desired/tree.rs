@@ -37,6 +37,39 @@ pub struct Tree {
     pub remotes: Vec<String>,
 }
 
+/// The files a change touched between `base` and `head` (a ref, or the working tree with its
+/// untracked files when `None`), as paths from the repository's root, renames on both sides.
+/// `None` when git cannot tell (not a repository, an unknown ref): the caller then says nothing.
+pub fn changed_paths(
+    repo: &Path,
+    base: &str,
+    head: Option<&str>,
+) -> Option<std::collections::BTreeSet<String>> {
+    let git = git2::Repository::open(repo).ok()?;
+    let tree = |rev: &str| git.revparse_single(rev).ok()?.peel_to_tree().ok();
+    let base_tree = tree(base)?;
+    let diff = match head {
+        Some(h) => git
+            .diff_tree_to_tree(Some(&base_tree), Some(&tree(h)?), None)
+            .ok()?,
+        None => {
+            let mut opts = git2::DiffOptions::new();
+            opts.include_untracked(true).recurse_untracked_dirs(true);
+            git.diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut opts))
+                .ok()?
+        }
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for d in diff.deltas() {
+        for f in [d.old_file(), d.new_file()] {
+            if let Some(p) = f.path().and_then(|p| p.to_str()) {
+                out.insert(p.to_string());
+            }
+        }
+    }
+    Some(out)
+}
+
 /// Refuses files larger than this: a manifest repository has no business holding them, and a
 /// hostile one must not make the tool read gigabytes.
 pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;

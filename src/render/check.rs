@@ -17,6 +17,34 @@ fn change(c: &ChangeRow) -> String {
         .unwrap_or_else(|| arrow(c.shape_base.as_deref(), c.shape_head.as_deref()))
 }
 
+/// Files of the app the change touched, named after the manifest, at most this many.
+const TOUCHED: usize = 3;
+
+/// The manifest, and for a reshaped workload the files of its app the change touched (the overlay
+/// a reviewer should read when the base manifest did not change).
+fn manifest(r: &ChangeRow, links: &Links) -> Text {
+    let mut t = links.manifest(r.source.as_deref());
+    if r.touched.is_empty() {
+        return t;
+    }
+    let lead = if t.is_empty() {
+        "changed: "
+    } else {
+        "; changed: "
+    };
+    t = t.plain(lead);
+    for (i, f) in r.touched.iter().take(TOUCHED).enumerate() {
+        if i > 0 {
+            t = t.plain(", ");
+        }
+        t = t.append(links.manifest(Some(f)));
+    }
+    if r.touched.len() > TOUCHED {
+        t = t.plain(format!(" and {} more", r.touched.len() - TOUCHED));
+    }
+    t
+}
+
 /// `+8`, `-16`, or `96 → 112` for a reshaped workload.
 fn gpus(c: &ChangeRow) -> String {
     match (c.shape_base.is_some(), c.shape_head.is_some()) {
@@ -224,7 +252,7 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
                     r.app.as_str().into(),
                     change(r).into(),
                     gpus(r).into(),
-                    links.manifest(r.source.as_deref()),
+                    manifest(r, links),
                 ]
             })
             .drop_empty_columns();

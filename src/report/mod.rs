@@ -730,6 +730,10 @@ pub struct ChangeRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub change: Option<String>,
     pub source: Option<String>,
+    /// The files under its app that the change touched, besides `source` (reshaped only): the
+    /// overlay or values file a reviewer should read, when the manifest itself did not change.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub touched: Vec<String>,
 }
 
 impl ChangeRow {

@@ -591,3 +591,29 @@ fn tenants_do_not_depend_on_which_inputs_were_given() {
     let md = String::from_utf8_lossy(&out.stdout);
     assert!(md.contains("llm-prod (chat)"), "{md}");
 }
+
+/// A workload reshaped by an overlay points at the overlay the change touched, not only at the
+/// base manifest that did not change; so does a change in the working tree.
+#[test]
+fn a_reshaped_workload_points_at_the_overlay_the_change_touched() {
+    let r = repo_with_feature_branch();
+    let (_, j, err) = check(&r, &[]);
+    let reshaped = &j["check"]["reshaped"][0];
+    assert_eq!(reshaped["source"], "serving/base/dgd.yaml:4", "{err}");
+    assert_eq!(
+        reshaped["touched"],
+        serde_json::json!(["serving/overlays/prod/kustomization.yaml"])
+    );
+    assert_eq!(reshaped["change"], "decode replicas 8 → 10, +16 GPUs");
+    // The working tree against main: the same file, uncommitted.
+    r.git(&["checkout", "-q", "feature"]);
+    let out = gpuledger(r.path())
+        .args(["check", "--repo", ".", "--base", "main", "--format", "json"])
+        .output()
+        .unwrap();
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        j["check"]["reshaped"][0]["touched"],
+        serde_json::json!(["serving/overlays/prod/kustomization.yaml"])
+    );
+}
