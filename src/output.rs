@@ -17,7 +17,7 @@
 use std::io::Write;
 
 use gpuledger::util::redact::redact;
-use gpuledger::util::text::{MAX_MESSAGE_CHARS, line, printable};
+use gpuledger::util::text::{MAX_MESSAGE_CHARS, line, printable, printable_styled};
 
 /// The streams of one run.
 pub struct Streams {
@@ -35,7 +35,12 @@ impl Streams {
     /// Writes a report (or any text gpuledger laid out) to standard output.
     pub fn stdout(&self, text: &str) -> std::io::Result<()> {
         let text = redact(text);
-        let text = printable(&text);
+        // A terminal keeps the table's own colour (SGR only); anything else is plain text.
+        let text = if std::io::IsTerminal::is_terminal(&std::io::stdout()) && !self.actions {
+            std::borrow::Cow::Owned(printable_styled(&text))
+        } else {
+            printable(&text)
+        };
         let json = text.starts_with('{') && text.trim_end().ends_with('}');
         let text = if json {
             text.replace("##[", "#\\u0023[")

@@ -148,7 +148,12 @@ fn block(b: &Block) -> Node {
             }
         }
         Block::Chart(Chart::Pie { title, slices }) => {
-            let mut s = format!("```mermaid\npie showData title {}\n", label(title));
+            // Colours a reader can tell apart (Okabe and Ito's palette, safe for colour-blind
+            // readers, on light and dark themes); mermaid's default pastels blur together.
+            let mut s = format!(
+                "```mermaid\n%%{{init: {{\"theme\": \"base\", \"themeVariables\": {{{PIE_COLOURS}}}}}}}%%\npie showData title {}\n",
+                label(title)
+            );
             for (name, v) in slices {
                 s.push_str(&format!("    \"{}\" : {v}\n", label(name)));
             }
@@ -158,6 +163,9 @@ fn block(b: &Block) -> Node {
         Block::Small(t) => Node::Leaf(format!("<sub>{}</sub>\n", inline(&t.0))),
     }
 }
+
+/// `"pie1": "#0072B2", …` for mermaid's theme variables.
+const PIE_COLOURS: &str = "\"pie1\": \"#0072B2\", \"pie2\": \"#E69F00\", \"pie3\": \"#009E73\", \"pie4\": \"#CC79A7\", \"pie5\": \"#56B4E9\", \"pie6\": \"#D55E00\", \"pie7\": \"#F0E442\", \"pie8\": \"#999999\"";
 
 fn table(t: &Table) -> Node {
     let header = format!(

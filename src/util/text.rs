@@ -70,6 +70,39 @@ pub fn printable(s: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
+/// [`printable`], but keeping SGR sequences (`ESC [ 1 ; 31 m`: bold, colour, reset), which only
+/// style the text they precede: the terminal table's own colour. Any other escape (cursor
+/// movement, a title, a hyperlink) is still replaced. The table writer has already replaced the
+/// escapes in text from repositories and clusters, so what is kept is the writer's.
+pub fn printable_styled(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(i) = rest.find('\u{1b}') {
+        let (before, at) = rest.split_at(i);
+        out.push_str(&printable(before));
+        let sgr = at
+            .strip_prefix("\u{1b}[")
+            .and_then(|t| t.find('m').map(|m| (t, m)))
+            .filter(|(t, m)| {
+                t.get(..*m)
+                    .is_some_and(|p| p.chars().all(|c| c.is_ascii_digit() || c == ';'))
+            });
+        match sgr {
+            Some((t, m)) => {
+                let len = 2 + m + 1;
+                out.push_str(at.get(..len).unwrap_or_default());
+                rest = t.get(m + 1..).unwrap_or_default();
+            }
+            None => {
+                out.push('?');
+                rest = at.get(1..).unwrap_or_default();
+            }
+        }
+    }
+    out.push_str(&printable(rest));
+    out
+}
+
 /// Unicode bidirectional controls, which reorder what a terminal or a browser shows.
 fn is_bidi(c: char) -> bool {
     matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
@@ -78,6 +111,18 @@ fn is_bidi(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn styling_survives_and_every_other_escape_does_not() {
+        assert_eq!(
+            printable_styled("\u{1b}[1mbold\u{1b}[0m \u{1b}[1;31mred\u{1b}[0m"),
+            "\u{1b}[1mbold\u{1b}[0m \u{1b}[1;31mred\u{1b}[0m"
+        );
+        assert_eq!(
+            printable_styled("a\u{1b}[2Jb\u{1b}]0;title\u{7}\u{1b}[31"),
+            "a?[2Jb?]0;title??[31"
+        );
+    }
 
     #[test]
     fn a_message_is_one_bounded_printable_line() {

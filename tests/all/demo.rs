@@ -300,3 +300,41 @@ fn output_file_and_the_default_config_in_the_working_directory() {
     assert_eq!(from_file["fleet"], direct["fleet"]);
     assert_eq!(from_file["tenants"], direct["tenants"]);
 }
+
+/// On a terminal the table is in colour (bold headings, the header row); `NO_COLOR` turns it off,
+/// and through a pipe there is none (the other tests). A real pseudo-terminal, through `script`.
+#[test]
+fn colour_on_a_terminal_only_and_never_with_no_color() {
+    let cmd = format!(
+        "{} inventory --snapshot {DEMO} --config {CONFIG}",
+        env!("CARGO_BIN_EXE_gpuledger")
+    );
+    let run = |no_color: Option<&str>| {
+        let mut c = std::process::Command::new("script");
+        c.args(["-qec", &cmd, "/dev/null"])
+            .current_dir(root())
+            .env("COLUMNS", "100")
+            .env("TERM", "xterm")
+            .env_remove("NO_COLOR")
+            .env_remove("CI");
+        if let Some(v) = no_color {
+            c.env("NO_COLOR", v);
+        }
+        let out = c.output().expect("script(1) from util-linux");
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let coloured = run(None);
+    assert!(
+        coloured.contains("\u{1b}[1mGPU fleet inventory\u{1b}[0m"),
+        "{coloured}"
+    );
+    let plain = run(Some("1"));
+    assert!(plain.contains("GPU fleet inventory"), "{plain}");
+    assert!(!plain.contains('\u{1b}'), "{plain}");
+    // At the terminal's width.
+    assert!(
+        plain.lines().all(|l| l.trim_end().chars().count() <= 100),
+        "{plain}"
+    );
+}
