@@ -19,7 +19,7 @@ struct Category<'a> {
     /// In-sync workloads are the quiet majority: always folded.
     fold: bool,
     /// What to do about a row of this category.
-    next: Option<&'static str>,
+    next: Option<fn() -> Text>,
     table: fn(&[DriftRow], &Links) -> Table,
 }
 
@@ -29,27 +29,36 @@ fn categories(d: &Drift) -> [Category<'_>; 5] {
             title: "Unmanaged: live GPU workloads with no match in Git",
             rows: &d.unmanaged,
             fold: false,
-            next: Some(
-                "Next step: adopt each in Git (add its manifest to an app), or accept it in .gpuledger.yaml with a reason, an owner and an expiry — `gpuledger drift --suggest-accept` writes the rules to start from.",
-            ),
+            next: Some(|| {
+                Text::new()
+                    .plain("Next step: adopt each in Git (add its manifest to an app), or accept it in ")
+                    .code(".gpuledger.yaml")
+                    .plain(" with a reason, an owner and an expiry — ")
+                    .code("gpuledger drift --suggest-accept")
+                    .plain(" writes the rules to start from.")
+            }),
             table: unmanaged,
         },
         Category {
             title: "Missing: in Git, not live",
             rows: &d.missing,
             fold: false,
-            next: Some(
-                "Next step: sync the app, or remove the manifest from Git if the workload is parked on purpose.",
-            ),
+            next: Some(|| {
+                Text::from(
+                    "Next step: sync the app, or remove the manifest from Git if the workload is parked on purpose.",
+                )
+            }),
             table: missing,
         },
         Category {
             title: "Changed: GPU shape differs",
             rows: &d.changed,
             fold: false,
-            next: Some(
-                "Next step: sync the app to restore Git's shape, or commit the live shape to Git if it is the right one.",
-            ),
+            next: Some(|| {
+                Text::from(
+                    "Next step: sync the app to restore Git's shape, or commit the live shape to Git if it is the right one.",
+                )
+            }),
             table: changed,
         },
         Category {
@@ -251,7 +260,7 @@ pub fn body(doc: &mut Doc, d: &Drift, links: &Links, p: Option<&Provenance>) {
         let title = format!("{} ({})", c.title, c.rows.len());
         let mut blocks = vec![Block::Table(t)];
         if let Some(next) = c.next {
-            blocks.push(Block::Paragraph(Text::new().emph(next)));
+            blocks.push(Block::Paragraph(Text::new().emph(next())));
         }
         if c.fold || c.rows.len() > FOLD {
             doc.push(Block::Details {

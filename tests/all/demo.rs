@@ -261,7 +261,7 @@ fn markdown_output_snapshot() {
         .unwrap();
     assert!(out.status.success());
     let md = String::from_utf8(out.stdout).unwrap();
-    assert!(md.contains("```mermaid\npie"));
+    assert!(md.contains("```mermaid\n%%{init:") && md.contains("}%%\npie showData"));
     assert_eq!(
         md.matches("<details>").count(),
         md.matches("</details>").count()
