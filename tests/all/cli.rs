@@ -106,7 +106,7 @@ fn missing_and_empty_inputs_are_errors_not_zero() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("no cluster configuration"),
+        String::from_utf8_lossy(&out.stderr).contains("no cluster to read"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
