@@ -371,8 +371,8 @@ pub struct OutputArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// The config file. Without it: `.gpuledger.yaml` at the root of --repo (render, drift,
-    /// inventory --repo; `.` when render and drift have no --repo), in the current directory
+    /// The config file. Without it: `.gpuledger.yaml` at the root of --repo (render, drift, github
+    /// issue, inventory --repo; `.` when the first three have no --repo), in the current directory
     /// (inventory without --repo), as committed at --base (check and github comment: a change
     /// cannot relax its own gates), else the defaults. A file given here applies to check's base
     /// and head alike.
