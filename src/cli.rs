@@ -17,8 +17,9 @@ use gpuledger::util::date::Timestamp;
     long_about = "gpuledger reads a Kubernetes GPU fleet (from the cluster, read-only, or from a kubectl dump) and \
 reports, per tenant, the GPUs bought, offered, placeable, requested and pending, the workloads and \
 Dynamo graphs that hold them, and the public routes in front of them; it renders a GitOps \
-repository and compares it with what runs (drift), and checks a change before it merges.\n\nExit codes: 0 success, 1 findings you asked to fail on, 2 error.",
-    after_help = "Examples:\n  gpuledger inventory --snapshot fixtures/demo/cluster.yaml\n  kubectl get nodes,namespaces,pods,deploy,rs,sts,jobs,cronjobs,svc,ingress -A -o json > fleet.json\n  gpuledger inventory --snapshot fleet.json --format markdown --output inventory.md"
+repository and compares it with what runs (drift), and checks a change before it merges.\n\nExit codes: 0 success; 1 findings: unaccepted drift (`drift`, unless --no-fail) or a failed \
+--fail-on gate (`check`, `github comment`); 2 error.",
+    after_help = TOP_EXAMPLES
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -63,28 +64,38 @@ pub enum GithubCommand {
     Issue(IssueArgs),
 }
 
-const COMMENT_EXAMPLES: &str = "Examples:
-  # In a pull_request workflow (base, pull request, head and repository come from the event)
-  gpuledger github comment --repo . --snapshot fleet.json --scope gpu-east --fail-on capacity
+const TOP_EXAMPLES: &str = "Examples:
+  gpuledger inventory --snapshot fixtures/demo/cluster.yaml
+  kubectl get nodes,namespaces,pods,deploy,rs,sts,jobs,cronjobs,svc,ingress \\
+      -A -o json > fleet.json
+  gpuledger inventory --snapshot fleet.json --format markdown -o inventory.md";
 
-  # Anywhere else: say which pull request, and what the comment would be first
-  gpuledger github comment --repo . --base origin/main --github-repo acme/gitops --pr 42 \\
+const COMMENT_EXAMPLES: &str = "Examples:
+  # In a pull_request workflow (base, pull request, head and repository come
+  # from the event)
+  gpuledger github comment --repo . --snapshot fleet.json --scope gpu-east \\
+      --fail-on capacity,render-error
+
+  # Anywhere else: say which pull request, and see the comment first
+  gpuledger github comment --repo . --base origin/main \\
+      --github-repo acme/gitops --pr 42 \\
       --head-sha \"$(git rev-parse HEAD)\" --dry-run
 
-The token is read from $GITHUB_TOKEN (or the variable --token-env names), never from a flag.
-Under GitHub Actions the full report also goes to the step summary, the figures to the step
-outputs (drift, unmanaged_gpus, coverage, gpu_delta, report_path), and warnings to the manifests
-whose workloads changed. The comment is always markdown; --format and --output choose the copy on
-standard output. A fork's (or Dependabot's) read-only token is not a failure: the report stays in
+The token is read from $GITHUB_TOKEN (or the variable --token-env names), never from a flag. \
+Under GitHub Actions the full report also goes to the step summary, the figures to the step \
+outputs (drift, unmanaged_gpus, coverage, gpu_delta, report_path), and warnings to the manifests \
+whose workloads changed. The comment is always markdown; --format and --output choose the copy on \
+standard output. A fork's (or Dependabot's) read-only token is not a failure: the report stays in \
 the step summary with a warning. Exit codes: as `gpuledger check`, and 2 when GitHub refuses.";
 
 const ISSUE_EXAMPLES: &str = "Examples:
   # Nightly, per cluster
   gpuledger github issue --repo . --context gpu-east --scope gpu-east
-  gpuledger github issue --repo . --snapshot east.json --scope gpu-east --label gpu-drift
+  gpuledger github issue --repo . --snapshot east.json --scope gpu-east \\
+      --label gpu-drift
 
-The issue is found by its label and hidden marker (list API, all states); overlapping runs converge
-on one open issue. Drift that cannot be known (an app failed to render, a resource could not be read)
+The issue is found by its label and hidden marker (list API, all states); overlapping runs converge \
+on one open issue. Drift that cannot be known (an app failed to render, a resource could not be read) \
 never closes the issue. Exit codes: 0 the issue is in step (drift or not), 2 error.";
 
 /// Where to post and as whom; shared by `github comment` and `github issue`.
@@ -205,10 +216,11 @@ const CHECK_EXAMPLES: &str = "Examples:
   # The working tree against main, on a laptop (a pre-push hook)
   gpuledger check --repo . --base origin/main
 
-  # Two refs, against a snapshot, failing on capacity and new drift
-  gpuledger check --repo . --base main --head feature --snapshot fleet.json --fail-on capacity,drift-introduced
+  # Two refs, against a snapshot, failing on capacity and new drift too
+  gpuledger check --repo . --base main --head feature --snapshot fleet.json \\
+      --fail-on capacity,drift-introduced,render-error
 
-Exit codes: 0 no gate failed, 1 a --fail-on gate failed (capacity, drift-introduced, render-error),
+Exit codes: 0 no gate failed, 1 a --fail-on gate failed (capacity, drift-introduced, render-error), \
 2 error.";
 
 #[derive(Debug, Args)]
@@ -246,8 +258,10 @@ pub struct CheckArgs {
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
 
-    /// Gates that make the check exit 1 when they fail, comma-separated: capacity,
-    /// drift-introduced, render-error; `none` for no gate. A gate that cannot be evaluated fails.
+    /// Gates that make the check exit 1 when they fail: capacity, drift-introduced, render-error,
+    /// comma-separated (`--fail-on capacity,render-error`) or with the flag repeated. Giving the
+    /// flag replaces the default, so list render-error to keep it; `none` for no gate. A gate that
+    /// cannot be evaluated fails (capacity without live state).
     #[arg(
         long,
         value_name = "GATES",
@@ -268,9 +282,10 @@ pub struct CheckArgs {
 
 const SNAPSHOT_EXAMPLES: &str = "Examples:
   gpuledger snapshot --output fleet.json
-  gpuledger snapshot --context gpu-east --output east.json && gpuledger inventory --snapshot east.json
+  gpuledger snapshot --context gpu-east --output east.json
+  gpuledger inventory --snapshot east.json
 
-Reads exactly the resources listed in deploy/rbac.yaml (get and list; never Secrets), strips
+Reads exactly the resources listed in deploy/rbac.yaml (get and list; never Secrets), strips \
 managedFields and the last-applied annotation, and writes one JSON List.";
 
 #[derive(Debug, Args)]
@@ -303,14 +318,15 @@ pub struct SnapshotArgs {
 
 const DRIFT_EXAMPLES: &str = "Examples:
   gpuledger drift --repo ~/src/gitops --snapshot fleet.json
-  gpuledger drift --repo . --ref origin/main --snapshot fleet.json --format markdown --output drift.md
-  gpuledger drift --repo . --snapshot fleet.json --suggest-accept >> accept.yaml
+  gpuledger drift --repo . --ref origin/main --snapshot fleet.json \\
+      --format markdown --output drift.md
+  gpuledger drift --repo . --snapshot fleet.json --suggest-accept >rules.yaml
 
-Exit codes: 0 no unaccepted drift (or --no-fail), 1 unaccepted drift, 2 error (an unreadable input,
+Exit codes: 0 no unaccepted drift (or --no-fail), 1 unaccepted drift, 2 error (an unreadable input, \
 an app that failed to render).";
 
 const RENDER_EXAMPLES: &str = "Examples:
-  # The working tree as it is, uncommitted changes included (a local pre-merge check)
+  # The working tree as it is, uncommitted changes included (a local check)
   gpuledger render --repo .
 
   # A branch, tag or sha, read from git without touching the work tree
@@ -319,27 +335,32 @@ const RENDER_EXAMPLES: &str = "Examples:
   # Argo CD apps whose repoURL is this repository under another name
   gpuledger render --repo . --repo-url https://github.com/acme/gitops
 
-Renderers: kustomize (`kustomize build`, or `kubectl kustomize`) and `helm template`, found on PATH or
-through GPULEDGER_KUSTOMIZE / GPULEDGER_HELM. They never run plugins, exec functions, post-renderers
-or network fetches. Exit codes: 0 rendered, 2 when any app failed to render (the others are still
+Renderers: kustomize (`kustomize build`, or `kubectl kustomize`) and `helm template`, found on PATH or \
+through GPULEDGER_KUSTOMIZE / GPULEDGER_HELM. They never run plugins, exec functions, post-renderers \
+or network fetches. Exit codes: 0 rendered, 2 when any app failed to render (the others are still \
 reported).";
 
 const INVENTORY_EXAMPLES: &str = "Examples:
   # The bundled demo fleet (no cluster needed)
-  gpuledger inventory --snapshot fixtures/demo/cluster.yaml --config fixtures/demo/.gpuledger.yaml
+  gpuledger inventory --snapshot fixtures/demo/cluster.yaml \\
+      --config fixtures/demo/.gpuledger.yaml
 
   # The cluster of the current kubeconfig context (read-only: get and list)
   gpuledger inventory
-  gpuledger inventory --kubeconfig ~/.kube/prod.yaml --context gpu-east --format markdown
+  gpuledger inventory --kubeconfig ~/.kube/prod.yaml --context gpu-east \\
+      --format markdown
 
   # Any kubectl dump works; several files are read as one fleet
   kubectl get nodes,namespaces -o yaml > nodes.yaml
-  kubectl get pods,deploy,rs,sts,jobs,cronjobs,svc,ingress -A -o json > workloads.json
+  kubectl get pods,deploy,rs,sts,jobs,cronjobs,svc,ingress,hpa -A \\
+      -o json > workloads.json
   gpuledger inventory --snapshot nodes.yaml --snapshot workloads.json
 
-  # Markdown for a pull request or an issue; JSON for scripts (schema gpuledger.report/v1)
-  gpuledger inventory --snapshot fleet.json --format markdown --output inventory.md
-  gpuledger inventory --snapshot fleet.json --format json | jq '.tenants[] | {name, gpus_requested}'";
+  # Markdown for a pull request or an issue; JSON for scripts
+  # (schema gpuledger.report/v1)
+  gpuledger inventory --snapshot fleet.json --format markdown -o inventory.md
+  gpuledger inventory --snapshot fleet.json --format json \\
+      | jq '.tenants[] | {name, gpus_requested}'";
 
 /// Flags shared by the commands that read a fleet and write a report.
 #[derive(Debug, Args)]
@@ -357,9 +378,11 @@ pub struct OutputArgs {
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
 
-    /// The config file [default: .gpuledger.yaml at the repository root (render, drift), as
-    /// committed at --base (check: a change cannot relax its own gates), or in the current directory
-    /// (inventory), when present].
+    /// The config file. Without it: `.gpuledger.yaml` at the root of --repo (render, drift, github
+    /// issue, inventory --repo; `.` when the first three have no --repo), in the current directory
+    /// (inventory without --repo), as committed at --base (check and github comment: a change
+    /// cannot relax its own gates), else the defaults. A file given here applies to check's base
+    /// and head alike.
     #[arg(long, value_name = "FILE", env = "GPULEDGER_CONFIG")]
     pub config: Option<PathBuf>,
 }
@@ -467,8 +490,9 @@ pub struct LiveArgs {
     #[arg(long, value_name = "FILE")]
     pub kubeconfig: Option<PathBuf>,
 
-    /// The kubeconfig context [default: the current context]. Repeat it to read several clusters:
-    /// the report then has one section per cluster and their total.
+    /// The kubeconfig context [default: the current context]. inventory reads several clusters
+    /// when it is repeated, as one fleet: the totals add the clusters up, a Clusters table gives one row each, tenants
+    /// merge by name, and workloads are listed with their cluster.
     #[arg(long, value_name = "NAME")]
     pub context: Vec<String>,
 

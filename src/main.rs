@@ -92,9 +92,7 @@ fn main() -> ExitCode {
             ExitCode::from(outcome.exit.code())
         }
         Err(e) => {
-            let mut lines = vec![format!("error: {e}")];
-            lines.extend(e.chain().skip(1).map(|c| format!("  caused by: {c}")));
-            streams.messages(&lines);
+            streams.messages(&output::error_lines(&e));
             ExitCode::from(2)
         }
     }

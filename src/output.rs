@@ -101,6 +101,24 @@ impl Streams {
     }
 }
 
+/// An error and its causes, one line each (`error: …`, `  caused by: …`). A cause whose text is
+/// already printed — an error whose message quotes its source, as `cannot read FILE: SOURCE` does —
+/// is not printed again.
+pub fn error_lines(e: &anyhow::Error) -> Vec<String> {
+    let mut shown = e.to_string();
+    let mut lines = vec![format!("error: {shown}")];
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if text.is_empty() || shown.contains(&text) {
+            continue;
+        }
+        lines.push(format!("  caused by: {text}"));
+        shown.push('\n');
+        shown.push_str(&text);
+    }
+    lines
+}
+
 /// `text` between `::stop-commands::TOKEN` and `::TOKEN::`, with a fresh token.
 fn quoted(text: &str) -> std::io::Result<String> {
     let t = token()?;

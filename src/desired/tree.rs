@@ -269,6 +269,16 @@ fn remote_urls(repo: &git2::Repository) -> Vec<String> {
     urls
 }
 
+/// What to do about a ref the clone does not have: a shallow or single-branch clone (what
+/// actions/checkout makes by default) lacks the base branch and older commits.
+pub fn fetch_hint(rev: &str) -> String {
+    let remote_ref = rev.strip_prefix("origin/").unwrap_or(rev);
+    format!(
+        "fetch it first (`git fetch origin {remote_ref}`); under GitHub Actions, give actions/checkout \
+         `fetch-depth: 0`"
+    )
+}
+
 fn read_git(
     repo: &git2::Repository,
     rev: &str,
@@ -277,7 +287,11 @@ fn read_git(
     let obj = repo.revparse_single(rev).map_err(|e| {
         input(
             path,
-            &format!("cannot resolve ref {rev:?}: {}", e.message()),
+            &format!(
+                "cannot resolve ref {rev:?}: {}; {}",
+                e.message(),
+                fetch_hint(rev)
+            ),
         )
     })?;
     let tree = obj.peel_to_tree().map_err(|e| {

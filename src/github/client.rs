@@ -410,16 +410,18 @@ impl GitHub {
             .octo
             .build_request(request, body.as_ref())
             .map_err(|e| format!("cannot build the request: {e}"))?;
-        let response = self
-            .octo
-            .execute(request)
-            .await
-            .map_err(|e| format!("cannot reach {}: {}", self.api, describe(&e)))?;
+        let response = self.octo.execute(request).await.map_err(|e| {
+            format!(
+                "cannot reach {}: {}",
+                self.api,
+                crate::util::net::explain(&e)
+            )
+        })?;
         let (parts, body) = response.into_parts();
         let bytes = body
             .collect()
             .await
-            .map_err(|e| format!("the answer broke off: {}", describe(&e)))?
+            .map_err(|e| format!("the answer broke off: {}", crate::util::net::explain(&e)))?
             .to_bytes();
         let body = if bytes.iter().all(u8::is_ascii_whitespace) {
             Value::Null
@@ -445,18 +447,6 @@ fn graphql_for(api: &str) -> String {
         Some(host) => format!("{host}/api/graphql"),
         None => format!("{api}/graphql"),
     }
-}
-
-/// octocrab's error with its sources, one line.
-fn describe(e: &octocrab::Error) -> String {
-    let mut s = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(cause) = source {
-        s.push_str(": ");
-        s.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    s
 }
 
 fn kind_of(v: &Value) -> &'static str {

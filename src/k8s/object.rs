@@ -519,12 +519,7 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
         if !early.is_empty() {
             let _scope = ObjectScope::enter(&kind, Some(&meta));
             for (is_spec, value) in early {
-                let r = if is_spec {
-                    body.set_spec(value)
-                } else {
-                    body.set_status(value)
-                };
-                r.map_err(de::Error::custom)?;
+                set_part(&mut body, is_spec, value).map_err(de::Error::custom)?;
             }
         }
         let object = Object {
@@ -560,10 +555,54 @@ struct PartSeed<'a> {
 impl<'de> DeserializeSeed<'de> for PartSeed<'_> {
     type Value = ();
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        if self.is_spec {
-            self.body.set_spec(d)
-        } else {
-            self.body.set_status(d)
-        }
+        set_part(self.body, self.is_spec, d)
     }
+}
+
+/// Reads `spec` or `status` into `body`, tracking the path into it: a value of the wrong type
+/// (`replicas: three`) is reported with its object and field (see [`take_field_error`]), whatever
+/// field it is, while the parser keeps the file position.
+fn set_part<'de, D: Deserializer<'de>>(
+    body: &mut Body,
+    is_spec: bool,
+    d: D,
+) -> Result<(), D::Error> {
+    let mut track = serde_path_to_error::Track::new();
+    let tracked = serde_path_to_error::Deserializer::new(d, &mut track);
+    let r = if is_spec {
+        body.set_spec(tracked)
+    } else {
+        body.set_status(tracked)
+    };
+    if r.is_err() {
+        let part = if is_spec { "spec" } else { "status" };
+        let path = track.path().to_string();
+        let field = if path == "." {
+            part.to_string()
+        } else {
+            format!("{part}.{path}")
+        };
+        let object = current_object().unwrap_or_default();
+        FIELD_ERROR.with(|f| *f.borrow_mut() = Some(FieldError { object, field }));
+    }
+    r
+}
+
+/// Where in an object the last value of the wrong type was met.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldError {
+    /// `Deployment team-a/web`
+    pub object: String,
+    /// `spec.replicas`, `spec.template.spec.containers[0].resources.limits`
+    pub field: String,
+}
+
+thread_local! {
+    static FIELD_ERROR: RefCell<Option<FieldError>> = const { RefCell::new(None) };
+}
+
+/// The object and field of the error the last read on this thread failed with, if a spec or status
+/// field failed it (and forgets it).
+pub fn take_field_error() -> Option<FieldError> {
+    FIELD_ERROR.with(|f| f.borrow_mut().take())
 }

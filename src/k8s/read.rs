@@ -201,6 +201,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String>), InputError> {
     let file: Arc<str> = Arc::from(source);
     super::object::take_trimmed();
+    super::object::take_field_error();
     let mut doc: Document<ObjectMeta> =
         serde_json::from_str(text).map_err(|e| match json_error(e, source) {
             ReadError::Input(e) => e,
@@ -254,6 +255,7 @@ fn read_from(
     size: Option<u64>,
 ) -> Result<(Vec<Object>, Labels), ReadError> {
     super::object::take_trimmed(); // what an earlier, failed read on this thread left
+    super::object::take_field_error();
     let (mut objects, meta) =
         if opens_like_json(&mut input.reader().map_err(ReadError::Io)?).map_err(ReadError::Io)? {
             let json = read_json(input.reader().map_err(ReadError::Io)?, file);
@@ -386,7 +388,7 @@ fn json_error(e: serde_json::Error, file: &str) -> ReadError {
     }
     let full = e.to_string();
     let suffix = format!(" at line {} column {}", e.line(), e.column());
-    let message = full.strip_suffix(&suffix).unwrap_or(&full).to_string();
+    let message = with_field(full.strip_suffix(&suffix).unwrap_or(&full));
     ReadError::Input(InputError {
         file: file.to_string(),
         line: u32::try_from(e.line()).ok().filter(|&l| l > 0),
@@ -431,7 +433,29 @@ fn yaml_error(e: &serde_saphyr::Error, file: &str) -> ReadError {
     if let serde_saphyr::Error::IOError { cause } = e {
         return ReadError::Io(io::Error::new(cause.kind(), cause.to_string()));
     }
-    ReadError::Input(yaml_error_to_input(e, file))
+    let mut input = yaml_error_to_input(e, file);
+    input.message = with_field(&input.message);
+    ReadError::Input(input)
+}
+
+/// The parser's message led by the object and field it is about, when a spec or status field
+/// failed: `Deployment team-a/web: spec.replicas: invalid type: string "three", expected u64`.
+/// (The parser gives the file position; only the reader knows the object.)
+fn with_field(message: &str) -> String {
+    let Some(f) = super::object::take_field_error() else {
+        return message.to_string();
+    };
+    // A message raised inside the object may already name it (a fractional GPU quantity).
+    let own = message
+        .strip_prefix(f.object.as_str())
+        .and_then(|m| m.strip_prefix(": "))
+        .filter(|_| !f.object.is_empty())
+        .unwrap_or(message);
+    if f.object.is_empty() {
+        format!("{}: {own}", f.field)
+    } else {
+        format!("{}: {}: {own}", f.object, f.field)
+    }
 }
 
 #[cfg(test)]

@@ -136,22 +136,35 @@ async fn client(src: &ClusterSource) -> Result<(Client, String, Origin), String>
         Some(path) => {
             let kc = Kubeconfig::read_from(path)
                 .map_err(|e| format!("cannot read kubeconfig {}: {e}", path.display()))?;
+            known_context(&kc, src.context.as_deref(), &path.display().to_string())?;
             let current = src.context.clone().or_else(|| kc.current_context.clone());
             let config = kube::Config::from_custom_kubeconfig(kc, &options)
                 .await
                 .map_err(|e| format!("kubeconfig {}: {e}", path.display()))?;
             (config, current)
         }
-        None if src.context.is_some() => (
-            kube::Config::from_kubeconfig(&options)
-                .await
-                .map_err(|e| format!("kubeconfig: {e}"))?,
-            src.context.clone(),
-        ),
+        None if src.context.is_some() => {
+            if no_config_anywhere() {
+                return Err(NO_CONFIG.into());
+            }
+            if let Ok(kc) = Kubeconfig::read() {
+                known_context(&kc, src.context.as_deref(), "the kubeconfig")?;
+            }
+            (
+                kube::Config::from_kubeconfig(&options)
+                    .await
+                    .map_err(|e| format!("kubeconfig: {e}"))?,
+                src.context.clone(),
+            )
+        }
         None => {
-            let config = kube::Config::infer()
-                .await
-                .map_err(|e| format!("no cluster configuration (kubeconfig or in-cluster): {e}"))?;
+            let config = kube::Config::infer().await.map_err(|e| {
+                if no_config_anywhere() {
+                    NO_CONFIG.to_string()
+                } else {
+                    format!("no cluster configuration (kubeconfig or in-cluster): {e}")
+                }
+            })?;
             // `infer` prefers the kubeconfig and falls back to the pod's service account.
             let context = match Kubeconfig::read() {
                 Ok(kc) => kc.current_context,
@@ -188,6 +201,41 @@ fn public_url(uri: &http::Uri) -> String {
     format!("{scheme}://{host}{port}{path}")
 }
 
+const NO_CONFIG: &str = "no cluster to read: no --kubeconfig, no $KUBECONFIG, no ~/.kube/config, \
+and not running in a cluster. Give a kubectl dump with `--snapshot FILE` (`gpuledger snapshot \
+--output FILE` writes one on a machine that has cluster access), or a kubeconfig with `--kubeconfig FILE`";
+
+/// True when kube has nothing to infer a cluster from: no `KUBECONFIG`, no `~/.kube/config`, no
+/// in-cluster service account environment.
+fn no_config_anywhere() -> bool {
+    let kubeconfig_env = std::env::var_os("KUBECONFIG").is_some_and(|v| !v.is_empty());
+    let home_config = std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".kube/config"))
+        .is_some_and(|p| p.exists());
+    let in_cluster = std::env::var_os("KUBERNETES_SERVICE_HOST").is_some();
+    !kubeconfig_env && !home_config && !in_cluster
+}
+
+/// A context that is not in the kubeconfig is named with the ones that are.
+fn known_context(kc: &Kubeconfig, context: Option<&str>, file: &str) -> Result<(), String> {
+    let Some(wanted) = context else {
+        return Ok(());
+    };
+    let mut names: Vec<&str> = kc.contexts.iter().map(|c| c.name.as_str()).collect();
+    if names.contains(&wanted) {
+        return Ok(());
+    }
+    names.sort_unstable();
+    Err(if names.is_empty() {
+        format!("{file} has no context {wanted:?}: it defines no contexts at all")
+    } else {
+        format!(
+            "{file} has no context {wanted:?}; its contexts: {}",
+            names.join(", ")
+        )
+    })
+}
+
 /// Why a request failed, for the retry decision.
 enum Failure {
     Forbidden(String),
@@ -219,10 +267,17 @@ async fn get(client: &Client, path: &str, timeout: Duration) -> Result<String, F
                 c => Err(Failure::Fatal(format!("GET {path}: {c} {message}"))),
             }
         }
-        Ok(Err(e)) => Err(Failure::Retryable(format!(
-            "GET {path}: {}",
-            line(&e.to_string(), MAX_MESSAGE_CHARS)
-        ))),
+        Ok(Err(e)) => {
+            let text = format!(
+                "GET {path}: {}",
+                line(&crate::util::net::explain(&e), MAX_MESSAGE_CHARS)
+            );
+            // A TLS mismatch is a setting, not a passing fault: asking again cannot help.
+            match crate::util::net::Cause::of(&e) {
+                Some(crate::util::net::Cause::Tls) => Err(Failure::Fatal(text)),
+                _ => Err(Failure::Retryable(text)),
+            }
+        }
     }
 }
 

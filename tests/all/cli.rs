@@ -106,7 +106,7 @@ fn missing_and_empty_inputs_are_errors_not_zero() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        String::from_utf8_lossy(&out.stderr).contains("no cluster configuration"),
+        String::from_utf8_lossy(&out.stderr).contains("no cluster to read"),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -194,5 +194,45 @@ fn help_snapshots() {
             .unwrap();
         assert!(out.status.success());
         insta::assert_snapshot!(name, String::from_utf8(out.stdout).unwrap());
+    }
+}
+
+/// At 80 columns no example command is wrapped by clap: a line that goes on a command is the
+/// continuation of a line ending in `\`, and no line is wider than the terminal.
+#[test]
+fn help_examples_keep_each_command_on_its_lines_at_80_columns() {
+    for args in [
+        vec!["--help"],
+        vec!["inventory", "--help"],
+        vec!["render", "--help"],
+        vec!["drift", "--help"],
+        vec!["snapshot", "--help"],
+        vec!["check", "--help"],
+        vec!["github", "comment", "--help"],
+        vec!["github", "issue", "--help"],
+    ] {
+        let out = gpuledger(&root())
+            .args(&args)
+            .env("COLUMNS", "80")
+            .output()
+            .unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        for l in text.lines() {
+            assert!(l.chars().count() <= 80, "{args:?}: wider than 80: {l:?}");
+        }
+        let examples = text.split("Examples:\n").nth(1).expect("examples");
+        let mut previous = "";
+        for l in examples
+            .lines()
+            .take_while(|l| l.is_empty() || l.starts_with("  "))
+        {
+            let command = l.starts_with("  gpuledger ") || l.starts_with("  kubectl ");
+            let continued = l.starts_with("      ") && previous.ends_with('\\');
+            assert!(
+                l.is_empty() || l.starts_with("  # ") || command || continued,
+                "{args:?}: an example wrapped mid-command: {l:?}"
+            );
+            previous = l;
+        }
     }
 }

@@ -7,6 +7,7 @@ mod cli;
 mod demo;
 mod drift;
 mod emulator;
+mod errors;
 mod fuzz;
 mod github;
 mod hostile;
