@@ -75,8 +75,13 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         add(&mut gpus.pending, f.gpus.pending, "GPUs pending")?;
         gpus.used = add_opt(gpus.used, f.gpus.used, "GPUs used")?;
         equivalents = equivalents.zip(f.gpu_equivalents_used).map(|(a, b)| a + b);
+        // Every cluster's reason, not the last one's.
         for (k, why) in &f.unknown {
-            unknown.insert(k.clone(), format!("{name}: {why}"));
+            let e = unknown.entry(k.clone()).or_insert_with(String::new);
+            if !e.is_empty() {
+                e.push_str("; ");
+            }
+            e.push_str(&format!("{name}: {why}"));
         }
         metrics_source = metrics_source.or(f.metrics_source.clone());
         excluded.extend(f.excluded_nodes.iter().cloned().map(|mut n| {

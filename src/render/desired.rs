@@ -1,8 +1,9 @@
 //! The desired state (`gpuledger render`) as blocks: the GPUs Git declares per tenant, then the
 //! workloads, the apps and what became of each, and the problems.
 
-use crate::doc::{Block, Doc, Table, Text};
+use crate::doc::{Alert, Block, Doc, Table, Text};
 use crate::report::{AppStatus, RenderReport};
+use crate::util::text::count;
 
 fn problems(r: &RenderReport) -> Vec<String> {
     let d = &r.desired;
@@ -33,19 +34,38 @@ pub fn desired(r: &RenderReport) -> Doc {
         .iter()
         .filter(|a| a.status == AppStatus::Rendered)
         .count();
-    doc.paragraph(
-        Text::new()
-            .strong(d.gpus_declared.to_string())
-            .plain(format!(
-                " GPUs declared by {} GPU workloads; {rendered} of {} apps rendered.",
-                d.workloads.len(),
-                d.apps.len()
-            )),
-    );
+    // A failure leads: what did not render is unknown, never a smaller total.
     let errors = problems(r);
     if !errors.is_empty() {
-        doc.heading(3, "Render errors");
-        doc.push(Block::List(errors.into_iter().map(Text::from).collect()));
+        let failed = d.apps.len() - rendered;
+        let mut lines = vec![Text::new().strong(format!(
+            "{failed} of {} apps did not render: the GPUs they declare are unknown.",
+            d.apps.len()
+        ))];
+        lines.extend(errors.into_iter().map(Text::from));
+        doc.push(Block::Alert {
+            kind: Alert::Caution,
+            lines,
+        });
+        doc.paragraph(
+            Text::new()
+                .strong(d.gpus_declared.to_string())
+                .plain(format!(
+                    " GPUs declared by {} in the apps that rendered ({rendered} of {}); the rest is unknown.",
+                    count(crate::util::sum::count(d.workloads.len()), "GPU workload"),
+                    d.apps.len()
+                )),
+        );
+    } else {
+        doc.paragraph(
+            Text::new()
+                .strong(d.gpus_declared.to_string())
+                .plain(format!(
+                    " GPUs declared by {}; {rendered} of {} apps rendered.",
+                    count(crate::util::sum::count(d.workloads.len()), "GPU workload"),
+                    d.apps.len()
+                )),
+        );
     }
     if !d.tenants.is_empty() {
         doc.push(Block::Table(

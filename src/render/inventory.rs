@@ -384,8 +384,9 @@ pub fn details(r: &Report) -> Doc {
     }
     d.section(
         "Dynamo graphs",
-        workload_table("graph", &r.graphs, |w| {
-            format!("{}/{}", w.namespace, w.name)
+        workload_table("graph", &r.graphs, |w| match &w.cluster {
+            Some(c) => format!("{c}:{}/{}", w.namespace, w.name),
+            None => format!("{}/{}", w.namespace, w.name),
         }),
         fold,
     );

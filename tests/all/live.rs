@@ -442,6 +442,30 @@ fn several_contexts_give_a_section_each_and_a_total() {
             .any(|w| w["cluster"] == "west" && w["name"] == "llama")
     );
     assert!(r["fleet"]["gpus"]["used"].is_null());
+    // Why used is unknown, for every cluster; graphs say which cluster they run in.
+    let why = r["fleet"]["unknown"]["gpus.used"].as_str().unwrap();
+    assert!(
+        why.starts_with("east: ") && why.contains("; west: "),
+        "{why}"
+    );
+    let table = gpuledger(&root())
+        .args([
+            "inventory",
+            "--context",
+            "east",
+            "--context",
+            "west",
+            "--kubeconfig",
+        ])
+        .arg(&kc)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&table.stdout);
+    assert!(
+        table.contains("east:assistant-prod/llama-70b-prod "),
+        "{table}"
+    );
+    assert!(table.contains("west:llm-prod/llama "), "{table}");
 }
 
 /// Drift reads the cluster through the same source interface: the same categories as from the

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::support::{Repo, desired_gpus, render};
+use super::support::{Repo, desired_gpus, gpuledger, render};
 
 fn dgd(name: &str, decode: u64, prefill: u64, gpus: u64) -> String {
     format!(
@@ -435,6 +435,21 @@ fn one_broken_app_does_not_stop_the_others() {
     assert!(
         bad["error"].as_str().unwrap().starts_with("bad/d.yaml:"),
         "{bad}"
+    );
+    // The failure leads the human report, and the total it says is only what rendered.
+    let out = gpuledger(r.path())
+        .args(["render", "--repo", ".", "--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    let after_title = md.split("\n\n").nth(1).unwrap_or_default();
+    assert!(
+        after_title.starts_with("> [!CAUTION]\n> **1 of 2 apps did not render"),
+        "{md}"
+    );
+    assert!(
+        md.contains("**8** GPUs declared by 1 GPU workload in the apps that rendered (1 of 2); the rest is unknown"),
+        "{md}"
     );
 }
 
