@@ -1,6 +1,7 @@
 //! `gpuledger inventory`: read the fleet (snapshots or clusters), compute the inventory (and, with
-//! `--repo`, drift against Git), render it. Several `--context`s give one section per cluster plus
-//! their total.
+//! `--repo`, drift against Git), render it. Several `--context`s are read as one fleet: the report
+//! is their total, with a row per cluster in its clusters table and each workload named with its
+//! cluster.
 
 use std::sync::Arc;
 
