@@ -196,16 +196,18 @@ const CLUSTER_SCOPED: [&str; 20] = [
 ];
 
 /// Gives namespaced objects the unit's namespace where they set none (or always, for Flux
-/// `targetNamespace`).
+/// `targetNamespace`), else `default`, where `kubectl apply` would put them: a manifest without a
+/// namespace is counted, attributed and matched where it lands, so writing `namespace: default`
+/// out changes nothing.
 fn place(mut objs: Vec<Object>, unit: &Unit) -> Vec<Object> {
-    if let Some(ns) = &unit.namespace {
-        for o in &mut objs {
-            if CLUSTER_SCOPED.contains(&o.kind.as_str()) {
-                continue;
-            }
-            if unit.force_namespace || o.meta.namespace.as_deref().is_none_or(str::is_empty) {
-                o.meta.namespace = Some(ns.clone());
-            }
+    let ns = unit.namespace.as_deref().unwrap_or("default");
+    let force = unit.force_namespace && unit.namespace.is_some();
+    for o in &mut objs {
+        if CLUSTER_SCOPED.contains(&o.kind.as_str()) {
+            continue;
+        }
+        if force || o.meta.namespace.as_deref().is_none_or(str::is_empty) {
+            o.meta.namespace = Some(ns.to_string());
         }
     }
     objs

@@ -404,10 +404,13 @@ fn chart_roots_and_plain_directories_without_apps() {
         .commit("charts");
     let (code, json, err) = render(r.path(), &[]);
     assert_eq!(code, 0, "{err}");
-    let want: BTreeMap<String, u64> = [("/Deployment/llm", 1), ("/Deployment/plain", 4)]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect();
+    let want: BTreeMap<String, u64> = [
+        ("default/Deployment/llm", 1),
+        ("default/Deployment/plain", 4),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
     assert_eq!(desired_gpus(&json), want);
 }
 
@@ -424,7 +427,7 @@ fn one_broken_app_does_not_stop_the_others() {
         err.contains("failed to render") && err.contains("bad"),
         "{err}"
     );
-    assert_eq!(desired_gpus(&json)["/Deployment/good"], 8);
+    assert_eq!(desired_gpus(&json)["default/Deployment/good"], 8);
     let bad = json["desired"]["apps"]
         .as_array()
         .unwrap()
@@ -499,7 +502,7 @@ fn rendering_runs_no_code_and_stays_inside_the_repository() {
         };
         assert_eq!(status("evil"), "error");
         assert_eq!(status("escape"), "error");
-        assert_eq!(desired_gpus(&json)["/Deployment/ok"], 1);
+        assert_eq!(desired_gpus(&json)["default/Deployment/ok"], 1);
         let problems = json["desired"]["problems"].to_string();
         assert!(
             problems.contains("ok/link.yaml") && problems.contains("outside the repository"),
@@ -604,7 +607,7 @@ fn hostile_yaml_is_refused_clearly() {
         apps.iter().find(|a| a["name"] == "big").unwrap()["status"],
         "rendered"
     );
-    assert_eq!(desired_gpus(&json)["/Deployment/good"], 1);
+    assert_eq!(desired_gpus(&json)["default/Deployment/good"], 1);
 }
 
 /// `render.roots` and `render.exclude` in the repository's `.gpuledger.yaml` override discovery.
@@ -625,14 +628,18 @@ fn configured_roots_and_excludes() {
     assert!(err.contains("using config"), "{err}");
     assert_eq!(
         desired_gpus(&json),
-        BTreeMap::from([("/Deployment/b".to_string(), 2)])
+        BTreeMap::from([("default/Deployment/b".to_string(), 2)])
     );
     r.write(".gpuledger.yaml", "render:\n  exclude: [c]\n");
     let (_, json, _) = render(r.path(), &[]);
     let got: Vec<String> = desired_gpus(&json).into_keys().collect();
     assert_eq!(
         got,
-        ["/Deployment/a", "/Deployment/b", "/Deployment/example"]
+        [
+            "default/Deployment/a",
+            "default/Deployment/b",
+            "default/Deployment/example"
+        ]
     );
 }
 
@@ -671,7 +678,7 @@ fn remote_bases_are_refused_and_home_is_not_the_repository() {
             "{a}"
         );
     }
-    assert_eq!(desired_gpus(&json)["/Deployment/ok"], 1);
+    assert_eq!(desired_gpus(&json)["default/Deployment/ok"], 1);
 }
 
 /// An Argo kustomize source on a directory without a kustomization, next to files with shorter
@@ -713,4 +720,30 @@ fn bases_outside_the_app_path_are_deployed() {
         json["desired"]["not_deployed"],
         serde_json::json!(["stray/x.yaml"])
     );
+}
+
+/// A manifest without a namespace lands in `default` (no app gives it another): its workload,
+/// tenant and drift key are those of `namespace: default` written out — never a blank tenant.
+#[test]
+fn a_manifest_without_a_namespace_lands_in_default() {
+    let without = Repo::new();
+    without
+        .write("d.yaml", &deployment("web", 2, 4))
+        .commit("no namespace");
+    let with = Repo::new();
+    with.write(
+        "d.yaml",
+        &deployment("web", 2, 4).replace("  name: web\n", "  name: web\n  namespace: default\n"),
+    )
+    .commit("namespace: default");
+    let (code, a, err) = render(without.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    let (_, b, _) = render(with.path(), &[]);
+    let w = &a["desired"]["workloads"][0];
+    assert_eq!(
+        (w["namespace"].as_str(), w["tenant"].as_str()),
+        (Some("default"), Some("default"))
+    );
+    assert_eq!(a["desired"]["workloads"], b["desired"]["workloads"]);
+    assert_eq!(a["desired"]["tenants"], b["desired"]["tenants"]);
 }

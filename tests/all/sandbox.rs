@@ -189,7 +189,7 @@ fn kustomize_directories_outside_the_repository_are_refused() {
             "nested/base/kustomization.yaml",
             "resources",
         );
-        assert_eq!(desired_gpus(&json)["/Deployment/ok"], 2, "{at}");
+        assert_eq!(desired_gpus(&json)["default/Deployment/ok"], 2, "{at}");
     }
 }
 
@@ -321,7 +321,7 @@ fn kustomize_files_outside_the_repository_are_refused() {
             "linked-patch/kustomization.yaml",
             "patches",
         );
-        assert_eq!(desired_gpus(&json)["/Deployment/ok"], 2, "{at}");
+        assert_eq!(desired_gpus(&json)["default/Deployment/ok"], 2, "{at}");
     }
 }
 
