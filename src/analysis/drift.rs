@@ -64,6 +64,15 @@ pub fn tracked_by(o: &Object) -> Option<String> {
     l.get(FLUX_HELM).map(|h| format!("flux-helmrelease:{h}"))
 }
 
+/// How live tracking metadata ([`tracked_by`]) names an app of the repository.
+fn tracking_name(kind: &str, name: &str) -> String {
+    match kind {
+        "Kustomization" => format!("flux-kustomization:{name}"),
+        "HelmRelease" => format!("flux-helmrelease:{name}"),
+        _ => format!("argocd:{name}"),
+    }
+}
+
 /// The GPU-relevant spec as text, for a readable unified diff.
 fn spec_text(kind: &str, roles: &[Role]) -> String {
     let mut s = format!("kind: {kind}\nroles:\n");
@@ -183,6 +192,7 @@ pub fn drift(
         changed: Vec::new(),
         in_sync: Vec::new(),
         accepted: Vec::new(),
+        unknown: Vec::new(),
         expired: Vec::new(),
         desired_at: desired.at.clone(),
         desired_incomplete: desired.apps.iter().any(|a| a.status == AppStatus::Error)
@@ -192,7 +202,22 @@ pub fn drift(
     let mut matched: HashSet<WorkloadId> = HashSet::new();
     let mut drifted: Vec<WorkloadId> = Vec::new();
 
+    // The apps that failed to render, as live tracking metadata names them: a live workload one of
+    // them applied is unknown, not unmanaged — what Git says of it could not be read.
+    let failed: HashSet<String> = desired
+        .apps
+        .iter()
+        .filter(|a| a.status == AppStatus::Error)
+        .map(|a| tracking_name(&a.kind, &a.name))
+        .collect();
     let mut place = |out: &mut Drift, category: DriftCategory, mut row: DriftRow| {
+        if category == DriftCategory::Unmanaged
+            && let Some(app) = row.tracked_by.as_ref().filter(|t| failed.contains(*t))
+        {
+            row.app = Some(app.clone());
+            out.unknown.push(row);
+            return;
+        }
         if category != DriftCategory::InSync {
             drifted.push(row.workload_id());
             if let Some(r) = accept(&row.namespace, &row.kind, &row.name) {
@@ -371,6 +396,7 @@ pub fn drift(
         })
     };
     for v in [
+        &mut out.unknown,
         &mut out.unmanaged,
         &mut out.missing,
         &mut out.changed,
@@ -395,6 +421,12 @@ pub fn drift(
     );
     if !out.accepted.is_empty() {
         summary.push_str(&format!("; {} accepted", out.accepted.len()));
+    }
+    if !out.unknown.is_empty() {
+        summary.push_str(&format!(
+            "; {} unknown (applied by an app that failed to render)",
+            out.unknown.len()
+        ));
     }
     if !out.expired.is_empty() {
         summary.push_str(&format!(

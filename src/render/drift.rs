@@ -23,8 +23,21 @@ struct Category<'a> {
     table: fn(&[DriftRow], &Links) -> Table,
 }
 
-fn categories(d: &Drift) -> [Category<'_>; 5] {
+fn categories(d: &Drift) -> [Category<'_>; 6] {
     [
+        // What could not be judged leads.
+        Category {
+            title: "Unknown: applied by an app that failed to render",
+            rows: &d.unknown,
+            fold: false,
+            next: Some(|| {
+                Text::new()
+                    .plain("Next step: fix the app's render error (")
+                    .code("gpuledger render")
+                    .plain(" names it); until then Git's side of these workloads is unknown.")
+            }),
+            table: unknown,
+        },
         Category {
             title: "Unmanaged: live GPU workloads with no match in Git",
             rows: &d.unmanaged,
@@ -88,6 +101,20 @@ fn unmanaged(rows: &[DriftRow], _: &Links) -> Table {
                 r.live_shape.as_deref().unwrap_or("").into(),
                 age(r).into(),
                 note(r).into(),
+            ]
+        })
+        .drop_empty_columns()
+}
+
+fn unknown(rows: &[DriftRow], _: &Links) -> Table {
+    Table::new(&["workload", "tenant", ">GPUs", "shape", "app"])
+        .rows(rows, |r| {
+            vec![
+                r.id().into(),
+                r.tenant.as_str().into(),
+                r.gpus.to_string().into(),
+                r.live_shape.as_deref().unwrap_or("").into(),
+                r.app.as_deref().unwrap_or("").into(),
             ]
         })
         .drop_empty_columns()

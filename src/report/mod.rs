@@ -523,6 +523,10 @@ pub struct Drift {
     pub in_sync: Vec<DriftRow>,
     /// Drift hidden by an accepted-drift rule that has not expired.
     pub accepted: Vec<DriftRow>,
+    /// Live workloads whose tracking names an app that failed to render: neither unmanaged nor in
+    /// sync, since what Git says of them could not be read (`app` names the failed app).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<DriftRow>,
     /// Accepted-drift rules past their date: they hide nothing.
     pub expired: Vec<ExpiredRule>,
     /// The ref the desired state was rendered at.

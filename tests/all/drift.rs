@@ -253,3 +253,52 @@ fn a_repository_in_which_nothing_renders_is_an_error_not_all_unmanaged() {
         );
     }
 }
+
+/// An app that fails to render leaves the live workloads it applied unknown, not unmanaged: the
+/// live graph tracked by `argocd:llama` is listed under unknown with that app, and drift exits 2.
+#[test]
+fn a_live_workload_of_an_app_that_failed_to_render_is_unknown_not_unmanaged() {
+    let r = repo();
+    r.write(
+        "serving/base/dgd.yaml",
+        "apiVersion: nvidia.com/v1alpha1\nkind: [broken\n",
+    )
+    .commit("break the llama app");
+    let (code, out, err) = drift(&r, &["--format", "json"]);
+    assert_eq!(code, 2, "{err}");
+    let d = &serde_json::from_str::<Value>(&out).unwrap()["drift"];
+    let ids = |cat: &str| -> Vec<String> {
+        d[cat]
+            .as_array()
+            .map(|v| {
+                v.iter()
+                    .map(|r| {
+                        format!(
+                            "{}/{}",
+                            r["namespace"].as_str().unwrap(),
+                            r["name"].as_str().unwrap()
+                        )
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(ids("unknown"), ["llm-prod/llama"], "{d}");
+    assert_eq!(d["unknown"][0]["app"], "argocd:llama");
+    assert!(
+        !ids("unmanaged").contains(&"llm-prod/llama".to_string()),
+        "{d}"
+    );
+    assert!(
+        d["summary"]
+            .as_str()
+            .unwrap()
+            .contains("1 unknown (applied by an app that failed to render)"),
+        "{d}"
+    );
+    let (_, md, _) = drift(&r, &["--format", "markdown"]);
+    assert!(
+        md.contains("### Unknown: applied by an app that failed to render (1)"),
+        "{md}"
+    );
+}
