@@ -215,3 +215,52 @@ fn helm_release_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<Un
     }
     Ok(u)
 }
+
+/// The resources of the kustomization Flux generates for a path that has none, as tree paths
+/// relative to `dir`: following fluxcd/pkg `kustomize/kustomize_generator.go`
+/// (`generateKustomization`), every `.yaml`/`.yml` file below it, except that a sub-directory with
+/// its own kustomization file is one resource and is not descended into; files the GitRepository's
+/// `.sourceignore` leaves out of the artifact ([`super::sourceignore`]) are not there to list.
+/// Files that hold no object are left out (kustomize refuses an empty resource); one that does not
+/// parse goes in, and kustomize has the last word, as in Flux.
+pub fn generated_resources(
+    tree: &super::tree::Tree,
+    dir: &str,
+    parsed: &std::collections::BTreeMap<String, Result<Vec<Object>, crate::error::InputError>>,
+) -> Vec<String> {
+    let ignore = super::sourceignore::SourceIgnore::load(tree);
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", dir.trim_end_matches('/'))
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for path in tree.files_under(dir) {
+        let Some(rel) = path.strip_prefix(&prefix) else {
+            continue;
+        };
+        if ignore.ignores(path) {
+            continue;
+        }
+        // The highest sub-directory (below `dir`) with a kustomization file stands for the file.
+        let nested = rel
+            .match_indices('/')
+            .filter_map(|(i, _)| rel.get(..i))
+            .find(|sub| super::tree::is_kustomize_dir(tree, &format!("{prefix}{sub}")));
+        if let Some(sub) = nested {
+            out.insert(sub.to_string());
+            continue;
+        }
+        if !(rel.ends_with(".yaml") || rel.ends_with(".yml")) {
+            continue;
+        }
+        if parsed
+            .get(path)
+            .is_some_and(|r| r.as_ref().is_ok_and(Vec::is_empty))
+        {
+            continue;
+        }
+        out.insert(rel.to_string());
+    }
+    out.into_iter().collect()
+}

@@ -20,6 +20,7 @@ pub mod flux;
 pub mod render;
 pub mod sandbox;
 pub mod source;
+pub mod sourceignore;
 pub mod tree;
 
 use std::collections::BTreeMap;

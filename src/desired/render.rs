@@ -247,16 +247,20 @@ fn kustomize(
         } else {
             format!("{}/", unit.path)
         };
-        let files: Vec<String> = parsed
-            .iter()
-            .filter_map(|(p, r)| {
-                let rel = p.strip_prefix(&prefix)?;
-                let direct = recurse_plain || !rel.contains('/');
-                // Unparsable by our typed reader is not unparsable by kustomize (`${var}` before
-                // substitution): every manifest goes in, and kustomize has the last word.
-                (direct && r.as_ref().map_or(true, |o| !o.is_empty())).then(|| rel.to_string())
-            })
-            .collect();
+        let files: Vec<String> = if recurse_plain {
+            super::flux::generated_resources(tree, &unit.path, parsed)
+        } else {
+            parsed
+                .iter()
+                .filter_map(|(p, r)| {
+                    let rel = p.strip_prefix(&prefix)?;
+                    // Unparsable by our typed reader is not unparsable by kustomize (`${var}`
+                    // before substitution): every manifest goes in, kustomize has the last word.
+                    (!rel.contains('/') && r.as_ref().map_or(true, |o| !o.is_empty()))
+                        .then(|| rel.to_string())
+                })
+                .collect()
+        };
         if files.is_empty() {
             return Ok(Vec::new());
         }

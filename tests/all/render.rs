@@ -747,3 +747,57 @@ fn a_manifest_without_a_namespace_lands_in_default() {
     assert_eq!(a["desired"]["workloads"], b["desired"]["workloads"]);
     assert_eq!(a["desired"]["tenants"], b["desired"]["tenants"]);
 }
+
+/// Flux's generated kustomization for a path without one (fluxcd/pkg kustomize_generator.go): a
+/// sub-directory with its own kustomization is one resource (what it lists, not every file in it),
+/// and what `.sourceignore` (or source-controller's defaults, like `.gitlab-ci.yml`) leaves out of
+/// the artifact is not there.
+#[test]
+fn flux_generates_a_kustomization_as_flux_does() {
+    let r = Repo::new();
+    r.write(
+        "clusters/prod/flux.yaml",
+        r#"apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {url: "https://github.com/acme/gitops", ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: apps, namespace: flux-system}
+spec:
+  path: ./apps
+  targetNamespace: ml
+  sourceRef: {kind: GitRepository, name: flux-system}
+"#,
+    )
+    .write("apps/a.yaml", &deployment("a", 1, 2))
+    .write("apps/deeper/b.yaml", &deployment("b", 1, 1))
+    .write(
+        "apps/sub/kustomization.yaml",
+        "resources: [d.yaml]\nnamePrefix: sub-\n",
+    )
+    .write("apps/sub/d.yaml", &deployment("d", 1, 4))
+    .write("apps/sub/extra.yaml", &deployment("extra", 1, 8))
+    .write("apps/ignored/x.yaml", &deployment("x", 1, 16))
+    .write(
+        "apps/.gitlab-ci.yml",
+        "stages: [test]\ntest:\n  script: [make]\n",
+    )
+    .write(
+        ".sourceignore",
+        "# drafts stay out of the artifact\n/apps/ignored/\n",
+    )
+    .commit("flux apps");
+    let (code, json, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 0, "{err}");
+    let want: BTreeMap<String, u64> = [
+        ("ml/Deployment/a", 2),
+        ("ml/Deployment/b", 1),
+        ("ml/Deployment/sub-d", 4),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(desired_gpus(&json), want, "{json}");
+}
