@@ -8,7 +8,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::source::{AppRef, Context, collect, normalize_url};
-use super::tree::{KUSTOMIZATION_FILES, Tree, join, kustomization_entries, normalize};
+use super::tree::{
+    KUSTOMIZATION_FILES, Tree, is_component, join, kustomization_entries, normalize,
+};
 use super::{HelmArgs, How, Skipped, Unit, appset, argo, flux};
 use crate::config::RenderConfig;
 use crate::error::InputError;
@@ -341,9 +343,10 @@ fn no_app_units(
         })
         .filter(|p| kustomize_dirs.contains(p))
         .collect();
+    // A Component is a fragment for other kustomizations, never a root, referenced or not.
     let mut units: Vec<Unit> = kustomize_dirs
         .iter()
-        .filter(|d| !referenced.contains(*d))
+        .filter(|d| !referenced.contains(*d) && !is_component(tree, d))
         .map(|d| {
             unit(
                 d,

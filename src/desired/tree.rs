@@ -221,6 +221,17 @@ pub fn is_chart_dir(tree: &Tree, dir: &str) -> bool {
     tree.exists(&join(dir, "Chart.yaml"))
 }
 
+/// Whether the kustomization in `dir` is a `kind: Component` (kustomize's reusable fragment): it is
+/// built only as a component of another kustomization, never on its own.
+pub fn is_component(tree: &Tree, dir: &str) -> bool {
+    KUSTOMIZATION_FILES.iter().any(|f| {
+        tree.read(&join(dir, f)).is_ok_and(|bytes| {
+            serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes))
+                .is_ok_and(|v| v.get("kind").and_then(Value::as_str) == Some("Component"))
+        })
+    })
+}
+
 /// The `resources`, `bases` and `components` entries of the kustomization in `dir`, as written.
 pub fn kustomization_entries(tree: &Tree, dir: &str) -> Vec<String> {
     let mut out = Vec::new();

@@ -801,3 +801,39 @@ spec:
     .collect();
     assert_eq!(desired_gpus(&json), want, "{json}");
 }
+
+/// A `kind: Component` kustomization is a fragment, never a root, even when nothing uses it; the
+/// overlay that uses it renders it in.
+#[test]
+fn a_kustomize_component_is_never_a_root() {
+    let r = Repo::new();
+    r.write("base/kustomization.yaml", "resources: [d.yaml]\n")
+        .write("base/d.yaml", &deployment("web", 2, 1))
+        .write(
+            "components/more-gpus/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- target: {kind: Deployment, name: web}\n  patch: |-\n    - op: replace\n      path: /spec/replicas\n      value: 3\n",
+        )
+        .write(
+            "components/unused/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\nresources: [x.yaml]\n",
+        )
+        .write("components/unused/x.yaml", &deployment("orphan", 1, 8))
+        .write(
+            "overlays/prod/kustomization.yaml",
+            "resources: [../../base]\ncomponents: [../../components/more-gpus]\n",
+        )
+        .commit("components");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    let apps: Vec<&str> = json["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(apps, ["overlays/prod"], "{json}");
+    assert_eq!(
+        desired_gpus(&json),
+        BTreeMap::from([("default/Deployment/web".to_string(), 3)])
+    );
+}
