@@ -281,14 +281,44 @@ fn kustomize(
     args.push(wrap_name.clone());
     args.push("--load-restrictor".into());
     args.push("LoadRestrictionsRootOnly".into());
-    let out = run(&Run {
-        program,
-        args,
-        cwd: root,
-        env: sandbox_env(home),
-        timeout: tools.timeout,
-    })
-    .map_err(|e| clean_paths(&e, root))?;
+    let build = |args: Vec<String>| {
+        run(&Run {
+            program,
+            args,
+            cwd: root,
+            env: sandbox_env(home),
+            timeout: tools.timeout,
+        })
+    };
+    let out = match build(args) {
+        Ok(out) => out,
+        Err(wrapped) => {
+            // The wrapper's error names the wrapper; kustomize's own error for the app's path is
+            // what its author can act on. Build the path alone: when it fails too, that is the
+            // error; when it builds, the app's options (prefix, patches, images) broke it.
+            let path = if unit.path.is_empty() {
+                "."
+            } else {
+                unit.path.as_str()
+            };
+            let mut direct = pre.clone();
+            direct.extend([
+                path.to_string(),
+                "--load-restrictor".into(),
+                "LoadRestrictionsRootOnly".into(),
+            ]);
+            return Err(match build(direct) {
+                Err(own) => format!(
+                    "kustomize build {path}: {}",
+                    kustomize_error(&clean_paths(&own, root))
+                ),
+                Ok(_) => format!(
+                    "kustomize build {path} with the app's options (name prefix, patches, images, …): {}",
+                    kustomize_error(&clean_paths(&wrapped, root))
+                ),
+            });
+        }
+    };
     let out = substitute(out, unit)?;
     let mut objs =
         read_str(&out, &format!("{} (kustomize)", rel(&unit.path))).map_err(|e| e.to_string())?;
@@ -379,6 +409,21 @@ fn write(path: &Path, v: &Value) -> Result<(), String> {
 }
 
 /// Error messages name paths as the repository does, not the temporary directory.
+/// kustomize's message out of what the runner captured: `kubectl kustomize` wraps it in a log line
+/// (`E1202 07:21:59.870318 9108 run.go:72] "command failed" err="…"`) with Go's quoting; the
+/// standalone `kustomize` prints `Error: …`. Anything else is kept as it is.
+fn kustomize_error(msg: &str) -> String {
+    if let Some((_, quoted)) = msg.split_once(" err=\"") {
+        let quoted = quoted.trim_end();
+        let inner = quoted.strip_suffix('"').unwrap_or(quoted);
+        return inner.replace("\\\"", "\"").replace("\\\\", "\\");
+    }
+    match msg.split_once("Error: ") {
+        Some((_, rest)) => rest.trim().to_string(),
+        None => msg.to_string(),
+    }
+}
+
 fn clean_paths(msg: &str, root: &Path) -> String {
     msg.replace(&format!("{}/", root.display()), "")
         .replace(&root.display().to_string(), ".")
@@ -504,6 +549,22 @@ fn helm_objects(out: &str, chart_path: &str) -> Result<Vec<Object>, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn kustomize_errors_are_kustomize_own_words() {
+        assert_eq!(
+            super::kustomize_error(
+                "/usr/bin/kubectl failed (exit status: 1): E1202 07:21:59.870318    9108 run.go:72] \"command failed\" err=\"accumulating resources: 'x' \\\"quoted\\\"\"\n"
+                    .trim_end()
+            ),
+            "accumulating resources: 'x' \"quoted\""
+        );
+        assert_eq!(
+            super::kustomize_error("kustomize failed (exit status: 1): Error: no such file\n"),
+            "no such file"
+        );
+        assert_eq!(super::kustomize_error("timed out"), "timed out");
+    }
+
     use super::*;
 
     #[test]

@@ -837,3 +837,20 @@ fn a_kustomize_component_is_never_a_root() {
         BTreeMap::from([("default/Deployment/web".to_string(), 3)])
     );
 }
+
+/// When kustomize fails, the report gives kustomize's own error for the app's path — not the
+/// wrapper gpuledger builds around it, nor kubectl's log prefix.
+#[test]
+fn a_kustomize_failure_reads_as_kustomize_own_error_for_the_app() {
+    let r = Repo::new();
+    r.write("app/kustomization.yaml", "resources: [missing.yaml]\n")
+        .commit("a kustomization that lists a file it does not have");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 2, "{err}");
+    let e = json["desired"]["apps"][0]["error"].as_str().unwrap();
+    assert!(e.starts_with("kustomize build app: "), "{e}");
+    assert!(e.contains("missing.yaml"), "{e}");
+    for artefact in [".gpuledger-wrap", "run.go", "'../app'", "command failed"] {
+        assert!(!e.contains(artefact), "{artefact} in {e}");
+    }
+}
