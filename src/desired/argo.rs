@@ -52,6 +52,7 @@ pub struct ArgoHelm {
     pub file_parameters: Vec<HelmFileParameter>,
     pub release_name: Option<String>,
     pub skip_crds: bool,
+    pub ignore_missing_value_files: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -331,6 +332,21 @@ fn argo_source(
         for vf in &h.value_files {
             let p = file(vf)
                 .map_err(|e| SkipReason::new(e.why, format!("value file {vf}: {}", e.text)))?;
+            // As argo-cd reposerver/repository/repository.go (helmTemplate) does: a value file
+            // that does not exist is dropped with `ignoreMissingValueFiles`, else helm fails on it.
+            if !ctx.tree.exists(&p) {
+                if h.ignore_missing_value_files {
+                    continue;
+                }
+                // Argo CD fails the sync on it: an error, not a source out of reach.
+                return Err(SkipReason::new(
+                    Why::Invalid,
+                    format!(
+                        "value file {vf} does not exist in the {} (helm.ignoreMissingValueFiles is not set)",
+                        ctx.tree.label
+                    ),
+                ));
+            }
             args.values_files.push(p);
         }
         // valuesObject wins over values.

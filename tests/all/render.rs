@@ -854,3 +854,39 @@ fn a_kustomize_failure_reads_as_kustomize_own_error_for_the_app() {
         assert!(!e.contains(artefact), "{artefact} in {e}");
     }
 }
+
+/// Argo CD `helm.ignoreMissingValueFiles`: a value file that does not exist is dropped with it,
+/// and without it the app fails, naming the file (argo-cd reposerver helmTemplate).
+#[test]
+fn argo_ignore_missing_value_files() {
+    let r = Repo::new();
+    let app = |name: &str, ignore: bool| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: argocd}}\nspec:\n  destination: {{server: https://kubernetes.default.svc, namespace: {name}}}\n  source:\n    repoURL: {URL}\n    path: charts/llm\n    helm:\n      valueFiles: [values-prod.yaml, values-{name}.yaml]\n      ignoreMissingValueFiles: {ignore}\n"
+        )
+    };
+    r.write(
+        "argocd/apps.yaml",
+        &[app("lenient", true), app("strict", false)].join("---\n"),
+    );
+    add_chart(&r, "charts/llm");
+    r.write("charts/llm/values-prod.yaml", "replicas: 2\ngpus: 4\n")
+        .commit("apps");
+    let (code, json, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(desired_gpus(&json)["lenient/Deployment/llm"], 8, "{json}");
+    let strict = json["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "strict")
+        .unwrap();
+    assert_eq!(strict["status"], "error", "{strict}");
+    assert!(
+        strict["error"]
+            .as_str()
+            .unwrap()
+            .contains("value file values-strict.yaml does not exist"),
+        "{strict}"
+    );
+}
