@@ -313,6 +313,9 @@ fn read_git(
     })?;
     let mut files = BTreeMap::new();
     let mut failure: Option<Error> = None;
+    // Blobs a partial clone (`git clone --filter=blob:none`, what CI checkouts often are) does not
+    // hold: fetched together once the walk is done, as git itself would fetch them lazily.
+    let mut absent: Vec<(String, git2::Oid, i32)> = Vec::new();
     tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
         if entry.kind() != Some(git2::ObjectType::Blob) {
             return git2::TreeWalkResult::Ok;
@@ -321,8 +324,13 @@ fn read_git(
             return git2::TreeWalkResult::Ok;
         };
         let full = format!("{dir}{name}");
-        let blob = match entry.to_object(repo).and_then(|o| o.peel_to_blob()) {
-            Ok(b) => b,
+        match repo.find_blob(entry.id()) {
+            Ok(blob) => {
+                files.insert(full, blob_entry(&blob, entry.filemode()));
+            }
+            Err(e) if e.code() == git2::ErrorCode::NotFound => {
+                absent.push((full, entry.id(), entry.filemode()));
+            }
             Err(e) => {
                 failure = Some(input(
                     path,
@@ -330,26 +338,119 @@ fn read_git(
                 ));
                 return git2::TreeWalkResult::Abort;
             }
-        };
-        if blob.size() as u64 > MAX_FILE_BYTES {
-            // Too big to be a manifest; reading it is refused later with a clear message.
-            files.insert(full, Entry::TooLarge(blob.size() as u64));
-            return git2::TreeWalkResult::Ok;
         }
-        let content = blob.content().to_vec();
-        let entry = if entry.filemode() == 0o120000 {
-            Entry::Symlink(String::from_utf8_lossy(&content).into_owned())
-        } else {
-            Entry::File(content)
-        };
-        files.insert(full, entry);
         git2::TreeWalkResult::Ok
     })
     .map_err(|e| input(path, &format!("cannot walk ref {rev:?}: {}", e.message())))?;
-    match failure {
-        Some(e) => Err(e),
-        None => Ok(files),
+    if let Some(e) = failure {
+        return Err(e);
     }
+    if !absent.is_empty() {
+        let fetched = fetch_blobs(repo, absent.iter().map(|(_, oid, _)| *oid));
+        for (full, oid, mode) in absent {
+            match repo.find_blob(oid) {
+                Ok(blob) => {
+                    files.insert(full, blob_entry(&blob, mode));
+                }
+                Err(_) => {
+                    return Err(input(
+                        path,
+                        &format!(
+                            "{full} (blob {oid}) at ref {rev:?} is not in this partial clone and could not be fetched{}; fetch it (git fetch) or clone without --filter",
+                            fetched
+                                .as_ref()
+                                .err()
+                                .map(|e| format!(": {e}"))
+                                .unwrap_or_default()
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(files)
+}
+
+/// A blob as a tree entry: a symlink's target, a file's bytes, or a file too large to read.
+fn blob_entry(blob: &git2::Blob<'_>, filemode: i32) -> Entry {
+    let size = u64::try_from(blob.size()).unwrap_or(u64::MAX);
+    if size > MAX_FILE_BYTES {
+        // Too big to be a manifest; reading it is refused later with a clear message.
+        return Entry::TooLarge(size);
+    }
+    let content = blob.content().to_vec();
+    if filemode == 0o120000 {
+        Entry::Symlink(String::from_utf8_lossy(&content).into_owned())
+    } else {
+        Entry::File(content)
+    }
+}
+
+/// Seconds the fetch of a partial clone's missing blobs may take.
+const FETCH_TIMEOUT_S: u64 = 120;
+
+/// Fetches `oids` from the repository's promisor remote in one `git fetch`, the way git fetches
+/// missing objects of a partial clone (git `promisor-remote.c`, `fetch_objects`: a fetch with the
+/// noop negotiation, no tags, no FETCH_HEAD and the blob filter). libgit2 cannot fetch lazily, so
+/// this runs the git on PATH with the user's credentials (home, SSH agent), bounded in time, in the
+/// repository's `.git`: nothing from the tree under review configures it.
+fn fetch_blobs(
+    repo: &git2::Repository,
+    oids: impl Iterator<Item = git2::Oid>,
+) -> Result<(), String> {
+    let config = repo.config().map_err(|e| e.message().to_string())?;
+    let mut promisor = None;
+    if let Ok(mut entries) = config.entries(Some(r"remote\..*\.promisor")) {
+        while let Some(Ok(e)) = entries.next() {
+            if e.value().is_ok_and(|v| v.eq_ignore_ascii_case("true")) {
+                promisor = e
+                    .name()
+                    .ok()
+                    .and_then(|n| n.strip_prefix("remote."))
+                    .and_then(|n| n.strip_suffix(".promisor"))
+                    .map(str::to_string);
+            }
+        }
+    }
+    let remote = promisor.ok_or("it is not a partial clone (no promisor remote)")?;
+    let git = crate::util::process::which("git").ok_or("git is not on PATH")?;
+    let gitdir = repo.path().display().to_string();
+    let mut args = vec![
+        "--git-dir".to_string(),
+        gitdir,
+        "-c".into(),
+        "fetch.negotiationAlgorithm=noop".into(),
+        "fetch".into(),
+        "--quiet".into(),
+        "--no-tags".into(),
+        "--no-write-fetch-head".into(),
+        "--recurse-submodules=no".into(),
+        "--filter=blob:none".into(),
+        remote.clone(),
+    ];
+    args.extend(oids.map(|o| o.to_string()));
+    // The user's own credentials reach git; a prompt never waits for a terminal.
+    let mut env: Vec<(String, String)> = [
+        "HOME",
+        "XDG_CONFIG_HOME",
+        "SSH_AUTH_SOCK",
+        "GIT_SSH_COMMAND",
+        "GIT_ASKPASS",
+    ]
+    .into_iter()
+    .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+    .collect();
+    env.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
+    let cwd = repo.path();
+    crate::util::process::run(&crate::util::process::Run {
+        program: &git,
+        args,
+        cwd,
+        env,
+        timeout: std::time::Duration::from_secs(FETCH_TIMEOUT_S),
+    })
+    .map(|_| ())
+    .map_err(|e| format!("git fetch {remote}: {e}"))
 }
 
 fn read_workdir(root: &Path) -> Result<BTreeMap<String, Entry>, Error> {

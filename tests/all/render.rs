@@ -890,3 +890,72 @@ fn argo_ignore_missing_value_files() {
         "{strict}"
     );
 }
+
+/// `--ref` in a blobless clone (`git clone --filter=blob:none`, what CI checkouts often are): the
+/// blobs the ref needs and the clone lacks are fetched through git, once; when they cannot be, the
+/// error names the file and says it is a partial clone.
+#[test]
+fn a_ref_in_a_blobless_clone_fetches_its_blobs_or_says_why() {
+    let origin = Repo::new();
+    origin
+        .write("d.yaml", &deployment("web", 1, 1))
+        .commit("main");
+    origin.git(&["checkout", "-q", "-b", "feature"]);
+    origin
+        .write("d.yaml", &deployment("web", 2, 4))
+        .write("more/e.yaml", &deployment("extra", 1, 2))
+        .commit("feature");
+    origin.git(&["checkout", "-q", "main"]);
+    origin.git(&["config", "uploadpack.allowFilter", "true"]);
+    origin.git(&["config", "uploadpack.allowAnySHA1InWant", "true"]);
+    let url = format!("file://{}", origin.path().display());
+    let clone = |dir: &std::path::Path| {
+        let out = std::process::Command::new("git")
+            .args([
+                "clone",
+                "-q",
+                "--filter=blob:none",
+                "--branch",
+                "main",
+                &url,
+            ])
+            .arg(dir)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let ci = tmp.path().join("ci");
+    clone(&ci);
+    let (code, json, err) = render(&ci, &["--ref", "origin/feature"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        desired_gpus(&json),
+        BTreeMap::from([
+            ("default/Deployment/extra".to_string(), 2),
+            ("default/Deployment/web".to_string(), 8)
+        ])
+    );
+    // The remote is gone: the missing blob is named, with what to do.
+    let offline = tmp.path().join("offline");
+    clone(&offline);
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .arg("-C")
+            .arg(&offline)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    git(&["remote", "set-url", "origin", "/nonexistent/gitops"]);
+    let out = gpuledger(&offline)
+        .args(["render", "--repo", ".", "--ref", "origin/feature"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("not in this partial clone") && err.contains("d.yaml"),
+        "{err}"
+    );
+}
