@@ -17,7 +17,7 @@ use crate::k8s::types::OwnerRef;
 use crate::util::date::Timestamp;
 use crate::util::sum::{Named, Overflow};
 
-use super::kinds::{declared_shape, template_role};
+use super::kinds::{declared_shape, shape_is_guess, template_role};
 use super::pods::pod_request;
 use super::{GpuShape, PodCounts, Role, Workload, WorkloadId, labels};
 
@@ -391,6 +391,7 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
             labels: top.meta.labels.clone(),
             shape,
             shape_from_spec: from_spec,
+            shape_guessed: from_spec && present.is_some_and(shape_is_guess),
             requested: b.requested,
             pending: b.pending,
             pods: b.pods,

@@ -1,0 +1,74 @@
+//! The GPU kinds beyond the built-ins, rendered from a repository: one of each (KServe
+//! InferenceService and LLMInferenceService, RayCluster, RayService, RayJob, PyTorchJob, TrainJob,
+//! JobSet) and a made-up CRD whose shape is a guess, with the exact GPU totals.
+
+use std::collections::BTreeMap;
+
+use super::support::{Repo, desired_gpus, render};
+
+const ISVC: &str = "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: isvc, namespace: ml}\nspec:\n  predictor:\n    minReplicas: 2\n    pytorch:\n      storageUri: gs://m\n      resources: {limits: {nvidia.com/gpu: \"1\"}}\n";
+const LLMISVC: &str = "apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceService\nmetadata: {name: llm, namespace: ml}\nspec:\n  replicas: 2\n  template:\n    containers: [{name: main, resources: {limits: {nvidia.com/gpu: \"4\"}}}]\n";
+const RAY_SPEC: &str = "  headGroupSpec:\n    template: {spec: {containers: [{name: head}]}}\n  workerGroupSpecs:\n  - groupName: gpu\n    replicas: 3\n    template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 2}}}]}}\n";
+const PYTORCH: &str = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: pt, namespace: ml}\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template: {spec: {containers: [{name: pytorch, resources: {limits: {nvidia.com/gpu: 8}}}]}}\n    Worker:\n      replicas: 1\n      template: {spec: {containers: [{name: pytorch, resources: {limits: {nvidia.com/gpu: 8}}}]}}\n";
+const TRAINJOB: &str = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj, namespace: ml}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n    resourcesPerNode: {limits: {nvidia.com/gpu: 4}}\n";
+const JOBSET: &str = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js, namespace: ml}\nspec:\n  replicatedJobs:\n  - name: workers\n    replicas: 2\n    template:\n      spec:\n        parallelism: 2\n        template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 1}}}]}}\n";
+const MADE_UP: &str = "apiVersion: example.com/v1\nkind: GpuThing\nmetadata: {name: thing, namespace: ml}\nspec:\n  workers:\n    template:\n      spec:\n        containers: [{name: w, resources: {limits: {nvidia.com/gpu: 4}}}]\n";
+
+#[test]
+fn one_of_each_gpu_kind_renders_exact_totals() {
+    let r = Repo::new();
+    r.write("ml/isvc.yaml", ISVC)
+        .write("ml/llmisvc.yaml", LLMISVC)
+        .write(
+            "ml/ray.yaml",
+            &format!(
+                "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {{name: rc, namespace: ml}}\nspec:\n{RAY_SPEC}---\napiVersion: ray.io/v1\nkind: RayService\nmetadata: {{name: rs, namespace: ml}}\nspec:\n  rayClusterConfig:\n{}---\napiVersion: ray.io/v1\nkind: RayJob\nmetadata: {{name: rj, namespace: ml}}\nspec:\n  entrypoint: python x.py\n  rayClusterSpec:\n{}",
+                indent(RAY_SPEC),
+                indent(RAY_SPEC)
+            ),
+        )
+        .write("ml/pytorch.yaml", PYTORCH)
+        .write("ml/trainjob.yaml", TRAINJOB)
+        .write("ml/jobset.yaml", JOBSET)
+        .write("ml/thing.yaml", MADE_UP)
+        .commit("gpu kinds");
+    let (code, json, stderr) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let want: BTreeMap<String, u64> = [
+        ("ml/InferenceService/isvc", 2), // minReplicas 2 × 1 (pytorch predictor)
+        ("ml/LLMInferenceService/llm", 8), // replicas 2 × 4
+        ("ml/RayCluster/rc", 6),         // 3 workers × 2, a head without GPUs
+        ("ml/RayService/rs", 6),         // the same cluster config
+        ("ml/RayJob/rj", 6),             // the same cluster spec
+        ("ml/PyTorchJob/pt", 16),        // master 1×8 + worker 1×8
+        ("ml/TrainJob/tj", 8),           // 2 nodes × 4
+        ("ml/JobSet/js", 4),             // 2 jobs × parallelism 2 × 1
+        ("ml/GpuThing/thing", 4),        // a guess: its one pod template
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(desired_gpus(&json), want);
+    let sources: BTreeMap<&str, &str> = json["desired"]["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap(),
+                w["shape_source"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(sources["thing"], "guess");
+    assert_eq!(sources["rc"], "spec");
+    assert_eq!(
+        json["desired"]["gpus_declared"].as_u64(),
+        Some(60),
+        "{json:#}"
+    );
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("  {l}\n")).collect()
+}
