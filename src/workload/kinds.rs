@@ -731,12 +731,17 @@ spec:
     containers: [{name: s, resources: {limits: {nvidia.com/gpu: 1}}}]
   cpu:
     template: {spec: {containers: [{name: c}]}}
+  tasks:
+  - name: ps
+    template: {spec: {containers: [{name: c}]}}
+  - replicas: 3
+    template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 2}}}]}}
 "#;
         let objs = read_str(g, "t").unwrap();
         assert!(shape_is_guess(&objs[0]));
         assert_eq!(
             declared_shape(&objs[0]).unwrap().unwrap().to_string(),
-            "spec.sidecar 1×1 + spec.workers.template 2×4 = 9"
+            "spec.sidecar 1×1 + spec.tasks[1].template 3×2 + spec.workers.template 2×4 = 15"
         );
         // Without GPUs it is no workload; runtimes and templates for others are never workloads.
         let cpu = "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec:\n  template: {spec: {containers: [{name: c}]}}\n";

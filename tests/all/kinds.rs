@@ -72,3 +72,55 @@ fn one_of_each_gpu_kind_renders_exact_totals() {
 fn indent(s: &str) -> String {
     s.lines().map(|l| format!("  {l}\n")).collect()
 }
+
+/// An unmodelled GPU workload counts in drift like any other, and both of its shapes say they
+/// are guesses.
+#[test]
+fn an_unmodelled_workload_drifts_with_its_guess_shown() {
+    let r = Repo::new();
+    r.write("ml/thing.yaml", MADE_UP)
+        .commit("a made-up GPU kind");
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live.yaml");
+    let pod = |i: u32| {
+        format!(
+            "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: thing-{i}\n    namespace: ml\n    ownerReferences: [{{apiVersion: example.com/v1, kind: GpuThing, name: thing, uid: u1, controller: true}}]\n  spec:\n    nodeName: n1\n    containers: [{{name: w, resources: {{limits: {{nvidia.com/gpu: 4}}}}}}]\n  status: {{phase: Running}}\n"
+        )
+    };
+    let thing = "- apiVersion: example.com/v1\n  kind: GpuThing\n  metadata: {name: thing, namespace: ml, uid: u1}\n  spec:\n    workers:\n      replicas: 2\n      template:\n        spec:\n          containers: [{name: w, resources: {limits: {nvidia.com/gpu: 4}}}]\n";
+    std::fs::write(
+        &live,
+        format!(
+            "apiVersion: v1\nkind: List\nitems:\n{thing}{}{}",
+            pod(0),
+            pod(1)
+        ),
+    )
+    .unwrap();
+    let out = super::support::gpuledger(r.path())
+        .args(["drift", "--repo", ".", "--now", "2026-11-30", "--no-fail"])
+        .arg("--snapshot")
+        .arg(&live)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let changed = &json["drift"]["changed"];
+    assert_eq!(changed.as_array().map(Vec::len), Some(1), "{json:#}");
+    let row = &changed[0];
+    assert_eq!(row["name"], "thing");
+    assert_eq!(
+        (row["gpus"].as_u64(), row["gpus_git"].as_u64()),
+        (Some(8), Some(4))
+    );
+    assert_eq!(
+        row["git_shape"],
+        "spec.workers.template 1×4 = 4 (shape is a guess: unmodelled kind)"
+    );
+    assert_eq!(
+        row["live_shape"],
+        "spec.workers.template 2×4 = 8 (shape is a guess: unmodelled kind)"
+    );
+}

@@ -4,7 +4,7 @@
 //! The walk looks for `…template` objects whose `spec` has `containers` (a pod template) and for
 //! objects with a `containers` list (a pod spec), and does not descend into what it found, so a
 //! template's containers are not counted twice. A role is named by its path
-//! (`spec.workers.template`), its replicas are a `replicas` integer beside the template (else 1) and
+//! (`spec.workers.template`, `spec.tasks[worker].template` for a list item named `worker`), its replicas are a `replicas` integer beside the template (else 1) and
 //! its GPUs follow the pod rule ([`pod_request`]). The walk is bounded in depth and in the number of
 //! values it looks at, so a large or hostile spec costs a fixed amount of work.
 
@@ -69,7 +69,14 @@ impl Walk {
                     if self.budget == 0 {
                         break;
                     }
-                    self.visit(item, &format!("{path}[{i}]"), depth + 1)?;
+                    // An item is named by its `name` (a Volcano task, a container group) when it
+                    // has one, so the role reads `spec.tasks[worker].template`.
+                    let label = item
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .filter(|n| !n.is_empty() && n.len() <= 63)
+                        .map_or_else(|| i.to_string(), str::to_string);
+                    self.visit(item, &format!("{path}[{label}]"), depth + 1)?;
                 }
                 Ok(())
             }
