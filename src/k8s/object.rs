@@ -32,8 +32,9 @@ impl fmt::Display for Source {
     }
 }
 
-/// The kinds whose bodies gpuledger reads. Everything else keeps its metadata only (enough to walk
-/// owner references through it, e.g. a DynamoComponentDeployment or a Grove PodClique).
+/// The kinds whose bodies gpuledger reads as typed structs. Everything else keeps its metadata
+/// (enough to walk owner references through it, e.g. a DynamoComponentDeployment or a Grove
+/// PodClique) and its spec as JSON, for the custom GPU kinds `workload::kinds` reads from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     Pod,
