@@ -11,7 +11,7 @@
 //! | LLMInferenceService | `replicas × (template GPUs + (size − 1) × worker GPUs)`, and the same for `prefill` |
 //! | RayCluster, RayService, RayJob | `head 1×GPUs` + per worker group `replicas × numOfHosts × GPUs` |
 //! | PyTorchJob (and the other Kubeflow v1 jobs) | per replica type `replicas × pod GPUs` |
-//! | TrainJob | `numNodes × resourcesPerNode` |
+//! | TrainJob | `numNodes × resourcesPerNode`, else from the runtime it references (`node` job) |
 //! | JobSet | per replicated job `replicas × parallelism × pod GPUs` |
 //! | any other kind | each pod template under `spec` requesting GPUs, a **guess** ([`guess`]) |
 //!
@@ -69,10 +69,46 @@ pub fn shape_is_guess(obj: &Object) -> bool {
 
 /// The declared shape of a workload object, or `None` for kinds that are not workloads.
 pub fn declared_shape(obj: &Object) -> Result<Option<GpuShape>, Overflow> {
-    shape_of(obj).named(obj, "a GPU count of its spec")
+    declared_shape_with(obj, &|_, _, _| None)
 }
 
-fn shape_of(obj: &Object) -> Result<Option<GpuShape>, TooLarge> {
+/// Finds an object of the input by kind, namespace and name (a TrainJob's runtime).
+pub type Lookup<'a> = dyn Fn(&str, &str, &str) -> Option<&'a Object> + 'a;
+
+/// [`declared_shape`], with the other objects of the input at hand: a TrainJob's shape may live in
+/// the runtime it references.
+pub fn declared_shape_with<'a>(
+    obj: &Object,
+    lookup: &Lookup<'a>,
+) -> Result<Option<GpuShape>, Overflow> {
+    shape_of(obj, lookup).named(obj, "a GPU count of its spec")
+}
+
+/// The spec of the TrainingRuntime or ClusterTrainingRuntime a TrainJob references
+/// (`runtimeRef.kind` defaults to ClusterTrainingRuntime, which is cluster-scoped).
+fn train_job_runtime<'a>(
+    obj: &Object,
+    spec: &serde_json::Value,
+    lookup: &Lookup<'a>,
+) -> Option<&'a serde_json::Value> {
+    let r = spec.get("runtimeRef")?;
+    let name = r.get("name")?.as_str()?;
+    let kind = r
+        .get("kind")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("ClusterTrainingRuntime");
+    let ns = if kind == "TrainingRuntime" {
+        obj.namespace()
+    } else {
+        ""
+    };
+    match &lookup(kind, ns, name)?.body {
+        Body::Raw(v) => Some(v),
+        _ => None,
+    }
+}
+
+fn shape_of(obj: &Object, lookup: &Lookup<'_>) -> Result<Option<GpuShape>, TooLarge> {
     let role = |name: &str, replicas: Option<u64>, template: &PodTemplate| {
         Ok::<_, TooLarge>(GpuShape::new(vec![Role {
             name: template_role(&template.metadata.labels)
@@ -143,7 +179,7 @@ fn shape_of(obj: &Object) -> Result<Option<GpuShape>, TooLarge> {
                     .map(crds::ray_cluster)
                     .transpose(),
                 Some(Crd::KubeflowJob) => crds::kubeflow_job(spec),
-                Some(Crd::TrainJob) => crds::train_job(spec),
+                Some(Crd::TrainJob) => crds::train_job(spec, train_job_runtime(obj, spec, lookup)),
                 Some(Crd::JobSet) => crds::jobset(spec).map(Some),
                 Some(Crd::LlmInferenceService) => crds::llm_inference_service(spec).map(Some),
                 None if shape_is_guess(obj) => guess::guess(spec),
@@ -692,6 +728,50 @@ spec:
         let runtime_only = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t}\nspec:\n  runtimeRef: {name: torch-distributed}\n";
         let objs = read_str(runtime_only, "t").unwrap();
         assert!(declared_shape(&objs[0]).unwrap().is_none());
+    }
+
+    #[test]
+    fn trainjob_shape_from_its_runtime() {
+        let runtime = r#"apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  mlPolicy: {numNodes: 2, torch: {numProcPerNode: auto}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: dataset-initializer
+        template: {spec: {template: {spec: {containers: [{name: dataset-initializer}]}}}}
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                containers: [{name: node, resources: {limits: {nvidia.com/gpu: 4}}}]
+"#;
+        let objs = read_str(runtime, "r").unwrap();
+        let rt = &objs[0];
+        let lookup = |kind: &str, _: &str, name: &str| {
+            (kind == "ClusterTrainingRuntime" && name == rt.meta.name).then_some(rt)
+        };
+        let shape = |y: &str| {
+            let o = read_str(y, "t").unwrap();
+            declared_shape_with(&o[0], &lookup)
+                .unwrap()
+                .map(|s| s.to_string())
+        };
+        let job = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t, namespace: ml}\nspec:\n  runtimeRef: {name: torch-distributed}\n";
+        // The runtime's numNodes 2 × its node template's 4 GPUs.
+        assert_eq!(shape(job).as_deref(), Some("node 2×4 = 8"));
+        let nodes = format!("{job}  trainer: {{numNodes: 3}}\n");
+        assert_eq!(shape(&nodes).as_deref(), Some("node 3×4 = 12"));
+        let both = format!(
+            "{job}  trainer: {{numNodes: 3, resourcesPerNode: {{limits: {{nvidia.com/gpu: 8}}}}}}\n"
+        );
+        assert_eq!(shape(&both).as_deref(), Some("node 3×8 = 24"));
+        // Another runtime, not in the input: the shape is not known.
+        let other = job.replace("torch-distributed", "deepspeed");
+        assert_eq!(shape(&other), None);
     }
 
     #[test]

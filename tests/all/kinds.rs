@@ -11,6 +11,8 @@ const LLMISVC: &str = "apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenc
 const RAY_SPEC: &str = "  headGroupSpec:\n    template: {spec: {containers: [{name: head}]}}\n  workerGroupSpecs:\n  - groupName: gpu\n    replicas: 3\n    template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 2}}}]}}\n";
 const PYTORCH: &str = "apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: pt, namespace: ml}\nspec:\n  pytorchReplicaSpecs:\n    Master:\n      replicas: 1\n      template: {spec: {containers: [{name: pytorch, resources: {limits: {nvidia.com/gpu: 8}}}]}}\n    Worker:\n      replicas: 1\n      template: {spec: {containers: [{name: pytorch, resources: {limits: {nvidia.com/gpu: 8}}}]}}\n";
 const TRAINJOB: &str = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj, namespace: ml}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 2\n    resourcesPerNode: {limits: {nvidia.com/gpu: 4}}\n";
+/// A ClusterTrainingRuntime and a TrainJob that leaves its shape to it.
+const RUNTIME: &str = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: torch}\nspec:\n  mlPolicy: {numNodes: 3}\n  template:\n    spec:\n      replicatedJobs:\n      - name: node\n        template: {spec: {template: {spec: {containers: [{name: node, resources: {limits: {nvidia.com/gpu: 2}}}]}}}}\n---\napiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj-rt, namespace: ml}\nspec:\n  runtimeRef: {name: torch}\n";
 const JOBSET: &str = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js, namespace: ml}\nspec:\n  replicatedJobs:\n  - name: workers\n    replicas: 2\n    template:\n      spec:\n        parallelism: 2\n        template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 1}}}]}}\n";
 const MADE_UP: &str = "apiVersion: example.com/v1\nkind: GpuThing\nmetadata: {name: thing, namespace: ml}\nspec:\n  workers:\n    template:\n      spec:\n        containers: [{name: w, resources: {limits: {nvidia.com/gpu: 4}}}]\n";
 
@@ -30,6 +32,7 @@ fn one_of_each_gpu_kind_renders_exact_totals() {
         .write("ml/pytorch.yaml", PYTORCH)
         .write("ml/trainjob.yaml", TRAINJOB)
         .write("ml/jobset.yaml", JOBSET)
+        .write("ml/runtime.yaml", RUNTIME)
         .write("ml/thing.yaml", MADE_UP)
         .commit("gpu kinds");
     let (code, json, stderr) = render(r.path(), &[]);
@@ -42,6 +45,7 @@ fn one_of_each_gpu_kind_renders_exact_totals() {
         ("ml/RayJob/rj", 6),             // the same cluster spec
         ("ml/PyTorchJob/pt", 16),        // master 1×8 + worker 1×8
         ("ml/TrainJob/tj", 8),           // 2 nodes × 4
+        ("ml/TrainJob/tj-rt", 6),        // its runtime's 3 nodes × the node pod's 2 GPUs
         ("ml/JobSet/js", 4),             // 2 jobs × parallelism 2 × 1
         ("ml/GpuThing/thing", 4),        // a guess: its one pod template
     ]
@@ -64,7 +68,7 @@ fn one_of_each_gpu_kind_renders_exact_totals() {
     assert_eq!(sources["rc"], "spec");
     assert_eq!(
         json["desired"]["gpus_declared"].as_u64(),
-        Some(60),
+        Some(66),
         "{json:#}"
     );
 }

@@ -132,31 +132,61 @@ pub(super) fn kubeflow_job(spec: &Value) -> Result<Option<GpuShape>, TooLarge> {
 }
 
 /// Kubeflow Trainer `TrainJob` (`trainer.kubeflow.org/v1alpha1`), following kubeflow/trainer
-/// `pkg/apis/trainer/v1alpha1/trainjob_types.go`: `spec.trainer.numNodes` nodes, each with
-/// `spec.trainer.resourcesPerNode`. Either may be left to the referenced runtime
-/// (`spec.runtimeRef`); then the shape is not in the object and `None` says so.
-pub(super) fn train_job(spec: &Value) -> Result<Option<GpuShape>, TooLarge> {
-    let Some(trainer) = spec.get("trainer") else {
-        return Ok(None);
+/// `pkg/apis/trainer/v1alpha1/trainjob_types.go` and `trainingruntime_types.go`: the job is the
+/// referenced runtime's JobSet template (`runtime`: the spec of the TrainingRuntime or
+/// ClusterTrainingRuntime named by `spec.runtimeRef`, when it is in the input), whose `node` job
+/// (`constants.Node` in `pkg/constants/constants.go`) runs `spec.trainer.numNodes` (else the
+/// runtime's `mlPolicy.numNodes`) pods, each with `spec.trainer.resourcesPerNode` when set. Without
+/// the runtime, both must be in the TrainJob; otherwise the shape is not in the input and `None`
+/// says so.
+pub(super) fn train_job(
+    spec: &Value,
+    runtime: Option<&Value>,
+) -> Result<Option<GpuShape>, TooLarge> {
+    let trainer = spec.get("trainer").unwrap_or(&Value::Null);
+    let num_nodes = int(trainer, "numNodes");
+    let per_node = trainer
+        .get("resourcesPerNode")
+        .and_then(|r| Resources::deserialize(r).ok())
+        .map(|r| container_request(&r).whole);
+    let Some(runtime) = runtime else {
+        return Ok(match (num_nodes, per_node) {
+            (Some(n), Some(g)) => Some(GpuShape::new(vec![role(NODE, n, g, 1, false)])),
+            _ => None,
+        });
     };
-    let (Some(nodes), Some(res)) = (
-        int(trainer, "numNodes"),
-        trainer
-            .get("resourcesPerNode")
-            .and_then(|r| Resources::deserialize(r).ok()),
-    ) else {
-        return Ok(None);
+    let template = runtime.get("template").and_then(|t| t.get("spec"));
+    let mut roles = match template {
+        Some(t) => jobset_roles(t)?,
+        None => Vec::new(),
     };
-    let gpus = container_request(&res).whole;
-    Ok(Some(GpuShape::new(vec![role(
-        "node", nodes, gpus, 1, false,
-    )])))
+    let policy_nodes = runtime.get("mlPolicy").and_then(|p| int(p, "numNodes"));
+    if !roles.iter().any(|r| r.name == NODE) {
+        roles.push(role(NODE, 1, 0, 1, false));
+    }
+    for r in roles.iter_mut().filter(|r| r.name == NODE) {
+        if let Some(n) = num_nodes.or(policy_nodes) {
+            r.replicas = n;
+        }
+        if let Some(g) = per_node {
+            r.gpus_per_replica = g;
+        }
+    }
+    Ok(Some(GpuShape::new(roles)))
 }
+
+/// The trainer's job and container in a Kubeflow Trainer runtime.
+const NODE: &str = "node";
 
 /// `JobSet` (`jobset.x-k8s.io/v1alpha2`), following kubernetes-sigs/jobset
 /// `api/jobset/v1alpha2/jobset_types.go`: each `replicatedJobs[]` runs `replicas` (default 1) Jobs,
 /// each `parallelism` (default 1) pods of its pod template. One role per replicated job, by name.
 pub(super) fn jobset(spec: &Value) -> Result<GpuShape, TooLarge> {
+    Ok(GpuShape::new(jobset_roles(spec)?))
+}
+
+/// The roles of a JobSet spec, those without GPUs included (a TrainJob overrides one of them).
+fn jobset_roles(spec: &Value) -> Result<Vec<Role>, TooLarge> {
     let mut roles = Vec::new();
     for rj in spec
         .get("replicatedJobs")
@@ -175,7 +205,7 @@ pub(super) fn jobset(spec: &Value) -> Result<GpuShape, TooLarge> {
             .unwrap_or("job");
         roles.push(role(name, pods, template_gpus(t.as_ref())?, 1, false));
     }
-    Ok(GpuShape::new(roles))
+    Ok(roles)
 }
 
 /// KServe `LLMInferenceService` (`serving.kserve.io/v1alpha1`), following kserve/kserve
