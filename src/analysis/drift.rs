@@ -20,12 +20,12 @@ use crate::config::{AcceptRule, Config};
 use crate::k8s::object::{Body, Object, group_of};
 use crate::report::{
     AcceptedBy, AppStatus, Desired, DesiredWorkloadRow, Drift, DriftCategory, DriftRow,
-    ExpiredRule, TenantCoverage,
+    ExpiredRule, ShapeSource, TenantCoverage,
 };
 use crate::util::date::Date;
 use crate::util::sum::{self, Named, Overflow};
 use crate::util::text::count;
-use crate::workload::kinds::declared_shape;
+use crate::workload::kinds::{declared_shape, shape_is_guess};
 use crate::workload::{GpuShape, Role, Workload, WorkloadId, describe_change};
 
 use super::inventory::shape_text;
@@ -262,7 +262,7 @@ pub fn drift(
             git: None,
             live: Some(roles.clone()),
             git_shape: None,
-            live_shape: Some(shape_text(&w.shape)),
+            live_shape: Some(noted(shape_text(&w.shape), w.shape_guessed)),
             autoscaled: hpa || roles.iter().any(|r| r.autoscaled),
             diff: None,
             change: None,
@@ -292,7 +292,7 @@ pub fn drift(
                 row.gpus_git = g.gpus_declared;
                 row.app = Some(d.app.clone());
                 row.git = Some(g.roles.clone());
-                row.git_shape = Some(g.shape.clone());
+                row.git_shape = Some(noted(g.shape.clone(), g.shape_source == ShapeSource::Guess));
                 row.git_source = g.source.clone();
                 row.autoscaled |= g.roles.iter().any(|r| r.autoscaled);
                 if differs(&g.roles, roles, hpa) {
@@ -322,7 +322,7 @@ pub fn drift(
             tracked_by: None,
             git: Some(g.roles.clone()),
             live: None,
-            git_shape: Some(g.shape.clone()),
+            git_shape: Some(noted(g.shape.clone(), g.shape_source == ShapeSource::Guess)),
             live_shape: None,
             autoscaled: g.roles.iter().any(|r| r.autoscaled),
             diff: None,
@@ -338,7 +338,7 @@ pub fn drift(
         if let Some(o) = by_key.get(k) {
             let roles = declared_shape(o)?.map(|s| s.roles).unwrap_or_default();
             row.tracked_by = tracked_by(o);
-            row.live_shape = Some(shape_str(&roles));
+            row.live_shape = Some(noted(shape_str(&roles), shape_is_guess(o)));
             if differs(&g.roles, &roles, hpa_targets.contains(k)) {
                 set_diff(&mut row, &g.kind, &g.roles, &roles);
                 row.live = Some(roles);
@@ -495,6 +495,15 @@ pub fn suggest_accept(d: &Drift, today: Date) -> String {
 
 fn yaml_str(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_default()
+}
+
+/// A shape as a drift row shows it, saying when it is a guess (a kind gpuledger does not model).
+fn noted(shape: String, guess: bool) -> String {
+    if guess {
+        format!("{shape} (shape is a guess: unmodelled kind)")
+    } else {
+        shape
+    }
 }
 
 #[cfg(test)]

@@ -252,7 +252,9 @@ pub(crate) fn workload_row(
         gpus_declared: w.shape.total().named(&w.id, "the GPUs it declares")?,
         roles: w.shape.roles.clone(),
         shape: shape_text(&w.shape),
-        shape_source: if w.shape_from_spec {
+        shape_source: if w.shape_guessed {
+            ShapeSource::Guess
+        } else if w.shape_from_spec {
             ShapeSource::Spec
         } else {
             ShapeSource::Pods

@@ -32,8 +32,9 @@ impl fmt::Display for Source {
     }
 }
 
-/// The kinds whose bodies gpuledger reads. Everything else keeps its metadata only (enough to walk
-/// owner references through it, e.g. a DynamoComponentDeployment or a Grove PodClique).
+/// The kinds whose bodies gpuledger reads as typed structs. Everything else keeps its metadata
+/// (enough to walk owner references through it, e.g. a DynamoComponentDeployment or a Grove
+/// PodClique) and its spec as JSON, for the custom GPU kinds `workload::kinds` reads from it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Kind {
     Pod,
@@ -134,7 +135,7 @@ pub enum Body {
     /// The spec of a GitOps object (Argo CD, Flux), as JSON: its shape varies by version and it may
     /// carry arbitrary Helm values.
     Raw(serde_json::Value),
-    /// Kinds read for their metadata only (Namespace, Gateway, owners in between, anything else).
+    /// Kinds read for their metadata only (Namespace, Gateway, lists).
     None,
 }
 
@@ -160,7 +161,12 @@ impl Body {
             | Kind::FluxKustomization
             | Kind::HelmRelease
             | Kind::GitRepository => Body::Raw(serde_json::Value::Null),
-            Kind::Namespace | Kind::Gateway | Kind::List | Kind::Other => Body::None,
+            // Any other kind keeps its spec as JSON: `workload::kinds` models the GPU kinds it
+            // knows (Ray, Kubeflow, JobSet, LLMInferenceService) from it and looks for pod
+            // templates requesting GPUs in the rest, so a GPU workload of an unknown kind is
+            // never silent.
+            Kind::Other => Body::Raw(serde_json::Value::Null),
+            Kind::Namespace | Kind::Gateway | Kind::List => Body::None,
         }
     }
 

@@ -414,6 +414,19 @@ pub struct PredictorModel {
 pub struct Predictor {
     pub min_replicas: Option<u64>,
     pub model: Option<PredictorModel>,
+    // The framework forms of upstream's PredictorSpec (kserve/kserve
+    // pkg/apis/serving/v1beta1/predictor.go): each embeds a container, so its resources sit
+    // right under the framework key, like `model`'s. Boxed: they are rarely set and keep `Body` small.
+    pub tensorflow: Option<Box<PredictorModel>>,
+    pub pytorch: Option<Box<PredictorModel>>,
+    pub sklearn: Option<Box<PredictorModel>>,
+    pub xgboost: Option<Box<PredictorModel>>,
+    pub onnx: Option<Box<PredictorModel>>,
+    pub triton: Option<Box<PredictorModel>>,
+    pub huggingface: Option<Box<PredictorModel>>,
+    pub lightgbm: Option<Box<PredictorModel>>,
+    pub paddle: Option<Box<PredictorModel>>,
+    pub pmml: Option<Box<PredictorModel>>,
     pub containers: Vec<Container>,
     pub worker_spec: Option<WorkerSpec>,
 }

@@ -91,7 +91,7 @@ pub fn desired(r: &RenderReport) -> Doc {
                             format!("{}/{}/{}", x.namespace, x.kind, x.name).into(),
                             x.tenant.as_str().into(),
                             w.app.as_str().into(),
-                            x.shape.as_str().into(),
+                            super::inventory::shape_cell(x).into(),
                             x.gpus_declared.to_string().into(),
                             x.source.as_deref().unwrap_or("").into(),
                         ]

@@ -3,7 +3,7 @@
 
 use super::{count, percent};
 use crate::doc::{Alert, Block, Chart, Doc, Table, Text};
-use crate::report::{Report, WorkloadRow};
+use crate::report::{Report, ShapeSource, WorkloadRow};
 use crate::util::text::count as count_of;
 
 /// Lists longer than this are folded into `<details>` on GitHub.
@@ -475,11 +475,19 @@ fn workload_table(first: &str, rows: &[WorkloadRow], id: impl Fn(&WorkloadRow) -
         vec![
             id(w).into(),
             w.tenant.as_str().into(),
-            w.shape.as_str().into(),
+            shape_cell(w).into(),
             w.gpus.to_string().into(),
             w.gpus_pending.to_string().into(),
         ]
     })
+}
+
+/// A workload's shape, with the note that it is a guess when its kind is not modelled.
+pub(super) fn shape_cell(w: &WorkloadRow) -> String {
+    match w.shape_source {
+        ShapeSource::Guess => format!("{} (shape is a guess: unmodelled kind)", w.shape),
+        ShapeSource::Spec | ShapeSource::Pods => w.shape.clone(),
+    }
 }
 
 /// `namespace/Kind/name`, prefixed by the cluster in a multi-cluster report.

@@ -344,7 +344,8 @@ pub struct WorkloadRow {
     /// `decode 10×8 + prefill 10×8 = 160`
     pub shape: String,
     /// `spec` when the shape was read from the root object, `pods` when it was inferred from pods
-    /// because the root object is not in the input.
+    /// because the root object is not in the input, `guess` when the root object is of a kind
+    /// gpuledger does not model (its pod templates' GPUs).
     pub shape_source: ShapeSource,
     pub pods_bound: u64,
     pub pods_pending: u64,
@@ -370,6 +371,9 @@ pub enum ShapeSource {
     Spec,
     /// Its pods, because the root object is not in the input.
     Pods,
+    /// The root object's spec, of a kind gpuledger does not model: the GPUs its pod templates
+    /// request, a guess at its shape.
+    Guess,
 }
 
 #[derive(Debug, Clone, Serialize)]

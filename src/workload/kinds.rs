@@ -7,7 +7,13 @@
 //! | Pod | one role: `1 × pod GPUs` |
 //! | LeaderWorkerSet | `replicas × (leader GPUs + (size − 1) × worker GPUs)` |
 //! | DynamoGraphDeployment | one role per service/component: `replicas × nodeCount × GPUs per pod` |
-//! | InferenceService | predictor `minReplicas × GPUs`; multi-node `pipelineParallelSize × tensorParallelSize` |
+//! | InferenceService | predictor `minReplicas × GPUs` (`model` or any framework key, plus `containers`); multi-node `pipelineParallelSize × tensorParallelSize` |
+//! | LLMInferenceService | `replicas × (template GPUs + (size − 1) × worker GPUs)`, and the same for `prefill` |
+//! | RayCluster, RayService, RayJob | `head 1×GPUs` + per worker group `replicas × numOfHosts × GPUs` |
+//! | PyTorchJob (and the other Kubeflow v1 jobs) | per replica type `replicas × pod GPUs` |
+//! | TrainJob | `numNodes × resourcesPerNode`, else from the runtime it references (`node` job) |
+//! | JobSet | per replicated job `replicas × parallelism × pod GPUs` |
+//! | any other kind | each pod template under `spec` requesting GPUs, a **guess** ([`guess`]) |
 //!
 //! API defaults apply where a field is absent (replicas 1, parallelism 1, size 1, nodeCount 1,
 //! minReplicas 1). Dynamo role names follow the sub-component type, then the worker's command line
@@ -16,7 +22,7 @@
 //! a shape whose numbers do not fit in 64 bits is an [`Overflow`] naming the object.
 
 use crate::k8s::gpus::{GpuResource, Gpus};
-use crate::k8s::object::{Body, Object};
+use crate::k8s::object::{Body, Kind, Object};
 use crate::k8s::types::{
     DynamoComponent, DynamoContainer, DynamoService, Labels, LwsSpec, PodTemplate, Predictor,
 };
@@ -25,12 +31,84 @@ use crate::util::sum::{self, Named, Overflow, TooLarge};
 use super::pods::{container_request, pod_request, pod_request_parts};
 use super::{GpuShape, Role, labels};
 
-/// The declared shape of a workload object, or `None` for kinds that are not workloads.
-pub fn declared_shape(obj: &Object) -> Result<Option<GpuShape>, Overflow> {
-    shape_of(obj).named(obj, "a GPU count of its spec")
+mod crds;
+mod guess;
+
+/// The custom kinds modelled from their specs as JSON (see [`crds`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Crd {
+    RayCluster,
+    RayService,
+    RayJob,
+    KubeflowJob,
+    TrainJob,
+    JobSet,
+    LlmInferenceService,
 }
 
-fn shape_of(obj: &Object) -> Result<Option<GpuShape>, TooLarge> {
+fn crd_of(obj: &Object) -> Option<Crd> {
+    Some(match (obj.group(), obj.kind.as_str()) {
+        ("ray.io", "RayCluster") => Crd::RayCluster,
+        ("ray.io", "RayService") => Crd::RayService,
+        ("ray.io", "RayJob") => Crd::RayJob,
+        ("kubeflow.org", k) if k.ends_with("Job") => Crd::KubeflowJob,
+        ("trainer.kubeflow.org", "TrainJob") => Crd::TrainJob,
+        ("jobset.x-k8s.io", "JobSet") => Crd::JobSet,
+        ("serving.kserve.io", "LLMInferenceService") => Crd::LlmInferenceService,
+        _ => return None,
+    })
+}
+
+/// True when the object's shape, if it has one, is a guess: a kind gpuledger does not model,
+/// whose GPUs were found by looking for pod templates in its spec.
+pub fn shape_is_guess(obj: &Object) -> bool {
+    obj.typed_kind() == Kind::Other
+        && crd_of(obj).is_none()
+        && !guess::holds_templates_only(&obj.kind)
+}
+
+/// The declared shape of a workload object, or `None` for kinds that are not workloads.
+pub fn declared_shape(obj: &Object) -> Result<Option<GpuShape>, Overflow> {
+    declared_shape_with(obj, &|_, _, _| None)
+}
+
+/// Finds an object of the input by kind, namespace and name (a TrainJob's runtime).
+pub type Lookup<'a> = dyn Fn(&str, &str, &str) -> Option<&'a Object> + 'a;
+
+/// [`declared_shape`], with the other objects of the input at hand: a TrainJob's shape may live in
+/// the runtime it references.
+pub fn declared_shape_with<'a>(
+    obj: &Object,
+    lookup: &Lookup<'a>,
+) -> Result<Option<GpuShape>, Overflow> {
+    shape_of(obj, lookup).named(obj, "a GPU count of its spec")
+}
+
+/// The spec of the TrainingRuntime or ClusterTrainingRuntime a TrainJob references
+/// (`runtimeRef.kind` defaults to ClusterTrainingRuntime, which is cluster-scoped).
+fn train_job_runtime<'a>(
+    obj: &Object,
+    spec: &serde_json::Value,
+    lookup: &Lookup<'a>,
+) -> Option<&'a serde_json::Value> {
+    let r = spec.get("runtimeRef")?;
+    let name = r.get("name")?.as_str()?;
+    let kind = r
+        .get("kind")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("ClusterTrainingRuntime");
+    let ns = if kind == "TrainingRuntime" {
+        obj.namespace()
+    } else {
+        ""
+    };
+    match &lookup(kind, ns, name)?.body {
+        Body::Raw(v) => Some(v),
+        _ => None,
+    }
+}
+
+fn shape_of(obj: &Object, lookup: &Lookup<'_>) -> Result<Option<GpuShape>, TooLarge> {
     let role = |name: &str, replicas: Option<u64>, template: &PodTemplate| {
         Ok::<_, TooLarge>(GpuShape::new(vec![Role {
             name: template_role(&template.metadata.labels)
@@ -87,6 +165,27 @@ fn shape_of(obj: &Object) -> Result<Option<GpuShape>, TooLarge> {
             GpuShape::new(roles)
         }
         Body::InferenceService(s) => GpuShape::new(vec![predictor_role(&s.predictor)?]),
+        Body::Raw(spec) if obj.typed_kind() == Kind::Other => {
+            return match crd_of(obj) {
+                Some(Crd::RayCluster) => crds::ray_cluster(spec).map(Some),
+                Some(Crd::RayService) => spec
+                    .get("rayClusterConfig")
+                    .map(crds::ray_cluster)
+                    .transpose(),
+                // A RayJob without `rayClusterSpec` submits to an existing cluster
+                // (`clusterSelector`): it holds no GPUs of its own.
+                Some(Crd::RayJob) => spec
+                    .get("rayClusterSpec")
+                    .map(crds::ray_cluster)
+                    .transpose(),
+                Some(Crd::KubeflowJob) => crds::kubeflow_job(spec),
+                Some(Crd::TrainJob) => crds::train_job(spec, train_job_runtime(obj, spec, lookup)),
+                Some(Crd::JobSet) => crds::jobset(spec).map(Some),
+                Some(Crd::LlmInferenceService) => crds::llm_inference_service(spec).map(Some),
+                None if shape_is_guess(obj) => guess::guess(spec),
+                None => Ok(None),
+            };
+        }
         _ => return Ok(None),
     }))
 }
@@ -247,11 +346,27 @@ fn predictor_role(p: &Predictor) -> Result<Role, TooLarge> {
             autoscaled: false,
         });
     }
-    let mut gpus = p
-        .model
-        .as_ref()
-        .map(|m| container_request(&m.resources))
-        .unwrap_or_default();
+    // `model` and the framework forms are alternatives upstream (one is set); each is a container,
+    // and `containers` adds the inline pod spec's containers (kserve-container, sidecars).
+    let mut gpus = Gpus::default();
+    for m in [
+        p.model.as_ref(),
+        p.tensorflow.as_deref(),
+        p.pytorch.as_deref(),
+        p.sklearn.as_deref(),
+        p.xgboost.as_deref(),
+        p.onnx.as_deref(),
+        p.triton.as_deref(),
+        p.huggingface.as_deref(),
+        p.lightgbm.as_deref(),
+        p.paddle.as_deref(),
+        p.pmml.as_deref(),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        gpus.add(&container_request(&m.resources))?;
+    }
     for c in &p.containers {
         gpus.add(&container_request(&c.resources))?;
     }
@@ -468,6 +583,288 @@ spec:
         assert_eq!(shape(zero), "predictor 0×4 = 0");
         let multi = "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: i}\nspec:\n  predictor:\n    model:\n      resources: {limits: {nvidia.com/gpu: \"4\"}}\n    workerSpec:\n      pipelineParallelSize: 2\n      tensorParallelSize: 4\n";
         assert_eq!(shape(multi), "predictor 1×8 (2 nodes each) = 8");
+    }
+
+    #[test]
+    fn kserve_framework_predictors() {
+        for key in [
+            "tensorflow",
+            "pytorch",
+            "sklearn",
+            "xgboost",
+            "onnx",
+            "triton",
+            "huggingface",
+            "lightgbm",
+            "paddle",
+            "pmml",
+            "model",
+        ] {
+            let y = format!(
+                "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {{name: i}}\nspec:\n  predictor:\n    {key}:\n      storageUri: gs://m\n      resources: {{limits: {{nvidia.com/gpu: \"2\"}}}}\n"
+            );
+            assert_eq!(
+                shape(&y),
+                "predictor 1×2 = 2",
+                "{key}; minReplicas defaults to 1"
+            );
+        }
+        let inline = "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: i}\nspec:\n  predictor:\n    minReplicas: 3\n    containers:\n    - name: kserve-container\n      resources: {limits: {nvidia.com/gpu: 4}}\n";
+        assert_eq!(shape(inline), "predictor 3×4 = 12");
+    }
+
+    #[test]
+    fn llm_inference_service() {
+        let single = "apiVersion: serving.kserve.io/v1alpha1\nkind: LLMInferenceService\nmetadata: {name: l}\nspec:\n  replicas: 3\n  template:\n    containers:\n    - name: main\n      resources: {limits: {nvidia.com/gpu: \"2\"}}\n";
+        assert_eq!(shape(single), "main 3×2 = 6");
+        // data 16 / dataLocal 8 = 2 pods per group: leader 8 + one worker 8.
+        let pd = r#"apiVersion: serving.kserve.io/v1alpha1
+kind: LLMInferenceService
+metadata: {name: l}
+spec:
+  parallelism: {data: 16, dataLocal: 8}
+  template: {containers: [{name: main, resources: {limits: {nvidia.com/gpu: "8"}}}]}
+  worker: {containers: [{name: main, resources: {limits: {nvidia.com/gpu: "8"}}}]}
+  prefill:
+    replicas: 2
+    parallelism: {pipeline: 4}
+    template: {containers: [{name: main, resources: {limits: {nvidia.com/gpu: "4"}}}]}
+    worker: {containers: [{name: main, resources: {limits: {nvidia.com/gpu: "4"}}}]}
+"#;
+        assert_eq!(
+            shape(pd),
+            "decode 1×16 (2 nodes each) + prefill 2×16 (4 nodes each) = 48"
+        );
+    }
+
+    const RAY_GROUPS: &str = r#"  headGroupSpec:
+    rayStartParams: {}
+    template:
+      spec:
+        containers: [{name: ray-head, resources: {limits: {nvidia.com/gpu: 1}}}]
+  workerGroupSpecs:
+  - groupName: gpu
+    replicas: 2
+    minReplicas: 1
+    maxReplicas: 4
+    numOfHosts: 2
+    template:
+      spec:
+        containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]
+  - groupName: clamped
+    replicas: 9
+    maxReplicas: 3
+    template:
+      spec:
+        containers: [{name: w, resources: {limits: {nvidia.com/gpu: 1}}}]
+  - groupName: below-min
+    minReplicas: 2
+    template:
+      spec:
+        containers: [{name: w, resources: {limits: {nvidia.com/gpu: 1}}}]
+  - groupName: parked
+    replicas: 5
+    suspend: true
+    template:
+      spec:
+        containers: [{name: w, resources: {limits: {nvidia.com/gpu: 1}}}]
+  - groupName: cpu
+    replicas: 10
+    template:
+      spec:
+        containers: [{name: w}]
+"#;
+
+    #[test]
+    fn ray_cluster_service_and_job() {
+        let c = format!(
+            "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata: {{name: r}}\nspec:\n{RAY_GROUPS}"
+        );
+        // head 1; gpu 2 replicas × 2 hosts × 8; clamped to max 3; below-min raised to 2; parked 0.
+        let want =
+            "below-min 2×1 + clamped 3×1 + gpu 2×16 (2 nodes each) + head 1×1 + parked 0×1 = 38";
+        assert_eq!(shape(&c), want);
+        let indent = |s: &str| s.lines().map(|l| format!("  {l}\n")).collect::<String>();
+        let svc = format!(
+            "apiVersion: ray.io/v1\nkind: RayService\nmetadata: {{name: r}}\nspec:\n  serveConfigV2: x\n  rayClusterConfig:\n{}",
+            indent(RAY_GROUPS)
+        );
+        assert_eq!(shape(&svc), want);
+        let job = format!(
+            "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {{name: r}}\nspec:\n  entrypoint: python x.py\n  rayClusterSpec:\n{}",
+            indent(RAY_GROUPS)
+        );
+        assert_eq!(shape(&job), want);
+        let auto = c.replace(
+            "spec:\n  headGroupSpec",
+            "spec:\n  enableInTreeAutoscaling: true\n  headGroupSpec",
+        );
+        assert!(shape(&auto).contains("gpu 2×16 (2 nodes each) (autoscaled)"));
+        // A job on an existing cluster holds no GPUs of its own.
+        let selector = "apiVersion: ray.io/v1\nkind: RayJob\nmetadata: {name: r}\nspec:\n  clusterSelector: {ray.io/cluster: c}\n";
+        let objs = read_str(selector, "t").unwrap();
+        assert!(declared_shape(&objs[0]).unwrap().is_none());
+        assert!(!shape_is_guess(&objs[0]));
+    }
+
+    #[test]
+    fn kubeflow_training_jobs() {
+        let p = r#"apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: p}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template: {spec: {containers: [{name: pytorch, resources: {limits: {nvidia.com/gpu: 8}}}]}}
+    Worker:
+      replicas: 3
+      template: {spec: {containers: [{name: pytorch, resources: {limits: {nvidia.com/gpu: 8}}}]}}
+"#;
+        assert_eq!(shape(p), "master 1×8 + worker 3×8 = 32");
+        let t = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t}\nspec:\n  runtimeRef: {name: torch-distributed}\n  trainer:\n    numNodes: 4\n    resourcesPerNode: {limits: {nvidia.com/gpu: 2}}\n";
+        assert_eq!(shape(t), "node 4×2 = 8");
+        // GPUs only in the referenced runtime: not in the object, no shape to read.
+        let runtime_only = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t}\nspec:\n  runtimeRef: {name: torch-distributed}\n";
+        let objs = read_str(runtime_only, "t").unwrap();
+        assert!(declared_shape(&objs[0]).unwrap().is_none());
+    }
+
+    #[test]
+    fn trainjob_shape_from_its_runtime() {
+        let runtime = r#"apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch-distributed}
+spec:
+  mlPolicy: {numNodes: 2, torch: {numProcPerNode: auto}}
+  template:
+    spec:
+      replicatedJobs:
+      - name: dataset-initializer
+        template: {spec: {template: {spec: {containers: [{name: dataset-initializer}]}}}}
+      - name: node
+        template:
+          spec:
+            template:
+              spec:
+                containers: [{name: node, resources: {limits: {nvidia.com/gpu: 4}}}]
+"#;
+        let objs = read_str(runtime, "r").unwrap();
+        let rt = &objs[0];
+        let lookup = |kind: &str, _: &str, name: &str| {
+            (kind == "ClusterTrainingRuntime" && name == rt.meta.name).then_some(rt)
+        };
+        let shape = |y: &str| {
+            let o = read_str(y, "t").unwrap();
+            declared_shape_with(&o[0], &lookup)
+                .unwrap()
+                .map(|s| s.to_string())
+        };
+        let job = "apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: t, namespace: ml}\nspec:\n  runtimeRef: {name: torch-distributed}\n";
+        // The runtime's numNodes 2 × its node template's 4 GPUs.
+        assert_eq!(shape(job).as_deref(), Some("node 2×4 = 8"));
+        let nodes = format!("{job}  trainer: {{numNodes: 3}}\n");
+        assert_eq!(shape(&nodes).as_deref(), Some("node 3×4 = 12"));
+        let both = format!(
+            "{job}  trainer: {{numNodes: 3, resourcesPerNode: {{limits: {{nvidia.com/gpu: 8}}}}}}\n"
+        );
+        assert_eq!(shape(&both).as_deref(), Some("node 3×8 = 24"));
+        // Another runtime, not in the input: the shape is not known.
+        let other = job.replace("torch-distributed", "deepspeed");
+        assert_eq!(shape(&other), None);
+    }
+
+    #[test]
+    fn jobset_replicated_jobs() {
+        let j = r#"apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: j}
+spec:
+  replicatedJobs:
+  - name: driver
+    template:
+      spec:
+        template: {spec: {containers: [{name: d}]}}
+  - name: workers
+    replicas: 2
+    template:
+      spec:
+        parallelism: 4
+        completions: 4
+        template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 8}}}]}}
+"#;
+        assert_eq!(shape(j), "workers 8×8 = 64");
+    }
+
+    #[test]
+    fn unmodelled_kinds_are_guessed_from_their_pod_templates() {
+        let g = r#"apiVersion: example.com/v1
+kind: Trainer
+metadata: {name: made-up}
+spec:
+  workers:
+    replicas: 2
+    template:
+      spec:
+        containers: [{name: w, resources: {limits: {nvidia.com/gpu: 4}}}]
+  sidecar:
+    containers: [{name: s, resources: {limits: {nvidia.com/gpu: 1}}}]
+  cpu:
+    template: {spec: {containers: [{name: c}]}}
+  tasks:
+  - name: ps
+    template: {spec: {containers: [{name: c}]}}
+  - replicas: 3
+    template: {spec: {containers: [{name: w, resources: {limits: {nvidia.com/gpu: 2}}}]}}
+"#;
+        let objs = read_str(g, "t").unwrap();
+        assert!(shape_is_guess(&objs[0]));
+        assert_eq!(
+            declared_shape(&objs[0]).unwrap().unwrap().to_string(),
+            "spec.sidecar 1×1 + spec.tasks[1].template 3×2 + spec.workers.template 2×4 = 15"
+        );
+        // Without GPUs it is no workload; runtimes and templates for others are never workloads.
+        let cpu = "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec:\n  template: {spec: {containers: [{name: c}]}}\n";
+        assert!(
+            declared_shape(&read_str(cpu, "t").unwrap()[0])
+                .unwrap()
+                .is_none()
+        );
+        let runtime = g.replace("kind: Trainer", "kind: ClusterTrainingRuntime");
+        let objs = read_str(&runtime, "t").unwrap();
+        assert!(declared_shape(&objs[0]).unwrap().is_none());
+        assert!(!shape_is_guess(&objs[0]));
+    }
+
+    #[test]
+    fn the_guess_walk_is_bounded() {
+        // A template nested deeper than the walk looks is not found; a wide spec is cut off by
+        // the budget, not walked in full.
+        let mut deep =
+            String::from("apiVersion: example.com/v1\nkind: Deep\nmetadata: {name: d}\nspec:\n");
+        let mut indent = String::from("  ");
+        for i in 0..12 {
+            deep.push_str(&format!("{indent}l{i}:\n"));
+            indent.push_str("  ");
+        }
+        deep.push_str(&format!(
+            "{indent}template: {{spec: {{containers: [{{resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]}}}}\n"
+        ));
+        assert!(
+            declared_shape(&read_str(&deep, "t").unwrap()[0])
+                .unwrap()
+                .is_none()
+        );
+        let mut wide = String::from(
+            "apiVersion: example.com/v1\nkind: Wide\nmetadata: {name: w}\nspec:\n  items:\n",
+        );
+        for _ in 0..10_000 {
+            wide.push_str("  - {template: {spec: {containers: [{resources: {limits: {nvidia.com/gpu: 1}}}]}}}\n");
+        }
+        let s = declared_shape(&read_str(&wide, "t").unwrap()[0])
+            .unwrap()
+            .unwrap();
+        assert!(s.roles.len() < 4096, "{} roles", s.roles.len());
     }
 
     #[test]

@@ -260,6 +260,9 @@ pub struct Workload {
     pub shape: GpuShape,
     /// True when `shape` was read from the spec rather than inferred from pods.
     pub shape_from_spec: bool,
+    /// True when the spec is of a kind gpuledger does not model and `shape` is the GPUs its pod
+    /// templates request ([`kinds::shape_is_guess`]).
+    pub shape_guessed: bool,
     /// GPUs requested by bound, non-terminal pods.
     pub requested: Gpus,
     /// GPUs requested by unbound, non-terminal pods.

@@ -17,7 +17,7 @@ use crate::k8s::types::OwnerRef;
 use crate::util::date::Timestamp;
 use crate::util::sum::{Named, Overflow};
 
-use super::kinds::{declared_shape, template_role};
+use super::kinds::{declared_shape_with, shape_is_guess, template_role};
 use super::pods::pod_request;
 use super::{GpuShape, PodCounts, Role, Workload, WorkloadId, labels};
 
@@ -283,6 +283,8 @@ struct Builder {
 /// Finds every live workload: the roots of non-terminal GPU pods, plus root objects that declare GPUs
 /// and are not finished. Fails only when a workload's GPUs, summed over its pods, overflow.
 pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
+    let runtimes = Runtimes::new(objects);
+    let lookup = |kind: &str, ns: &str, name: &str| runtimes.find(kind, ns, name);
     let mut roots = Roots::new(objects);
     let mut builders: BTreeMap<usize, Builder> = BTreeMap::new();
     let mut pods = Vec::new();
@@ -349,7 +351,7 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
         if matches!(o.body, Body::Pod(_)) || !o.meta.owner_references.is_empty() {
             continue;
         }
-        let Some(shape) = declared_shape(o)? else {
+        let Some(shape) = declared_shape_with(o, &lookup)? else {
             continue;
         };
         if !shape.declares_gpus() || job_finished(o, job_pods.get(&i).copied()) {
@@ -368,7 +370,7 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
         };
         let present = root.object.and_then(|j| objects.get(j));
         let declared = match present {
-            Some(o) => declared_shape(o)?,
+            Some(o) => declared_shape_with(o, &lookup)?,
             None => None,
         };
         let (shape, from_spec) = match declared {
@@ -391,6 +393,7 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
             labels: top.meta.labels.clone(),
             shape,
             shape_from_spec: from_spec,
+            shape_guessed: from_spec && present.is_some_and(shape_is_guess),
             requested: b.requested,
             pending: b.pending,
             pods: b.pods,
@@ -412,6 +415,46 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
         roots,
         workload_of_root: index_of_root,
     })
+}
+
+/// The Kubeflow Trainer runtimes of the input, which TrainJobs reference for their shape.
+struct Runtimes<'a> {
+    by_key: HashMap<(&'a str, &'a str, &'a str), &'a Object>,
+}
+
+impl<'a> Runtimes<'a> {
+    fn new(objects: &'a [Object]) -> Runtimes<'a> {
+        let by_key = objects
+            .iter()
+            .filter(|o| o.group() == "trainer.kubeflow.org")
+            .filter(|o| {
+                matches!(
+                    o.kind.as_str(),
+                    "TrainingRuntime" | "ClusterTrainingRuntime"
+                )
+            })
+            .map(|o| {
+                // A ClusterTrainingRuntime is cluster-scoped, but kustomize's `namespace:` sets one
+                // on kinds it does not know: it is found by name alone.
+                let ns = if o.kind == "ClusterTrainingRuntime" {
+                    ""
+                } else {
+                    o.namespace()
+                };
+                ((o.kind.as_str(), ns, o.meta.name.as_str()), o)
+            })
+            .collect();
+        Runtimes { by_key }
+    }
+
+    fn find(&self, kind: &str, ns: &str, name: &str) -> Option<&'a Object> {
+        let ns = if kind == "ClusterTrainingRuntime" {
+            ""
+        } else {
+            ns
+        };
+        self.by_key.get(&(kind, ns, name)).copied()
+    }
 }
 
 /// A Job is finished when a `Complete` or `Failed` condition is true, or when all its pods are done.

@@ -4,6 +4,7 @@
 
 mod check;
 mod cli;
+mod corpus;
 mod demo;
 mod drift;
 mod emulator;
@@ -12,6 +13,7 @@ mod fuzz;
 mod github;
 mod hostile;
 mod injection;
+mod kinds;
 mod live;
 mod prometheus;
 mod provenance;
