@@ -95,19 +95,23 @@ const CASES: &[(&str, &[&str], &str)] = &[
     ),
 ];
 
-fn corpus() -> Option<PathBuf> {
+/// The upstream corpus beside the repository (the workplace's `shared/corpus`, or
+/// `GPULEDGER_CORPUS`). A missing corpus fails the test: a check that silently passes is no check.
+fn corpus() -> PathBuf {
     let dir = std::env::var_os("GPULEDGER_CORPUS")
         .map(PathBuf::from)
         .unwrap_or_else(|| root().join("../shared/corpus"));
-    dir.is_dir().then_some(dir)
+    assert!(
+        dir.is_dir(),
+        "no upstream corpus at {}: set GPULEDGER_CORPUS to the shared/corpus folder",
+        dir.display()
+    );
+    dir
 }
 
 #[test]
 fn gpu_kinds_agree_with_shapes_read_by_hand() {
-    let Some(dir) = corpus() else {
-        eprintln!("no corpus beside the repository (../shared/corpus): skipped");
-        return;
-    };
+    let dir = corpus();
     for (file, want, why) in CASES {
         let path = dir.join(file);
         let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
