@@ -9,7 +9,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::source::{AppRef, Context, collect, normalize_url};
 use super::tree::{
-    KUSTOMIZATION_FILES, Tree, is_component, join, kustomization_entries, normalize,
+    KUSTOMIZATION_FILES, Tree, is_component, join, kustomization_entries, kustomization_files,
+    normalize,
 };
 use super::{HelmArgs, How, Skipped, Unit, appset, argo, flux};
 use crate::config::RenderConfig;
@@ -359,9 +360,19 @@ fn no_app_units(
         })
         .collect();
     units.extend(chart_dirs.iter().map(|d| chart_unit(d)));
+    // Files a kustomization reads (a patch, a resource outside its directory) are its output or a
+    // fragment of it, never an app of their own: a patch that sets replicas is not a workload.
+    let fragments: BTreeSet<String> = kustomize_dirs
+        .iter()
+        .flat_map(|dir| {
+            kustomization_files(tree, dir)
+                .into_iter()
+                .filter_map(move |f| normalize(&join(dir, &f)))
+        })
+        .collect();
     let mut plain: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     for path in parsed.keys() {
-        if kustomize_dirs.iter().any(|k| under(path, k)) {
+        if kustomize_dirs.iter().any(|k| under(path, k)) || fragments.contains(path) {
             continue;
         }
         plain.entry(dir_of(path)).or_default().push(path.clone());

@@ -232,6 +232,43 @@ pub fn is_component(tree: &Tree, dir: &str) -> bool {
     })
 }
 
+/// Every file the kustomization in `dir` reads besides its directories, as written: patch files
+/// (`patches[].path`, `patchesStrategicMerge`, `patchesJson6902[].path`) and the entries of
+/// `resources`/`bases` (files or directories). A file listed here is part of that kustomization's
+/// output, or a fragment of it — never an app of its own.
+pub fn kustomization_files(tree: &Tree, dir: &str) -> Vec<String> {
+    let mut out = kustomization_entries(tree, dir);
+    for f in KUSTOMIZATION_FILES {
+        let Ok(bytes) = tree.read(&join(dir, f)) else {
+            continue;
+        };
+        let Ok(v) = serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)) else {
+            continue;
+        };
+        for key in ["patches", "patchesJson6902"] {
+            out.extend(
+                v.get(key)
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p.get("path").and_then(Value::as_str))
+                    .map(str::to_string),
+            );
+        }
+        out.extend(
+            v.get("patchesStrategicMerge")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                // An inline patch is YAML text, not a path.
+                .filter(|p| !p.contains('\n'))
+                .map(str::to_string),
+        );
+    }
+    out
+}
+
 /// The `resources`, `bases` and `components` entries of the kustomization in `dir`, as written.
 pub fn kustomization_entries(tree: &Tree, dir: &str) -> Vec<String> {
     let mut out = Vec::new();

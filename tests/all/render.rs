@@ -959,3 +959,38 @@ fn a_ref_in_a_blobless_clone_fetches_its_blobs_or_says_why() {
         "{err}"
     );
 }
+
+/// A file a kustomization reads — a patch, or a resource outside its directory — is part of that
+/// kustomization, never an app of its own: the patch that sets replicas and GPUs is not a second
+/// workload. (kustomize's root-only load restrictor then refuses the overlay, which says so.)
+#[test]
+fn patch_files_and_shared_resources_are_never_apps() {
+    let r = Repo::new();
+    r.write("base/kustomization.yaml", "resources: [d.yaml]\n")
+        .write("base/d.yaml", &deployment("web", 1, 1))
+        .write(
+            "patches/gpus.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 4\n  template:\n    spec:\n      containers:\n      - name: main\n        resources:\n          limits: {nvidia.com/gpu: \"8\"}\n",
+        )
+        .write("shared/extra.yaml", &deployment("extra", 1, 2))
+        .write(
+            "overlays/prod/kustomization.yaml",
+            "resources: [../../base, ../../shared/extra.yaml]\npatches:\n- path: ../../patches/gpus.yaml\n",
+        )
+        .commit("an overlay with a patch file and a shared resource");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 2, "{err}");
+    let apps: Vec<&str> = json["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(apps, ["overlays/prod"], "{json}");
+    assert!(desired_gpus(&json).is_empty(), "{json}");
+    let e = json["desired"]["apps"][0]["error"].as_str().unwrap();
+    assert!(
+        e.starts_with("kustomize build overlays/prod: ") && e.contains("security"),
+        "{e}"
+    );
+}
