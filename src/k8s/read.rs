@@ -451,6 +451,7 @@ fn with_field(message: &str) -> String {
         .and_then(|m| m.strip_prefix(": "))
         .filter(|_| !f.object.is_empty())
         .unwrap_or(message);
+    let own = plain_types(own);
     if f.object.is_empty() {
         format!("{}: {own}", f.field)
     } else {
@@ -458,10 +459,42 @@ fn with_field(message: &str) -> String {
     }
 }
 
+/// The parsers' Rust type names in the words a manifest's author uses: `invalid u64` / `expected
+/// u64` become "not a whole number" / "expected a whole number", and so on.
+fn plain_types(message: &str) -> String {
+    let mut out = message.to_string();
+    for ty in [
+        "u64", "u32", "u16", "u8", "i64", "i32", "i16", "i8", "usize",
+    ] {
+        out = out
+            .replace(&format!("invalid {ty}"), "not a whole number")
+            .replace(&format!("expected {ty}"), "expected a whole number");
+    }
+    for (from, to) in [
+        ("invalid f64", "not a number"),
+        ("expected f64", "expected a number"),
+        ("invalid bool", "not true or false"),
+        ("expected a boolean", "expected true or false"),
+    ] {
+        out = out.replace(from, to);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::k8s::object::Body;
+
+    #[test]
+    fn parser_type_names_read_as_plain_words() {
+        assert_eq!(plain_types("invalid u64"), "not a whole number");
+        assert_eq!(
+            plain_types("invalid type: string \"three\", expected u64"),
+            "invalid type: string \"three\", expected a whole number"
+        );
+        assert_eq!(plain_types("unknown field"), "unknown field");
+    }
 
     #[test]
     fn yaml_multi_document_with_list_and_empty_documents() {
