@@ -267,6 +267,16 @@ fn kustomize(
         let k = json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": files});
         write(&root.join(&unit.path).join("kustomization.yaml"), &k)?;
     }
+    // Flux's kustomize-controller builds with no load restriction inside the repository (fluxcd/pkg
+    // kustomize/kustomize_generator.go, SecureBuild: LoadRestrictionsNone on a filesystem that
+    // refuses anything outside the root), so an overlay may read a patch beside its directory; the
+    // sandbox has already checked that every path stays in the repository. Argo CD and bare
+    // kustomize keep kustomize's default, root-only.
+    let restrictor = if unit.app_kind == "Kustomization" {
+        "LoadRestrictionsNone"
+    } else {
+        "LoadRestrictionsRootOnly"
+    };
     let wrap = root.join(&wrap_name);
     let mut k = overlay.clone();
     k.insert(
@@ -280,7 +290,7 @@ fn kustomize(
     let mut args = pre.clone();
     args.push(wrap_name.clone());
     args.push("--load-restrictor".into());
-    args.push("LoadRestrictionsRootOnly".into());
+    args.push(restrictor.into());
     let build = |args: Vec<String>| {
         run(&Run {
             program,
@@ -305,7 +315,7 @@ fn kustomize(
             direct.extend([
                 path.to_string(),
                 "--load-restrictor".into(),
-                "LoadRestrictionsRootOnly".into(),
+                restrictor.into(),
             ]);
             return Err(match build(direct) {
                 Err(own) => format!(

@@ -994,3 +994,44 @@ fn patch_files_and_shared_resources_are_never_apps() {
         "{e}"
     );
 }
+
+/// Flux builds with no load restriction inside the repository (fluxcd/pkg SecureBuild), so a Flux
+/// Kustomization's overlay may read a patch beside its directory — the same layout that plain
+/// kustomize (and Argo CD's default) refuses.
+#[test]
+fn flux_overlays_may_read_patches_beside_them() {
+    let r = Repo::new();
+    r.write(
+        "clusters/prod/flux.yaml",
+        r#"apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {url: "https://github.com/acme/gitops", ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: serving, namespace: flux-system}
+spec:
+  path: ./overlays/prod
+  targetNamespace: ml
+  sourceRef: {kind: GitRepository, name: flux-system}
+"#,
+    )
+    .write("base/kustomization.yaml", "resources: [d.yaml]\n")
+    .write("base/d.yaml", &deployment("web", 1, 1))
+    .write(
+        "patches/gpus.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 4\n  template:\n    spec:\n      containers:\n      - name: main\n        resources:\n          limits: {nvidia.com/gpu: \"8\"}\n",
+    )
+    .write(
+        "overlays/prod/kustomization.yaml",
+        "resources: [../../base]\npatches:\n- path: ../../patches/gpus.yaml\n",
+    )
+    .commit("a Flux overlay with a patch beside it");
+    let (code, json, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        desired_gpus(&json),
+        BTreeMap::from([("ml/Deployment/web".to_string(), 32)])
+    );
+}
