@@ -368,6 +368,7 @@ impl<'de, M: MetaRepr<'de>> Deserialize<'de> for Document<M> {
             out: &mut objects,
             continue_token: Some((&mut continue_token, &mut list_annotations)),
             defaults: None,
+            deferred: None,
             marker: std::marker::PhantomData,
         })?;
         Ok(Document {
@@ -386,7 +387,20 @@ struct DocumentSeed<'a, M> {
     /// apiVersion and kind for items that carry none: the API server leaves them out of the items
     /// of a typed list (`PodList`), because the list names them once.
     defaults: Option<(&'a str, &'a str)>,
+    /// Items of a list whose `kind` comes after its `items` (kubectl and the emulator write keys in
+    /// alphabetical order): an item that names no apiVersion or kind waits here, half read, until
+    /// the list's kind names it; every other item is read as it streams by.
+    deferred: Option<&'a mut Vec<Deferred>>,
     marker: std::marker::PhantomData<M>,
+}
+
+/// An item read before its list's kind: what it said, and where it goes among the list's objects.
+struct Deferred {
+    at: usize,
+    api_version: Option<String>,
+    kind: Option<String>,
+    meta: Option<(ObjectMeta, Option<u32>)>,
+    early: Vec<(bool, serde_json::Value)>,
 }
 
 impl<M> DocumentSeed<'_, M> {
@@ -395,6 +409,7 @@ impl<M> DocumentSeed<'_, M> {
             out: self.out,
             continue_token: None,
             defaults: self.defaults,
+            deferred: self.deferred.as_deref_mut(),
             marker: std::marker::PhantomData,
         }
     }
@@ -437,7 +452,7 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
         // spec/status met before kind: kept as JSON and parsed at the end.
         let mut early: Vec<(bool, serde_json::Value)> = Vec::new();
         let mut items_seen = false;
-        let mut early_items: Option<serde_json::Value> = None;
+        let mut waiting: Vec<Deferred> = Vec::new();
         let out = self.out;
 
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
@@ -450,19 +465,21 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
                 }
                 "items" => {
                     items_seen = true;
-                    if kind.is_none() {
-                        // The list's kind comes later (keys in another order): keep the items
-                        // and read them once the kind that names them is known.
-                        early_items = Some(map.next_value()?);
-                        continue;
-                    }
+                    // The list's kind may come later (kubectl writes keys in alphabetical order):
+                    // the items stream by all the same, and only those that name no kind of their
+                    // own wait for it, half read (never the whole list as a JSON tree).
                     let defaults = list_item_type(api_version.as_deref(), kind.as_deref());
+                    let mut wait = kind.is_none().then(Vec::new);
                     map.next_value_seed(DocumentSeed::<M> {
                         out: &mut *out,
                         continue_token: None,
                         defaults,
+                        deferred: wait.as_mut(),
                         marker: std::marker::PhantomData,
                     })?;
+                    if let Some(w) = wait {
+                        waiting.extend(w);
+                    }
                 }
                 part @ ("spec" | "status") => {
                     let is_spec = part == "spec";
@@ -481,24 +498,30 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
             }
         }
 
-        if let Some(items) = early_items {
+        if !waiting.is_empty() {
             let defaults = list_item_type(api_version.as_deref(), kind.as_deref());
-            DocumentSeed::<M> {
-                out: &mut *out,
-                continue_token: None,
-                defaults,
-                marker: std::marker::PhantomData,
-            }
-            .deserialize(items)
-            .map_err(de::Error::custom)?;
+            place_waiting(out, waiting, defaults).map_err(de::Error::custom)?;
         }
-        let (Some(api_version), Some(kind)) = (api_version, kind) else {
-            if items_seen {
-                return Ok(()); // a bare `items:` list without a kind: still a list
+        let (api_version, kind) = match (api_version, kind) {
+            (Some(v), Some(k)) => (v, k),
+            // A bare `items:` list without a kind: still a list.
+            _ if items_seen => return Ok(()),
+            (api_version, kind) => {
+                let Some(d) = self.deferred else {
+                    return Err(de::Error::custom(
+                        "document is not a Kubernetes object: it has no apiVersion and kind",
+                    ));
+                };
+                // An item of a list whose kind is not known yet: it waits for it.
+                d.push(Deferred {
+                    at: out.len(),
+                    api_version,
+                    kind,
+                    meta,
+                    early,
+                });
+                return Ok(());
             }
-            return Err(de::Error::custom(
-                "document is not a Kubernetes object: it has no apiVersion and kind",
-            ));
         };
         let typed = Kind::of(&api_version, &kind);
         // `List`, `PodList`, and any custom resource's `…List` that carries items.
@@ -510,6 +533,55 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
             }
             return Ok(());
         }
+        let object = finish(api_version, kind, meta, body, early).map_err(de::Error::custom)?;
+        out.push(object);
+        Ok(())
+    }
+}
+
+/// Items that waited for their list's kind, completed with the item type it names and put back in
+/// their places among the list's objects.
+fn place_waiting(
+    out: &mut Vec<Object>,
+    waiting: Vec<Deferred>,
+    defaults: Option<(&str, &str)>,
+) -> Result<(), String> {
+    let mut done = Vec::with_capacity(waiting.len());
+    for d in waiting {
+        let api_version = d.api_version.or(defaults.map(|(v, _)| v.to_string()));
+        let kind = d.kind.or(defaults.map(|(_, k)| k.to_string()));
+        let (Some(api_version), Some(kind)) = (api_version, kind) else {
+            return Err(
+                "document is not a Kubernetes object: it has no apiVersion and kind".to_string(),
+            );
+        };
+        done.push((d.at, finish(api_version, kind, d.meta, None, d.early)?));
+    }
+    // Each waits at the position the list had reached when it was read: merge in that order.
+    let rest = std::mem::take(out);
+    out.reserve(rest.len() + done.len());
+    let mut done = done.into_iter().peekable();
+    for (i, o) in rest.into_iter().enumerate() {
+        while let Some((_, d)) = done.next_if(|(at, _)| *at <= i) {
+            out.push(d);
+        }
+        out.push(o);
+    }
+    out.extend(done.map(|(_, d)| d));
+    Ok(())
+}
+
+/// One object from what its document said: its name (or generated name), its typed body with the
+/// parts read before its kind was known.
+fn finish(
+    api_version: String,
+    kind: String,
+    meta: Option<(ObjectMeta, Option<u32>)>,
+    body: Option<Body>,
+    early: Vec<(bool, serde_json::Value)>,
+) -> Result<Object, String> {
+    let typed = Kind::of(&api_version, &kind);
+    {
         let (mut meta, line) = meta.unwrap_or_default();
         if meta.name.is_empty()
             && let Some(g) = meta.generate_name.take().filter(|g| !g.is_empty())
@@ -517,15 +589,13 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
             meta.name = g;
         }
         if meta.name.is_empty() {
-            return Err(de::Error::custom(format!(
-                "{kind} object has no metadata.name"
-            )));
+            return Err(format!("{kind} object has no metadata.name"));
         }
         let mut body = body.unwrap_or_else(|| Body::empty(typed));
         if !early.is_empty() {
             let _scope = ObjectScope::enter(&kind, Some(&meta));
             for (is_spec, value) in early {
-                set_part(&mut body, is_spec, value).map_err(de::Error::custom)?;
+                set_part(&mut body, is_spec, value).map_err(|e| e.to_string())?;
             }
         }
         let object = Object {
@@ -539,8 +609,7 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
             },
         };
         name_trimmed(&object.to_string());
-        out.push(object);
-        Ok(())
+        Ok(object)
     }
 }
 

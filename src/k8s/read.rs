@@ -486,6 +486,29 @@ mod tests {
     use super::*;
     use crate::k8s::object::Body;
 
+    /// kubectl writes a List's keys in alphabetical order, `items` before `kind`: items stream by
+    /// as they are read, those of a typed list that name no kind wait for the list's kind, and the
+    /// order of the list is kept.
+    #[test]
+    fn items_before_the_list_kind_stream_and_keep_their_order() {
+        let text = r#"{"apiVersion": "v1", "items": [
+            {"metadata": {"name": "a", "namespace": "ml"}, "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}},
+            {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}},
+            {"metadata": {"name": "b", "namespace": "ml"}}
+        ], "kind": "PodList", "metadata": {"resourceVersion": "1"}}"#;
+        let objs = read_str(text, "t.json").unwrap();
+        let names: Vec<String> = objs.iter().map(|o| o.to_string()).collect();
+        assert_eq!(names, ["Pod ml/a", "Node n1", "Pod ml/b"]);
+        assert!(matches!(&objs[0].body, Body::Pod(p) if p.spec.node_name.as_deref() == Some("n1")));
+        // Without a kind anywhere, an item is still not an object.
+        let e = read_str(
+            r#"{"items": [{"metadata": {"name": "a"}}], "kind": "List"}"#,
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("no apiVersion and kind"), "{e}");
+    }
+
     #[test]
     fn parser_type_names_read_as_plain_words() {
         assert_eq!(plain_types("invalid u64"), "not a whole number");
