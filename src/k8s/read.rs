@@ -194,6 +194,28 @@ impl Input<'_> {
     }
 }
 
+impl Input<'_> {
+    /// The input read as a JSON stream through a reader of its concrete type: serde_json reads
+    /// byte by byte, and through a `dyn BufRead` every byte is a call the compiler cannot inline.
+    fn json(&mut self, file: &str) -> Result<(Vec<Object>, Labels), JsonFailure> {
+        match self {
+            Input::Bytes(b) => read_json(b.strip_prefix(BOM).unwrap_or(b), file),
+            Input::File(f) => {
+                f.seek(SeekFrom::Start(0))
+                    .map_err(|e| JsonFailure::Read(ReadError::Io(e)))?;
+                let mut r = BufReader::with_capacity(256 * 1024, &*f);
+                if r.fill_buf()
+                    .map_err(|e| JsonFailure::Read(ReadError::Io(e)))?
+                    .starts_with(BOM)
+                {
+                    r.consume(BOM.len());
+                }
+                read_json(r, file)
+            }
+        }
+    }
+}
+
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// One page of a list response from the API server (JSON): its objects and the token of the next
@@ -258,7 +280,7 @@ fn read_from(
     super::object::take_field_error();
     let (mut objects, meta) =
         if opens_like_json(&mut input.reader().map_err(ReadError::Io)?).map_err(ReadError::Io)? {
-            let json = read_json(input.reader().map_err(ReadError::Io)?, file);
+            let json = input.json(file);
             match json {
                 Ok(objects) => objects,
                 Err(JsonFailure::Read(e)) => return Err(e),
