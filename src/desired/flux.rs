@@ -227,8 +227,8 @@ pub fn generated_resources(
     tree: &super::tree::Tree,
     dir: &str,
     parsed: &std::collections::BTreeMap<String, Result<Vec<Object>, crate::error::InputError>>,
+    ignore: &super::sourceignore::SourceIgnore,
 ) -> Vec<String> {
-    let ignore = super::sourceignore::SourceIgnore::load(tree);
     let prefix = if dir.is_empty() {
         String::new()
     } else {

@@ -106,6 +106,7 @@ pub fn render_all(tree: &Tree, plan: Plan, tools: &Tools) -> Rendered {
         }
     };
     let mut outcomes = Vec::new();
+    let ignore = std::cell::OnceCell::new();
     for (i, unit) in plan.units.into_iter().enumerate() {
         let result = match (&unit.how, &tmp) {
             (How::Plain { files }, _) => plain(files, &plan.parsed),
@@ -128,6 +129,7 @@ pub fn render_all(tree: &Tree, plan: Plan, tools: &Tools) -> Rendered {
                 *recurse_plain,
                 tools,
                 &plan.parsed,
+                &ignore,
             ),
             (How::Helm(args), Some(t)) => helm(tree, t.path(), home.path(), i, &unit, args, tools),
         };
@@ -232,6 +234,7 @@ fn kustomize(
     recurse_plain: bool,
     tools: &Tools,
     parsed: &BTreeMap<String, Result<Vec<Object>, InputError>>,
+    ignore: &std::cell::OnceCell<super::sourceignore::SourceIgnore>,
 ) -> Result<Vec<Object>, String> {
     let (program, pre) = tools
         .kustomize
@@ -248,7 +251,9 @@ fn kustomize(
             format!("{}/", unit.path)
         };
         let files: Vec<String> = if recurse_plain {
-            super::flux::generated_resources(tree, &unit.path, parsed)
+            // The repository's `.sourceignore`s, read once for all its Flux units.
+            let ignore = ignore.get_or_init(|| super::sourceignore::SourceIgnore::load(tree));
+            super::flux::generated_resources(tree, &unit.path, parsed, ignore)
         } else {
             parsed
                 .iter()

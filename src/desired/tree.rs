@@ -221,15 +221,31 @@ pub fn is_chart_dir(tree: &Tree, dir: &str) -> bool {
     tree.exists(&join(dir, "Chart.yaml"))
 }
 
+/// The kustomization files in `dir`, parsed (kustomize reads the first it finds; a file that does
+/// not parse is left for kustomize to report).
+fn kustomizations(tree: &Tree, dir: &str) -> Vec<Value> {
+    KUSTOMIZATION_FILES
+        .iter()
+        .filter_map(|f| tree.read(&join(dir, f)).ok())
+        .filter_map(|bytes| serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)).ok())
+        .collect()
+}
+
+/// The strings of `v[key]` when it is a list (entries that are not strings are skipped).
+fn strings<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a str> {
+    v.get(key)
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+}
+
 /// Whether the kustomization in `dir` is a `kind: Component` (kustomize's reusable fragment): it is
 /// built only as a component of another kustomization, never on its own.
 pub fn is_component(tree: &Tree, dir: &str) -> bool {
-    KUSTOMIZATION_FILES.iter().any(|f| {
-        tree.read(&join(dir, f)).is_ok_and(|bytes| {
-            serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes))
-                .is_ok_and(|v| v.get("kind").and_then(Value::as_str) == Some("Component"))
-        })
-    })
+    kustomizations(tree, dir)
+        .iter()
+        .any(|v| v.get("kind").and_then(Value::as_str) == Some("Component"))
 }
 
 /// Every file the kustomization in `dir` reads besides its directories, as written: patch files
@@ -237,14 +253,9 @@ pub fn is_component(tree: &Tree, dir: &str) -> bool {
 /// `resources`/`bases` (files or directories). A file listed here is part of that kustomization's
 /// output, or a fragment of it — never an app of its own.
 pub fn kustomization_files(tree: &Tree, dir: &str) -> Vec<String> {
-    let mut out = kustomization_entries(tree, dir);
-    for f in KUSTOMIZATION_FILES {
-        let Ok(bytes) = tree.read(&join(dir, f)) else {
-            continue;
-        };
-        let Ok(v) = serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)) else {
-            continue;
-        };
+    let mut out = Vec::new();
+    for v in kustomizations(tree, dir) {
+        out.extend(entries(&v));
         for key in ["patches", "patchesJson6902"] {
             out.extend(
                 v.get(key)
@@ -255,13 +266,9 @@ pub fn kustomization_files(tree: &Tree, dir: &str) -> Vec<String> {
                     .map(str::to_string),
             );
         }
+        // An inline strategic-merge patch is YAML text, not a path.
         out.extend(
-            v.get("patchesStrategicMerge")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                // An inline patch is YAML text, not a path.
+            strings(&v, "patchesStrategicMerge")
                 .filter(|p| !p.contains('\n'))
                 .map(str::to_string),
         );
@@ -271,26 +278,14 @@ pub fn kustomization_files(tree: &Tree, dir: &str) -> Vec<String> {
 
 /// The `resources`, `bases` and `components` entries of the kustomization in `dir`, as written.
 pub fn kustomization_entries(tree: &Tree, dir: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for f in KUSTOMIZATION_FILES {
-        let Ok(bytes) = tree.read(&join(dir, f)) else {
-            continue;
-        };
-        let Ok(v) = serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)) else {
-            continue;
-        };
-        for key in ["resources", "bases", "components"] {
-            out.extend(
-                v.get(key)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .map(str::to_string),
-            );
-        }
-    }
-    out
+    kustomizations(tree, dir).iter().flat_map(entries).collect()
+}
+
+fn entries(v: &Value) -> Vec<String> {
+    ["resources", "bases", "components"]
+        .into_iter()
+        .flat_map(|key| strings(v, key).map(str::to_string))
+        .collect()
 }
 
 /// The tree path a symlink at `link` with `target` points to, if it stays inside the tree.

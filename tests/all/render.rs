@@ -29,6 +29,16 @@ fn add_chart(r: &Repo, dir: &str) {
 
 const URL: &str = "https://github.com/acme/gitops.git";
 
+/// The paths of the apps a render report lists, in its order.
+fn app_paths(json: &serde_json::Value) -> Vec<&str> {
+    json["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["path"].as_str().unwrap())
+        .collect()
+}
+
 /// Bare kustomize overlays and a plain directory; history with a branch and a tag.
 #[test]
 fn kustomize_overlay_plain_dirs_and_refs() {
@@ -825,12 +835,7 @@ fn a_kustomize_component_is_never_a_root() {
         .commit("components");
     let (code, json, err) = render(r.path(), &[]);
     assert_eq!(code, 0, "{err}");
-    let apps: Vec<&str> = json["desired"]["apps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["path"].as_str().unwrap())
-        .collect();
+    let apps = app_paths(&json);
     assert_eq!(apps, ["overlays/prod"], "{json}");
     assert_eq!(
         desired_gpus(&json),
@@ -980,12 +985,7 @@ fn patch_files_and_shared_resources_are_never_apps() {
         .commit("an overlay with a patch file and a shared resource");
     let (code, json, err) = render(r.path(), &[]);
     assert_eq!(code, 2, "{err}");
-    let apps: Vec<&str> = json["desired"]["apps"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["path"].as_str().unwrap())
-        .collect();
+    let apps = app_paths(&json);
     assert_eq!(apps, ["overlays/prod"], "{json}");
     assert!(desired_gpus(&json).is_empty(), "{json}");
     let e = json["desired"]["apps"][0]["error"].as_str().unwrap();
