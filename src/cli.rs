@@ -246,6 +246,11 @@ pub struct CheckArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub render_timeout: u64,
 
+    /// Only this cluster's desired state, when the repository drives several [default: the
+    /// cluster --scope names, when there is one of that name].
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
+
     /// Live state, for drift and capacity: snapshot files. (Or --kubeconfig/--context.)
     #[arg(long, short = 's', value_name = "FILE", conflicts_with_all = ["kubeconfig", "context"])]
     pub snapshot: Vec<PathBuf>,
@@ -439,6 +444,11 @@ pub struct RepoArgs {
     /// Time limit for each kustomize or helm run, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 60)]
     pub render_timeout: u64,
+
+    /// Only this cluster's desired state, when the repository drives several (Flux
+    /// `clusters/<name>`, Argo CD destinations, `clusters:` in .gpuledger.yaml).
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -598,6 +608,8 @@ impl RepoArgs {
             git_ref: self.git_ref.clone(),
             repo_urls: self.repo_url.clone(),
             render_timeout: std::time::Duration::from_secs(self.render_timeout),
+            cluster: self.cluster.clone(),
+            cluster_hint: None,
         }
     }
 }
@@ -635,6 +647,8 @@ impl CheckArgs {
             git_ref: self.head.clone(),
             repo_urls: self.repo_url.clone(),
             render_timeout: std::time::Duration::from_secs(self.render_timeout),
+            cluster: self.cluster.clone(),
+            cluster_hint: None,
         }
     }
 }

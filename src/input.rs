@@ -15,7 +15,8 @@ use anyhow::Context;
 use crate::analysis::desired::desired;
 use crate::analysis::usage::Metrics;
 use crate::config::Config;
-use crate::desired::render::{Tools, render_all};
+use crate::desired::follow;
+use crate::desired::render::{Renderer, Tools};
 use crate::desired::{discover, tree::Tree};
 use crate::k8s::object::Object;
 use crate::k8s::read::read_snapshot;
@@ -82,6 +83,11 @@ pub struct RepoSpec {
     pub repo_urls: Vec<String>,
     /// How long one renderer invocation may take.
     pub render_timeout: Duration,
+    /// `--cluster`: the one cluster of the repository this run is about.
+    pub cluster: Option<String>,
+    /// A name that picks a cluster when the repository has one of that name (GitHub's
+    /// `--scope`), and is ignored otherwise.
+    pub cluster_hint: Option<String>,
 }
 
 impl RepoSpec {
@@ -281,10 +287,94 @@ pub fn desired_state(spec: &RepoSpec, cfg: &Config, live: &[Object]) -> anyhow::
     anyhow::ensure!(repo.is_dir(), "--repo {}: not a directory", repo.display());
     let tree = Tree::open(repo, spec.git_ref.as_deref())
         .with_context(|| format!("cannot read the repository {}", repo.display()))?;
-    let plan = discover::plan(&tree, &cfg.render, &spec.repo_urls);
+    let start = discover::plan(&tree, &cfg.render, &cfg.clusters, &spec.repo_urls);
     let tools = Tools::detect(spec.render_timeout);
-    let rendered = render_all(&tree, plan, &tools);
+    let mut rendered = follow::render_all(start, &mut Renderer::new(&tree, &tools));
+    pick_cluster(&mut rendered, spec, !live.is_empty())?;
     Ok(desired(&rendered, cfg, live)?)
+}
+
+/// Keeps the part of the desired state that belongs to the cluster this run is about: the one
+/// `--cluster` names (which must exist), else the scope's when the repository has a cluster of
+/// that name, else the repository's only one. A live state is one cluster, so comparing it with a
+/// repository that drives several needs to know which.
+fn pick_cluster(
+    rendered: &mut crate::desired::Rendered,
+    spec: &RepoSpec,
+    compared_with_live: bool,
+) -> anyhow::Result<()> {
+    let clusters = rendered.clusters();
+    let list = || clusters.iter().cloned().collect::<Vec<_>>().join(", ");
+    match (&spec.cluster, &spec.cluster_hint) {
+        (Some(c), _) => {
+            anyhow::ensure!(
+                clusters.contains(c),
+                "--cluster {c}: the repository ({}) {}",
+                rendered.label,
+                if clusters.is_empty() {
+                    "names no clusters: no Flux root under clusters/<name>/, no Argo CD \
+                     destination, nothing under clusters: in .gpuledger.yaml"
+                        .to_string()
+                } else {
+                    format!("drives {} only", list())
+                }
+            );
+            rendered.keep_cluster(c);
+        }
+        (None, Some(h)) if clusters.contains(h) => rendered.keep_cluster(h),
+        _ if clusters.len() == 1 => {
+            rendered.cluster = clusters.first().cloned();
+        }
+        _ if compared_with_live && clusters.len() > 1 => anyhow::bail!(
+            "the repository ({}) drives {} clusters ({}) and a live state is one cluster: pass \
+             --cluster NAME, or name the context or snapshot of each cluster under clusters: in \
+             .gpuledger.yaml",
+            rendered.label,
+            clusters.len(),
+            list()
+        ),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Completes `--cluster` and the live source from `clusters:` in the configuration: a context or
+/// snapshot that a configured cluster names picks that cluster, and a cluster picked without a
+/// live source is read from its configured context or snapshot.
+pub fn cluster_live(spec: &mut RepoSpec, live: &mut LiveSpec, cfg: &Config) {
+    match (&spec.cluster, &mut *live) {
+        (
+            Some(name),
+            LiveSpec::Clusters {
+                kubeconfig: None,
+                contexts,
+                ..
+            },
+        ) if contexts.is_empty() => {
+            if let Some(c) = cfg.clusters.get(name) {
+                if let Some(s) = &c.snapshot {
+                    *live = LiveSpec::Snapshots(vec![s.clone()]);
+                } else if let Some(ctx) = &c.context {
+                    contexts.push(ctx.clone());
+                }
+            }
+        }
+        (None, LiveSpec::Snapshots(files)) => {
+            spec.cluster = cfg
+                .clusters
+                .iter()
+                .find(|(_, c)| c.snapshot.as_ref().is_some_and(|s| files.contains(s)))
+                .map(|(n, _)| n.clone());
+        }
+        (None, LiveSpec::Clusters { contexts, .. }) => {
+            spec.cluster = cfg
+                .clusters
+                .iter()
+                .find(|(_, c)| c.context.as_ref().is_some_and(|x| contexts.contains(x)))
+                .map(|(n, _)| n.clone());
+        }
+        _ => {}
+    }
 }
 
 /// A repository in which nothing renders is an error that says where gpuledger looked, never

@@ -10,8 +10,8 @@ use crate::config::Config;
 use crate::desired::Rendered;
 use crate::k8s::object::{Kind, Object};
 use crate::report::{
-    AppRow, AppStatus, ClusterOnlyTenant, Desired, DesiredTenantRow, DesiredWorkloadRow,
-    DuplicateRow, WithoutGpus, WorkloadRow,
+    AppRow, AppStatus, ClusterOnlyTenant, ClusterRow, Desired, DesiredTenantRow,
+    DesiredWorkloadRow, DuplicateRow, WithoutGpus, WorkloadRow,
 };
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::kinds::declared_shape;
@@ -41,7 +41,9 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
 
     let mut workloads = Vec::new();
     let mut apps = Vec::new();
-    let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    // Objects by cluster and identity, with the apps that render them: two apps rendering one
+    // object in one cluster is a conflict; the same object in two clusters is two objects.
+    let mut seen: BTreeMap<(Option<String>, String), BTreeSet<String>> = BTreeMap::new();
     let mut without_gpus = Vec::new();
     for out in &rendered.outcomes {
         let u = &out.unit;
@@ -60,6 +62,9 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             gpus_declared: 0,
             error: None,
             notes: u.notes.clone(),
+            cluster: u.cluster.clone(),
+            applied_by: u.lineage.last().cloned(),
+            lineage: u.lineage.clone(),
         };
         match &out.result {
             Err(e) => {
@@ -79,7 +84,9 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                         o.kind,
                         o.meta.name
                     );
-                    seen.entry(key).or_default().insert(u.app.clone());
+                    seen.entry((u.cluster.clone(), key))
+                        .or_default()
+                        .insert(u.app.clone());
                 }
                 match app_workloads(objs, &tenants, &u.app) {
                     Ok((rows, cpu_only, gpus)) => {
@@ -90,6 +97,8 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                             workload: r,
                             app: u.app.clone(),
                             app_kind: u.app_kind.clone(),
+                            cluster: u.cluster.clone(),
+                            lineage: u.lineage.clone(),
                         }));
                     }
                     Err(e) => {
@@ -109,6 +118,8 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             path: String::new(),
             status: if s.error {
                 AppStatus::Error
+            } else if s.not_applied {
+                AppStatus::NotApplied
             } else {
                 AppStatus::NotRendered
             },
@@ -117,9 +128,14 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             gpus_declared: 0,
             error: Some(s.reason.clone()),
             notes: vec![],
+            cluster: s.cluster.clone(),
+            applied_by: None,
+            lineage: Vec::new(),
         });
     }
-    apps.sort_by(|a, b| (&a.name, &a.kind, &a.path).cmp(&(&b.name, &b.kind, &b.path)));
+    apps.sort_by(|a, b| {
+        (&a.cluster, &a.name, &a.kind, &a.path).cmp(&(&b.cluster, &b.name, &b.kind, &b.path))
+    });
     workloads.sort_by(|a, b| {
         let (x, y) = (&a.workload, &b.workload);
         y.gpus_declared.cmp(&x.gpus_declared).then_with(|| {
@@ -127,33 +143,13 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         })
     });
 
-    let mut by_tenant: BTreeMap<&str, (u64, u64, BTreeSet<&str>)> = BTreeMap::new();
-    for w in &workloads {
-        let t = by_tenant.entry(&w.workload.tenant).or_default();
-        sum::add_to(&mut t.0, w.workload.gpus_declared).named(
-            format_args!("tenant {}", w.workload.tenant),
-            "GPUs declared in Git",
-        )?;
-        t.1 += 1;
-        t.2.insert(&w.app);
-    }
-    let mut tenant_rows: Vec<DesiredTenantRow> = by_tenant
-        .into_iter()
-        .map(|(name, (gpus, n, apps))| DesiredTenantRow {
-            name: name.to_string(),
-            gpus_declared: gpus,
-            workloads: n,
-            apps: apps.into_iter().map(str::to_string).collect(),
-        })
-        .collect();
-    tenant_rows.sort_by(|a, b| {
-        b.gpus_declared
-            .cmp(&a.gpus_declared)
-            .then_with(|| a.name.cmp(&b.name))
-    });
+    let tenant_rows = tenant_rows(workloads.iter())?;
 
     let tenancy = cluster_only_tenants(&workloads, &namespaces, &tenants, cfg, live);
+    let clusters = cluster_rows(&workloads, &apps)?;
     Ok(Desired {
+        clusters,
+        cluster: rendered.cluster.clone(),
         tenancy,
         at: rendered.label.clone(),
         gpus_declared: sum::sum(workloads.iter().map(|w| w.workload.gpus_declared)).named(
@@ -167,14 +163,82 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         duplicates: seen
             .into_iter()
             .filter(|(_, a)| a.len() > 1)
-            .map(|(object, a)| DuplicateRow {
+            .map(|((cluster, object), a)| DuplicateRow {
                 object,
                 apps: a.into_iter().collect(),
+                cluster,
             })
             .collect(),
         problems: rendered.problems.clone(),
         without_gpus,
     })
+}
+
+/// GPUs declared per tenant, largest first.
+fn tenant_rows<'a>(
+    workloads: impl Iterator<Item = &'a DesiredWorkloadRow>,
+) -> Result<Vec<DesiredTenantRow>, Overflow> {
+    let mut by_tenant: BTreeMap<&str, (u64, u64, BTreeSet<&str>)> = BTreeMap::new();
+    for w in workloads {
+        let t = by_tenant.entry(&w.workload.tenant).or_default();
+        sum::add_to(&mut t.0, w.workload.gpus_declared).named(
+            format_args!("tenant {}", w.workload.tenant),
+            "GPUs declared in Git",
+        )?;
+        t.1 += 1;
+        t.2.insert(&w.app);
+    }
+    let mut rows: Vec<DesiredTenantRow> = by_tenant
+        .into_iter()
+        .map(|(name, (gpus, n, apps))| DesiredTenantRow {
+            name: name.to_string(),
+            gpus_declared: gpus,
+            workloads: n,
+            apps: apps.into_iter().map(str::to_string).collect(),
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        b.gpus_declared
+            .cmp(&a.gpus_declared)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    Ok(rows)
+}
+
+/// What Git declares per cluster, when the repository names its clusters.
+fn cluster_rows(
+    workloads: &[DesiredWorkloadRow],
+    apps: &[AppRow],
+) -> Result<Vec<ClusterRow>, Overflow> {
+    let names: BTreeSet<&String> = apps.iter().filter_map(|a| a.cluster.as_ref()).collect();
+    names
+        .into_iter()
+        .map(|name| {
+            let mine: Vec<&DesiredWorkloadRow> = workloads
+                .iter()
+                .filter(|w| w.cluster.as_ref() == Some(name))
+                .collect();
+            Ok(ClusterRow {
+                name: name.clone(),
+                gpus_declared: sum::sum(mine.iter().map(|w| w.workload.gpus_declared))
+                    .named(format_args!("cluster {name}"), "GPUs declared")?,
+                workloads: sum::count(mine.len()),
+                apps: sum::count(
+                    apps.iter()
+                        .filter(|a| a.cluster.as_ref() == Some(name))
+                        .count(),
+                ),
+                failed_apps: sum::count(
+                    apps.iter()
+                        .filter(|a| {
+                            a.cluster.as_ref() == Some(name) && a.status == AppStatus::Error
+                        })
+                        .count(),
+                ),
+                tenants: tenant_rows(mine.iter().copied())?,
+            })
+        })
+        .collect()
 }
 
 /// Namespaces of desired workloads that the repository does not declare, whose tenant the

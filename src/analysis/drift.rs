@@ -210,9 +210,20 @@ pub fn drift(
         .filter(|a| a.status == AppStatus::Error)
         .map(|a| tracking_name(&a.kind, &a.name))
         .collect();
+    // An app that failed to render may have applied apps of its own: a live workload tracked by an
+    // app Git does not know is then unknown too, since that app may sit below the failed one.
+    let known_apps: HashSet<String> = desired
+        .apps
+        .iter()
+        .map(|a| tracking_name(&a.kind, &a.name))
+        .collect();
+    let below_failed = |t: &String| !failed.is_empty() && !known_apps.contains(t);
     let mut place = |out: &mut Drift, category: DriftCategory, mut row: DriftRow| {
         if category == DriftCategory::Unmanaged
-            && let Some(app) = row.tracked_by.as_ref().filter(|t| failed.contains(*t))
+            && let Some(app) = row
+                .tracked_by
+                .as_ref()
+                .filter(|t| failed.contains(*t) || below_failed(t))
         {
             row.app = Some(app.clone());
             out.unknown.push(row);
@@ -554,10 +565,14 @@ mod tests {
                     workload,
                     app: "a".into(),
                     app_kind: "directory".into(),
+                    cluster: None,
+                    lineage: vec![],
                 })
                 .collect(),
             tenants: vec![],
             apps: vec![],
+            clusters: vec![],
+            cluster: None,
             not_deployed: vec![],
             tenancy: vec![],
             duplicates: vec![],

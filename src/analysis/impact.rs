@@ -74,6 +74,7 @@ fn change(
         name: x.name.clone(),
         tenant: x.tenant.clone(),
         app: w.app.clone(),
+        cluster: w.cluster.clone(),
         gpus_base: base.map_or(0, |b| b.workload.gpus_declared),
         gpus_head: head.map_or(0, |h| h.workload.gpus_declared),
         shape_base: base.map(|b| b.workload.shape.clone()),
@@ -136,33 +137,41 @@ pub fn impact(
 ) -> Result<Check, Overflow> {
     // An app that failed to render on either side says nothing about its workloads: they are
     // neither added nor removed, and the GPU delta is unknown rather than a fall to zero.
+    // An app below a failed one (its parent never rendered it on that side) is as unknown.
     let failed = failed_apps(base, head);
-    let known =
-        |w: &&DesiredWorkloadRow| !failed.contains_key(&(w.app_kind.clone(), w.app.clone()));
+    let known = |w: &&DesiredWorkloadRow| {
+        !failed.contains_key(&(w.app_kind.clone(), w.app.clone()))
+            && !w.lineage.iter().any(|a| {
+                a.split_once('/')
+                    .is_some_and(|(k, n)| failed.contains_key(&(k.to_string(), n.to_string())))
+            })
+    };
+    // The same object in two clusters is two workloads.
+    type Key = (Option<String>, WorkloadId);
     fn index(
         d: &Desired,
         known: impl Fn(&&DesiredWorkloadRow) -> bool,
-    ) -> BTreeMap<WorkloadId, &DesiredWorkloadRow> {
+    ) -> BTreeMap<Key, &DesiredWorkloadRow> {
         d.workloads
             .iter()
             .filter(known)
-            .map(|w| (w.workload.id(), w))
+            .map(|w| ((w.cluster.clone(), w.workload.id()), w))
             .collect()
     }
     let (b, h) = (index(base, known), index(head, known));
     let (mut added, mut removed, mut reshaped) = (vec![], vec![], vec![]);
     for (k, hw) in &h {
         match b.get(k) {
-            None => added.push(change(k, hw, None, Some(hw))),
+            None => added.push(change(&k.1, hw, None, Some(hw))),
             Some(bw) if bw.workload.roles != hw.workload.roles => {
-                reshaped.push(change(k, hw, Some(bw), Some(hw)))
+                reshaped.push(change(&k.1, hw, Some(bw), Some(hw)))
             }
             Some(_) => {}
         }
     }
     for (k, bw) in &b {
         if !h.contains_key(k) {
-            removed.push(change(k, bw, Some(bw), None));
+            removed.push(change(&k.1, bw, Some(bw), None));
         }
     }
     let by = |d: &Desired, f: &dyn Fn(&DesiredWorkloadRow) -> String| {

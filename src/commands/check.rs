@@ -67,7 +67,9 @@ pub fn compute(
             "--base is required: the ref the change starts from, e.g. --base origin/main (it defaults to the pull request's base only on a pull_request event)"
         ),
     };
-    let head_spec = args.repo();
+    let mut head_spec = args.repo();
+    head_spec.cluster_hint = scope.clone();
+    let head_spec = head_spec;
     let repo = head_spec.path.as_path();
     let mut notes = Vec::new();
     let mut sources = Vec::new();
@@ -79,7 +81,14 @@ pub fn compute(
     )?;
     sources.push(review.applied.clone());
     notes.push(Note::ConfigUsed(review.applied.clone()));
-    let live = match args.live() {
+    let mut head_spec = head_spec;
+    let live_spec = args.live().map(|mut l| {
+        input::cluster_live(&mut head_spec, &mut l, &cfg);
+        l
+    });
+    let head_spec = head_spec;
+    let repo = head_spec.path.as_path();
+    let live = match live_spec {
         Some(spec) => {
             let (part, live_sources) =
                 rt.block_on(input::live(&spec, progress))?.single("check")?;

@@ -45,11 +45,14 @@ pub fn compute(
     rt: &Runtime,
     progress: &Arc<Progress>,
 ) -> anyhow::Result<Computed> {
-    let spec = repo_args.spec();
+    let mut spec = repo_args.spec();
+    spec.cluster_hint = scope.clone();
+    let (cfg, cfg_path) = input::config(config, Some(&spec.path))?;
+    let mut live_spec = live_args.spec();
+    input::cluster_live(&mut spec, &mut live_spec, &cfg);
     let repo: &Path = &spec.path;
-    let (cfg, cfg_path) = input::config(config, Some(repo))?;
     let (live, live_sources) = rt
-        .block_on(input::live(&live_args.spec(), progress))?
+        .block_on(input::live(&live_spec, progress))?
         .single("drift")?;
     let objects = live.objects;
     let desired = input::desired_state(&spec, &cfg, &objects)?;

@@ -26,7 +26,12 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     let repo = args.repo.repo.as_deref();
     let (cfg, cfg_path) = input::config(args.output.config.as_deref(), repo)?;
-    let live = rt.block_on(input::live(&args.live.spec(), progress))?;
+    let mut repo_spec = args.repo.spec();
+    let mut live_spec = args.live.spec();
+    if repo.is_some() {
+        input::cluster_live(&mut repo_spec, &mut live_spec, &cfg);
+    }
+    let live = rt.block_on(input::live(&live_spec, progress))?;
     let several = live.parts.len() > 1;
     anyhow::ensure!(
         !(several && repo.is_some()),
@@ -72,14 +77,14 @@ pub fn run(
         let (part, _) = live.single("inventory")?;
         let desired = match repo {
             Some(r) => {
-                let d = input::desired_state(&args.repo.spec(), &cfg, &part.objects)?;
-                input::ensure_rendered(&d, &args.repo.spec())?;
+                let d = input::desired_state(&repo_spec, &cfg, &part.objects)?;
+                input::ensure_rendered(&d, &repo_spec)?;
                 sources.push(format!("{} ({})", r.display(), d.at));
                 failed = input::render_failures(&d);
                 git.push(input::git_side(
                     r,
                     "desired",
-                    args.repo.spec().git_ref.as_deref(),
+                    repo_spec.git_ref.as_deref(),
                     checkout,
                 ));
                 Some(d)

@@ -32,6 +32,25 @@ pub struct Config {
     pub limits: Limits,
     /// When a snapshot is too old to be trusted without a warning.
     pub snapshot: SnapshotConfig,
+    /// The clusters the repository drives, by name: which roots or Argo CD destinations are theirs,
+    /// and the live state each is compared with.
+    pub clusters: std::collections::BTreeMap<String, ClusterConfig>,
+}
+
+/// One cluster of `clusters:`. Without an entry, a Flux root under `clusters/<name>/` belongs to
+/// `<name>`, and an Argo CD Application to its `destination.name` (else `in-cluster` for
+/// `https://kubernetes.default.svc`, else the server URL).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// Flux: the directory (e.g. `clusters/production`) whose root apps are this cluster's.
+    pub path: Option<String>,
+    /// Argo CD: a `destination.server` URL or `destination.name` that is this cluster.
+    pub destinations: Vec<String>,
+    /// The kube context the live state is read from when `--cluster` picks this cluster.
+    pub context: Option<String>,
+    /// Or the snapshot file it is compared with (relative to the working directory).
+    pub snapshot: Option<std::path::PathBuf>,
 }
 
 /// `snapshot:`: how old the live state may be before a report flags it as stale.

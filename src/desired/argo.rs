@@ -25,6 +25,8 @@ pub struct ArgoApp {
 #[serde(default, rename_all = "camelCase")]
 pub struct Destination {
     pub namespace: Option<String>,
+    pub server: Option<String>,
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -248,12 +250,22 @@ pub fn argo_units(ctx: &Context<'_>, owner: &AppRef, app: &ArgoApp) -> Vec<Sourc
         .filter_map(|s| s.ref_.as_deref().map(|r| (r, *s)))
         .collect();
     let namespace = app.destination.namespace.clone().filter(|n| !n.is_empty());
+    let cluster = super::clusters::argo_destination(
+        app.destination.server.as_deref(),
+        app.destination.name.as_deref(),
+        ctx.clusters,
+    );
     sources
         .iter()
         // A values-only source renders nothing itself.
         .filter(|s| !(s.ref_.is_some() && s.path.is_none() && s.chart.is_none()))
         .map(|s| {
-            argo_source(ctx, owner, s, &refs, namespace.clone()).map_err(|r| (owner.clone(), r))
+            argo_source(ctx, owner, s, &refs, namespace.clone())
+                .map(|u| Unit {
+                    cluster: cluster.clone(),
+                    ..u
+                })
+                .map_err(|r| (owner.clone(), r))
         })
         .collect()
 }

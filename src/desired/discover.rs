@@ -1,32 +1,26 @@
-//! What to render, in order of authority: the roots the config names; else the Argo CD and Flux apps
-//! the repository declares (they alone define the desired state, and manifests no app renders are
-//! listed as not deployed); else every kustomize root that is not a base or component of another
-//! kustomization, every chart root, and every directory of plain manifests outside those.
+//! Where rendering starts, in order of authority: the roots the config names; else the root apps
+//! the repository declares (Argo CD and Flux apps whose file no other app applies — they and what
+//! they apply alone define the desired state, [`super::follow`] takes it from there, and manifests
+//! no app renders are listed as not deployed); else every kustomize root that is not a base or
+//! component of another kustomization, every chart root, and every directory of plain manifests
+//! outside those.
 //!
 //! Every manifest is parsed once here; the plain renderer reuses the parsed objects.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::source::{AppRef, Context, collect, normalize_url};
+use super::follow::{self, Candidate, Start};
+use super::source::{Context, collect, normalize_url};
 use super::tree::{
     KUSTOMIZATION_FILES, Tree, is_component, join, kustomization_entries, kustomization_files,
     normalize,
 };
-use super::{HelmArgs, How, Skipped, Unit, appset, argo, flux};
-use crate::config::RenderConfig;
+use super::{HelmArgs, How, Unit, clusters};
+use crate::config::{ClusterConfig, RenderConfig};
 use crate::error::InputError;
-use crate::k8s::object::{Body, Kind, Object};
+use crate::k8s::object::Object;
 use crate::k8s::read::read_str;
 use crate::util::glob::Glob;
-
-pub struct Plan {
-    pub units: Vec<Unit>,
-    pub skipped: Vec<Skipped>,
-    /// Parsed manifest files (path → objects or the parse error).
-    pub parsed: BTreeMap<String, Result<Vec<Object>, InputError>>,
-    pub not_deployed: Vec<String>,
-    pub problems: Vec<String>,
-}
 
 fn dir_of(path: &str) -> &str {
     path.rsplit_once('/').map_or("", |(d, _)| d)
@@ -48,7 +42,12 @@ fn under(path: &str, dir: &str) -> bool {
     dir.is_empty() || path == dir || path.starts_with(&format!("{dir}/"))
 }
 
-pub fn plan(tree: &Tree, cfg: &RenderConfig, extra_urls: &[String]) -> Plan {
+pub fn plan<'a>(
+    tree: &'a Tree,
+    cfg: &RenderConfig,
+    cluster_config: &'a BTreeMap<String, ClusterConfig>,
+    extra_urls: &[String],
+) -> Start<'a> {
     let mut problems = Vec::new();
     // Each pattern is compiled once; a refused one still excludes the directory it names.
     let exclude: Vec<(&str, Option<Glob>)> = cfg
@@ -127,19 +126,7 @@ pub fn plan(tree: &Tree, cfg: &RenderConfig, extra_urls: &[String]) -> Plan {
         .filter_map(|r| r.as_ref().ok())
         .flatten()
         .collect();
-    let git_repositories = objects
-        .iter()
-        .filter(|o| o.typed_kind() == Kind::GitRepository)
-        .filter_map(|o| match &o.body {
-            Body::Raw(v) => v["url"].as_str().map(|u| {
-                (
-                    (o.namespace().to_string(), o.meta.name.clone()),
-                    normalize_url(u),
-                )
-            }),
-            _ => None,
-        })
-        .collect();
+    let git_repositories = follow::git_repositories(objects.iter().copied());
     let mut repo_urls: Vec<String> = tree
         .remotes
         .iter()
@@ -153,11 +140,20 @@ pub fn plan(tree: &Tree, cfg: &RenderConfig, extra_urls: &[String]) -> Plan {
         tree,
         repo_urls,
         git_repositories,
+        clusters: cluster_config,
     };
 
     let mut units = Vec::new();
+    let mut root_apps = Vec::new();
     let mut skipped = Vec::new();
-    let mut not_deployed = Vec::new();
+    let mut not_roots = Vec::new();
+    let mut app_files = BTreeSet::new();
+    let app_objects: Vec<&Object> = objects
+        .iter()
+        .copied()
+        .filter(|o| follow::is_app(o))
+        .collect();
+    let apps_declared = cfg.roots.is_empty() && !app_objects.is_empty();
 
     if !cfg.roots.is_empty() {
         for root in &cfg.roots {
@@ -176,77 +172,70 @@ pub fn plan(tree: &Tree, cfg: &RenderConfig, extra_urls: &[String]) -> Plan {
                 )),
             }
         }
+    } else if app_objects.is_empty() {
+        units = no_app_units(tree, &kustomize_dirs, &chart_dirs, &parsed);
     } else {
-        let app_objects: Vec<&Object> = objects
+        // What each app would apply, decided without rendering: its file is applied by another app
+        // when it is in what that app's source reads.
+        let ignore = super::sourceignore::SourceIgnore::load(tree);
+        let candidates: Vec<Candidate<'_>> = app_objects
             .iter()
-            .copied()
-            .filter(|o| {
-                matches!(
-                    o.typed_kind(),
-                    Kind::Application
-                        | Kind::ApplicationSet
-                        | Kind::FluxKustomization
-                        | Kind::HelmRelease
-                )
+            .map(|o| {
+                let outcomes = follow::app_outcomes(&ctx, o);
+                let reach = outcomes
+                    .iter()
+                    .filter_map(|r| r.as_ref().ok())
+                    .flat_map(|u| follow::reach(tree, u, &parsed, &ignore))
+                    .collect();
+                Candidate {
+                    object: o,
+                    outcomes,
+                    reach,
+                }
             })
             .collect();
-        if app_objects.is_empty() {
-            units = no_app_units(tree, &kustomize_dirs, &chart_dirs, &parsed);
-        } else {
-            for o in &app_objects {
-                let outcomes = match o.typed_kind() {
-                    Kind::Application => {
-                        let owner = AppRef {
-                            app: o.meta.name.clone(),
-                            app_kind: "Application".into(),
-                            defined_at: o.source.to_string(),
-                        };
-                        match argo::application_spec(o) {
-                            Ok(spec) => argo::argo_units(&ctx, &owner, &spec),
-                            // A broken spec is reported under the object's own kind.
-                            Err(e) => vec![
-                                AppRef {
-                                    app_kind: o.kind.clone(),
-                                    ..owner
-                                }
-                                .skip(e),
-                            ],
-                        }
-                    }
-                    Kind::ApplicationSet => appset::appset_units(&ctx, o),
-                    _ => flux::flux_units(&ctx, o).into_iter().collect(),
-                };
-                collect(outcomes, &mut units, &mut skipped);
+        let (roots, parents, cycles) = follow::roots(&candidates);
+        problems.extend(cycles);
+        let label = |i: &usize| {
+            candidates
+                .get(*i)
+                .map(|c| format!("{}/{}", c.object.kind, c.object.meta.name))
+        };
+        let parent_labels: Vec<Vec<String>> = parents
+            .iter()
+            .map(|ps| ps.iter().filter_map(label).collect())
+            .collect();
+        for (i, c) in candidates.into_iter().enumerate() {
+            app_files.insert(c.object.source.file.to_string());
+            if !roots.contains(&i) {
+                let ps = parent_labels.get(i).cloned().unwrap_or_default();
+                not_roots.push((c.object.clone(), ps));
+                continue;
             }
-            // Manifests that no app renders, and that are not app definitions themselves.
-            let app_files: BTreeSet<&str> = app_objects.iter().map(|o| &*o.source.file).collect();
-            for (path, r) in &parsed {
-                let Ok(objs) = r else { continue };
-                if objs.is_empty() || app_files.contains(path.as_str()) {
-                    continue;
+            // A Flux root belongs to its cluster directory; an Argo CD one to its destination.
+            let flux_cluster = clusters::flux_root(&c.object.source.file, cluster_config);
+            let mut root_units = Vec::new();
+            collect(c.outcomes, &mut root_units, &mut skipped);
+            for mut u in root_units {
+                if u.cluster.is_none() {
+                    u.cluster = flux_cluster.clone();
                 }
-                if objs
-                    .iter()
-                    .all(|o| matches!(o.typed_kind(), Kind::GitRepository))
-                {
-                    continue;
-                }
-                let rendered = units.iter().any(|u| match &u.how {
-                    How::Plain { files } => files.contains(path),
-                    _ => under(path, &u.path),
-                });
-                if !rendered {
-                    not_deployed.push(path.clone());
-                }
+                root_apps.push(Some((c.object.clone(), u.cluster.clone())));
+                units.push(u);
             }
         }
     }
-    Plan {
+    root_apps.resize(units.len(), None);
+    Start {
+        ctx,
         units,
-        skipped,
+        root_apps,
         parsed,
-        not_deployed,
+        skipped,
         problems,
+        not_roots,
+        app_files,
+        apps_declared,
     }
 }
 
@@ -269,6 +258,8 @@ fn unit(path: &str, kind: &str, how: How) -> Unit {
         force_namespace: false,
         substitute: None,
         notes: Vec::new(),
+        cluster: None,
+        lineage: Vec::new(),
     }
 }
 

@@ -15,8 +15,10 @@
 
 pub mod appset;
 pub mod argo;
+pub mod clusters;
 pub mod discover;
 pub mod flux;
+pub mod follow;
 pub mod render;
 pub mod sandbox;
 pub mod source;
@@ -83,6 +85,11 @@ pub struct Unit {
     pub substitute: Option<BTreeMap<String, String>>,
     /// What could not be resolved offline (valuesFrom, substituteFrom), rendered without.
     pub notes: Vec<String>,
+    /// The cluster the unit's objects are applied to ([`clusters`]), when the repository says.
+    pub cluster: Option<String>,
+    /// The apps that applied this unit's app, root first (`Kustomization/flux-system`, …); empty
+    /// for a root.
+    pub lineage: Vec<String>,
 }
 
 /// An app that is listed but not rendered, with the reason (another repository, an OCI chart, a
@@ -96,6 +103,9 @@ pub struct Skipped {
     /// True when the app is broken or hostile (a path out of the repository, an invalid spec),
     /// rather than merely out of reach offline.
     pub error: bool,
+    /// An app object that no root applies (listed, never rendered).
+    pub not_applied: bool,
+    pub cluster: Option<String>,
 }
 
 /// A rendered unit: its objects, or the error that stopped it.
@@ -107,10 +117,32 @@ pub struct Outcome {
 /// Everything `render` produced for one tree.
 pub struct Rendered {
     pub label: String,
+    /// The one cluster kept by [`Rendered::keep_cluster`].
+    pub cluster: Option<String>,
     pub outcomes: Vec<Outcome>,
     pub skipped: Vec<Skipped>,
     /// Manifest files that no app renders (only when the repository declares apps).
     pub not_deployed: Vec<String>,
     /// Problems with the repository as a whole (an unreadable app definition, a refused symlink).
     pub problems: Vec<String>,
+}
+
+impl Rendered {
+    /// The clusters the rendered apps are applied to, by name.
+    pub fn clusters(&self) -> std::collections::BTreeSet<String> {
+        self.outcomes
+            .iter()
+            .filter_map(|o| o.unit.cluster.clone())
+            .chain(self.skipped.iter().filter_map(|s| s.cluster.clone()))
+            .collect()
+    }
+
+    /// Keeps what is applied to `cluster`, and what names no cluster (a source without a
+    /// destination belongs to every cluster the repository is compared with).
+    pub fn keep_cluster(&mut self, cluster: &str) {
+        let mine = |c: &Option<String>| c.as_deref().is_none_or(|c| c == cluster);
+        self.outcomes.retain(|o| mine(&o.unit.cluster));
+        self.skipped.retain(|s| mine(&s.cluster));
+        self.cluster = Some(cluster.to_string());
+    }
 }

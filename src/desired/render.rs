@@ -19,10 +19,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::discover::Plan;
+use super::follow::Parsed;
 use super::sandbox;
 use super::tree::{Tree, is_kustomize_dir, join, normalize};
-use super::{HelmArgs, How, Outcome, Rendered, Unit};
+use super::{HelmArgs, How, Unit};
 use crate::error::InputError;
 use crate::k8s::object::{Object, Source};
 use crate::k8s::read::read_str;
@@ -71,90 +71,89 @@ fn kustomize_args(p: PathBuf) -> (PathBuf, Vec<String>) {
     (p, vec![sub.into()])
 }
 
-/// Renders every unit of the plan.
-pub fn render_all(tree: &Tree, plan: Plan, tools: &Tools) -> Rendered {
-    let mut problems = plan.problems;
-    let needs_disk = plan
-        .units
-        .iter()
-        .any(|u| !matches!(u.how, How::Plain { .. }));
-    let tmp = if needs_disk {
-        match tree.materialize() {
-            Ok(t) => Some(t),
-            Err(e) => {
-                problems.push(format!(
-                    "cannot write the repository to a temporary directory: {e}"
-                ));
-                None
-            }
+/// Renders units one at a time, writing the repository to a temporary directory the first time a
+/// unit needs kustomize or helm (plain YAML never does).
+pub struct Renderer<'t> {
+    tree: &'t Tree,
+    tools: &'t Tools,
+    tmp: Option<Result<tempfile::TempDir, String>>,
+    /// The renderers' HOME: a directory of its own, never part of the repository's copy.
+    home: Option<Result<tempfile::TempDir, String>>,
+    /// The repository's `.sourceignore`s, read once for all its Flux units.
+    ignore: std::cell::OnceCell<super::sourceignore::SourceIgnore>,
+    count: usize,
+    problems: Vec<String>,
+}
+
+impl<'t> Renderer<'t> {
+    pub fn new(tree: &'t Tree, tools: &'t Tools) -> Renderer<'t> {
+        Renderer {
+            tree,
+            tools,
+            tmp: None,
+            home: None,
+            ignore: std::cell::OnceCell::new(),
+            count: 0,
+            problems: Vec::new(),
         }
-    } else {
-        None
-    };
-    // The renderers' HOME: a directory of its own, never part of the repository's copy.
-    let home = match tempfile::Builder::new().prefix("gpuledger-home-").tempdir() {
-        Ok(h) => h,
-        Err(e) => {
-            problems.push(format!("cannot create a temporary directory: {e}"));
-            return Rendered {
-                label: tree.label.clone(),
-                outcomes: Vec::new(),
-                skipped: plan.skipped,
-                not_deployed: plan.not_deployed,
-                problems,
-            };
-        }
-    };
-    let mut outcomes = Vec::new();
-    let ignore = std::cell::OnceCell::new();
-    for (i, unit) in plan.units.into_iter().enumerate() {
-        let result = match (&unit.how, &tmp) {
-            (How::Plain { files }, _) => plain(files, &plan.parsed),
-            (_, None) => {
-                Err("the repository could not be written to disk for rendering".to_string())
-            }
-            (
-                How::Kustomize {
-                    overlay,
-                    recurse_plain,
-                },
-                Some(t),
-            ) => kustomize(
-                tree,
-                t.path(),
-                home.path(),
-                i,
-                &unit,
-                overlay,
-                *recurse_plain,
-                tools,
-                &plan.parsed,
-                &ignore,
-            ),
-            (How::Helm(args), Some(t)) => helm(tree, t.path(), home.path(), i, &unit, args, tools),
-        };
-        let result = result.map(|objs| place(objs, &unit));
-        outcomes.push(Outcome { unit, result });
     }
-    // A manifest that an overlay pulls in from outside its own directory (`../../base`) is
-    // deployed: kustomize's origin annotations named it as each object's source.
-    let rendered_files: std::collections::BTreeSet<&str> = outcomes
-        .iter()
-        .filter_map(|o| o.result.as_ref().ok())
-        .flatten()
-        .map(|o| &*o.source.file)
-        .collect();
-    let not_deployed = plan
-        .not_deployed
-        .into_iter()
-        .filter(|f| !rendered_files.contains(f.as_str()))
-        .collect();
-    Rendered {
-        label: tree.label.clone(),
-        outcomes,
-        skipped: plan.skipped,
-        not_deployed,
-        problems,
+
+    /// Problems with the rendering as a whole (the repository could not be written to disk).
+    pub fn take_problems(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.problems)
+    }
+
+    /// The unit's objects, placed in its namespace, or the error that stopped it.
+    pub fn render(&mut self, unit: &Unit, parsed: &Parsed) -> Result<Vec<Object>, String> {
+        let i = self.count;
+        self.count += 1;
+        let result = match &unit.how {
+            How::Plain { files } => plain(files, parsed),
+            how => {
+                let tree = self.tree;
+                let tmp = self.tmp.get_or_insert_with(|| {
+                    tree.materialize().map_err(|e| {
+                        format!("cannot write the repository to a temporary directory: {e}")
+                    })
+                });
+                let home = self.home.get_or_insert_with(|| {
+                    tempfile::Builder::new()
+                        .prefix("gpuledger-home-")
+                        .tempdir()
+                        .map_err(|e| format!("cannot create a temporary directory: {e}"))
+                });
+                match (tmp, home) {
+                    (Err(e), _) | (_, Err(e)) => {
+                        if !self.problems.contains(e) {
+                            self.problems.push(e.clone());
+                        }
+                        Err("the repository could not be written to disk for rendering".to_string())
+                    }
+                    (Ok(t), Ok(h)) => match how {
+                        How::Kustomize {
+                            overlay,
+                            recurse_plain,
+                        } => kustomize(
+                            tree,
+                            t.path(),
+                            h.path(),
+                            i,
+                            unit,
+                            overlay,
+                            *recurse_plain,
+                            self.tools,
+                            parsed,
+                            &self.ignore,
+                        ),
+                        How::Helm(args) => {
+                            helm(tree, t.path(), h.path(), i, unit, args, self.tools)
+                        }
+                        How::Plain { .. } => Ok(Vec::new()),
+                    },
+                }
+            }
+        };
+        result.map(|objs| place(objs, unit))
     }
 }
 

@@ -45,6 +45,8 @@ pub struct Context<'a> {
     pub repo_urls: Vec<String>,
     /// GitRepository objects found in the tree: (namespace, name) → normalised URL.
     pub git_repositories: BTreeMap<(String, String), String>,
+    /// `clusters:` of the configuration, to name the cluster of an Argo CD destination.
+    pub clusters: &'a BTreeMap<String, crate::config::ClusterConfig>,
 }
 
 impl Context<'_> {
@@ -143,6 +145,8 @@ impl AppRef {
             force_namespace: force,
             substitute: None,
             notes: Vec::new(),
+            cluster: None,
+            lineage: Vec::new(),
         }
     }
 
@@ -169,6 +173,8 @@ pub fn collect(
                 defined_at: app.defined_at,
                 error: reason.is_error(),
                 reason: reason.text,
+                not_applied: false,
+                cluster: None,
             }),
         }
     }

@@ -25,22 +25,50 @@ fn problems(r: &RenderReport) -> Vec<String> {
     out
 }
 
+fn tenant_table(tenants: &[crate::report::DesiredTenantRow]) -> Table {
+    Table::new(&["tenant", ">GPUs", ">workloads", "apps"]).rows(tenants, |x| {
+        vec![
+            x.name.as_str().into(),
+            x.gpus_declared.to_string().into(),
+            x.workloads.to_string().into(),
+            x.apps.join(", ").into(),
+        ]
+    })
+}
+
+/// A cluster column only says something when there are several.
+fn cluster_cell(c: &Option<String>, several: bool) -> Text {
+    match c {
+        Some(c) if several => c.as_str().into(),
+        _ => Text::new(),
+    }
+}
+
 pub fn desired(r: &RenderReport) -> Doc {
     let d = &r.desired;
     let mut doc = Doc::new();
-    doc.heading(2, format!("Desired GPU workloads ({})", d.at));
+    match &d.cluster {
+        Some(c) => doc.heading(2, format!("Desired GPU workloads ({}) · cluster {c}", d.at)),
+        None => doc.heading(2, format!("Desired GPU workloads ({})", d.at)),
+    }
+    let several = d.clusters.len() > 1;
     let rendered = d
         .apps
         .iter()
         .filter(|a| a.status == AppStatus::Rendered)
         .count();
+    // App objects that no root applies are listed below, not counted as apps that did not render.
+    let apps = d
+        .apps
+        .iter()
+        .filter(|a| a.status != AppStatus::NotApplied)
+        .count();
     // A failure leads: what did not render is unknown, never a smaller total.
     let errors = problems(r);
     if !errors.is_empty() {
-        let failed = d.apps.len() - rendered;
+        let failed = apps - rendered;
         let mut lines = vec![Text::new().strong(format!(
-            "{failed} of {} apps did not render: the GPUs they declare are unknown.",
-            d.apps.len()
+            "{failed} of {apps} apps did not render: the GPUs they declare are unknown."
         ))];
         lines.extend(errors.into_iter().map(Text::from));
         doc.push(Block::Alert {
@@ -51,9 +79,8 @@ pub fn desired(r: &RenderReport) -> Doc {
             Text::new()
                 .strong(d.gpus_declared.to_string())
                 .plain(format!(
-                    " GPUs declared by {} in the apps that rendered ({rendered} of {}); the rest is unknown.",
+                    " GPUs declared by {} in the apps that rendered ({rendered} of {apps}); the rest is unknown.",
                     count(crate::util::sum::count(d.workloads.len()), "GPU workload"),
-                    d.apps.len()
                 )),
         );
     } else {
@@ -61,42 +88,69 @@ pub fn desired(r: &RenderReport) -> Doc {
             Text::new()
                 .strong(d.gpus_declared.to_string())
                 .plain(format!(
-                    " GPUs declared by {}; {rendered} of {} apps rendered.",
+                    " GPUs declared by {}{}; {rendered} of {apps} apps rendered.",
                     count(crate::util::sum::count(d.workloads.len()), "GPU workload"),
-                    d.apps.len()
+                    if several {
+                        format!(" in {} clusters", d.clusters.len())
+                    } else {
+                        String::new()
+                    },
                 )),
         );
     }
-    if !d.tenants.is_empty() {
-        doc.push(Block::Table(
-            Table::new(&["tenant", ">GPUs", ">workloads", "apps"]).rows(&d.tenants, |x| {
-                vec![
-                    x.name.as_str().into(),
-                    x.gpus_declared.to_string().into(),
-                    x.workloads.to_string().into(),
-                    x.apps.join(", ").into(),
-                ]
-            }),
-        ));
+    // Each cluster is its own desired state: a section each, the total above.
+    if several {
+        for c in &d.clusters {
+            doc.heading(3, format!("Cluster {}", c.name));
+            let line = if c.failed_apps > 0 {
+                Text::new()
+                    .strong(format!(
+                        "{} of {} did not render",
+                        c.failed_apps,
+                        count(c.apps, "app")
+                    ))
+                    .plain(format!(
+                        ": what they declare is unknown; {} GPUs declared by {} in the others.",
+                        c.gpus_declared,
+                        count(c.workloads, "GPU workload")
+                    ))
+            } else {
+                Text::new()
+                    .strong(c.gpus_declared.to_string())
+                    .plain(format!(
+                        " GPUs declared by {} in {}.",
+                        count(c.workloads, "GPU workload"),
+                        count(c.apps, "app")
+                    ))
+            };
+            doc.paragraph(line);
+            if !c.tenants.is_empty() {
+                doc.push(Block::Table(tenant_table(&c.tenants)));
+            }
+        }
+    } else if !d.tenants.is_empty() {
+        doc.push(Block::Table(tenant_table(&d.tenants)));
     }
     if !d.workloads.is_empty() {
         doc.push(Block::Details {
             summary: format!("Workloads ({})", d.workloads.len()).into(),
             body: vec![Block::Table(
-                Table::new(&["workload", "tenant", "app", "shape", ">GPUs", "source"]).rows(
-                    &d.workloads,
-                    |w| {
-                        let x = &w.workload;
-                        vec![
-                            format!("{}/{}/{}", x.namespace, x.kind, x.name).into(),
-                            x.tenant.as_str().into(),
-                            w.app.as_str().into(),
-                            super::inventory::shape_cell(x).into(),
-                            x.gpus_declared.to_string().into(),
-                            x.source.as_deref().unwrap_or("").into(),
-                        ]
-                    },
-                ),
+                Table::new(&[
+                    "cluster", "workload", "tenant", "app", "shape", ">GPUs", "source",
+                ])
+                .rows(&d.workloads, |w| {
+                    let x = &w.workload;
+                    vec![
+                        cluster_cell(&w.cluster, several),
+                        format!("{}/{}/{}", x.namespace, x.kind, x.name).into(),
+                        x.tenant.as_str().into(),
+                        w.app.as_str().into(),
+                        super::inventory::shape_cell(x).into(),
+                        x.gpus_declared.to_string().into(),
+                        x.source.as_deref().unwrap_or("").into(),
+                    ]
+                })
+                .drop_empty_columns(),
             )],
         });
     }
@@ -105,44 +159,57 @@ pub fn desired(r: &RenderReport) -> Doc {
             summary: format!("Apps ({})", d.apps.len()).into(),
             body: vec![Block::Table(
                 Table::new(&[
+                    "cluster",
                     "app",
                     "kind",
                     "path",
                     "status",
                     ">objects",
                     ">GPUs",
+                    "applied by",
                     "defined at",
                 ])
                 .rows(&d.apps, |a| {
                     vec![
+                        cluster_cell(&a.cluster, several),
                         a.name.as_str().into(),
                         a.kind.as_str().into(),
                         a.path.as_str().into(),
                         a.status.to_string().into(),
                         a.objects.to_string().into(),
                         a.gpus_declared.to_string().into(),
+                        a.applied_by.as_deref().unwrap_or("").into(),
                         a.defined_at.as_str().into(),
                     ]
-                }),
+                })
+                .drop_empty_columns(),
             )],
         });
     }
-    let skipped: Vec<Text> = d
-        .apps
-        .iter()
-        .filter(|a| a.status == AppStatus::NotRendered)
-        .map(|a| {
-            Text::from(format!(
-                "{} {}: {}",
-                a.kind,
-                a.name,
-                a.error.as_deref().unwrap_or("")
-            ))
-        })
-        .collect();
-    if !skipped.is_empty() {
-        doc.heading(3, "Not rendered offline");
-        doc.push(Block::List(skipped));
+    let listed = |status: AppStatus| -> Vec<Text> {
+        d.apps
+            .iter()
+            .filter(|a| a.status == status)
+            .map(|a| {
+                Text::from(format!(
+                    "{} {} ({}): {}",
+                    a.kind,
+                    a.name,
+                    a.defined_at,
+                    a.error.as_deref().unwrap_or("")
+                ))
+            })
+            .collect()
+    };
+    for (status, title) in [
+        (AppStatus::NotRendered, "Not rendered offline"),
+        (AppStatus::NotApplied, "Not applied by any root"),
+    ] {
+        let items = listed(status);
+        if !items.is_empty() {
+            doc.heading(3, title);
+            doc.push(Block::List(items));
+        }
     }
     let notes: Vec<Text> = d
         .apps
@@ -158,11 +225,19 @@ pub fn desired(r: &RenderReport) -> Doc {
         doc.push(Block::List(notes));
     }
     if !d.duplicates.is_empty() {
-        doc.heading(3, "Rendered by several apps");
+        // Within one cluster, two apps applying one object fight over it.
+        doc.heading(3, "Applied by several apps (conflicts)");
         doc.push(Block::List(
             d.duplicates
                 .iter()
-                .map(|dup| Text::from(format!("{}: {}", dup.object, dup.apps.join(", "))))
+                .map(|dup| {
+                    Text::from(match &dup.cluster {
+                        Some(c) if several => {
+                            format!("{} in cluster {c}: {}", dup.object, dup.apps.join(", "))
+                        }
+                        _ => format!("{}: {}", dup.object, dup.apps.join(", ")),
+                    })
+                })
                 .collect(),
         ));
     }

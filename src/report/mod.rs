@@ -413,6 +413,13 @@ pub struct Desired {
     pub tenants: Vec<DesiredTenantRow>,
     /// Every app (or root) and what became of it.
     pub apps: Vec<AppRow>,
+    /// The clusters the repository drives, when it names them (Flux `clusters/<name>`, Argo CD
+    /// destinations, `clusters:` in the configuration), with what each declares.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<ClusterRow>,
+    /// The one cluster this desired state is for (`--cluster`, or the repository's only one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
     /// Manifest files that no app renders (only when the repository declares apps).
     pub not_deployed: Vec<String>,
     /// Objects rendered by more than one app.
@@ -452,6 +459,12 @@ pub struct DesiredWorkloadRow {
     /// The app that renders it.
     pub app: String,
     pub app_kind: String,
+    /// The cluster it is applied to, when the repository drives named clusters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// The apps that applied its app, root first (`Kind/name`).
+    #[serde(skip)]
+    pub lineage: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -474,6 +487,27 @@ pub struct AppRow {
     pub gpus_declared: u64,
     pub error: Option<String>,
     pub notes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// The app whose output holds this app (`Kind/name`); none for a root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied_by: Option<String>,
+    /// Every app above it, root first (`Kind/name`).
+    #[serde(skip)]
+    pub lineage: Vec<String>,
+}
+
+/// One cluster the repository drives, and what Git declares for it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterRow {
+    pub name: String,
+    pub gpus_declared: u64,
+    pub workloads: u64,
+    pub apps: u64,
+    /// Its apps that failed to render: its figures are then a floor, the rest unknown.
+    pub failed_apps: u64,
+    /// Its tenants, by GPUs declared.
+    pub tenants: Vec<DesiredTenantRow>,
 }
 
 /// What became of an app (or root) when the repository was rendered.
@@ -485,6 +519,8 @@ pub enum AppStatus {
     Error,
     /// Skipped on purpose (e.g. it targets another cluster).
     NotRendered,
+    /// An app object in the repository that no root applies: listed, never rendered.
+    NotApplied,
 }
 
 impl AppStatus {
@@ -493,6 +529,7 @@ impl AppStatus {
             AppStatus::Rendered => "rendered",
             AppStatus::Error => "error",
             AppStatus::NotRendered => "not-rendered",
+            AppStatus::NotApplied => "not-applied",
         }
     }
 }
@@ -507,6 +544,8 @@ impl std::fmt::Display for AppStatus {
 pub struct DuplicateRow {
     pub object: String,
     pub apps: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
 }
 
 /// Drift between Git (desired) and the cluster (live), both directions.
@@ -729,6 +768,9 @@ pub struct ChangeRow {
     pub name: String,
     pub tenant: String,
     pub app: String,
+    /// The cluster it is applied to, when the repository drives named clusters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
     pub gpus_base: u64,
     pub gpus_head: u64,
     pub shape_base: Option<String>,

@@ -9,6 +9,7 @@ mod demo;
 mod drift;
 mod emulator;
 mod errors;
+mod follow;
 mod fuzz;
 mod github;
 mod hostile;
