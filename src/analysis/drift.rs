@@ -160,9 +160,24 @@ pub fn drift(
         }
     }
     let mut git: BTreeMap<WorkloadId, &DesiredWorkloadRow> = BTreeMap::new();
+    // Every app that declares an object: two in one cluster make Git's side ambiguous.
+    let mut apps_of: BTreeMap<WorkloadId, Vec<String>> = BTreeMap::new();
     for d in &desired.workloads {
-        git.entry(d.workload.id().placed()).or_insert(d);
+        let id = d.workload.id().placed();
+        let apps = apps_of.entry(id.clone()).or_default();
+        let app = format!("{} {}", d.app_kind, d.app);
+        if !apps.contains(&app) {
+            apps.push(app);
+        }
+        git.entry(id).or_insert(d);
     }
+    let ambiguous = |k: &WorkloadId| -> Vec<String> {
+        apps_of
+            .get(k)
+            .filter(|a| a.len() > 1)
+            .cloned()
+            .unwrap_or_default()
+    };
     // The first app that declares it without GPUs names it, as for `git`.
     let mut without_gpus: HashMap<WorkloadId, &str> = HashMap::new();
     for c in &desired.without_gpus {
@@ -282,6 +297,7 @@ pub fn drift(
             accepted_as: None,
             rule: None,
             git_source: None,
+            ambiguous: Vec::new(),
         };
         let cpu_only = without_gpus.get(&k);
         match git.get(&k) {
@@ -297,6 +313,7 @@ pub fn drift(
             }
             None => place(&mut out, DriftCategory::Unmanaged, row),
             Some(d) => {
+                row.ambiguous = ambiguous(&k);
                 matched.insert(k);
                 sum::add_to(&mut t.1, gpus).named(&named_tenant, "GPUs managed by Git")?;
                 let g = &d.workload;
@@ -343,6 +360,7 @@ pub fn drift(
             accepted_as: None,
             rule: None,
             git_source: g.source.clone(),
+            ambiguous: ambiguous(k),
         };
         // The object is live but holds no GPUs now (scaled down, or a Job that has finished):
         // compare what it declares.

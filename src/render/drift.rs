@@ -242,6 +242,12 @@ fn note(r: &DriftRow) -> String {
     if let Some(t) = &r.tracked_by {
         n.push(format!("tracked by {t}"));
     }
+    if !r.ambiguous.is_empty() {
+        n.push(format!(
+            "ambiguous in Git: applied by {} (compared with the first)",
+            r.ambiguous.join(" and ")
+        ));
+    }
     n.join("; ")
 }
 

@@ -627,6 +627,10 @@ pub struct DriftRow {
     pub rule: Option<AcceptedBy>,
     /// The manifest in Git (file:line).
     pub git_source: Option<String>,
+    /// More than one app in this cluster applies the object: Git's side is ambiguous, and the
+    /// row compares with the first of these apps only.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ambiguous: Vec<String>,
 }
 
 impl DriftRow {

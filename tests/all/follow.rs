@@ -343,3 +343,61 @@ fn a_cycle_of_apps_is_reported() {
         "{problems}"
     );
 }
+
+/// Two apps applying one object in one cluster is a conflict with both sources named, and drift
+/// says Git's side is ambiguous rather than silently picking one.
+#[test]
+fn one_object_from_two_apps_in_one_cluster_is_a_conflict() {
+    let r = Repo::new();
+    let application = |name: &str, path: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: argocd}}\nspec:\n  destination: {{name: gpu-east, namespace: serving}}\n  source: {{repoURL: {URL}, path: {path}}}\n"
+        )
+    };
+    let deployment = |replicas: u64| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: llm}}\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n      containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"1\"}}}}}}]\n"
+        )
+    };
+    r.write("argo/team-a.yaml", &application("team-a", "team-a"))
+        .write("argo/team-b.yaml", &application("team-b", "team-b"))
+        .write("team-a/llm.yaml", &deployment(2))
+        .write("team-b/llm.yaml", &deployment(3))
+        .write(
+            "live.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: llm, namespace: serving, uid: u1}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers: [{name: main, resources: {limits: {nvidia.com/gpu: \"1\"}}}]\n",
+        )
+        .commit("two teams, one name");
+    let (code, j, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 0, "{err}");
+    let dups = j["desired"]["duplicates"].as_array().unwrap();
+    assert_eq!(dups.len(), 1, "{dups:?}");
+    assert_eq!(dups[0]["object"], "serving/Deployment/llm");
+    assert_eq!(dups[0]["cluster"], "gpu-east");
+    assert_eq!(dups[0]["apps"], serde_json::json!(["team-a", "team-b"]));
+    let (_, j, err) = with_renderers(
+        r.path(),
+        &[
+            "drift",
+            "--repo",
+            ".",
+            "--repo-url",
+            URL,
+            "--snapshot",
+            "live.yaml",
+            "--now",
+            "2026-12-01",
+        ],
+    );
+    let rows: Vec<&Value> = ["in_sync", "changed"]
+        .iter()
+        .flat_map(|c| j["drift"][c].as_array().unwrap())
+        .collect();
+    assert_eq!(rows.len(), 1, "{:#} {err}", j["drift"]);
+    // Compared with the app that declares more (Git's workloads are ordered by GPUs), and said.
+    assert_eq!(
+        rows[0]["ambiguous"],
+        serde_json::json!(["Application team-b", "Application team-a"])
+    );
+    assert_eq!(rows[0]["app"], "team-b");
+}
