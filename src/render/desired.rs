@@ -191,13 +191,10 @@ pub fn desired(r: &RenderReport) -> Doc {
             .iter()
             .filter(|a| a.status == status)
             .map(|a| {
-                Text::from(format!(
-                    "{} {} ({}): {}",
-                    a.kind,
-                    a.name,
-                    a.defined_at,
-                    a.error.as_deref().unwrap_or("")
-                ))
+                let why = a.error.as_deref().unwrap_or("");
+                // The heading already says it.
+                let why = why.strip_prefix("not applied by any root: ").unwrap_or(why);
+                Text::from(format!("{} {} ({}): {why}", a.kind, a.name, a.defined_at))
             })
             .collect()
     };
