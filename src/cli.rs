@@ -264,6 +264,7 @@ pub struct CheckArgs {
     pub context: Option<String>,
 
     /// Gates that make the check exit 1 when they fail: capacity, drift-introduced, render-error,
+    /// intent (lints on the intent of the workloads the change adds or reshapes),
     /// comma-separated (`--fail-on capacity,render-error`) or with the flag repeated. Giving the
     /// flag replaces the default, so list render-error to keep it; `none` for no gate. A gate that
     /// cannot be evaluated fails (capacity without live state).
@@ -272,7 +273,7 @@ pub struct CheckArgs {
         value_name = "GATES",
         value_delimiter = ',',
         default_value = "render-error",
-        value_parser = ["capacity", "drift-introduced", "render-error", "none"]
+        value_parser = ["capacity", "drift-introduced", "render-error", "intent", "none"]
     )]
     pub fail_on: Vec<String>,
 

@@ -21,6 +21,7 @@ pub mod doc;
 pub mod error;
 pub mod github;
 pub mod input;
+pub mod intent;
 pub mod k8s;
 pub mod live;
 pub mod render;

@@ -88,7 +88,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                         .or_default()
                         .insert(u.app.clone());
                 }
-                match app_workloads(objs, &tenants, &u.app) {
+                match app_workloads(objs, &tenants, &u.app, &cfg.intent) {
                     Ok((rows, cpu_only, gpus)) => {
                         row.gpu_workloads = sum::count(rows.len());
                         row.gpus_declared = gpus;
@@ -147,7 +147,17 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
 
     let tenancy = cluster_only_tenants(&workloads, &namespaces, &tenants, cfg, live);
     let clusters = cluster_rows(&workloads, &apps)?;
+    let with_intent = workloads
+        .iter()
+        .filter(|w| w.workload.intent.is_some())
+        .map(|w| w.workload.gpus_declared)
+        .fold(0, u64::saturating_add);
+    let all = workloads
+        .iter()
+        .map(|w| w.workload.gpus_declared)
+        .fold(0, u64::saturating_add);
     Ok(Desired {
+        intent_coverage: crate::util::sum::ratio(with_intent, all),
         clusters,
         cluster: rendered.cluster.clone(),
         tenancy,
@@ -288,6 +298,7 @@ fn app_workloads(
     objs: &[Object],
     tenants: &Resolver<'_>,
     app: &str,
+    intent_rules: &[crate::config::IntentRule],
 ) -> Result<(Vec<WorkloadRow>, Vec<WithoutGpus>, u64), Overflow> {
     let mut cpu_only = Vec::new();
     for o in objs.iter().filter(|o| o.meta.owner_references.is_empty()) {
@@ -301,7 +312,7 @@ fn app_workloads(
     let mut rows = Vec::new();
     let mut total = 0;
     for wl in &owners::build(objs)?.list {
-        let mut r = workload_row(wl, tenants, 0)?;
+        let mut r = workload_row(wl, tenants, 0, intent_rules)?;
         // No pods in Git: the desired figure is the declared shape.
         r.gpus = r.gpus_declared;
         r.gpus_pending = 0;

@@ -575,6 +575,7 @@ mod tests {
         Desired {
             at: "t".into(),
             gpus_declared: 0,
+            intent_coverage: None,
             workloads: inventory(&git, cfg, vec![])
                 .unwrap()
                 .workloads

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::config::Config;
 use crate::report::{
     AppStatus, CapacityFit, ChangeRow, Check, ConfigReview, DeltaRow, Desired, DesiredWorkloadRow,
-    Drift, DriftRow, Gate, Report, TenantLimit,
+    Drift, DriftRow, Gate, IntentFinding, Report, TenantLimit,
 };
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::{WorkloadId, describe_change};
@@ -259,6 +259,31 @@ pub fn impact(
             }
         })
         .collect();
+    // Intent is linted where the change touches: the workloads it adds or reshapes, at the head.
+    let intent: Vec<IntentFinding> = added
+        .iter()
+        .chain(&reshaped)
+        .filter_map(|c| h.get(&(c.cluster.clone(), c.workload_id.clone())))
+        .flat_map(|w| {
+            let x = &w.workload;
+            let empty = crate::intent::Intent::default();
+            crate::intent::lint::lint(
+                x.intent.as_ref().unwrap_or(&empty),
+                &x.intent_problems,
+                &x.intent_facts,
+            )
+            .into_iter()
+            .map(move |f| IntentFinding {
+                namespace: x.namespace.clone(),
+                kind: x.kind.clone(),
+                name: x.name.clone(),
+                cluster: w.cluster.clone(),
+                source: x.source.clone(),
+                rule: f.rule,
+                message: f.message,
+            })
+        })
+        .collect();
     let gates = fail_on
         .iter()
         .map(|g| {
@@ -282,6 +307,13 @@ pub fn impact(
                     (Some(why), _) => return cannot(why),
                     (None, None) => return cannot("drift was not computed"),
                 },
+                "intent" => (
+                    !intent.is_empty(),
+                    match intent.len() {
+                        1 => "1 intent finding".to_string(),
+                        n => format!("{n} intent findings"),
+                    },
+                ),
                 "render-error" => (
                     !render_errors.is_empty(),
                     match render_errors.len() {
@@ -384,6 +416,7 @@ pub fn impact(
         capacity_unknown,
         tenant_limits,
         render_errors,
+        intent,
         gates,
         config,
     })

@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::config::Config;
+use crate::config::{Config, IntentRule};
 use crate::k8s::gpus::{GpuResource, Gpus};
 use crate::k8s::object::{Body, Object};
 use crate::report::*;
@@ -114,7 +114,7 @@ pub fn inventory_with_metrics(
         .enumerate()
         .map(|(i, w)| {
             let routes = routes.per_workload.get(&i).copied().unwrap_or(0);
-            let mut row = workload_row(w, &tenants, routes)?;
+            let mut row = workload_row(w, &tenants, routes, &cfg.intent)?;
             if let Some(u) = &usage {
                 let used = u.per_workload.get(&i).copied().unwrap_or_default();
                 row.gpus_used = Some(used.busy);
@@ -181,6 +181,7 @@ pub fn inventory_with_metrics(
         complete: true,
         incomplete: Vec::new(),
         fleet: Fleet {
+            intent_coverage: intent_coverage(&workload_rows),
             gpu_nodes: sum::count(nodes.len()),
             utilisation: ratio(gpus.requested, gpus.placeable),
             gpus,
@@ -224,11 +225,34 @@ pub fn inventory_with_metrics(
 
 pub(crate) use crate::util::sum::ratio;
 
+/// Requested GPUs of the workloads that declare intent, over all requested GPUs.
+pub(crate) fn intent_coverage(rows: &[WorkloadRow]) -> Option<f64> {
+    let all: u64 = rows.iter().map(|r| r.gpus).fold(0, u64::saturating_add);
+    let declared: u64 = rows
+        .iter()
+        .filter(|r| r.intent.is_some())
+        .map(|r| r.gpus)
+        .fold(0, u64::saturating_add);
+    ratio(declared, all)
+}
+
 pub(crate) fn workload_row(
     w: &Workload,
     tenants: &Resolver<'_>,
     public_routes: u64,
+    intent_rules: &[IntentRule],
 ) -> Result<WorkloadRow, Overflow> {
+    // The first `intent:` rule that matches fills what the annotations leave unset.
+    let rule = intent_rules
+        .iter()
+        .enumerate()
+        .find(|(_, r)| r.matches.matches(&w.id.namespace, &w.id.kind, &w.id.name))
+        .map(|(i, r)| (format!("intent[{i}]"), r.values()));
+    let (intent, intent_problems) = crate::intent::read(
+        &w.intent_annotations,
+        rule.as_ref().map(|(at, v)| (at.as_str(), v)),
+        w.intent_facts.cron,
+    );
     let mut other = BTreeMap::new();
     let mut held = w.requested.clone();
     held.add(&w.pending)
@@ -266,6 +290,9 @@ pub(crate) fn workload_row(
         other_gpus: other,
         public_routes,
         source: w.source.as_ref().map(ToString::to_string),
+        intent: (!intent.is_empty()).then_some(intent),
+        intent_problems,
+        intent_facts: w.intent_facts.clone(),
     })
 }
 

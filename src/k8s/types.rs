@@ -259,6 +259,9 @@ pub struct ReplicatedSpec {
 pub struct JobSpec {
     pub parallelism: Option<u64>,
     pub template: PodTemplate,
+    /// Kills the Job after this long: a runtime above it is a contradiction ([`crate::intent`]).
+    #[serde(rename = "activeDeadlineSeconds")]
+    pub active_deadline_seconds: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -261,6 +261,7 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
             body: vec![Block::Table(table)],
         });
     }
+    intent(&mut d, c, links);
     for (title, ids) in drift_lists {
         if ids.len() > INLINE {
             d.push(Block::Details {
@@ -270,6 +271,60 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
         }
     }
     d
+}
+
+/// What the intent of the added and reshaped workloads lacks or contradicts, by manifest. Workloads
+/// that declare no intent at all are one line (a repository that has not adopted intent yet is not
+/// a table of the same finding); the rest is a table.
+fn intent(d: &mut Doc, c: &Check, links: &Links) {
+    if c.intent.is_empty() {
+        return;
+    }
+    let (missing, rest): (Vec<_>, Vec<_>) = c.intent.iter().partition(|f| f.rule == "missing");
+    if !missing.is_empty() {
+        let names: Vec<String> = missing
+            .iter()
+            .map(|f| format!("{}/{}/{}", f.namespace, f.kind, f.name))
+            .collect();
+        let shown = names
+            .iter()
+            .take(INLINE)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join(", ");
+        let more = match names.len().saturating_sub(INLINE) {
+            0 => String::new(),
+            n => format!(" and {n} more"),
+        };
+        d.paragraph(
+            Text::new()
+                .strong(format!(
+                    "{} declare no intent",
+                    count(crate::util::sum::count(names.len()), "workload")
+                ))
+                .plain(format!(
+                    " (gpuledger.io/deadline, runtime, interruptible, latency-objective, …): {shown}{more}."
+                )),
+        );
+    }
+    if rest.is_empty() {
+        return;
+    }
+    let n = rest.len();
+    let table = Table::new(&["workload", "cluster", "finding", "manifest"])
+        .rows(rest, |f| {
+            vec![
+                format!("{}/{}/{}", f.namespace, f.kind, f.name).into(),
+                f.cluster.as_deref().unwrap_or("").into(),
+                Text::new().strong(f.rule).plain(format!(": {}", f.message)),
+                links.manifest(f.source.as_deref()),
+            ]
+        })
+        .drop_empty_columns();
+    d.push(Block::Details {
+        summary: format!("Intent findings ({n})").into(),
+        body: vec![Block::Table(table)],
+    });
 }
 
 /// Which configuration the gates applied, and what the change does to `.gpuledger.yaml` (it takes

@@ -187,6 +187,9 @@ pub struct Fleet {
     /// Σ average activity of whole GPUs: a GPU at 40% counts 0.4. `null` when unknown.
     pub gpu_equivalents_used: Option<f64>,
     /// Busy GPUs no pod of the fleet accounts for.
+    /// Requested GPUs of workloads that declare intent / all requested GPUs (`null` when nothing
+    /// is requested).
+    pub intent_coverage: Option<f64>,
     pub unattributed_busy: Vec<UnattributedRow>,
 }
 
@@ -355,6 +358,14 @@ pub struct WorkloadRow {
     pub public_routes: u64,
     /// Where the root object was read (file:line).
     pub source: Option<String>,
+    /// What the workload says it needs (`gpuledger.io/*` annotations, `intent:` rules).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent: Option<crate::intent::Intent>,
+    /// Intent values that do not parse (the rest of its intent is kept).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub intent_problems: Vec<crate::intent::Problem>,
+    #[serde(skip)]
+    pub intent_facts: crate::intent::Facts,
 }
 
 impl WorkloadRow {
@@ -408,6 +419,9 @@ pub struct Desired {
     pub at: String,
     /// Σ declared GPUs of the desired workloads.
     pub gpus_declared: u64,
+    /// Declared GPUs of the workloads that declare intent / all declared GPUs (`null` when none
+    /// are declared).
+    pub intent_coverage: Option<f64>,
     /// Desired GPU workloads, by declared GPUs.
     pub workloads: Vec<DesiredWorkloadRow>,
     pub tenants: Vec<DesiredTenantRow>,
@@ -730,6 +744,8 @@ pub struct Check {
     pub capacity_unknown: Option<String>,
     pub tenant_limits: Vec<TenantLimit>,
     pub render_errors: Vec<String>,
+    /// Intent lints on the workloads the change adds or reshapes.
+    pub intent: Vec<IntentFinding>,
     /// Where the cluster would name another tenant than Git's manifests (the head's; tenants are
     /// attributed from the repository alone).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -741,6 +757,21 @@ pub struct Check {
 
 /// A check applies the base's `.gpuledger.yaml` (or the explicit `--config`), never the head's:
 /// a change cannot relax its own gates. The head's changes to it are listed for a reviewer.
+/// An intent lint on one workload the change adds or reshapes.
+#[derive(Debug, Clone, Serialize)]
+pub struct IntentFinding {
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// The manifest (file:line) to fix.
+    pub source: Option<String>,
+    /// `missing`, `unparsable`, `infeasible`, `contradiction`, `incomplete`.
+    pub rule: &'static str,
+    pub message: String,
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ConfigReview {
     /// The file the gates and accepted drift came from (`origin/main:.gpuledger.yaml`,

@@ -91,6 +91,11 @@ impl Timestamp {
         }
     }
 
+    /// Seconds since 1970-01-01T00:00:00Z.
+    pub fn unix(&self) -> i64 {
+        self.0.as_second()
+    }
+
     pub fn now() -> Timestamp {
         Timestamp::whole_seconds(jiff::Timestamp::now())
     }

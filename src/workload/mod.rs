@@ -271,6 +271,10 @@ pub struct Workload {
     pub source: Option<Source>,
     /// When its topmost object found was created (live objects only; unreadable → `None`).
     pub created: Option<Timestamp>,
+    /// The root object's `gpuledger.io/*` intent annotations, as written.
+    pub intent_annotations: crate::k8s::types::Labels,
+    /// What the root object says elsewhere that bears on its intent.
+    pub intent_facts: crate::intent::Facts,
 }
 
 /// Well-known labels that name a workload's root when the owners are missing from the input.

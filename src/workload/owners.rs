@@ -386,7 +386,10 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
             continue;
         };
         index_of_root.insert(root_idx, list.len());
+        let (intent_annotations, intent_facts) = intent_of(present, &root.id.kind);
         list.push(Workload {
+            intent_annotations,
+            intent_facts,
             id: root.id.clone(),
             api_version: root.api_version.clone(),
             object_present: present.is_some(),
@@ -497,6 +500,39 @@ pub fn is_workload_kind(kind: Kind) -> bool {
             | Kind::DynamoGraphDeployment
             | Kind::InferenceService
     )
+}
+
+/// The root object's intent annotations and the ecosystem's keys about it ([`crate::intent`]).
+fn intent_of(
+    present: Option<&Object>,
+    kind: &str,
+) -> (crate::k8s::types::Labels, crate::intent::Facts) {
+    let Some(o) = present else {
+        return (
+            Default::default(),
+            crate::intent::Facts::read(kind, &Default::default(), &Default::default(), None, None),
+        );
+    };
+    let annotations = o
+        .meta
+        .annotations
+        .iter()
+        .filter(|(k, _)| k.starts_with(crate::intent::PREFIX))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let job = match &o.body {
+        crate::k8s::object::Body::Job(j) => Some(&j.spec),
+        crate::k8s::object::Body::CronJob(c) => Some(&c.job_template.spec),
+        _ => None,
+    };
+    let facts = crate::intent::Facts::read(
+        kind,
+        &o.meta.annotations,
+        &o.meta.labels,
+        job.map(|j| &j.template.metadata.labels),
+        job.and_then(|j| j.active_deadline_seconds),
+    );
+    (annotations, facts)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ mod fuzz;
 mod github;
 mod hostile;
 mod injection;
+mod intent;
 mod kinds;
 mod live;
 mod prometheus;
