@@ -240,16 +240,18 @@ fn check_one(
 /// Checks every kustomization a kustomize unit reaches from `start`, and the fields gpuledger lays
 /// over it (`overlay`, written into a wrapper kustomization in `wrap_dir` at the root), before
 /// kustomize runs. A kustomization that cannot be read as YAML is refused: a path it names could
-/// not be checked.
+/// not be checked. Returns the directories of the kustomizations it read (the unit's build), in
+/// the order it reached them, for the render step to inflate their `helmCharts`.
 pub fn kustomize(
     tree: &Tree,
     start: &str,
     overlay: &Map<String, Value>,
     wrap_dir: &str,
-) -> Result<(), String> {
+) -> Result<Vec<String>, String> {
     let mut todo = check_one(tree, wrap_dir, "the app's kustomize options", overlay)?;
     todo.push(start.to_string());
     let mut seen = BTreeSet::new();
+    let mut built = Vec::new();
     while let Some(dir) = todo.pop() {
         if !seen.insert(dir.clone()) {
             continue;
@@ -270,9 +272,12 @@ pub fn kustomize(
                 _ => return Err(format!("{file}: is not a kustomization (not a mapping)")),
             };
             todo.extend(check_one(tree, &dir, &file, &k)?);
+            if built.last() != Some(&dir) {
+                built.push(dir.clone());
+            }
         }
     }
-    Ok(())
+    Ok(built)
 }
 
 /// Checks a helm unit before helm runs: the chart directory, its `file://` dependencies, its values

@@ -11,6 +11,7 @@ mod emulator;
 mod errors;
 mod fuzz;
 mod github;
+mod helm_charts;
 mod hostile;
 mod injection;
 mod kinds;
