@@ -276,6 +276,32 @@ pub fn kustomization_files(tree: &Tree, dir: &str) -> Vec<String> {
     out
 }
 
+/// The chart directories the kustomization in `dir` inflates through `helmCharts` (each at
+/// `<helmGlobals.chartHome or "charts">/<name>` below `dir`, as kustomize's
+/// HelmChartInflationGenerator finds it), as tree paths. Such a chart is part of that
+/// kustomization's output, rendered with its values — not an app of its own with default values.
+pub fn inflated_chart_dirs(tree: &Tree, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in kustomizations(tree, dir) {
+        let home = v
+            .get("helmGlobals")
+            .and_then(|g| g.get("chartHome"))
+            .and_then(Value::as_str)
+            .filter(|h| !h.is_empty())
+            .unwrap_or("charts");
+        let charts = v.get("helmCharts").and_then(Value::as_array);
+        out.extend(
+            charts
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.get("name").and_then(Value::as_str))
+                .filter(|n| !n.is_empty())
+                .filter_map(|n| normalize(&join(dir, &join(home, n)))),
+        );
+    }
+    out
+}
+
 /// The `resources`, `bases` and `components` entries of the kustomization in `dir`, as written.
 pub fn kustomization_entries(tree: &Tree, dir: &str) -> Vec<String> {
     kustomizations(tree, dir).iter().flat_map(entries).collect()
@@ -549,5 +575,27 @@ mod tests {
             Some("apps/y/real.yaml")
         );
         assert_eq!(resolve_link("link.yaml", "../../outside"), None);
+    }
+
+    #[test]
+    fn charts_a_kustomization_inflates() {
+        let t = |k: &str| Tree {
+            label: "test".into(),
+            root: "/nonexistent".into(),
+            files: [(
+                "apps/llm/kustomization.yaml".to_string(),
+                Entry::File(k.as_bytes().to_vec()),
+            )]
+            .into(),
+            remotes: Vec::new(),
+        };
+        let k = "helmCharts:\n- name: llm\n- name: ''\n- repo: x\n- name: ../../vendor/ray\n";
+        assert_eq!(
+            inflated_chart_dirs(&t(k), "apps/llm"),
+            ["apps/llm/charts/llm", "vendor/ray"]
+        );
+        let k = "helmGlobals: {chartHome: ../../shared}\nhelmCharts:\n- name: llm\n";
+        assert_eq!(inflated_chart_dirs(&t(k), "apps/llm"), ["shared/llm"]);
+        assert!(inflated_chart_dirs(&t("resources: [a.yaml]\n"), "apps/llm").is_empty());
     }
 }
