@@ -592,7 +592,7 @@ mod tests {
         let k = "helmCharts:\n- name: llm\n- name: ''\n- repo: x\n- name: ../../vendor/ray\n";
         assert_eq!(
             inflated_chart_dirs(&t(k), "apps/llm"),
-            ["apps/llm/charts/llm", "vendor/ray"]
+            ["apps/llm/charts/llm", "apps/vendor/ray"]
         );
         let k = "helmGlobals: {chartHome: ../../shared}\nhelmCharts:\n- name: llm\n";
         assert_eq!(inflated_chart_dirs(&t(k), "apps/llm"), ["shared/llm"]);

@@ -457,14 +457,14 @@ mod tests {
 
     #[test]
     fn documents_carry_their_template() {
-        let out = "---\n# Source: llm/templates/d.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# Source: llm/templates/empty.yaml\n\n---\n# Source: llm/templates/e.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  annotations: {x: y}\n";
+        let out = "---\n# Source: llm/templates/d.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n---\n# Source: llm/templates/empty.yaml\n\n---\n# Source: llm/templates/e.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  annotations: {x: z}\n";
         let docs = annotated_documents(out, "apps/x/charts/llm").unwrap();
         assert_eq!(docs.len(), 2);
         assert_eq!(
             docs[0]["metadata"]["annotations"][TEMPLATE_ANNOTATION],
             "apps/x/charts/llm/templates/d.yaml"
         );
-        assert_eq!(docs[1]["metadata"]["annotations"]["x"], "y");
+        assert_eq!(docs[1]["metadata"]["annotations"]["x"], "z");
         assert!(annotated_documents("kind: [", "c").is_err());
     }
 }
