@@ -2,6 +2,7 @@
 //!
 //! One test binary (faster to link) with a module per area.
 
+mod argo_sources;
 mod check;
 mod cli;
 mod corpus;

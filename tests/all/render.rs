@@ -11,7 +11,7 @@ fn dgd(name: &str, decode: u64, prefill: u64, gpus: u64) -> String {
     )
 }
 
-fn deployment(name: &str, replicas: u64, gpus: u64) -> String {
+pub(super) fn deployment(name: &str, replicas: u64, gpus: u64) -> String {
     format!(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n      containers:\n      - name: main\n        image: vllm/vllm-openai:v0.9\n        resources:\n          limits: {{nvidia.com/gpu: \"{gpus}\"}}\n"
     )
