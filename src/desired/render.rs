@@ -9,7 +9,7 @@
 //! is a root of its own, wherever it is), so [`sandbox`] first checks every path the unit's
 //! kustomizations, chart and values name against the repository. Helm parameters are passed as
 //! Argo CD passes them. A kustomization's `helmCharts` are rendered by that same sandboxed helm
-//! before kustomize runs ([`helm_charts`]), so kustomize itself never runs helm.
+//! before kustomize runs (the `helm_charts` module), so kustomize itself never runs helm.
 //!
 //! Each object keeps where it came from: its file and line for plain YAML, the source file kustomize
 //! reports in its origin annotation (and the line found there), the chart template for helm and for
