@@ -278,7 +278,11 @@ fn kustomize(
     }
     // `helmCharts` are rendered by gpuledger's sandboxed helm into plain resources before
     // kustomize runs, never by kustomize `--enable-helm`.
-    helm_charts::inflate(tree, root, home, &built, tools)?;
+    if unit.app_kind == "Kustomization" {
+        helm_charts::refuse_for_flux(tree, &built)?;
+    } else {
+        helm_charts::inflate(tree, root, home, &built, tools)?;
+    }
     // Flux's kustomize-controller builds with no load restriction inside the repository (fluxcd/pkg
     // kustomize/kustomize_generator.go, SecureBuild: LoadRestrictionsNone on a filesystem that
     // refuses anything outside the root), so an overlay may read a patch beside its directory; the

@@ -193,3 +193,38 @@ fn chart_paths_out_of_the_repository_are_refused() {
         );
     }
 }
+
+/// Flux's kustomize-controller never inflates helmCharts: a Flux Kustomization that reaches one
+/// fails and says so, as it fails in Flux, rather than counting a chart Flux would never apply.
+#[test]
+fn flux_does_not_inflate_helm_charts() {
+    let r = Repo::new();
+    add_chart(&r, "apps/llm/charts/llm");
+    r.write("apps/llm/kustomization.yaml", "helmCharts:\n- name: llm\n")
+        .write(
+            "clusters/prod/flux.yaml",
+            r#"apiVersion: source.toolkit.fluxcd.io/v1
+kind: GitRepository
+metadata: {name: flux-system, namespace: flux-system}
+spec: {url: "https://github.com/acme/gitops", ref: {branch: main}}
+---
+apiVersion: kustomize.toolkit.fluxcd.io/v1
+kind: Kustomization
+metadata: {name: llm, namespace: flux-system}
+spec:
+  path: ./apps/llm
+  sourceRef: {kind: GitRepository, name: flux-system}
+"#,
+        )
+        .commit("helmCharts under Flux");
+    let (code, json, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(desired_gpus(&json), gpus(&[]));
+    let a = app(&json, "apps/llm");
+    assert_eq!(a["status"], "error", "{a}");
+    let e = a["error"].as_str().unwrap();
+    assert!(
+        e.starts_with("apps/llm/kustomization.yaml: helmCharts are not inflated by Flux's kustomize-controller"),
+        "{e}"
+    );
+}

@@ -25,6 +25,11 @@
 //! resources before any transformer runs. A chart that is not in the repository is never pulled:
 //! the unit fails and says so. Each generated object carries its chart template's path in an
 //! annotation that the render step reads back as the object's source and removes.
+//!
+//! Argo CD builds kustomize with `--enable-helm` only when its `kustomize.buildOptions` say so, a
+//! setting of the Argo CD instance that the repository does not show; a repository that commits
+//! `helmCharts` for Argo CD has it set, so Argo CD apps and bare kustomize roots are inflated. Flux
+//! never inflates them: a Flux Kustomization that reaches `helmCharts` fails, as it does in Flux.
 
 use std::path::Path;
 
@@ -75,6 +80,32 @@ struct HelmChart {
     skip_tests: bool,
     api_versions: Vec<String>,
     kube_version: String,
+}
+
+/// For a Flux Kustomization: Flux's kustomize-controller never inflates `helmCharts` (it builds
+/// without `--enable-helm` and does not run helm at all; fluxcd/kustomize-controller issues 548,
+/// 579 and 1284, "wontfix"), so the build fails there with kustomize's "must specify
+/// --enable-helm". Said here in words, naming the kustomization, instead of inflating what Flux
+/// would never apply.
+pub(super) fn refuse_for_flux(tree: &Tree, dirs: &[String]) -> Result<(), String> {
+    for dir in dirs {
+        if let Some(file) = KUSTOMIZATION_FILES
+            .iter()
+            .map(|n| join(dir, n))
+            .find(|f| tree.exists(f))
+            && let Ok(bytes) = tree.read(&file)
+            && let Ok(Value::Object(k)) =
+                serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes))
+            && k.get("helmCharts").is_some_and(|c| !c.is_null())
+        {
+            return Err(format!(
+                "{file}: helmCharts are not inflated by Flux's kustomize-controller (it builds without \
+                 --enable-helm and fails with \"must specify --enable-helm\"); render the chart with a \
+                 HelmRelease instead"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Inflates the `helmCharts` of every kustomization directory in `dirs` (tree paths) inside the
