@@ -125,6 +125,21 @@ fn chart_home_values_file_and_an_overlay_above() {
         desired_gpus(&json),
         gpus(&[("prod/Deployment/prod-big", 16)])
     );
+
+    // Without a valuesFile of its own, kustomize loads the chart's values.yaml through its loader,
+    // and the root-only restrictor refuses it outside the kustomization's directory.
+    r.write(
+        "base/kustomization.yaml",
+        "helmGlobals:\n  chartHome: ../vendor\nhelmCharts:\n- name: llm\n",
+    )
+    .commit("default values file outside the root");
+    let (code, json, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 2, "{err}");
+    let e = app(&json, "overlays/prod")["error"].as_str().unwrap();
+    assert!(
+        e.contains("helmCharts valuesFile ../vendor/llm/values.yaml: vendor/llm/values.yaml is not in or below base; kustomize's root-only load restrictor refuses it"),
+        "{e}"
+    );
 }
 
 /// A chart that is not in the repository (a `repo:` URL or an OCI repository) is never pulled:

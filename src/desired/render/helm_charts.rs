@@ -10,7 +10,9 @@
 //! is pulled from `repo` (an OCI `repo` included). Values: `valuesFile` (default
 //! `<chartHome>/<name>/values.yaml`, read whether or not it is named), replaced or merged with
 //! `valuesInline` by `valuesMerge` (`override`, the default: inline wins; `merge`: the file wins;
-//! `replace`: inline alone), then `additionalValuesFiles` in order; helm still reads the chart's
+//! `replace`: inline alone), then `additionalValuesFiles` in order (values files are read through
+//! kustomize's loader, so the root-only load restrictor keeps them in or below the kustomization's
+//! directory; the chart directory goes to helm unrestricted); helm still reads the chart's
 //! own `values.yaml` underneath, as it always does. `releaseName` (else `--generate-name`),
 //! `namespace`, `includeCRDs`, `skipHooks`, `skipTests`, `apiVersions` and `kubeVersion` become
 //! helm's flags.
@@ -221,6 +223,24 @@ impl Inflation<'_> {
             .map_err(|why| format!("{}: helmCharts {what} {p:?} {why}: refused", self.file))
     }
 
+    /// A values file kustomize loads through its loader, which the root-only load restrictor
+    /// (Argo CD's and bare kustomize's default) keeps in or below the kustomization's directory,
+    /// symlinks resolved. The chart directory itself is handed to helm and is not restricted.
+    fn loaded(&self, what: &str, p: &str) -> Result<String, String> {
+        let path = self.path(what, p)?;
+        let root = sandbox::resolve(self.tree, "", self.dir).unwrap_or_default();
+        let inside = root.is_empty() || path == root || path.starts_with(&format!("{root}/"));
+        if !inside {
+            return Err(format!(
+                "{}: helmCharts {what} {p}: {path} is not in or below {}; kustomize's root-only load \
+                 restrictor refuses it, as kustomize build --enable-helm does",
+                self.file,
+                if self.dir.is_empty() { "." } else { self.dir },
+            ));
+        }
+        Ok(path)
+    }
+
     /// The chart's objects, each annotated with its template's tree path.
     fn render(&self, c: &HelmChart) -> Result<Vec<Value>, String> {
         let file = self.file;
@@ -258,7 +278,7 @@ impl Inflation<'_> {
         } else {
             c.values_file.clone()
         };
-        let values_path = self.path("valuesFile", &values_file)?;
+        let values_path = self.loaded("valuesFile", &values_file)?;
         // kustomize loads the values file in every case (`copyValuesFile`,
         // `replaceValuesInline`) and fails when it is missing.
         let values_bytes = self.tree.read(&values_path).map_err(|e| {
@@ -275,7 +295,7 @@ impl Inflation<'_> {
         }
         let mut checked = vec![values_path];
         for f in &c.additional_values_files {
-            let p = self.path("additionalValuesFiles entry", f)?;
+            let p = self.loaded("additionalValuesFiles entry", f)?;
             values_files.push(format!("./{p}"));
             checked.push(p);
         }
