@@ -498,7 +498,9 @@ fn helm_how(
         }
         args.values_files.push(p);
     }
-    // valuesObject wins over values.
+    // valuesObject, when set, replaces values entirely (argo-cd pkg/apis/application/v1alpha1,
+    // `ApplicationSourceHelm.ValuesYAML`); helmTemplate passes it as the last `--values` file,
+    // after the value files and before the parameters.
     match (&h.values_object, &h.values) {
         (Some(v), _) => args.values.push(v.clone()),
         (None, Some(Value::String(s))) if !s.trim().is_empty() => {
