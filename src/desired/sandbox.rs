@@ -201,6 +201,11 @@ fn named_paths(k: &Map<String, Value>) -> Vec<Named> {
             add("helmCharts", Some(&f), false);
         }
     }
+    // The deprecated form kustomize converts to `helmCharts` (helmchartargs.go, HelmChartArgs).
+    for c in list(k.get("helmChartInflationGenerator")) {
+        add("helmChartInflationGenerator", c.get("values"), false);
+        add("helmChartInflationGenerator", c.get("chartHome"), false);
+    }
     if let Some(g) = k.get("helmGlobals") {
         add("helmGlobals", g.get("chartHome"), false);
         add("helmGlobals", g.get("configHome"), false);
@@ -372,10 +377,11 @@ mod tests {
             "secretGenerator": [{"files": ["q"]}],
             "helmCharts": [{"valuesFile": "r", "additionalValuesFiles": ["s"]}],
             "helmGlobals": {"chartHome": "t", "configHome": "u"}, "openapi": {"path": "v"},
+            "helmChartInflationGenerator": [{"values": "s2", "chartHome": "s3"}],
         });
         let Value::Object(k) = k else { unreachable!() };
         let got: Vec<String> = named_paths(&k).into_iter().map(|n| n.entry).collect();
-        let want: Vec<String> = "a https://x/y b c d e f g h i j k l m n o p q r s t u v"
+        let want: Vec<String> = "a https://x/y b c d e f g h i j k l m n o p q r s s2 s3 t u v"
             .split(' ')
             .map(str::to_string)
             .collect();

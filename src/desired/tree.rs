@@ -283,18 +283,26 @@ pub fn kustomization_files(tree: &Tree, dir: &str) -> Vec<String> {
 pub fn inflated_chart_dirs(tree: &Tree, dir: &str) -> Vec<String> {
     let mut out = Vec::new();
     for v in kustomizations(tree, dir) {
-        let home = v
-            .get("helmGlobals")
-            .and_then(|g| g.get("chartHome"))
-            .and_then(Value::as_str)
-            .filter(|h| !h.is_empty())
-            .unwrap_or("charts");
-        let charts = v.get("helmCharts").and_then(Value::as_array);
+        let list = |key: &str| v.get(key).and_then(Value::as_array).into_iter().flatten();
+        // The deprecated `helmChartInflationGenerator` (kustomize converts it to `helmCharts`):
+        // its last non-empty `chartHome` is the home unless `helmGlobals` is set.
+        let old_home = list("helmChartInflationGenerator")
+            .filter_map(|c| c.get("chartHome").and_then(Value::as_str))
+            .rfind(|h| !h.is_empty());
+        let home = match v.get("helmGlobals") {
+            Some(g) if !g.is_null() => g.get("chartHome").and_then(Value::as_str),
+            _ => old_home,
+        }
+        .filter(|h| !h.is_empty())
+        .unwrap_or("charts");
+        let names = list("helmCharts")
+            .filter_map(|c| c.get("name").and_then(Value::as_str))
+            .chain(
+                list("helmChartInflationGenerator")
+                    .filter_map(|c| c.get("chartName").and_then(Value::as_str)),
+            );
         out.extend(
-            charts
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c.get("name").and_then(Value::as_str))
+            names
                 .filter(|n| !n.is_empty())
                 .filter_map(|n| normalize(&join(dir, &join(home, n)))),
         );
@@ -597,5 +605,10 @@ mod tests {
         let k = "helmGlobals: {chartHome: ../../shared}\nhelmCharts:\n- name: llm\n";
         assert_eq!(inflated_chart_dirs(&t(k), "apps/llm"), ["shared/llm"]);
         assert!(inflated_chart_dirs(&t("resources: [a.yaml]\n"), "apps/llm").is_empty());
+        let k = "helmChartInflationGenerator:\n- {chartName: old, chartHome: vendor}\n";
+        assert_eq!(
+            inflated_chart_dirs(&t(k), "apps/llm"),
+            ["apps/llm/vendor/old"]
+        );
     }
 }

@@ -243,3 +243,20 @@ spec:
         "{e}"
     );
 }
+
+/// The deprecated `helmChartInflationGenerator` form is inflated too, as kustomize converts it to
+/// `helmCharts` (its `chartHome` included), and its chart is not an app of its own.
+#[test]
+fn the_deprecated_generator_form_inflates_too() {
+    let r = Repo::new();
+    add_chart(&r, "legacy/vendor/llm");
+    r.write(
+        "legacy/kustomization.yaml",
+        "namespace: legacy\nhelmChartInflationGenerator:\n- chartName: llm\n  chartHome: vendor\n  releaseName: old\n  valuesLocal: {replicas: 2}\n",
+    )
+    .commit("the old form");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(desired_gpus(&json), gpus(&[("legacy/Deployment/llm", 2)]));
+    assert_eq!(app_paths(&json), ["legacy"]);
+}

@@ -98,7 +98,9 @@ pub(super) fn refuse_for_flux(tree: &Tree, dirs: &[String]) -> Result<(), String
             && let Ok(bytes) = tree.read(&file)
             && let Ok(Value::Object(k)) =
                 serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes))
-            && k.get("helmCharts").is_some_and(|c| !c.is_null())
+            && ["helmCharts", "helmChartInflationGenerator"]
+                .iter()
+                .any(|f| k.get(*f).is_some_and(|c| !c.is_null()))
         {
             return Err(format!(
                 "{file}: helmCharts are not inflated by Flux's kustomize-controller (it builds without \
@@ -148,6 +150,7 @@ fn inflate_dir(
     let Ok(Value::Object(mut k)) = serde_saphyr::from_str::<Value>(&text) else {
         return Ok(());
     };
+    fix_deprecated(&mut k);
     let charts = match k.get("helmCharts") {
         None | Some(Value::Null) => return Ok(()),
         Some(Value::Array(a)) => a.clone(),
@@ -200,6 +203,54 @@ fn inflate_dir(
         k.insert("resources".into(), Value::Array(resources));
     }
     write(&path, &Value::Object(k))
+}
+
+/// The deprecated `helmChartInflationGenerator` entries as `helmCharts`, as kustomize converts
+/// them before building (api/types/kustomization.go, `FixKustomization`, through
+/// api/types/helmchartargs.go `SplitHelmParameters`/`makeHelmChartFromHca`: chartName, chartVersion,
+/// chartRepoUrl, values, valuesLocal, valuesMerge and releaseName carry over; the last non-empty
+/// chartHome becomes `helmGlobals.chartHome` unless the kustomization sets `helmGlobals`).
+fn fix_deprecated(k: &mut Map<String, Value>) {
+    let Some(Value::Array(old)) = k.remove("helmChartInflationGenerator") else {
+        return;
+    };
+    let mut chart_home = None;
+    let mut charts = Vec::new();
+    for o in &old {
+        let mut c = Map::new();
+        for (from, to) in [
+            ("chartName", "name"),
+            ("chartVersion", "version"),
+            ("chartRepoUrl", "repo"),
+            ("values", "valuesFile"),
+            ("valuesLocal", "valuesInline"),
+            ("valuesMerge", "valuesMerge"),
+            ("releaseName", "releaseName"),
+        ] {
+            if let Some(v) = o.get(from) {
+                c.insert(to.into(), v.clone());
+            }
+        }
+        if let Some(h) = o
+            .get("chartHome")
+            .and_then(Value::as_str)
+            .filter(|h| !h.is_empty())
+        {
+            chart_home = Some(h.to_string());
+        }
+        charts.push(Value::Object(c));
+    }
+    if let Some(h) = chart_home
+        && k.get("helmGlobals").is_none_or(Value::is_null)
+    {
+        k.insert("helmGlobals".into(), serde_json::json!({ "chartHome": h }));
+    }
+    match k.get_mut("helmCharts") {
+        Some(Value::Array(a)) => a.extend(charts),
+        _ => {
+            k.insert("helmCharts".into(), Value::Array(charts));
+        }
+    }
 }
 
 /// One kustomization's context for rendering its charts.
@@ -503,6 +554,24 @@ mod tests {
         assert_eq!(
             Value::Object(m),
             json!({"gpus": 1, "replicas": 2, "res": {"a": 1, "b": 2, "c": 4}, "list": [1], "n": 5, "new": true, "s": "x"})
+        );
+    }
+
+    #[test]
+    fn the_deprecated_form_becomes_helm_charts() {
+        let mut k = map(json!({
+            "helmCharts": [{"name": "a"}],
+            "helmChartInflationGenerator": [
+                {"chartName": "b", "chartHome": "vendor", "values": "v.yaml", "valuesLocal": {"gpus": 2}, "releaseName": "r", "releaseNamespace": "ignored"},
+            ],
+        }));
+        fix_deprecated(&mut k);
+        assert_eq!(
+            Value::Object(k),
+            json!({
+                "helmCharts": [{"name": "a"}, {"name": "b", "valuesFile": "v.yaml", "valuesInline": {"gpus": 2}, "releaseName": "r"}],
+                "helmGlobals": {"chartHome": "vendor"},
+            })
         );
     }
 
