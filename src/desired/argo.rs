@@ -1,6 +1,16 @@
 //! Argo CD Applications as render units: each source (a directory of plain manifests, a kustomize
-//! overlay, a Helm chart with its values) in this repository becomes a unit; a source elsewhere
-//! becomes a [`SkipReason`].
+//! overlay, a Helm chart with its values) in this repository becomes a unit; a source elsewhere, or
+//! one only Argo CD's repo server can render (a config-management plugin, jsonnet), becomes a
+//! [`SkipReason`] that says why.
+//!
+//! Which tool renders a source is decided as Argo CD decides it (argo-cd
+//! `reposerver/repository/repository.go`, `GetAppSourceType`): the one explicit `kustomize`,
+//! `helm`, `directory` or `plugin` field (`ApplicationSource.ExplicitType` in
+//! `pkg/apis/application/v1alpha1/types.go`; more than one is an error), else detection in the
+//! source directory (`util/app/discovery/discovery.go`, `Discover`/`AppType`): a kustomization
+//! makes it kustomize, else a `Chart.yaml` makes it helm, else it is a directory of manifests.
+//! Discovery walks the files in lexical order and the kustomization is recorded after the chart, so
+//! a directory with both renders with kustomize.
 
 use std::collections::BTreeMap;
 
@@ -8,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::source::{AppRef, Context, SkipReason, SourceOutcome, Why, naming_overlay, tree_path};
-use super::tree::{Tree, is_chart_dir, is_kustomize_dir, join};
+use super::tree::{Tree, is_kustomize_dir, join};
 use super::{HelmArgs, How, Unit};
 use crate::k8s::object::{Body, Object};
 use crate::util::glob::Glob;
@@ -42,6 +52,8 @@ pub struct ArgoSource {
     pub helm: Option<ArgoHelm>,
     pub kustomize: Option<ArgoKustomize>,
     pub directory: Option<ArgoDirectory>,
+    /// A config-management plugin (`name` may be empty: Argo CD then discovers the plugin).
+    pub plugin: Option<Value>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -92,6 +104,70 @@ pub struct ArgoDirectory {
     pub recurse: bool,
     pub include: Option<String>,
     pub exclude: Option<String>,
+    /// jsonnet options (external variables, top-level arguments, library paths): they only apply
+    /// to the `.jsonnet` files of the directory.
+    pub jsonnet: Option<Value>,
+}
+
+/// The tools Argo CD renders a source with (argo-cd `ApplicationSourceType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SourceType {
+    Kustomize,
+    Helm,
+    Directory,
+    Plugin,
+}
+
+impl SourceType {
+    fn name(self) -> &'static str {
+        match self {
+            SourceType::Kustomize => "Kustomize",
+            SourceType::Helm => "Helm",
+            SourceType::Directory => "Directory",
+            SourceType::Plugin => "Plugin",
+        }
+    }
+}
+
+/// The source's type as Argo CD decides it (see the module comment): the explicit field, else
+/// what the directory holds.
+fn source_type(tree: &Tree, path: &str, s: &ArgoSource) -> Result<SourceType, SkipReason> {
+    // argo-cd pkg/apis/application/v1alpha1/types.go, ExplicitType: in this order.
+    let explicit: Vec<SourceType> = [
+        (s.kustomize.is_some(), SourceType::Kustomize),
+        (s.helm.is_some(), SourceType::Helm),
+        (s.directory.is_some(), SourceType::Directory),
+        (s.plugin.is_some(), SourceType::Plugin),
+    ]
+    .into_iter()
+    .filter_map(|(set, t)| set.then_some(t))
+    .collect();
+    match explicit.as_slice() {
+        [one] => return Ok(*one),
+        [] => {}
+        many => {
+            let names: Vec<&str> = many.iter().map(|t| t.name()).collect();
+            return Err(SkipReason::new(
+                Why::Invalid,
+                format!("multiple application sources defined: {}", names.join(",")),
+            ));
+        }
+    }
+    // argo-cd util/app/discovery/discovery.go, Discover: a file whose name ends in `Chart.yaml`
+    // marks helm, a kustomization file marks kustomize, and the later file in the lexical walk
+    // wins: `Chart.yaml` sorts before every kustomization name, so kustomize wins.
+    if is_kustomize_dir(tree, path) {
+        return Ok(SourceType::Kustomize);
+    }
+    let chart = tree.files_under(path).any(|f| {
+        let rel = f.strip_prefix(path).unwrap_or(f).trim_start_matches('/');
+        !rel.contains('/') && rel.ends_with("Chart.yaml")
+    });
+    Ok(if chart {
+        SourceType::Helm
+    } else {
+        SourceType::Directory
+    })
 }
 
 /// An Argo CD `images` entry (`name=new:tag`, `name:tag`, `name@sha256:…`) as a kustomize image.
@@ -181,24 +257,22 @@ fn kustomize_overlay(k: &ArgoKustomize) -> Map<String, Value> {
 fn directory_glob(pat: &Option<String>) -> Result<Option<Glob>, SkipReason> {
     match pat.as_deref().filter(|p| !p.is_empty()) {
         None => Ok(None),
-        Some(p) => Glob::new(p)
+        Some(p) => Glob::crossing(p)
             .map(Some)
             .map_err(|e| SkipReason::new(Why::Refused, format!("directory pattern: {e}"))),
     }
 }
 
-/// gpuledger matches an include/exclude against the file name or the path relative to the source
-/// directory (upstream, argo-cd `reposerver/repository/repository.go`, matches the relative path
-/// with a `*` that crosses `/`; see `util::glob`).
-fn directory_match(g: &Glob, name: &str, rel: &str) -> bool {
-    g.is_match(name) || g.is_match(rel)
-}
-
-/// Files an Argo CD directory source renders.
+/// Files an Argo CD directory source renders, as argo-cd `reposerver/repository/repository.go`
+/// picks them (`getPotentiallyValidManifests`, formerly `findManifests`): files named `*.yaml`,
+/// `*.yml`, `*.json` or `*.jsonnet` directly in the directory (below it too with `recurse`), whose
+/// path relative to the directory is not matched by `exclude` and is matched by `include` when set.
+/// A `.jsonnet` file among them is evaluated by Argo CD, which gpuledger does not do: the source is
+/// then not rendered, with the reason (`.libsonnet` files are only imported by those).
 fn directory_files(tree: &Tree, dir: &str, d: &ArgoDirectory) -> Result<Vec<String>, SkipReason> {
     let include = directory_glob(&d.include)?;
     let exclude = directory_glob(&d.exclude)?;
-    Ok(tree
+    let picked: Vec<&str> = tree
         .files_under(dir)
         .filter(|f| {
             let rel = f.strip_prefix(dir).unwrap_or(f).trim_start_matches('/');
@@ -206,17 +280,32 @@ fn directory_files(tree: &Tree, dir: &str, d: &ArgoDirectory) -> Result<Vec<Stri
                 return false;
             }
             let name = rel.rsplit('/').next().unwrap_or(rel);
-            let manifest = [".yaml", ".yml", ".json"].iter().any(|e| name.ends_with(e));
+            let manifest = [".yaml", ".yml", ".json", ".jsonnet"]
+                .iter()
+                .any(|e| name.ends_with(e));
             manifest
-                && include
-                    .as_ref()
-                    .is_none_or(|g| directory_match(g, name, rel))
-                && !exclude
-                    .as_ref()
-                    .is_some_and(|g| directory_match(g, name, rel))
+                && !exclude.as_ref().is_some_and(|g| g.is_match(rel))
+                && include.as_ref().is_none_or(|g| g.is_match(rel))
         })
-        .map(str::to_string)
-        .collect())
+        .collect();
+    let jsonnet: Vec<&str> = picked
+        .iter()
+        .copied()
+        .filter(|f| f.ends_with(".jsonnet"))
+        .collect();
+    if let Some(first) = jsonnet.first() {
+        let more = match jsonnet.len() {
+            1 => String::new(),
+            n => format!(" and {} more", n - 1),
+        };
+        return Err(SkipReason::new(
+            Why::Unsupported,
+            format!(
+                "directory source with jsonnet: Argo CD evaluates {first}{more} with jsonnet; gpuledger does not evaluate jsonnet"
+            ),
+        ));
+    }
+    Ok(picked.into_iter().map(str::to_string).collect())
 }
 
 /// An Application's spec, as the discovery reads it.
@@ -333,84 +422,38 @@ fn argo_source(
             format!("path {path:?} does not exist in the {}", ctx.tree.label),
         ));
     }
-    let how = if s.helm.is_some() || is_chart_dir(ctx.tree, &path) {
-        let h = s.helm.clone().unwrap_or_default();
-        let mut args = HelmArgs {
-            release: h.release_name.clone().unwrap_or_else(|| owner.app.clone()),
-            include_crds: !h.skip_crds,
-            ..HelmArgs::default()
-        };
-        let file = |f: &str| argo_file(ctx, &path, refs, f);
-        for vf in &h.value_files {
-            let p = file(vf)
-                .map_err(|e| SkipReason::new(e.why, format!("value file {vf}: {}", e.text)))?;
-            // As argo-cd reposerver/repository/repository.go (helmTemplate) does: a value file
-            // that does not exist is dropped with `ignoreMissingValueFiles`, else helm fails on it.
-            if !ctx.tree.exists(&p) {
-                if h.ignore_missing_value_files {
-                    continue;
-                }
-                // Argo CD fails the sync on it: an error, not a source out of reach.
-                return Err(SkipReason::new(
-                    Why::Invalid,
-                    format!(
-                        "value file {vf} does not exist in the {} (helm.ignoreMissingValueFiles is not set)",
-                        ctx.tree.label
+    let how = match source_type(ctx.tree, &path, s)? {
+        SourceType::Plugin => {
+            let name = s
+                .plugin
+                .as_ref()
+                .and_then(|p| p.get("name"))
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty());
+            return Err(SkipReason::new(
+                Why::Unsupported,
+                match name {
+                    Some(n) => format!(
+                        "config-management plugin {n} runs in Argo CD's repo server; gpuledger does not run it"
                     ),
-                ));
-            }
-            args.values_files.push(p);
+                    None => "config-management plugin (the one Argo CD discovers for this path) runs in Argo CD's repo server; gpuledger does not run it".to_string(),
+                },
+            ));
         }
-        // valuesObject wins over values.
-        match (&h.values_object, &h.values) {
-            (Some(v), _) => args.values.push(v.clone()),
-            (None, Some(Value::String(s))) if !s.trim().is_empty() => {
-                match serde_saphyr::from_str::<Value>(s) {
-                    Ok(v) => args.values.push(v),
-                    Err(e) => {
-                        return Err(SkipReason::new(
-                            Why::Invalid,
-                            format!("helm.values is not valid YAML: {e}"),
-                        ));
-                    }
-                }
-            }
-            (None, Some(v @ Value::Object(_))) => args.values.push(v.clone()),
-            _ => {}
-        }
-        // As Argo CD keeps them (argo-cd reposerver/repository/repository.go, helmTemplate): maps
-        // by name, so the last parameter of a name wins; `forceString` ones go to `--set-string`.
-        for p in &h.parameters {
-            let to = if p.force_string {
-                &mut args.set_string
-            } else {
-                &mut args.set
-            };
-            to.insert(p.name.clone(), p.value.clone());
-        }
-        for p in &h.file_parameters {
-            let f = file(&p.path).map_err(|e| {
-                SkipReason::new(
-                    e.why,
-                    format!("fileParameters entry {}: {}", p.name, e.text),
-                )
-            })?;
-            args.set_file.insert(p.name.clone(), f);
-        }
-        How::Helm(args)
-    } else if s.kustomize.is_some() || is_kustomize_dir(ctx.tree, &path) {
-        How::Kustomize {
+        SourceType::Helm => helm_how(ctx, owner, s, refs, &path)?,
+        SourceType::Kustomize => How::Kustomize {
             overlay: s
                 .kustomize
                 .as_ref()
                 .map(kustomize_overlay)
                 .unwrap_or_default(),
             recurse_plain: false,
-        }
-    } else {
-        let d = s.directory.clone().unwrap_or_default();
-        How::Plain {
-            files: directory_files(ctx.tree, &path, &d)?,
+        },
+        SourceType::Directory => {
+            let d = s.directory.clone().unwrap_or_default();
+            How::Plain {
+                files: directory_files(ctx.tree, &path, &d)?,
+            }
         }
     };
     // The whole repository is rendered at one ref; an app pinned elsewhere is said so.
@@ -430,6 +473,82 @@ fn argo_source(
         notes,
         ..owner.unit(path, how, namespace, false)
     })
+}
+
+/// A helm source's arguments, as Argo CD passes them to `helm template`.
+fn helm_how(
+    ctx: &Context<'_>,
+    owner: &AppRef,
+    s: &ArgoSource,
+    refs: &BTreeMap<&str, &ArgoSource>,
+    path: &str,
+) -> Result<How, SkipReason> {
+    let h = s.helm.clone().unwrap_or_default();
+    let mut args = HelmArgs {
+        release: h.release_name.clone().unwrap_or_else(|| owner.app.clone()),
+        include_crds: !h.skip_crds,
+        ..HelmArgs::default()
+    };
+    let file = |f: &str| argo_file(ctx, path, refs, f);
+    for vf in &h.value_files {
+        let p =
+            file(vf).map_err(|e| SkipReason::new(e.why, format!("value file {vf}: {}", e.text)))?;
+        // As argo-cd reposerver/repository/repository.go (helmTemplate) does: a value file
+        // that does not exist is dropped with `ignoreMissingValueFiles`, else helm fails on it.
+        if !ctx.tree.exists(&p) {
+            if h.ignore_missing_value_files {
+                continue;
+            }
+            // Argo CD fails the sync on it: an error, not a source out of reach.
+            return Err(SkipReason::new(
+                Why::Invalid,
+                format!(
+                    "value file {vf} does not exist in the {} (helm.ignoreMissingValueFiles is not set)",
+                    ctx.tree.label
+                ),
+            ));
+        }
+        args.values_files.push(p);
+    }
+    // valuesObject, when set, replaces values entirely (argo-cd pkg/apis/application/v1alpha1,
+    // `ApplicationSourceHelm.ValuesYAML`); helmTemplate passes it as the last `--values` file,
+    // after the value files and before the parameters.
+    match (&h.values_object, &h.values) {
+        (Some(v), _) => args.values.push(v.clone()),
+        (None, Some(Value::String(s))) if !s.trim().is_empty() => {
+            match serde_saphyr::from_str::<Value>(s) {
+                Ok(v) => args.values.push(v),
+                Err(e) => {
+                    return Err(SkipReason::new(
+                        Why::Invalid,
+                        format!("helm.values is not valid YAML: {e}"),
+                    ));
+                }
+            }
+        }
+        (None, Some(v @ Value::Object(_))) => args.values.push(v.clone()),
+        _ => {}
+    }
+    // As Argo CD keeps them (argo-cd reposerver/repository/repository.go, helmTemplate): maps
+    // by name, so the last parameter of a name wins; `forceString` ones go to `--set-string`.
+    for p in &h.parameters {
+        let to = if p.force_string {
+            &mut args.set_string
+        } else {
+            &mut args.set
+        };
+        to.insert(p.name.clone(), p.value.clone());
+    }
+    for p in &h.file_parameters {
+        let f = file(&p.path).map_err(|e| {
+            SkipReason::new(
+                e.why,
+                format!("fileParameters entry {}: {}", p.name, e.text),
+            )
+        })?;
+        args.set_file.insert(p.name.clone(), f);
+    }
+    Ok(How::Helm(args))
 }
 
 #[cfg(test)]
@@ -452,26 +571,9 @@ mod tests {
         );
     }
 
-    /// Argo CD include/exclude: pattern × (name, path relative to the source) → expected.
+    /// A refused include/exclude pattern is an error on the source, not a filter that never matches.
     #[test]
     fn directory_patterns() {
-        let rows: &[(&str, &str, &str, bool)] = &[
-            ("*.yaml", "a.yaml", "a.yaml", true),
-            ("*.yaml", "a.yaml", "sub/a.yaml", true),
-            ("sub/*.yaml", "a.yaml", "sub/a.yaml", true),
-            ("sub/*.yaml", "a.yaml", "other/a.yaml", false),
-            ("sub/*", "a.yaml", "sub/x/a.yaml", false),
-            ("{a,b}.yaml", "b.yaml", "x/b.yaml", true),
-            ("*-crd.yaml", "gpu.yaml", "gpu.yaml", false),
-        ];
-        for (pattern, name, rel, expected) in rows {
-            let g = Glob::new(pattern).unwrap();
-            assert_eq!(
-                directory_match(&g, name, rel),
-                *expected,
-                "{pattern:?} {rel:?}"
-            );
-        }
         let d = ArgoDirectory {
             include: Some("{a,b}".repeat(12)),
             ..ArgoDirectory::default()

@@ -173,6 +173,12 @@ pub fn plan<'a>(
             }
         }
     } else if app_objects.is_empty() {
+        // A chart a kustomization inflates (`helmCharts`) is rendered there, with its values.
+        let inflated: BTreeSet<String> = kustomize_dirs
+            .iter()
+            .flat_map(|k| super::tree::inflated_chart_dirs(tree, k))
+            .collect();
+        chart_dirs.retain(|c| !inflated.contains(c));
         units = no_app_units(tree, &kustomize_dirs, &chart_dirs, &parsed);
     } else {
         // What each app would apply, decided without rendering: its file is applied by another app

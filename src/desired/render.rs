@@ -8,10 +8,12 @@
 //! trimmed to PATH plus a throwaway HOME. The load restrictor guards files only (a directory entry
 //! is a root of its own, wherever it is), so [`sandbox`] first checks every path the unit's
 //! kustomizations, chart and values name against the repository. Helm parameters are passed as
-//! Argo CD passes them.
+//! Argo CD passes them. A kustomization's `helmCharts` are rendered by that same sandboxed helm
+//! before kustomize runs (the `helm_charts` module), so kustomize itself never runs helm.
 //!
 //! Each object keeps where it came from: its file and line for plain YAML, the source file kustomize
-//! reports in its origin annotation (and the line found there), the chart template for helm.
+//! reports in its origin annotation (and the line found there), the chart template for helm and for
+//! a kustomization's inflated charts.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -27,6 +29,8 @@ use crate::error::InputError;
 use crate::k8s::object::{Object, Source};
 use crate::k8s::read::read_str;
 use crate::util::process::{Run, run, which};
+
+mod helm_charts;
 
 const ORIGIN: &str = "config.kubernetes.io/origin";
 
@@ -240,7 +244,7 @@ fn kustomize(
         .as_ref()
         .ok_or("kustomize is not installed (neither kustomize nor kubectl is on PATH; set GPULEDGER_KUSTOMIZE)")?;
     let wrap_name = format!(".gpuledger-wrap-{i}");
-    sandbox::kustomize(tree, &unit.path, overlay, &wrap_name)?;
+    let built = sandbox::kustomize(tree, &unit.path, overlay, &wrap_name)?;
     let has_kustomization = is_kustomize_dir(tree, &unit.path);
     if !has_kustomization {
         // As Flux does for a plain directory: a kustomization of every manifest below it.
@@ -270,6 +274,13 @@ fn kustomize(
         }
         let k = json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": files});
         write(&root.join(&unit.path).join("kustomization.yaml"), &k)?;
+    }
+    // `helmCharts` are rendered by gpuledger's sandboxed helm into plain resources before
+    // kustomize runs, never by kustomize `--enable-helm`.
+    if unit.app_kind == "Kustomization" {
+        helm_charts::refuse_for_flux(tree, &built)?;
+    } else {
+        helm_charts::inflate(tree, root, home, &built, tools)?;
     }
     // Flux's kustomize-controller builds with no load restriction inside the repository (fluxcd/pkg
     // kustomize/kustomize_generator.go, SecureBuild: LoadRestrictionsNone on a filesystem that
@@ -337,7 +348,16 @@ fn kustomize(
     let mut objs =
         read_str(&out, &format!("{} (kustomize)", rel(&unit.path))).map_err(|e| e.to_string())?;
     for o in &mut objs {
-        let Some(origin) = o.meta.annotations.remove(ORIGIN) else {
+        let origin = o.meta.annotations.remove(ORIGIN);
+        // An object of an inflated chart comes from its template, not from the generated file.
+        if let Some(template) = o.meta.annotations.remove(helm_charts::TEMPLATE_ANNOTATION) {
+            o.source = Source {
+                file: template.into(),
+                line: None,
+            };
+            continue;
+        }
+        let Some(origin) = origin else {
             continue;
         };
         let Some(path) = origin
@@ -478,6 +498,20 @@ fn helm(
         args.push(name);
     }
     args.extend(set_args(a));
+    let out = run(&Run {
+        program,
+        args,
+        cwd: root,
+        env: helm_env(home),
+        timeout: tools.timeout,
+    })
+    .map_err(|e| clean_paths(&e, root))?;
+    helm_objects(&out, &unit.path)
+}
+
+/// helm's environment: the renderer's, with helm's cache, config, data and plugin homes in the
+/// throwaway HOME, so no repository and no user configuration reaches it.
+fn helm_env(home: &Path) -> Vec<(String, String)> {
     let h = |s: &str| home.join(s).display().to_string();
     let mut env = sandbox_env(home);
     env.extend([
@@ -486,15 +520,7 @@ fn helm(
         ("HELM_DATA_HOME".to_string(), h("data")),
         ("HELM_PLUGINS".to_string(), h("plugins")),
     ]);
-    let out = run(&Run {
-        program,
-        args,
-        cwd: root,
-        env,
-        timeout: tools.timeout,
-    })
-    .map_err(|e| clean_paths(&e, root))?;
-    helm_objects(&out, &unit.path)
+    env
 }
 
 /// `--set`, `--set-string` and `--set-file` exactly as Argo CD builds them (argo-cd

@@ -201,6 +201,11 @@ fn named_paths(k: &Map<String, Value>) -> Vec<Named> {
             add("helmCharts", Some(&f), false);
         }
     }
+    // The deprecated form kustomize converts to `helmCharts` (helmchartargs.go, HelmChartArgs).
+    for c in list(k.get("helmChartInflationGenerator")) {
+        add("helmChartInflationGenerator", c.get("values"), false);
+        add("helmChartInflationGenerator", c.get("chartHome"), false);
+    }
     if let Some(g) = k.get("helmGlobals") {
         add("helmGlobals", g.get("chartHome"), false);
         add("helmGlobals", g.get("configHome"), false);
@@ -240,16 +245,18 @@ fn check_one(
 /// Checks every kustomization a kustomize unit reaches from `start`, and the fields gpuledger lays
 /// over it (`overlay`, written into a wrapper kustomization in `wrap_dir` at the root), before
 /// kustomize runs. A kustomization that cannot be read as YAML is refused: a path it names could
-/// not be checked.
+/// not be checked. Returns the directories of the kustomizations it read (the unit's build), in
+/// the order it reached them, for the render step to inflate their `helmCharts`.
 pub fn kustomize(
     tree: &Tree,
     start: &str,
     overlay: &Map<String, Value>,
     wrap_dir: &str,
-) -> Result<(), String> {
+) -> Result<Vec<String>, String> {
     let mut todo = check_one(tree, wrap_dir, "the app's kustomize options", overlay)?;
     todo.push(start.to_string());
     let mut seen = BTreeSet::new();
+    let mut built = Vec::new();
     while let Some(dir) = todo.pop() {
         if !seen.insert(dir.clone()) {
             continue;
@@ -270,9 +277,12 @@ pub fn kustomize(
                 _ => return Err(format!("{file}: is not a kustomization (not a mapping)")),
             };
             todo.extend(check_one(tree, &dir, &file, &k)?);
+            if built.last() != Some(&dir) {
+                built.push(dir.clone());
+            }
         }
     }
-    Ok(())
+    Ok(built)
 }
 
 /// Checks a helm unit before helm runs: the chart directory, its `file://` dependencies, its values
@@ -367,10 +377,11 @@ mod tests {
             "secretGenerator": [{"files": ["q"]}],
             "helmCharts": [{"valuesFile": "r", "additionalValuesFiles": ["s"]}],
             "helmGlobals": {"chartHome": "t", "configHome": "u"}, "openapi": {"path": "v"},
+            "helmChartInflationGenerator": [{"values": "s2", "chartHome": "s3"}],
         });
         let Value::Object(k) = k else { unreachable!() };
         let got: Vec<String> = named_paths(&k).into_iter().map(|n| n.entry).collect();
-        let want: Vec<String> = "a https://x/y b c d e f g h i j k l m n o p q r s t u v"
+        let want: Vec<String> = "a https://x/y b c d e f g h i j k l m n o p q r s s2 s3 t u v"
             .split(' ')
             .map(str::to_string)
             .collect();

@@ -276,6 +276,40 @@ pub fn kustomization_files(tree: &Tree, dir: &str) -> Vec<String> {
     out
 }
 
+/// The chart directories the kustomization in `dir` inflates through `helmCharts` (each at
+/// `<helmGlobals.chartHome or "charts">/<name>` below `dir`, as kustomize's
+/// HelmChartInflationGenerator finds it), as tree paths. Such a chart is part of that
+/// kustomization's output, rendered with its values — not an app of its own with default values.
+pub fn inflated_chart_dirs(tree: &Tree, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in kustomizations(tree, dir) {
+        let list = |key: &str| v.get(key).and_then(Value::as_array).into_iter().flatten();
+        // The deprecated `helmChartInflationGenerator` (kustomize converts it to `helmCharts`):
+        // its last non-empty `chartHome` is the home unless `helmGlobals` is set.
+        let old_home = list("helmChartInflationGenerator")
+            .filter_map(|c| c.get("chartHome").and_then(Value::as_str))
+            .rfind(|h| !h.is_empty());
+        let home = match v.get("helmGlobals") {
+            Some(g) if !g.is_null() => g.get("chartHome").and_then(Value::as_str),
+            _ => old_home,
+        }
+        .filter(|h| !h.is_empty())
+        .unwrap_or("charts");
+        let names = list("helmCharts")
+            .filter_map(|c| c.get("name").and_then(Value::as_str))
+            .chain(
+                list("helmChartInflationGenerator")
+                    .filter_map(|c| c.get("chartName").and_then(Value::as_str)),
+            );
+        out.extend(
+            names
+                .filter(|n| !n.is_empty())
+                .filter_map(|n| normalize(&join(dir, &join(home, n)))),
+        );
+    }
+    out
+}
+
 /// The `resources`, `bases` and `components` entries of the kustomization in `dir`, as written.
 pub fn kustomization_entries(tree: &Tree, dir: &str) -> Vec<String> {
     kustomizations(tree, dir).iter().flat_map(entries).collect()
@@ -549,5 +583,32 @@ mod tests {
             Some("apps/y/real.yaml")
         );
         assert_eq!(resolve_link("link.yaml", "../../outside"), None);
+    }
+
+    #[test]
+    fn charts_a_kustomization_inflates() {
+        let t = |k: &str| Tree {
+            label: "test".into(),
+            root: "/nonexistent".into(),
+            files: [(
+                "apps/llm/kustomization.yaml".to_string(),
+                Entry::File(k.as_bytes().to_vec()),
+            )]
+            .into(),
+            remotes: Vec::new(),
+        };
+        let k = "helmCharts:\n- name: llm\n- name: ''\n- repo: x\n- name: ../../vendor/ray\n";
+        assert_eq!(
+            inflated_chart_dirs(&t(k), "apps/llm"),
+            ["apps/llm/charts/llm", "apps/vendor/ray"]
+        );
+        let k = "helmGlobals: {chartHome: ../../shared}\nhelmCharts:\n- name: llm\n";
+        assert_eq!(inflated_chart_dirs(&t(k), "apps/llm"), ["shared/llm"]);
+        assert!(inflated_chart_dirs(&t("resources: [a.yaml]\n"), "apps/llm").is_empty());
+        let k = "helmChartInflationGenerator:\n- {chartName: old, chartHome: vendor}\n";
+        assert_eq!(
+            inflated_chart_dirs(&t(k), "apps/llm"),
+            ["apps/llm/vendor/old"]
+        );
     }
 }

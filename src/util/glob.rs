@@ -11,9 +11,10 @@
 //! gpuledger uses one dialect for every caller; where upstream tools differ, gpuledger keeps its own
 //! (the differences are pinned in the table test below):
 //! - Argo CD directory `include`/`exclude` (argo-cd `reposerver/repository/repository.go`,
-//!   `findManifests`, through `util/glob/glob.go` = github.com/gobwas/glob without separators):
-//!   upstream `*` crosses `/` and only the path relative to the source directory is matched;
-//!   gpuledger matches the file name or that relative path, and `*` stays within a segment.
+//!   `findManifests`/`getPotentiallyValidManifests`, through `util/glob/glob.go` =
+//!   github.com/gobwas/glob without separators): [`Glob::crossing`] follows upstream, `*` crosses
+//!   `/` and only the path relative to the source directory is matched. Which files a directory
+//!   source deploys is Argo CD's decision, so here gpuledger does not keep a dialect of its own.
 //! - ApplicationSet git `directories` (argo-cd `applicationset/generators/git.go`, `filterApps`,
 //!   Go `path.Match`): `*` does not cross `/`, as here; upstream has no `**` and no `{a,b}`.
 //! - ApplicationSet git `files` (argo-cd `util/git/client.go`, `LsFiles`: `git ls-files` pathspecs,
@@ -56,6 +57,18 @@ pub struct Glob {
 
 impl Glob {
     pub fn new(pattern: &str) -> Result<Glob, GlobError> {
+        Glob::build(pattern, false)
+    }
+
+    /// A pattern in the dialect of Argo CD's directory `include`/`exclude` (argo-cd
+    /// `util/glob/glob.go`: github.com/gobwas/glob compiled without separators): `*` and `?` match
+    /// `/` too, `\` escapes, and the pattern is matched against the whole path relative to the
+    /// source directory. Bounded as [`Glob::new`] is.
+    pub fn crossing(pattern: &str) -> Result<Glob, GlobError> {
+        Glob::build(pattern, true)
+    }
+
+    fn build(pattern: &str, crossing: bool) -> Result<Glob, GlobError> {
         let len = pattern.chars().count();
         if len > MAX_PATTERN_LEN {
             // The pattern itself may be huge: the message quotes only its start.
@@ -70,10 +83,17 @@ impl Glob {
                 pattern: pattern.to_string(),
             });
         }
-        let glob = GlobBuilder::new(&normalize(pattern))
-            .literal_separator(true)
-            // `\` is an ordinary character in the patterns gpuledger reads (paths, names).
-            .backslash_escape(false)
+        let normalized = if crossing {
+            // Every `*` crosses `/` already.
+            pattern.to_string()
+        } else {
+            normalize(pattern)
+        };
+        let glob = GlobBuilder::new(&normalized)
+            .literal_separator(!crossing)
+            // `\` is an ordinary character in the patterns gpuledger reads (paths, names), except
+            // in gobwas patterns, where it escapes.
+            .backslash_escape(crossing)
             .empty_alternates(true)
             .build()
             .map_err(|e| GlobError::Invalid {
@@ -198,23 +218,40 @@ mod tests {
         Glob::new(pattern).is_ok_and(|g| g.is_match(text))
     }
 
+    /// Argo CD directory include/exclude (gobwas without separators) against the path relative
+    /// to the source directory → expected, as upstream decides.
+    #[test]
+    fn argo_directory_dialect() {
+        let rows: &[(&str, &str, bool)] = &[
+            ("*.yaml", "a.yaml", true),
+            ("*.yaml", "sub/a.yaml", true),
+            ("sub/*.yaml", "sub/a.yaml", true),
+            ("sub/*", "sub/x/a.yaml", true),
+            ("a.yaml", "sub/a.yaml", false),
+            ("{a,b}.yaml", "b.yaml", true),
+            ("{a,b}.yaml", "x/b.yaml", false),
+            ("*{a,b}.yaml", "x/b.yaml", true),
+            ("*-crd.yaml", "gpu.yaml", false),
+            ("[a-c]x.yaml", "bx.yaml", true),
+            ("[!a-c]x.yaml", "bx.yaml", false),
+            ("?.json", "a.json", true),
+            ("a?b.json", "a/b.json", true),
+        ];
+        for (pattern, text, expected) in rows {
+            assert_eq!(
+                Glob::crossing(pattern).is_ok_and(|g| g.is_match(text)),
+                *expected,
+                "{pattern:?} against {text:?}"
+            );
+        }
+        assert!(Glob::crossing(&"{a,b}".repeat(12)).is_err());
+    }
+
     /// Pattern × text → expected, per kind of caller. Rows marked "upstream differs" are where
     /// gpuledger keeps its own behaviour (see the module comment).
     #[test]
     fn table() {
         let rows: &[(&str, &str, &str, bool)] = &[
-            // Argo CD directory include/exclude (matched against the file name and the path
-            // relative to the source directory; this is one of the two).
-            ("argo", "*.yaml", "a.yaml", true),
-            ("argo", "*.yaml", "sub/a.yaml", false), // upstream differs: gobwas `*` crosses `/`
-            ("argo", "sub/*.yaml", "sub/a.yaml", true),
-            ("argo", "sub/*", "sub/x/a.yaml", false), // upstream differs (as above)
-            ("argo", "{a,b}.yaml", "b.yaml", true),
-            ("argo", "{a,b}.yaml", "c.yaml", false),
-            ("argo", "*-crd.yaml", "gpu-crd.yaml", true),
-            ("argo", "[!a-c]x.yaml", "bx.yaml", false),
-            ("argo", "[a-c]x.yaml", "bx.yaml", true),
-            ("argo", "**/*.json", "x/y/a.json", true),
             // ApplicationSet git directories (Go path.Match: `*` stays within a segment).
             ("appset-dir", "apps/*", "apps/x", true),
             ("appset-dir", "apps/*", "apps/x/y", false),

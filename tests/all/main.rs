@@ -2,6 +2,7 @@
 //!
 //! One test binary (faster to link) with a module per area.
 
+mod argo_sources;
 mod check;
 mod cli;
 mod corpus;
@@ -12,6 +13,7 @@ mod errors;
 mod follow;
 mod fuzz;
 mod github;
+mod helm_charts;
 mod hostile;
 mod injection;
 mod intent;

@@ -11,7 +11,7 @@ fn dgd(name: &str, decode: u64, prefill: u64, gpus: u64) -> String {
     )
 }
 
-fn deployment(name: &str, replicas: u64, gpus: u64) -> String {
+pub(super) fn deployment(name: &str, replicas: u64, gpus: u64) -> String {
     format!(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n      containers:\n      - name: main\n        image: vllm/vllm-openai:v0.9\n        resources:\n          limits: {{nvidia.com/gpu: \"{gpus}\"}}\n"
     )
@@ -21,16 +21,16 @@ const CHART: &str = "apiVersion: v2\nname: llm\nversion: 0.1.0\n";
 const CHART_VALUES: &str = "replicas: 1\ngpus: 1\nname: llm\n";
 const CHART_TEMPLATE: &str = "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Values.name }}\n  labels:\n    app.kubernetes.io/instance: {{ .Release.Name }}\nspec:\n  replicas: {{ .Values.replicas }}\n  template:\n    spec:\n      containers:\n      - name: main\n        image: vllm\n        resources:\n          limits:\n            nvidia.com/gpu: {{ .Values.gpus | quote }}\n";
 
-fn add_chart(r: &Repo, dir: &str) {
+pub(super) fn add_chart(r: &Repo, dir: &str) {
     r.write(&format!("{dir}/Chart.yaml"), CHART)
         .write(&format!("{dir}/values.yaml"), CHART_VALUES)
         .write(&format!("{dir}/templates/deployment.yaml"), CHART_TEMPLATE);
 }
 
-const URL: &str = "https://github.com/acme/gitops.git";
+pub(super) const URL: &str = "https://github.com/acme/gitops.git";
 
 /// The paths of the apps a render report lists, in its order.
-fn app_paths(json: &serde_json::Value) -> Vec<&str> {
+pub(super) fn app_paths(json: &serde_json::Value) -> Vec<&str> {
     json["desired"]["apps"]
         .as_array()
         .unwrap()
