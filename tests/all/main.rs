@@ -13,6 +13,7 @@ mod fuzz;
 mod github;
 mod hostile;
 mod injection;
+mod install;
 mod kinds;
 mod live;
 mod prometheus;
