@@ -12,7 +12,8 @@ use gpuledger::util::date::Timestamp;
 #[derive(Debug, Parser)]
 #[command(
     name = "gpuledger",
-    version,
+    // The commit comes from build.rs: a binary can be traced to the source it was built from.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("GPULEDGER_COMMIT"), ")"),
     about = "Who holds the GPUs in a shared Kubernetes fleet, and whether Git agrees",
     long_about = "gpuledger reads a Kubernetes GPU fleet (from the cluster, read-only, or from a kubectl dump) and \
 reports, per tenant, the GPUs bought, offered, placeable, requested and pending, the workloads and \
