@@ -20,6 +20,7 @@ mod prometheus;
 mod provenance;
 mod render;
 mod sandbox;
+mod ship;
 mod support;
 mod used;
 
