@@ -156,6 +156,17 @@ pub struct CommentArgs {
     #[arg(long, value_name = "N")]
     pub pr: Option<u64>,
 
+    /// Post this report instead of computing one: the JSON report file (`report_path`) that
+    /// `github comment` wrote in a pull request's run whose token could not comment (a fork's). Its
+    /// pull request and head commit must match the `workflow_run` event (or --pr and --head-sha),
+    /// or nothing is posted; the repository is not read.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["base", "head", "snapshot", "kubeconfig", "context", "skip_no_change"]
+    )]
+    pub from_report: Option<PathBuf>,
+
     /// The pull request's head commit [default: from $GITHUB_EVENT_PATH].
     #[arg(long, value_name = "SHA")]
     pub head_sha: Option<String>,
