@@ -163,7 +163,7 @@ pub struct CommentArgs {
     #[arg(
         long,
         value_name = "FILE",
-        conflicts_with_all = ["base", "head", "snapshot", "kubeconfig", "context", "skip_no_change"]
+        conflicts_with_all = ["base", "head", "snapshot", "kubeconfig", "context"]
     )]
     pub from_report: Option<PathBuf>,
 
