@@ -20,6 +20,13 @@ if ! command -v kustomize >/dev/null && ! command -v kubectl >/dev/null; then
     exit 2
 fi
 
+# The install script's tests (tests/all/install.rs) run it as the action does: bash, curl, tar and
+# sha256sum against a local server.
+if ! command -v curl >/dev/null; then
+    say "installing curl (the release install script's tests use it)"
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends curl
+fi
+
 # The real Helm engine (Helm v4 as a C library, PyPI helm-python-sdk) in .venv, behind the
 # tests/support/helm stand-in for `helm template`.
 command -v python3 >/dev/null || { say "installing python3"; apt-get update -qq && apt-get install -y -qq python3 python3-venv; }
@@ -114,6 +121,9 @@ lint env -u GITHUB_TOKEN -u GH_TOKEN -u ZIZMOR_GITHUB_TOKEN "$venv/bin/zizmor" -
 lint "$venv/bin/check-jsonschema" --builtin-schema vendor.github-actions action.yml
 lint "$venv/bin/check-jsonschema" --builtin-schema vendor.github-workflows "${workflows[@]}"
 lint "$venv/bin/hadolint" Dockerfile
+# Building the image needs a container runtime and compiles gpuledger once more (minutes): that is
+# .github/workflows/ci.yml's job, where one exists. Said here so that nobody takes it as done.
+say "container image: Dockerfile linted; built and run by .github/workflows/ci.yml, not here"
 lint "$venv/bin/shellcheck" -x scripts/*.sh .ci/run
 
 # The kustomize and Helm that scripts/tool-versions.env names (the release smoke test and the image
