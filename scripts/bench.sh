@@ -260,6 +260,8 @@ section_live() {
     "$GPULEDGER" inventory --kubeconfig "$kubeconfig" --quiet --timeout 3600 --format json --output /dev/null
   local ledger=$BEST_WALL
   row "gpuledger inventory --kubeconfig" "$BEST_WALL" "$PEAK_RSS_MIB" ""
+  # The inner shell expands $1, the kubeconfig passed after it.
+  # shellcheck disable=SC2016
   measure "kubectl get pods -A -o json" \
     sh -c 'kubectl --kubeconfig "$1" get pods -A -o json >/dev/null' sh "$kubeconfig"
   row "kubectl get pods -A -o json" "$BEST_WALL" "$PEAK_RSS_MIB" ""

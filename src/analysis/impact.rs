@@ -279,7 +279,7 @@ pub fn impact(
                 name: x.name.clone(),
                 cluster: w.cluster.clone(),
                 source: x.source.clone(),
-                rule: f.rule,
+                rule: f.rule.to_string(),
                 message: f.message,
             })
         })

@@ -5,6 +5,10 @@
 //! The order is deliberate: the report is written to the summary and the JSON file before GitHub is
 //! called, so a refused or failing API call loses nothing. A 403 on the pull request (a fork's
 //! read-only token) becomes a warning, not a failure; any other API failure is an error (exit 2).
+//!
+//! `github comment --from-report FILE` posts a report that another run computed (a fork's pull
+//! request, whose token cannot comment): the file is the JSON report a `github comment` wrote, and
+//! it is checked (`gpuledger::github::relay`) before it takes the same way to the pull request.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -25,11 +29,12 @@ use gpuledger::github::frame::{
 };
 use gpuledger::github::issue::Now;
 use gpuledger::github::marker::{self, Marker};
+use gpuledger::github::relay::{self, PullRef, Refused, Verdict, Written};
 use gpuledger::github::split;
 use gpuledger::github::sync;
 use gpuledger::live::kube::Progress;
 use gpuledger::render::{Links, check_doc, drift_issue_doc, render_check, report_doc};
-use gpuledger::report::Provenance;
+use gpuledger::report::{CheckReport, Provenance};
 use gpuledger::util::date::Timestamp;
 
 pub fn comment(
@@ -37,15 +42,17 @@ pub fn comment(
     tokio: &tokio::runtime::Runtime,
     progress: &Arc<Progress>,
 ) -> anyhow::Result<Outcome> {
+    if let Some(file) = &args.from_report {
+        return comment_from_report(args, file, tokio);
+    }
     let rt = runtime()?;
-    let (report, mut notes, exit) = check::compute(
+    let (report, notes, exit) = check::compute(
         &args.check,
         &rt,
         named_scope(&args.github.scope),
         tokio,
         progress,
     )?;
-    let c = &report.check;
     let repo = args.check.repo.as_path();
     let event_pr = rt.event.pull_request.as_ref();
     let pr = args.pr.or(event_pr.map(|p| p.number)).context(
@@ -59,12 +66,67 @@ pub fn comment(
         )?,
     };
     let slug = slug(args.github.github_repo.as_deref(), &rt)?;
-    let scope = args.github.scope.as_str();
+    let local_time = args.valid_at.or_else(|| commit_time(repo, &head));
+    let post = Post {
+        rt,
+        slug,
+        pr,
+        head,
+        local_time,
+        repo: Some(repo),
+    };
+    post_check(args, &post, report, notes, exit, tokio)
+}
 
-    let markdown = check_doc(&report, &links(&rt, &slug, &head, repo));
-    let footer = footer(scope, Some(&head), &rt);
-    let report_path = report_file(&args.github, &rt, &report, &mut notes)?;
-    let overflow = overflow_note(&rt);
+/// Where and as what a check report is posted.
+struct Post<'a> {
+    rt: Runtime,
+    slug: String,
+    pr: u64,
+    head: String,
+    /// The head commit's time, from the local clone.
+    local_time: Option<Timestamp>,
+    /// The checked-out repository: manifest links and annotations are relative to it. `None` for a
+    /// relayed report, whose run had the checkout.
+    repo: Option<&'a Path>,
+}
+
+/// Delivers a check report: step summary, outputs and report file, then the comment, then the
+/// report on standard output and the annotations.
+fn post_check(
+    args: &CommentArgs,
+    post: &Post,
+    report: CheckReport,
+    mut notes: Vec<Note>,
+    exit: Exit,
+    tokio: &tokio::runtime::Runtime,
+) -> anyhow::Result<Outcome> {
+    let Post {
+        rt,
+        slug,
+        pr,
+        head,
+        local_time,
+        repo,
+    } = post;
+    let (pr, local_time) = (*pr, *local_time);
+    let c = &report.check;
+    let scope = args.github.scope.as_str();
+    let blob_links = match repo {
+        Some(r) => links(rt, slug, head, r),
+        None => links(rt, slug, head, Path::new("")),
+    };
+    let markdown = check_doc(&report, &blob_links);
+    let footer = footer(scope, Some(head), rt);
+    let written = Written {
+        report: &report,
+        pull_request: Some(PullRef {
+            number: pr,
+            head_sha: head.clone(),
+        }),
+    };
+    let report_path = report_file(&args.github, rt, &written, &mut notes)?;
+    let overflow = overflow_note(rt);
     if let Some(p) = &rt.step_summary {
         actions::append_summary(p, &with_footer(&markdown, &footer), &overflow)
             .with_context(|| format!("cannot write the step summary {}", p.display()))?;
@@ -74,9 +136,8 @@ pub fn comment(
             .with_context(|| format!("cannot write the step outputs {}", p.display()))?;
     }
 
-    let local_time = args.valid_at.or_else(|| commit_time(repo, &head));
-    let mut ours = Marker::comment(scope, &head, local_time.unwrap_or_else(Timestamp::now));
-    ours.posting = Some(posting_id(&rt));
+    let mut ours = Marker::comment(scope, head, local_time.unwrap_or_else(Timestamp::now));
+    ours.posting = Some(posting_id(rt));
     // "The same report" leaves out the provenance line: its commits and read time change with every
     // push and every run, and a push that changes no GPUs must post nothing new.
     let mut bare = report.clone();
@@ -128,15 +189,8 @@ pub fn comment(
         behavior: args.behavior,
         skip_unchanged: args.skip_no_change && no_change,
     };
-    let posted = with_client(&args.github, &rt, tokio, |gh| async move {
-        sync::comment(
-            &Repo {
-                gh: &gh,
-                slug: &slug,
-            },
-            job,
-        )
-        .await
+    let posted = with_client(&args.github, rt, tokio, |gh| async move {
+        sync::comment(&Repo { gh: &gh, slug }, job).await
     });
     let mut warnings = Vec::new();
     match posted {
@@ -169,7 +223,10 @@ pub fn comment(
     // the annotations are gpuledger's own commands, written after it.
     let mut commands = Vec::new();
     if rt.in_actions {
-        warnings.extend(check_annotations(&report, &prefix(repo, &rt)));
+        // A relayed report's manifests are in the pull request's run, not in this one.
+        if let Some(r) = repo {
+            warnings.extend(check_annotations(&report, &prefix(r, rt)));
+        }
         commands = actions::warnings(&warnings);
     }
     Ok(Outcome {
@@ -178,6 +235,70 @@ pub fn comment(
         notes,
         exit,
     })
+}
+
+/// `github comment --from-report FILE`: the report another run computed, posted once its claims
+/// hold. It was gated where it was computed; here it only informs, so it exits 0 when posted.
+fn comment_from_report(
+    args: &CommentArgs,
+    file: &Path,
+    tokio: &tokio::runtime::Runtime,
+) -> anyhow::Result<Outcome> {
+    let rt = runtime()?;
+    let refused = |e: Refused| anyhow::anyhow!("not posting {}: {e}", file.display());
+    let relayed = relay::read(file).map_err(refused)?;
+    let run = rt.event.workflow_run.as_ref();
+    let pr = relay::check_claims(
+        &relayed,
+        run,
+        args.pr,
+        args.head_sha.as_deref(),
+        &args.github.scope,
+    )
+    .map_err(refused)?;
+    let slug = slug(args.github.github_repo.as_deref(), &rt)?;
+    let mut notes = Vec::new();
+    if !args.github.dry_run {
+        let pull = with_client(&args.github, &rt, tokio, |gh| {
+            let slug = slug.clone();
+            async move {
+                Repo {
+                    gh: &gh,
+                    slug: &slug,
+                }
+                .pull(pr)
+                .await
+            }
+        })
+        .map_err(|e| anyhow::Error::new(e).context(format!("reading pull request #{pr}")))?;
+        if let Verdict::Moved(why) = relay::check_pull(&relayed, &pull, run).map_err(refused)? {
+            say(&mut notes, format!("{why}: nothing posted"));
+            return Ok(Outcome {
+                commands: Vec::new(),
+                stdout: Some(String::new()),
+                notes,
+                exit: Exit::Clean,
+            });
+        }
+    }
+    say(
+        &mut notes,
+        format!(
+            "relaying {} for {slug}#{pr} at {}: its pull request and head commit match the run that made it",
+            file.display(),
+            relayed.claims.head_sha
+        ),
+    );
+    let post = Post {
+        rt,
+        slug,
+        pr,
+        head: relayed.claims.head_sha.clone(),
+        // The commit is not checked out here: its time comes from the API.
+        local_time: args.valid_at,
+        repo: None,
+    };
+    post_check(args, &post, relayed.report, notes, Exit::Clean, tokio)
 }
 
 pub fn issue(

@@ -53,6 +53,17 @@ pub struct PullRequest {
 pub struct Head {
     #[serde(default, deserialize_with = "text")]
     pub sha: Option<String>,
+    /// The branch, in `repo`.
+    #[serde(default, rename = "ref", deserialize_with = "text")]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub repo: Option<HeadRepo>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct HeadRepo {
+    #[serde(default, deserialize_with = "text")]
+    pub full_name: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -132,6 +143,17 @@ pub trait Api {
 pub struct Repo<'a> {
     pub gh: &'a GitHub,
     pub slug: &'a str,
+}
+
+impl Repo<'_> {
+    /// A pull request's head as the API has it now: commit, branch and repository.
+    pub async fn pull(&self, pr: u64) -> Result<Head, GitHubError> {
+        let v = self
+            .gh
+            .get(&format!("/repos/{}/pulls/{pr}", self.slug))
+            .await?;
+        Ok(lenient::<PullRequest>(v).head.unwrap_or_default())
+    }
 }
 
 impl Api for Repo<'_> {

@@ -29,11 +29,36 @@ pub struct Runtime {
     pub runner_temp: Option<PathBuf>,
 }
 
-/// The parts of an event payload gpuledger uses (`pull_request`, `schedule`, `workflow_dispatch`).
+/// The parts of an event payload gpuledger uses (`pull_request`, `workflow_run`, `schedule`,
+/// `workflow_dispatch`).
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct Event {
     pub pull_request: Option<PullRequest>,
     pub repository: Option<Repository>,
+    /// A `workflow_run` event: the run that finished, whose report `--from-report` relays.
+    pub workflow_run: Option<WorkflowRun>,
+}
+
+/// The run a `workflow_run` event is about. GitHub writes these fields, not the run's code: they
+/// are what a relayed report's claims are checked against.
+#[derive(Debug, Clone, Deserialize)]
+pub struct WorkflowRun {
+    /// The event that started that run (`pull_request`).
+    pub event: String,
+    /// The commit it ran on: the pull request's head.
+    pub head_sha: String,
+    pub head_branch: Option<String>,
+    /// The repository the head lives in (a fork's, for a fork's pull request).
+    pub head_repository: Option<Repository>,
+    /// The pull requests of the base repository whose head this is. Empty for a fork's pull
+    /// request (GitHub lists only branches of the base repository here).
+    #[serde(default)]
+    pub pull_requests: Vec<RunPullRequest>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RunPullRequest {
+    pub number: u64,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -17,5 +17,6 @@ pub mod event;
 pub mod frame;
 pub mod issue;
 pub mod marker;
+pub mod relay;
 pub mod split;
 pub mod sync;

@@ -316,7 +316,9 @@ fn intent(d: &mut Doc, c: &Check, links: &Links) {
             vec![
                 format!("{}/{}/{}", f.namespace, f.kind, f.name).into(),
                 f.cluster.as_deref().unwrap_or("").into(),
-                Text::new().strong(f.rule).plain(format!(": {}", f.message)),
+                Text::new()
+                    .strong(f.rule.as_str())
+                    .plain(format!(": {}", f.message)),
                 links.manifest(f.source.as_deref()),
             ]
         })

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::config::Age;
 use crate::util::date::Timestamp;
@@ -52,7 +52,7 @@ pub struct Report {
 
 /// What a report is about, where its inputs came from and when they were read: the scope (cluster)
 /// its title names, each live source with its read time and age, and each side of Git compared.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Provenance {
     /// The cluster or scope (`gpu-east`): GitHub's `--scope`, else the live state's context;
     /// `null` when neither is known.
@@ -101,7 +101,7 @@ impl Provenance {
 }
 
 /// Whether the live state came from a snapshot file or from the cluster itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum LiveSourceKind {
     Snapshot,
@@ -109,7 +109,7 @@ pub enum LiveSourceKind {
 }
 
 /// Where and when one live source was read.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LiveProvenance {
     pub source: LiveSourceKind,
     /// The snapshot file as given, or the cluster (`context (server)`).
@@ -131,7 +131,7 @@ pub struct LiveProvenance {
 }
 
 /// One side of Git a report compares.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GitProvenance {
     /// `base`, `head` or `desired`.
     pub side: String,
@@ -452,7 +452,7 @@ pub struct Desired {
 
 /// A namespace whose tenant only the cluster's Namespace labels name: Git's workloads there count
 /// for `git` (the namespace's name, or what the repository says), the cluster would say `cluster`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ClusterOnlyTenant {
     pub namespace: String,
     pub git: String,
@@ -701,16 +701,18 @@ pub struct ExpiredRule {
 }
 
 /// The report of `gpuledger check`: what a change to the GitOps repository does to the GPUs.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CheckReport {
-    pub schema: &'static str,
+    /// [`SCHEMA`]; a relayed report (`github comment --from-report`) naming another is refused.
+    #[serde(deserialize_with = "this_schema")]
+    pub schema: SchemaName,
     pub sources: Vec<String>,
     pub check: Check,
     /// The scope, the commits compared and when the live state was read.
     pub provenance: Provenance,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Check {
     /// `+32 GPUs (448 → 480); chat +32; 1 added, 0 removed, 1 reshaped; introduces no drift`
     pub summary: String,
@@ -745,10 +747,11 @@ pub struct Check {
     pub tenant_limits: Vec<TenantLimit>,
     pub render_errors: Vec<String>,
     /// Intent lints on the workloads the change adds or reshapes.
+    #[serde(default)]
     pub intent: Vec<IntentFinding>,
     /// Where the cluster would name another tenant than Git's manifests (the head's; tenants are
     /// attributed from the repository alone).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tenancy: Vec<ClusterOnlyTenant>,
     pub gates: Vec<Gate>,
     /// The configuration the check applied, and what the change does to it.
@@ -758,7 +761,7 @@ pub struct Check {
 /// A check applies the base's `.gpuledger.yaml` (or the explicit `--config`), never the head's:
 /// a change cannot relax its own gates. The head's changes to it are listed for a reviewer.
 /// An intent lint on one workload the change adds or reshapes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IntentFinding {
     pub namespace: String,
     pub kind: String,
@@ -768,11 +771,11 @@ pub struct IntentFinding {
     /// The manifest (file:line) to fix.
     pub source: Option<String>,
     /// `missing`, `unparsable`, `infeasible`, `contradiction`, `incomplete`.
-    pub rule: &'static str,
+    pub rule: String,
     pub message: String,
 }
 
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct ConfigReview {
     /// The file the gates and accepted drift came from (`origin/main:.gpuledger.yaml`,
     /// `--config ci.yaml`), or `defaults`.
@@ -785,7 +788,7 @@ pub struct ConfigReview {
     pub head_error: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct DeltaRow {
     pub name: String,
     pub gpus_base: u64,
@@ -793,9 +796,10 @@ pub struct DeltaRow {
     pub delta: i64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ChangeRow {
-    /// The key the change was matched on; the fields below are its serialised form.
+    /// The key the change was matched on; the fields below are its serialised form (read back,
+    /// it is rebuilt from them by [`ChangeRow::rekey`]).
     #[serde(skip)]
     pub workload_id: WorkloadId,
     pub namespace: String,
@@ -817,18 +821,24 @@ pub struct ChangeRow {
     pub source: Option<String>,
     /// The files under its app that the change touched, besides `source` (reshaped only): the
     /// overlay or values file a reviewer should read, when the manifest itself did not change.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub touched: Vec<String>,
 }
 
 impl ChangeRow {
+    /// Rebuilds the key of a row read back from JSON, where it is not written: its display, the
+    /// only use a read-back report has for it, leaves out the API group.
+    pub fn rekey(&mut self) {
+        self.workload_id = WorkloadId::new(&self.namespace, "", &self.kind, &self.name);
+    }
+
     /// The same name [`DriftRow::id`] gives: the [`WorkloadId`]'s display.
     pub fn id(&self) -> String {
         self.workload_id.to_string()
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CapacityFit {
     pub placeable: u64,
     /// The head's desired GPUs plus what unmanaged live workloads hold (they keep running).
@@ -876,7 +886,7 @@ impl CapacityFit {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TenantLimit {
     pub tenant: String,
     pub limit: u64,
@@ -884,7 +894,7 @@ pub struct TenantLimit {
     pub over: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Gate {
     /// `capacity`, `drift-introduced`, `render-error`
     pub name: String,
@@ -893,4 +903,22 @@ pub struct Gate {
     /// The gate could not be evaluated: a missing or incomplete input. It fails closed.
     pub unknown: bool,
     pub why: String,
+}
+
+/// `&'static str` under another name: serde's derive takes a field written `&'static str` as
+/// borrowed from the input (so the report could only be read from a `'static` buffer), even with
+/// `deserialize_with`; through this alias it is read as [`this_schema`] says.
+pub type SchemaName = &'static str;
+
+/// Reads a report's `schema` back: only [`SCHEMA`], so an older or foreign document is refused by
+/// name rather than half understood.
+fn this_schema<'de, D: Deserializer<'de>>(d: D) -> Result<&'static str, D::Error> {
+    let s = String::deserialize(d)?;
+    if s == SCHEMA {
+        Ok(SCHEMA)
+    } else {
+        Err(serde::de::Error::custom(format!(
+            "schema {s:?} is not {SCHEMA:?}"
+        )))
+    }
 }

@@ -43,7 +43,7 @@ pub fn check(o: &Object) -> Result<(), Overflow> {
 }
 
 /// namespace + API group + kind + name: the key that matches a workload across Git and the cluster.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct WorkloadId {
     pub namespace: String,
     pub group: String,

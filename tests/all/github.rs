@@ -1353,3 +1353,162 @@ fn the_verdict_is_the_first_block_of_the_comment_and_the_issue() {
         "{first}\n{body}"
     );
 }
+
+/// The `workflow_run` payload of the relay: the fork's `pull_request` run on `head` finished.
+/// GitHub lists no pull request for a fork's run, so `pull_requests` is empty.
+fn workflow_run_event(job: &Job, head: &str) -> PathBuf {
+    let event = serde_json::json!({
+        "action": "completed",
+        "workflow_run": {
+            "id": 5151,
+            "event": "pull_request",
+            "status": "completed",
+            "conclusion": "success",
+            "head_sha": head,
+            "head_branch": "feature",
+            "head_repository": {"full_name": "someone/gitops", "fork": true},
+            "repository": {"full_name": REPO, "fork": false},
+            "pull_requests": []
+        },
+        "repository": {"full_name": REPO, "fork": false}
+    });
+    let p = job.path("workflow_run.json");
+    std::fs::write(&p, event.to_string()).unwrap();
+    p
+}
+
+/// The fork's run: `github comment` cannot post with its read-only token and leaves the report file
+/// (its `report_path`), the artifact the relay downloads. Returns that file's text.
+fn fork_report(hub: &FakeGitHub, r: &Repo) -> String {
+    // The API knows the fork's commit (through the pull request's ref): the relay, with no
+    // checkout, takes its time from there.
+    let head = r.git(&["rev-parse", "feature"]).trim().to_string();
+    hub.state()
+        .commits
+        .push((head, "2026-11-30T10:00:00Z".to_string()));
+    hub.state().read_only = true;
+    let job = Job::new(hub);
+    let event = job.pull_request(r, true);
+    let out = comment(&job, r, &event, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    hub.state().read_only = false;
+    let path = job.outputs()["report_path"].clone();
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// The relay's run: no checkout (an empty workspace), the report file, the write token.
+fn relay(hub: &FakeGitHub, report: &str, head: &str, extra: &[&str]) -> (Output, Job) {
+    let job = Job::new(hub);
+    let file = job.path("report.json");
+    std::fs::write(&file, report).unwrap();
+    let event = workflow_run_event(&job, head);
+    let empty = tempfile::tempdir().unwrap();
+    let file = file.display().to_string();
+    let mut args = vec![
+        "github",
+        "comment",
+        "--from-report",
+        &file,
+        "--scope",
+        "prod",
+    ];
+    args.extend_from_slice(extra);
+    let out = job.run(empty.path(), &event, "workflow_run", &args);
+    (out, job)
+}
+
+#[test]
+fn a_fork_report_is_relayed_to_its_pull_request() {
+    let (r, hub) = pr_setup();
+    hub.state().head_repo = Some("someone/gitops".into());
+    let report = fork_report(&hub, &r);
+    let head = r.git(&["rev-parse", "feature"]).trim().to_string();
+    let claims: Value = serde_json::from_str(&report).unwrap();
+    assert_eq!(claims["pull_request"]["number"], 7);
+    assert_eq!(claims["pull_request"]["head_sha"], head.as_str());
+
+    let (out, job) = relay(&hub, &report, &head, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let posted: Vec<String> = hub
+        .state()
+        .comments_on(7)
+        .iter()
+        .map(|c| c.body.clone())
+        .collect();
+    assert_eq!(posted.len(), 1, "{}", text(&out));
+    let body = &posted[0];
+    assert!(
+        body.starts_with(&format!(
+            "<!-- gpuledger:comment scope=\"prod\" head=\"{head}\""
+        )),
+        "{body}"
+    );
+    assert!(body.contains("## GPU impact of this change"), "{body}");
+    assert!(job.summary().contains("## GPU impact of this change"));
+    assert_eq!(job.outputs()["gpu_delta"], "16");
+    // Relayed again (a re-run of the relay, as the example runs it): not posted twice.
+    let (out, _) = relay(&hub, &report, &head, &["--skip-no-change"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(hub.state().comments_on(7).len(), 1);
+}
+
+#[test]
+fn a_report_that_lies_about_its_pull_request_is_refused() {
+    let (r, hub) = pr_setup();
+    hub.state().head_repo = Some("someone/gitops".into());
+    // Another pull request of the repository, on another head.
+    hub.state()
+        .add_pull(9, "0123456789abcdef0123456789abcdef01234567");
+    let report = fork_report(&hub, &r);
+    let head = r.git(&["rev-parse", "feature"]).trim().to_string();
+    // Pull request 9 comes from another fork: not the same branch moved on.
+    hub.state().head_repo = Some("mallory/gitops".into());
+    let mut forged: Value = serde_json::from_str(&report).unwrap();
+    forged["pull_request"]["number"] = 9.into();
+    let (out, _) = relay(&hub, &forged.to_string(), &head, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("claims pull request #9, whose head is 0123456789ab"),
+        "{}",
+        text(&out)
+    );
+    // The head commit it claims must be the one the run checked.
+    let mut forged: Value = serde_json::from_str(&report).unwrap();
+    forged["pull_request"]["head_sha"] = "0123456789abcdef0123456789abcdef01234567".into();
+    let (out, _) = relay(&hub, &forged.to_string(), &head, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("claims head commit"), "{}", text(&out));
+    hub.state().head_repo = Some("someone/gitops".into());
+    // Not a check report of this schema, or another scope than the relay posts.
+    let other = report.replace("gpuledger.report/v1", "gpuledger.report/v2");
+    let (out, _) = relay(&hub, &other, &head, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("gpuledger.report/v2"), "{}", text(&out));
+    let (out, _) = relay(&hub, &report, &head, &["--scope", "staging"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("scope"), "{}", text(&out));
+    for n in [7, 9] {
+        assert!(hub.state().comments_on(n).is_empty(), "posted on #{n}");
+    }
+}
+
+#[test]
+fn a_relayed_report_is_escaped_like_any_other() {
+    let (r, hub) = pr_setup();
+    hub.state().head_repo = Some("someone/gitops".into());
+    let report = fork_report(&hub, &r);
+    let head = r.git(&["rev-parse", "feature"]).trim().to_string();
+    // The fork rewrites its report's text: markup, a fake marker and a mention.
+    let mut forged: Value = serde_json::from_str(&report).unwrap();
+    forged["check"]["summary"] =
+        "<!-- gpuledger:comment scope=\"prod\" --> <img src=x onerror=alert(1)> @acme/admins [x](javascript:alert(1))"
+            .into();
+    let (out, _) = relay(&hub, &forged.to_string(), &head, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let body = hub.state().comments_on(7)[0].body.clone();
+    // The same escaping as a report computed here: no tag, no mention, no link, one marker.
+    assert!(!body.contains("<img") && body.contains("&lt;img"), "{body}");
+    assert!(!body.contains("@acme/admins"), "{body}");
+    assert!(body.contains("\\[x\\](javascript:"), "{body}");
+    assert_eq!(body.matches("<!-- gpuledger:comment").count(), 1, "{body}");
+}

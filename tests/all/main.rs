@@ -16,6 +16,7 @@ mod github;
 mod helm_charts;
 mod hostile;
 mod injection;
+mod install;
 mod intent;
 mod kinds;
 mod live;
@@ -23,6 +24,7 @@ mod prometheus;
 mod provenance;
 mod render;
 mod sandbox;
+mod ship;
 mod support;
 mod used;
 

@@ -68,6 +68,8 @@ pub struct State {
     pub list_delay: Duration,
     /// Commits the API knows: sha → committer date.
     pub commits: Vec<(String, String)>,
+    /// The repository every pull request's head lives in (a fork's); `None`: this repository.
+    pub head_repo: Option<String>,
     next_id: u64,
     base: String,
     /// `/api/v3` on GitHub Enterprise Server.
@@ -356,7 +358,7 @@ impl Respond for Hub {
                 match s.issues.iter().find(|i| i.number == n && i.pull_request) {
                     Some(p) => json_response(
                         200,
-                        json!({ "number": n, "state": p.state, "head": { "sha": p.head_sha, "ref": "feature" }, "base": { "ref": "main" } }),
+                        json!({ "number": n, "state": p.state, "head": { "sha": p.head_sha, "ref": "feature", "repo": { "full_name": s.head_repo.as_deref().unwrap_or(REPO) } }, "base": { "ref": "main" } }),
                     ),
                     None => not_found(),
                 }
