@@ -36,6 +36,16 @@ fn tenant_table(tenants: &[crate::report::DesiredTenantRow]) -> Table {
     })
 }
 
+/// An app's count, or what it is when the app did not render: a failed app's figures are
+/// unknown, never 0; an app not rendered on purpose has none.
+fn figure(a: &crate::report::AppRow, n: u64) -> String {
+    match a.status {
+        AppStatus::Rendered => n.to_string(),
+        AppStatus::Error => "unknown".into(),
+        AppStatus::NotRendered | AppStatus::NotApplied => "—".into(),
+    }
+}
+
 /// A cluster column only says something when there are several.
 fn cluster_cell(c: &Option<String>, several: bool) -> Text {
     match c {
@@ -176,8 +186,8 @@ pub fn desired(r: &RenderReport) -> Doc {
                         a.kind.as_str().into(),
                         a.path.as_str().into(),
                         a.status.to_string().into(),
-                        a.objects.to_string().into(),
-                        a.gpus_declared.to_string().into(),
+                        figure(a, a.objects).into(),
+                        figure(a, a.gpus_declared).into(),
                         a.applied_by.as_deref().unwrap_or("").into(),
                         a.defined_at.as_str().into(),
                     ]
