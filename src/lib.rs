@@ -23,6 +23,7 @@ pub mod github;
 pub mod input;
 pub mod k8s;
 pub mod live;
+pub mod plan;
 pub mod render;
 pub mod report;
 pub mod util;
