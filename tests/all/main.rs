@@ -16,6 +16,7 @@ mod hostile;
 mod injection;
 mod kinds;
 mod live;
+mod plan;
 mod prometheus;
 mod provenance;
 mod render;
