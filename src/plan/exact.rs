@@ -13,8 +13,9 @@
 use super::Solved;
 use super::model::{Grid, Problem, Schedule, Shape};
 
-/// Steps of the search per plan: about a second of work on one core.
-pub const DEFAULT_BUDGET: u64 = 2_000_000;
+/// Steps of each search (the plan's, then the smallest pool's): a fraction of a second each in a
+/// release build.
+pub const DEFAULT_BUDGET: u64 = 400_000;
 
 /// Tasks (interruptible ones counted by their slots) above which the search is not tried.
 const MAX_ITEMS: usize = 400;
@@ -90,7 +91,6 @@ pub(crate) fn feasible(problem: &Problem, shape: &Shape, limit: usize, budget: &
         problem,
         items: &items,
         grid: Grid::new(shape, limit),
-        limit,
         starts: vec![0; items.len()],
         left: items
             .iter()
@@ -134,7 +134,6 @@ struct State<'a> {
     problem: &'a Problem,
     items: &'a [Item],
     grid: Grid,
-    limit: usize,
     starts: Vec<usize>,
     /// Work (GPU-slots) of item k and every item after it.
     left: Vec<u128>,
@@ -158,10 +157,11 @@ impl State<'_> {
             lo = lo.max(if item.chained { prev + 1 } else { prev });
         }
         let work_left = self.left.get(k).copied().unwrap_or(0);
-        if work_left > self.grid.free_work(lo.min(self.min_release(k)), self.limit) {
+        if work_left > self.grid.free_work() {
             return Some(false);
         }
-        let last = task.last_within(self.limit) - i64::try_from(item.after + item.len).ok()? + 1;
+        let last =
+            task.last_within(self.grid.slots()) - i64::try_from(item.after + item.len).ok()? + 1;
         let Ok(hi) = usize::try_from(last) else {
             return Some(false);
         };
@@ -181,16 +181,6 @@ impl State<'_> {
             self.grid.unplace(task, &run, &at);
         }
         Some(false)
-    }
-
-    fn min_release(&self, k: usize) -> usize {
-        self.items
-            .get(k..)
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|it| self.problem.tasks.get(it.task).map(|t| t.release))
-            .min()
-            .unwrap_or(0)
     }
 }
 

@@ -200,6 +200,8 @@ pub(crate) struct Grid {
     /// `free[slot * nodes + node]`.
     free: Vec<u64>,
     used: Vec<u64>,
+    /// GPU-slots in use over the whole grid, kept as tasks come and go: the search's cheap bound.
+    busy: u128,
 }
 
 impl Grid {
@@ -214,6 +216,7 @@ impl Grid {
             nodes: shape.nodes.len(),
             free,
             used: vec![0; slots],
+            busy: 0,
         }
     }
 
@@ -282,6 +285,7 @@ impl Grid {
                 *u += task.demand;
             }
         }
+        self.busy += u128::from(task.demand) * slots.len() as u128;
         Some(at)
     }
 
@@ -297,13 +301,15 @@ impl Grid {
                 *u = u.saturating_sub(task.demand);
             }
         }
+        self.busy = self
+            .busy
+            .saturating_sub(u128::from(task.demand) * slots.len() as u128);
     }
 
-    /// Free GPU-slots in `from..to` (the total, whatever the nodes).
-    pub fn free_work(&self, from: usize, to: usize) -> u128 {
-        (from..to.min(self.slots()))
-            .map(|s| u128::from(self.cap.saturating_sub(self.used(s))))
-            .sum()
+    /// Free GPU-slots over the whole grid (the total, whatever the nodes), in constant time: the
+    /// search asks at every step.
+    pub fn free_work(&self) -> u128 {
+        (u128::from(self.cap) * self.slots() as u128).saturating_sub(self.busy)
     }
 }
 
