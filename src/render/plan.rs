@@ -171,13 +171,22 @@ pub fn plan_doc(report: &PlanReport, terminal: bool) -> Doc {
         "Deadline (UTC)",
         ">Slack",
     ]);
+    // A terminal drops the year (the figures above carry it) so that a row fits 80 columns.
+    let when = |t: Timestamp| {
+        let full = gantt_time(t);
+        if terminal {
+            full.get(5..).unwrap_or_default().to_string()
+        } else {
+            full
+        }
+    };
     for j in &p.jobs {
         t.row(vec![
             Text::from(format!("{}/{}", j.namespace, j.name)),
             Text::from(j.gpus.to_string()),
-            Text::from(gantt_time(j.start)),
-            Text::from(gantt_time(j.end)),
-            Text::from(j.deadline.map(gantt_time).unwrap_or_default()),
+            Text::from(when(j.start)),
+            Text::from(when(j.end)),
+            Text::from(j.deadline.map(when).unwrap_or_default()),
             Text::from(j.slack_s.map(duration).unwrap_or_default()),
         ]);
     }
