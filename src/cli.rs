@@ -60,8 +60,8 @@ pub enum Command {
 
 const PLAN_EXAMPLES: &str = "Examples:
   gpuledger plan --jobs jobs.yaml --pool 16 --now 2026-12-02T12:00:00Z
-  gpuledger plan --jobs jobs.yaml --pool 16 --node 8 --node 8 --objective min-peak \\
-      --format markdown -o plan.md
+  gpuledger plan --jobs jobs.yaml --pool 16 --node 8 --node 8 \\
+      --objective min-peak --format markdown -o plan.md
 
 jobs.yaml is a list of jobs: name, namespace (default `default`), kind (default Job), \
 gpus_per_pod, pods (default 1), runtime (`1h30m`), earliest_start and deadline (RFC 3339; \
