@@ -303,12 +303,12 @@ plan_gap() {
 
 section_plan() {
   local nodes=() i objective gap
-  for i in $(seq 1 32); do nodes+=(--node 8); done
+  for i in $(seq 1 40); do nodes+=(--node 8); done
   plan_jobs 1000 1 "$TMP/jobs-1000.yaml"
   plan_jobs 40 2 "$TMP/jobs-40.yaml"
   for objective in earliest min-peak; do
     measure "gpuledger plan (1,000 jobs, $objective)" \
-      "$GPULEDGER" plan --jobs "$TMP/jobs-1000.yaml" --pool 256 "${nodes[@]}" \
+      "$GPULEDGER" plan --jobs "$TMP/jobs-1000.yaml" --pool 320 "${nodes[@]}" \
       --now 2026-12-02T12:00:00Z --objective "$objective" --format json --output "$TMP/plan.json"
     row "gpuledger plan, 1,000 jobs, $objective" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
     log "1,000 jobs, $objective: gap, feasible, peak, lower bound: $(plan_gap "$TMP/plan.json")"
