@@ -52,6 +52,58 @@ pub enum Command {
     /// (run by the action in action.yml, or by any CI with a token).
     #[command(subcommand)]
     Github(GithubCommand),
+    /// Stagger planner: when each batch job should start so that every deadline is met within a
+    /// GPU pool, the peak against starting everything at once, and the smallest pool that meets
+    /// every deadline ("stagger or buy").
+    #[command(after_help = PLAN_EXAMPLES)]
+    Plan(PlanArgs),
+}
+
+const PLAN_EXAMPLES: &str = "Examples:
+  gpuledger plan --jobs jobs.yaml --pool 16 --now 2026-12-02T12:00:00Z
+  gpuledger plan --jobs jobs.yaml --pool 16 --node 8 --node 8 \\
+      --objective min-peak --format markdown -o plan.md
+
+jobs.yaml is a list of jobs: name, namespace (default `default`), kind (default Job), \
+gpus_per_pod, pods (default 1), runtime (`1h30m`), earliest_start and deadline (RFC 3339; \
+earliest_start defaults to --now), interruptible (default false). The plan is advice: hold a job \
+until its start with Kueue's `kueue.x-k8s.io/admission-gated-by` or the Job's `spec.suspend`. \
+Exit codes: 0 planned (deadlines met or not, see the verdict), 1 a deadline is missed and \
+--fail-on-miss was given, 2 error (a bad jobs file names its line).";
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The jobs to plan: a YAML list (see below).
+    #[arg(long, value_name = "FILE")]
+    pub jobs: PathBuf,
+
+    /// GPUs in the pool.
+    #[arg(long, value_name = "N")]
+    pub pool: u64,
+
+    /// GPUs of one placeable node (repeat per node); a pod must fit on one [default: the pool is
+    /// one node].
+    #[arg(long, value_name = "GPUS")]
+    pub node: Vec<u64>,
+
+    /// After meeting every deadline: finish as early as possible, or use the fewest GPUs at once.
+    #[arg(long, value_enum, default_value_t = gpuledger::plan::Objective::Earliest)]
+    pub objective: gpuledger::plan::Objective,
+
+    /// The time grid: jobs start on slot boundaries from --now (`15m`, `1h`).
+    #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = gpuledger::plan::file::parse_duration)]
+    pub slot: u64,
+
+    /// The clock: slot 0 starts here (YYYY-MM-DD is its midnight UTC) [default: now].
+    #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
+    pub now: Option<Timestamp>,
+
+    /// Exit 1 when a deadline is missed.
+    #[arg(long)]
+    pub fail_on_miss: bool,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Debug, Subcommand)]

@@ -24,6 +24,7 @@ pub mod input;
 pub mod intent;
 pub mod k8s;
 pub mod live;
+pub mod plan;
 pub mod render;
 pub mod report;
 pub mod util;

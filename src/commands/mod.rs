@@ -5,6 +5,7 @@ pub mod check;
 pub mod drift;
 pub mod github;
 pub mod inventory;
+pub mod plan;
 pub mod render;
 pub mod snapshot;
 

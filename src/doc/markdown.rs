@@ -160,6 +160,27 @@ fn block(b: &Block) -> Node {
             s.push_str("```\n");
             Node::Leaf(s)
         }
+        Block::Chart(Chart::Gantt { title, sections }) => {
+            let mut s = format!(
+                "```mermaid\ngantt\n    title {}\n    dateFormat YYYY-MM-DD HH:mm\n    axisFormat %H:%M\n",
+                label(title)
+            );
+            for (section, bars) in sections {
+                s.push_str(&format!("    section {}\n", label(section)));
+                for b in bars {
+                    let tag = if b.late { "crit, " } else { "" };
+                    s.push_str(&format!(
+                        "    {} :{tag}{}, {}m\n",
+                        label(&b.name),
+                        // Ours (`YYYY-MM-DD HH:mm`), and `:` would not survive `label`.
+                        b.start,
+                        b.minutes
+                    ));
+                }
+            }
+            s.push_str("```\n");
+            Node::Leaf(s)
+        }
         Block::Small(t) => Node::Leaf(format!("<sub>{}</sub>\n", inline(&t.0))),
     }
 }

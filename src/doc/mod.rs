@@ -202,6 +202,23 @@ pub enum Chart {
         title: String,
         slices: Vec<(String, u64)>,
     },
+    /// A timeline of bars (a plan): `dateFormat YYYY-MM-DD HH:mm`, one section per group.
+    Gantt {
+        title: String,
+        /// (section, bars); a bar is (name, start `YYYY-MM-DD HH:mm`, minutes, late).
+        sections: Vec<(String, Vec<GanttBar>)>,
+    },
+}
+
+/// One bar of a [`Chart::Gantt`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct GanttBar {
+    pub name: String,
+    /// `YYYY-MM-DD HH:mm`, UTC.
+    pub start: String,
+    pub minutes: u64,
+    /// Drawn as critical (it misses its deadline).
+    pub late: bool,
 }
 
 /// One block of a document.

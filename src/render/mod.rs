@@ -10,6 +10,7 @@ mod check;
 mod desired;
 mod drift;
 mod inventory;
+pub mod plan;
 pub mod provenance;
 
 use clap::ValueEnum;
@@ -100,6 +101,16 @@ pub fn render_check(report: &CheckReport, format: Format, style: &Style) -> Stri
 
 pub fn render_desired(report: &RenderReport, format: Format, style: &Style) -> String {
     layout(&desired_doc(report), report, format, style)
+}
+
+/// The plan: a table with a sparkline, markdown with a gantt chart, or the JSON report.
+pub fn render_plan(report: &plan::PlanReport, format: Format, style: &Style) -> String {
+    layout(
+        &plan::plan_doc(report, format == Format::Table),
+        report,
+        format,
+        style,
+    )
 }
 
 fn layout<T: serde::Serialize>(doc: &Doc, report: &T, format: Format, style: &Style) -> String {

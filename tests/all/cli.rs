@@ -186,6 +186,7 @@ fn help_snapshots() {
         ("check_help", vec!["check", "--help"]),
         ("github_comment_help", vec!["github", "comment", "--help"]),
         ("github_issue_help", vec!["github", "issue", "--help"]),
+        ("plan_help", vec!["plan", "--help"]),
     ] {
         let out = gpuledger(&root())
             .args(&args)
@@ -210,6 +211,7 @@ fn help_examples_keep_each_command_on_its_lines_at_80_columns() {
         vec!["check", "--help"],
         vec!["github", "comment", "--help"],
         vec!["github", "issue", "--help"],
+        vec!["plan", "--help"],
     ] {
         let out = gpuledger(&root())
             .args(&args)

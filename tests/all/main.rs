@@ -20,6 +20,7 @@ mod install;
 mod intent;
 mod kinds;
 mod live;
+mod plan;
 mod prometheus;
 mod provenance;
 mod render;

@@ -1,0 +1,56 @@
+//! `gpuledger plan`: when each batch job should start so that every deadline is met within a GPU
+//! pool, and the pool that would be needed otherwise. Jobs come from `--jobs FILE` for now; other
+//! sources (intent in Git, pending Jobs, Kueue) feed the same seam, [`plan_jobs`].
+
+use super::{Exit, Note, Outcome, deliver};
+use crate::cli::PlanArgs;
+use gpuledger::error::Error;
+use gpuledger::plan::{self, Job, Plan, Pool, Settings};
+use gpuledger::render::plan::PlanReport;
+use gpuledger::render::render_plan;
+use gpuledger::report::SCHEMA;
+use gpuledger::util::date::Timestamp;
+
+/// The seam: jobs and a pool in, a plan out.
+pub fn plan_jobs(jobs: Vec<Job>, pool: &Pool, settings: &Settings) -> Plan {
+    plan::plan(jobs, pool, settings)
+}
+
+pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
+    let now = args.now.unwrap_or_else(Timestamp::now);
+    let now_s = now.seconds_since(Timestamp::from_unix(0));
+    let file = args.jobs.display().to_string();
+    let text = std::fs::read_to_string(&args.jobs).map_err(|source| Error::Read {
+        path: args.jobs.clone(),
+        source,
+    })?;
+    let jobs = plan::file::parse_jobs(&text, &file, now_s).map_err(Error::from)?;
+    let pool = Pool {
+        gpus: args.pool,
+        node_sizes: args.node.clone(),
+    };
+    let settings = Settings::new(args.objective, args.slot, now_s);
+    let plan = plan_jobs(jobs, &pool, &settings);
+    let feasible = plan.feasible;
+    let report = PlanReport {
+        schema: SCHEMA,
+        sources: vec![file],
+        plan,
+    };
+    let mut notes = Vec::new();
+    let text = render_plan(&report, args.output.format, &args.output.style());
+    let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
+    if !feasible {
+        notes.push(Note::Say(gpuledger::render::plan::verdict(&report.plan)));
+    }
+    Ok(Outcome {
+        commands: Vec::new(),
+        stdout,
+        notes,
+        exit: if feasible || !args.fail_on_miss {
+            Exit::Clean
+        } else {
+            Exit::Findings
+        },
+    })
+}

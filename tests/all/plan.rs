@@ -1,0 +1,467 @@
+//! The stagger planner: the seed example for both objectives, infeasible pools, per-node fit,
+//! interruptible work, exact plans against brute force on tiny random instances, and the
+//! `plan` command (its outputs and its errors).
+
+use gpuledger::plan::{Bound, Job, Objective, Pool, Settings, plan};
+use gpuledger::util::date::Timestamp;
+
+use crate::support::{fixture, gpuledger, root};
+
+const H: i64 = 3600;
+
+fn t(s: &str) -> i64 {
+    Timestamp::parse(s)
+        .unwrap()
+        .seconds_since(Timestamp::from_unix(0))
+}
+
+fn job(name: &str, gpus: u64, runtime_s: u64, ready: i64, deadline: Option<i64>) -> Job {
+    Job {
+        namespace: "ml".into(),
+        kind: "Job".into(),
+        name: name.into(),
+        gpus_per_pod: gpus,
+        pods: 1,
+        runtime_s,
+        earliest_start: ready,
+        deadline,
+        interruptible: false,
+        source: None,
+    }
+}
+
+fn seed() -> Vec<Job> {
+    let (ready, due) = (t("2026-12-02T12:00:00Z"), t("2026-12-02T17:00:00Z"));
+    ["a", "b", "c", "d"]
+        .iter()
+        .map(|n| job(n, 2, 3600, ready, Some(due)))
+        .collect()
+}
+
+fn pool(gpus: u64) -> Pool {
+    Pool {
+        gpus,
+        node_sizes: Vec::new(),
+    }
+}
+
+fn starts(p: &gpuledger::plan::Plan) -> Vec<String> {
+    p.jobs.iter().map(|j| j.start.to_string()).collect()
+}
+
+#[test]
+fn the_seed_example_finishes_early_or_keeps_the_peak_low() {
+    let now = t("2026-12-02T12:00:00Z");
+    let p = plan(
+        seed(),
+        &pool(4),
+        &Settings::new(Objective::Earliest, 900, now),
+    );
+    assert_eq!(
+        starts(&p),
+        [
+            "2026-12-02T12:00:00Z",
+            "2026-12-02T12:00:00Z",
+            "2026-12-02T13:00:00Z",
+            "2026-12-02T13:00:00Z"
+        ]
+    );
+    assert!(p.feasible && p.exact);
+    assert_eq!((p.peak, p.peak_all_at_once, p.gpu_hours), (4, 8, 8.0));
+    assert_eq!(p.finish.unwrap().to_string(), "2026-12-02T14:00:00Z");
+    assert_eq!(p.min_pool, Some(2));
+    assert_eq!(
+        p.lower_bound,
+        Some(Bound::Finish(
+            Timestamp::parse("2026-12-02T14:00:00Z").unwrap()
+        ))
+    );
+    assert_eq!(p.gap, 0.0);
+
+    let p = plan(
+        seed(),
+        &pool(4),
+        &Settings::new(Objective::MinPeak, 900, now),
+    );
+    assert_eq!(
+        starts(&p),
+        [
+            "2026-12-02T12:00:00Z",
+            "2026-12-02T13:00:00Z",
+            "2026-12-02T14:00:00Z",
+            "2026-12-02T15:00:00Z"
+        ]
+    );
+    assert_eq!((p.peak, p.peak_all_at_once, p.gpu_hours), (2, 8, 8.0));
+    assert_eq!(p.finish.unwrap().to_string(), "2026-12-02T16:00:00Z");
+    assert_eq!(p.lower_bound, Some(Bound::Gpus(2)));
+    assert!(p.feasible && p.exact);
+}
+
+#[test]
+fn a_pool_too_small_says_who_misses_by_how_much_and_what_pool_would_do() {
+    let now = t("2026-12-02T12:00:00Z");
+    let due = t("2026-12-02T14:00:00Z");
+    let jobs: Vec<Job> = ["a", "b", "c", "d", "e", "f"]
+        .iter()
+        .map(|n| job(n, 2, 3600, now, Some(due)))
+        .collect();
+    let p = plan(
+        jobs,
+        &pool(4),
+        &Settings::new(Objective::Earliest, 900, now),
+    );
+    assert!(!p.feasible);
+    assert_eq!(p.missed.len(), 2);
+    assert!(p.missed.iter().all(|m| m.late_s == Some(3600)));
+    assert_eq!(p.min_pool, Some(6));
+    let line = gpuledger::render::plan::verdict(&p);
+    assert_eq!(
+        line,
+        "Staggered, 2 jobs still miss their deadline on 4 GPUs; 6 GPUs would meet all: buying is needed."
+    );
+    // A job that cannot make it even alone: no pool helps, and it says why.
+    let p = plan(
+        vec![job("slow", 1, 3 * 3600, now, Some(now + H))],
+        &pool(4),
+        &Settings::new(Objective::Earliest, 900, now),
+    );
+    assert_eq!((p.feasible, p.min_pool), (false, None));
+    assert_eq!(p.missed[0].late_s, Some(2 * H));
+}
+
+#[test]
+fn a_pod_must_fit_on_one_node() {
+    let now = 0;
+    let nodes = Pool {
+        gpus: 8,
+        node_sizes: vec![4, 4],
+    };
+    // Two pods of 3 fit (one per node); a third waits though 2 GPUs are free.
+    let mut jobs = vec![job("a", 3, 3600, now, None), job("b", 3, 3600, now, None)];
+    jobs.push(job("c", 3, 3600, now, None));
+    let p = plan(jobs, &nodes, &Settings::new(Objective::Earliest, 3600, now));
+    assert_eq!(p.finish.unwrap().to_string(), "1970-01-01T02:00:00Z");
+    assert_eq!(p.peak, 6);
+    // A pod larger than every node cannot run: missed, no late figure, and why.
+    let p = plan(
+        vec![job("big", 6, 3600, now, Some(now + 5 * H))],
+        &nodes,
+        &Settings::new(Objective::Earliest, 3600, now),
+    );
+    assert!(!p.feasible);
+    assert_eq!(p.missed[0].late_s, None);
+    assert!(
+        p.missed[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("fits on no node")
+    );
+    assert_eq!(p.min_pool, None);
+}
+
+#[test]
+fn interruptible_work_fills_the_gaps_and_other_work_runs_in_one_piece() {
+    let now = 0;
+    // A 4-GPU pool; `long` holds 2 GPUs 12:00-14:00; `wide` needs 4 GPUs for an hour from 1h.
+    let mut wide = job("wide", 4, 3600, H, Some(2 * H));
+    wide.interruptible = false;
+    let mut fill = job("fill", 4, 2 * 3600, 0, Some(3 * H));
+    fill.interruptible = true;
+    let p = plan(
+        vec![wide, fill],
+        &pool(4),
+        &Settings::new(Objective::Earliest, 3600, now),
+    );
+    assert!(p.feasible, "{p:?}");
+    let fill = p.jobs.iter().find(|j| j.name == "fill").unwrap();
+    assert_eq!(fill.runs, vec![(0, 1), (2, 1)]);
+    // Not interruptible: it cannot be split around `wide`, so it misses.
+    let mut fill = job("fill", 4, 2 * 3600, 0, Some(3 * H));
+    fill.interruptible = false;
+    let p = plan(
+        vec![job("wide", 4, 3600, H, Some(2 * H)), fill],
+        &pool(4),
+        &Settings::new(Objective::Earliest, 3600, now),
+    );
+    assert!(!p.feasible);
+}
+
+/// xorshift64*: seeded, so a failure reproduces.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// Every way to run each job (whole hours, one node), and the best finish and peak among those
+/// that meet every deadline within `cap` GPUs.
+fn brute(jobs: &[Job], cap: u64, horizon: usize) -> (Option<usize>, Option<u64>) {
+    let options: Vec<Vec<Vec<usize>>> = jobs
+        .iter()
+        .map(|j| {
+            let r = (j.earliest_start / H) as usize;
+            let p = (j.runtime_s / 3600) as usize;
+            let last = j
+                .deadline
+                .map_or(horizon - 1, |d| (d / H) as usize - 1)
+                .min(horizon - 1);
+            let mut v = Vec::new();
+            if j.interruptible {
+                for mask in 0u32..(1 << (last + 1)) {
+                    let slots: Vec<usize> = (0..=last).filter(|s| mask & (1 << s) != 0).collect();
+                    if slots.len() == p && slots.iter().all(|s| *s >= r) {
+                        v.push(slots);
+                    }
+                }
+            } else {
+                for s in r..=last {
+                    if s + p <= last + 1 {
+                        v.push((s..s + p).collect());
+                    }
+                }
+            }
+            v
+        })
+        .collect();
+    let mut best = (None::<usize>, None::<u64>);
+    let mut pick = vec![0usize; jobs.len()];
+    if options.iter().any(|o| o.is_empty()) {
+        return best;
+    }
+    loop {
+        let mut used = vec![0u64; horizon + 1];
+        for (i, o) in pick.iter().enumerate() {
+            for s in &options[i][*o] {
+                used[*s] += jobs[i].gpus();
+            }
+        }
+        let peak = *used.iter().max().unwrap();
+        if peak <= cap {
+            let finish = pick
+                .iter()
+                .enumerate()
+                .map(|(i, o)| options[i][*o].last().unwrap() + 1)
+                .max()
+                .unwrap();
+            best.0 = Some(best.0.map_or(finish, |b| b.min(finish)));
+            best.1 = Some(best.1.map_or(peak, |b| b.min(peak)));
+        }
+        let mut k = 0;
+        loop {
+            if k == pick.len() {
+                return best;
+            }
+            pick[k] += 1;
+            if pick[k] < options[k].len() {
+                break;
+            }
+            pick[k] = 0;
+            k += 1;
+        }
+    }
+}
+
+#[test]
+fn exact_plans_match_brute_force_and_bounds_never_exceed_the_optimum() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for case in 0..300 {
+        let cap = 1 + rng.below(5);
+        let n = 1 + rng.below(4) as usize;
+        let jobs: Vec<Job> = (0..n)
+            .map(|i| {
+                let r = rng.below(3) as i64;
+                let p = 1 + rng.below(3);
+                let mut j = job(
+                    &format!("j{i}"),
+                    1 + rng.below(cap),
+                    p * 3600,
+                    r * H,
+                    (rng.below(4) > 0).then(|| (r + p as i64 + rng.below(3) as i64) * H),
+                );
+                j.interruptible = rng.below(3) == 0;
+                j
+            })
+            .collect();
+        let horizon = 12;
+        let (finish, _) = brute(&jobs, cap, horizon);
+        let (_, peak) = brute(&jobs, cap, horizon);
+        let (_, min_pool) = brute(&jobs, u64::MAX, horizon);
+        let e = plan(
+            jobs.clone(),
+            &pool(cap),
+            &Settings::new(Objective::Earliest, 3600, 0),
+        );
+        let m = plan(
+            jobs.clone(),
+            &pool(cap),
+            &Settings::new(Objective::MinPeak, 3600, 0),
+        );
+        let ctx = format!("case {case}: cap {cap} {jobs:?}");
+        assert_eq!(e.feasible, finish.is_some(), "{ctx}\n{e:?}");
+        assert_eq!(m.feasible, peak.is_some(), "{ctx}\n{m:?}");
+        assert_eq!(e.min_pool, min_pool, "{ctx}");
+        if let Some(f) = finish {
+            assert!(e.exact, "{ctx}");
+            let got = e.finish.unwrap().seconds_since(Timestamp::from_unix(0));
+            assert_eq!(got, f as i64 * H, "{ctx}\n{e:?}");
+            let Some(Bound::Finish(lb)) = e.lower_bound else {
+                panic!("{ctx}")
+            };
+            assert!(
+                lb.seconds_since(Timestamp::from_unix(0)) <= f as i64 * H,
+                "{ctx}"
+            );
+        }
+        if let Some(pk) = peak {
+            assert!(m.exact, "{ctx}");
+            assert_eq!(m.peak, pk, "{ctx}\n{m:?}");
+            assert_eq!(m.lower_bound, Some(Bound::Gpus(pk)), "{ctx}");
+        }
+    }
+}
+
+#[test]
+fn a_thousand_jobs_get_a_plan_with_a_proven_bound() {
+    let mut rng = Rng(42);
+    let jobs: Vec<Job> = (0..1000)
+        .map(|i| {
+            let r = rng.below(96) as i64 * 900;
+            let p = 1 + rng.below(16);
+            job(
+                &format!("j{i}"),
+                1 << rng.below(4),
+                p * 900,
+                r,
+                Some(r + (p + rng.below(96)) as i64 * 900),
+            )
+        })
+        .collect();
+    let nodes = Pool {
+        gpus: 256,
+        node_sizes: vec![8; 32],
+    };
+    let p = plan(jobs, &nodes, &Settings::new(Objective::MinPeak, 900, 0));
+    let Some(Bound::Gpus(lb)) = p.lower_bound else {
+        panic!()
+    };
+    assert!(
+        lb <= p.peak && p.gap >= 0.0 && p.gap < 1.0,
+        "{lb} {} {}",
+        p.peak,
+        p.gap
+    );
+    assert_eq!(
+        p.jobs.len() + p.missed.iter().filter(|m| m.late_s.is_none()).count(),
+        1000
+    );
+}
+
+#[test]
+fn the_command_prints_the_plan_in_every_format() {
+    let out = gpuledger(&root())
+        .args(["plan", "--jobs"])
+        .arg(fixture("fixtures/plan/seed.yaml"))
+        .args([
+            "--pool",
+            "4",
+            "--now",
+            "2026-12-02T12:00:00Z",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .success();
+    let v: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let p = &v["plan"];
+    assert_eq!(v["schema"], "gpuledger.report/v1");
+    assert_eq!(p["objective"], "earliest");
+    assert_eq!(
+        (p["peak"].as_u64(), p["peak_all_at_once"].as_u64()),
+        (Some(4), Some(8))
+    );
+    assert_eq!(p["finish"], "2026-12-02T14:00:00Z");
+    assert_eq!(p["jobs"][2]["start"], "2026-12-02T13:00:00Z");
+    assert_eq!(p["jobs"][2]["slack_s"], 3 * 3600);
+    // Exactly the fields the product spec lists (serde_json sorts them).
+    let keys: Vec<&str> = p.as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(
+        keys,
+        [
+            "feasible",
+            "finish",
+            "gap",
+            "gpu_hours",
+            "jobs",
+            "lower_bound",
+            "min_pool",
+            "missed",
+            "objective",
+            "peak",
+            "peak_all_at_once",
+            "pool"
+        ]
+    );
+    let md = gpuledger(&root())
+        .args(["plan", "--jobs"])
+        .arg(fixture("fixtures/plan/seed.yaml"))
+        .args([
+            "--pool",
+            "4",
+            "--now",
+            "2026-12-02T12:00:00Z",
+            "--objective",
+            "min-peak",
+        ])
+        .args(["--format", "markdown"])
+        .assert()
+        .success();
+    let md = String::from_utf8(md.get_output().stdout.clone()).unwrap();
+    insta::assert_snapshot!("plan_seed_min_peak_markdown", md);
+    let table = gpuledger(&root())
+        .args(["plan", "--jobs"])
+        .arg(fixture("fixtures/plan/seed.yaml"))
+        .args(["--pool", "4", "--now", "2026-12-02T12:00:00Z"])
+        .env("COLUMNS", "80")
+        .assert()
+        .success();
+    let table = String::from_utf8(table.get_output().stdout.clone()).unwrap();
+    insta::assert_snapshot!("plan_seed_table", table);
+}
+
+#[test]
+fn a_bad_jobs_file_names_its_line_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, want) in [
+        (
+            "- name: a\n  gpus_per_pod: 1\n  runtime: forever\n",
+            "jobs.yaml:3: runtime: \"forever\" is not a duration",
+        ),
+        (
+            "- name: a\n  gpus_per_pod: 1\n  runtime: 1h\n  earliest_start: 2026-12-02T12:00:00Z\n  deadline: 2026-12-02T11:00:00Z\n",
+            "jobs.yaml:5: job a: the deadline is not after the earliest start",
+        ),
+        (
+            "- name: a\n  gpus_per_pod: 1\n  runtime: 1h\n  deadline: tomorrow\n",
+            "jobs.yaml:4: deadline: \"tomorrow\" is not a time",
+        ),
+    ] {
+        std::fs::write(dir.path().join("jobs.yaml"), text).unwrap();
+        let out = gpuledger(dir.path())
+            .args(["plan", "--jobs", "jobs.yaml", "--pool", "4"])
+            .assert()
+            .code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(want), "{err}");
+        assert!(out.get_output().stdout.is_empty());
+    }
+}
