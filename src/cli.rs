@@ -74,8 +74,13 @@ Exit codes: 0 planned (deadlines met or not, see the verdict), 1 a deadline is m
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The jobs to plan: a YAML list (see below).
-    #[arg(long, value_name = "FILE")]
-    pub jobs: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "repo")]
+    pub jobs: Option<PathBuf>,
+
+    /// Also plan the batch workloads of this GitOps repository whose intent gives their runtime
+    /// (gpuledger.io/runtime, deadline, earliest-start, interruptible), as `render` finds them.
+    #[command(flatten)]
+    pub repo: RepoArgs,
 
     /// GPUs in the pool.
     #[arg(long, value_name = "N")]

@@ -19,12 +19,39 @@ pub fn plan_jobs(jobs: Vec<Job>, pool: &Pool, settings: &Settings) -> Plan {
 pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
     let now = args.now.unwrap_or_else(Timestamp::now);
     let now_s = now.seconds_since(Timestamp::from_unix(0));
-    let file = args.jobs.display().to_string();
-    let text = std::fs::read_to_string(&args.jobs).map_err(|source| Error::Read {
-        path: args.jobs.clone(),
-        source,
-    })?;
-    let jobs = plan::file::parse_jobs(&text, &file, now_s).map_err(Error::from)?;
+    let mut jobs = Vec::new();
+    let mut sources = Vec::new();
+    let mut notes = Vec::new();
+    if let Some(path) = &args.jobs {
+        let file = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
+            path: path.clone(),
+            source,
+        })?;
+        jobs.extend(plan::file::parse_jobs(&text, &file, now_s).map_err(Error::from)?);
+        sources.push(file);
+    }
+    if args.repo.repo.is_some() {
+        // Batch work with intent in Git, as `render` finds it; what cannot be planned is said.
+        let spec = args.repo.spec();
+        let (cfg, _) = gpuledger::input::config(args.output.config.as_deref(), Some(&spec.path))?;
+        let desired = gpuledger::input::desired_state(&spec, &cfg, &[])?;
+        gpuledger::input::ensure_rendered(&desired, &spec)?;
+        let failed = gpuledger::input::render_failures(&desired);
+        anyhow::ensure!(
+            failed.is_empty(),
+            "the repository did not render completely, so its batch work is unknown: {}",
+            failed.join("; ")
+        );
+        let (from_git, left_out) = plan::from_git::jobs(&desired.workloads, now_s);
+        jobs.extend(from_git);
+        notes.extend(
+            left_out
+                .into_iter()
+                .map(|l| Note::Say(format!("not planned: {l}"))),
+        );
+        sources.push(format!("{} ({})", spec.path.display(), desired.at));
+    }
     let pool = Pool {
         gpus: args.pool,
         node_sizes: args.node.clone(),
@@ -34,10 +61,9 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
     let feasible = plan.feasible;
     let report = PlanReport {
         schema: SCHEMA,
-        sources: vec![file],
+        sources,
         plan,
     };
-    let mut notes = Vec::new();
     let text = render_plan(&report, args.output.format, &args.output.style());
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
     if !feasible {

@@ -27,6 +27,7 @@
 
 mod exact;
 pub mod file;
+pub mod from_git;
 mod heuristic;
 mod model;
 mod pool;

@@ -465,3 +465,66 @@ fn a_bad_jobs_file_names_its_line_and_exits_2() {
         assert!(out.get_output().stdout.is_empty());
     }
 }
+
+/// The seed example declared as intent on four Jobs in a GitOps repository: `plan --repo` finds
+/// them as `render` does and plans them as the jobs file does; a batch Job without a runtime is
+/// said to be left out.
+#[test]
+fn plan_from_intent_in_git() {
+    let r = crate::support::Repo::new();
+    for name in ["eval-a", "eval-b", "eval-c", "eval-d"] {
+        r.write(
+            &format!("batch/{name}.yaml"),
+            &format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: ml\n  annotations:\n    gpuledger.io/runtime: 1h\n    gpuledger.io/earliest-start: \"2026-12-02T12:00:00Z\"\n    gpuledger.io/deadline: \"2026-12-02T17:00:00Z\"\nspec:\n  template:\n    spec:\n      containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"2\"}}}}}}]\n"
+            ),
+        );
+    }
+    r.write(
+        "batch/vague.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: vague\n  namespace: ml\n  annotations: {gpuledger.io/deadline: \"2026-12-02T17:00:00Z\"}\nspec:\n  template:\n    spec:\n      containers: [{name: main, resources: {limits: {nvidia.com/gpu: \"1\"}}}]\n",
+    )
+    .commit("seed as intent");
+    let out = gpuledger(r.path())
+        .args([
+            "plan",
+            "--repo",
+            ".",
+            "--pool",
+            "4",
+            "--now",
+            "2026-12-02T12:00:00Z",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let p = &j["plan"];
+    assert_eq!(p["feasible"], true);
+    assert_eq!(p["peak"], 4);
+    assert_eq!(p["peak_all_at_once"], 8);
+    assert_eq!(p["finish"], "2026-12-02T14:00:00Z");
+    let mut starts: Vec<&str> = p["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["start"].as_str().unwrap())
+        .collect();
+    starts.sort();
+    assert_eq!(
+        starts,
+        [
+            "2026-12-02T12:00:00Z",
+            "2026-12-02T12:00:00Z",
+            "2026-12-02T13:00:00Z",
+            "2026-12-02T13:00:00Z"
+        ]
+    );
+    assert!(
+        err.contains("not planned: ml/Job/vague: no gpuledger.io/runtime"),
+        "{err}"
+    );
+}
