@@ -82,9 +82,25 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub repo: RepoArgs,
 
-    /// GPUs in the pool.
-    #[arg(long, value_name = "N")]
-    pub pool: u64,
+    /// GPUs in the pool [default: from --snapshot: the placeable GPUs minus what non-batch
+    /// workloads hold, or the --queue's quota].
+    #[arg(long, value_name = "N", required_unless_present = "snapshot")]
+    pub pool: Option<u64>,
+
+    /// The cluster, for the pool and its nodes: what `kubectl get -o yaml|json` prints (repeat
+    /// for several files).
+    #[arg(long, short = 's', value_name = "FILE")]
+    pub snapshot: Vec<PathBuf>,
+
+    /// The pool is this Kueue ClusterQueue's nvidia.com/gpu nominal quota minus its usage (from
+    /// --snapshot; v1beta1 and v1beta2).
+    #[arg(long, value_name = "NAME", requires = "snapshot")]
+    pub queue: Option<String>,
+
+    /// With --queue: add what the queue may borrow in its cohort (up to its borrowing limit and
+    /// the cohort's unused quota).
+    #[arg(long, requires = "queue")]
+    pub borrow: bool,
 
     /// GPUs of one placeable node (repeat per node); a pod must fit on one [default: the pool is
     /// one node].

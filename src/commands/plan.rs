@@ -52,10 +52,7 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
         );
         sources.push(format!("{} ({})", spec.path.display(), desired.at));
     }
-    let pool = Pool {
-        gpus: args.pool,
-        node_sizes: args.node.clone(),
-    };
+    let pool = pool(args, &mut sources)?;
     let settings = Settings::new(args.objective, args.slot, now_s);
     let plan = plan_jobs(jobs, &pool, &settings);
     let feasible = plan.feasible;
@@ -79,4 +76,55 @@ pub fn run(args: &PlanArgs) -> anyhow::Result<Outcome> {
             Exit::Findings
         },
     })
+}
+
+/// The pool: `--pool`, else the `--queue`'s quota, else the snapshot's placeable GPUs minus what
+/// non-batch workloads hold; its nodes: `--node`, else the snapshot's placeable GPU nodes.
+fn pool(args: &PlanArgs, sources: &mut Vec<String>) -> anyhow::Result<Pool> {
+    let mut node_sizes = args.node.clone();
+    if args.snapshot.is_empty() {
+        return Ok(Pool {
+            gpus: args.pool.unwrap_or(0),
+            node_sizes,
+        });
+    }
+    let (cfg, _) = gpuledger::input::config(args.output.config.as_deref(), None)?;
+    let mut objects = Vec::new();
+    for path in &args.snapshot {
+        objects.extend(gpuledger::k8s::read::read_objects(path)?);
+        sources.push(path.display().to_string());
+    }
+    let nodes = gpuledger::analysis::nodes::gpu_nodes(&objects, &cfg);
+    if node_sizes.is_empty() {
+        node_sizes = nodes
+            .values()
+            .map(|n| n.placeable_gpus())
+            .filter(|g| *g > 0)
+            .collect();
+    }
+    let gpus = match (args.pool, &args.queue) {
+        (Some(n), _) => n,
+        (None, Some(q)) => {
+            let (gpus, text) =
+                plan::kueue::pool(&objects, q, args.borrow).map_err(anyhow::Error::msg)?;
+            sources.push(text);
+            gpus
+        }
+        (None, None) => {
+            let report = gpuledger::analysis::inventory::inventory(&objects, &cfg, vec![])?;
+            let held: u64 = report
+                .workloads
+                .iter()
+                .filter(|w| w.intent_facts.class != gpuledger::intent::WorkClass::Batch)
+                .map(|w| w.gpus)
+                .fold(0, u64::saturating_add);
+            let placeable = report.fleet.gpus.placeable;
+            let free = placeable.saturating_sub(held);
+            sources.push(format!(
+                "pool: {placeable} placeable GPUs − {held} held by non-batch workloads = {free}"
+            ));
+            free
+        }
+    };
+    Ok(Pool { gpus, node_sizes })
 }

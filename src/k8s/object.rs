@@ -59,6 +59,8 @@ pub enum Kind {
     FluxKustomization,
     HelmRelease,
     GitRepository,
+    /// A Kueue ClusterQueue: its GPU quota is a pool for the planner (spec and status as JSON).
+    ClusterQueue,
     List,
     Other,
 }
@@ -88,6 +90,7 @@ impl Kind {
             ("kustomize.toolkit.fluxcd.io", "Kustomization") => Kind::FluxKustomization,
             ("helm.toolkit.fluxcd.io", "HelmRelease") => Kind::HelmRelease,
             ("source.toolkit.fluxcd.io", "GitRepository") => Kind::GitRepository,
+            ("kueue.x-k8s.io", "ClusterQueue") => Kind::ClusterQueue,
             (_, k) if k == "List" || (k.ends_with("List") && group.is_empty()) => Kind::List,
             _ => Kind::Other,
         }
@@ -135,6 +138,8 @@ pub enum Body {
     /// The spec of a GitOps object (Argo CD, Flux), as JSON: its shape varies by version and it may
     /// carry arbitrary Helm values.
     Raw(serde_json::Value),
+    /// Spec and status as JSON (a Kueue ClusterQueue: its quota and its usage).
+    WithStatus(serde_json::Value, serde_json::Value),
     /// Kinds read for their metadata only (Namespace, Gateway, lists).
     None,
 }
@@ -166,6 +171,9 @@ impl Body {
             // templates requesting GPUs in the rest, so a GPU workload of an unknown kind is
             // never silent.
             Kind::Other => Body::Raw(serde_json::Value::Null),
+            Kind::ClusterQueue => {
+                Body::WithStatus(serde_json::Value::Null, serde_json::Value::Null)
+            }
             Kind::Namespace | Kind::Gateway | Kind::List => Body::None,
         }
     }
@@ -189,7 +197,7 @@ impl Body {
             Body::Service(s) => *s = opt(d)?,
             Body::HttpRoute(s) => *s = opt(d)?,
             Body::Hpa(s) => *s = opt(d)?,
-            Body::Raw(v) => *v = serde_json::Value::deserialize(d)?,
+            Body::Raw(v) | Body::WithStatus(v, _) => *v = serde_json::Value::deserialize(d)?,
             Body::None => {
                 IgnoredAny::deserialize(d)?;
             }
@@ -202,6 +210,7 @@ impl Body {
             Body::Pod(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
             Body::Node(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
             Body::Job(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
+            Body::WithStatus(_, v) => *v = serde_json::Value::deserialize(d)?,
             _ => {
                 IgnoredAny::deserialize(d)?;
             }

@@ -63,6 +63,7 @@ pub const RESOURCES: &[Resource] = &[
     r("gateway.networking.k8s.io", "gateways", false),
     r("gateway.networking.k8s.io", "httproutes", false),
     r("argoproj.io", "applications", false),
+    r("kueue.x-k8s.io", "clusterqueues", false),
 ];
 
 impl Resource {

@@ -29,6 +29,7 @@ mod exact;
 pub mod file;
 pub mod from_git;
 mod heuristic;
+pub mod kueue;
 mod model;
 mod pool;
 

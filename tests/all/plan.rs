@@ -528,3 +528,61 @@ fn plan_from_intent_in_git() {
         "{err}"
     );
 }
+
+/// The pool from a cluster snapshot: its placeable GPUs minus what serving holds, or a Kueue
+/// ClusterQueue's quota (v1beta1 and v1beta2) with and without borrowing; its nodes from the
+/// snapshot's placeable GPU nodes.
+#[test]
+fn the_pool_from_a_snapshot_and_a_kueue_cluster_queue() {
+    let dir = tempfile::tempdir().unwrap();
+    let node = |name: &str| {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{nvidia.com/gpu.product: H100}}}}\nstatus:\n  capacity: {{nvidia.com/gpu: \"4\"}}\n  allocatable: {{nvidia.com/gpu: \"4\"}}\n  conditions: [{{type: Ready, status: \"True\"}}]\n---\n"
+        )
+    };
+    let snapshot = format!(
+        "{}{}apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: chat, namespace: serving, uid: d1}}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"2\"}}}}}}]\n---\napiVersion: v1\nkind: Pod\nmetadata: {{name: chat-0, namespace: serving, ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: chat, uid: d1, controller: true}}]}}\nspec:\n  nodeName: gpu-a\n  containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"2\"}}}}}}]\nstatus: {{phase: Running}}\n---\napiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: batch}}\nspec:\n  cohortName: pool\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: h100\n      resources: [{{name: nvidia.com/gpu, nominalQuota: 2, borrowingLimit: 2}}]\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {{name: other}}\nspec:\n  cohort: pool\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: h100\n      resources: [{{name: nvidia.com/gpu, nominalQuota: 4}}]\n",
+        node("gpu-a"),
+        node("gpu-b")
+    );
+    std::fs::write(dir.path().join("fleet.yaml"), snapshot).unwrap();
+    let plan = |extra: &[&str]| {
+        let out = gpuledger(dir.path())
+            .args([
+                "plan",
+                "--jobs",
+                fixture("fixtures/plan/seed.yaml").to_str().unwrap(),
+                "--snapshot",
+                "fleet.yaml",
+                "--now",
+                "2026-12-02T12:00:00Z",
+                "--format",
+                "json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap()
+    };
+    // 8 placeable − 2 held by the serving Deployment = 6: three 2-GPU jobs at once.
+    let j = plan(&[]);
+    assert_eq!(j["plan"]["pool"], 6, "{:#}", j);
+    assert_eq!(j["plan"]["peak"], 6);
+    assert!(
+        j["sources"]
+            .to_string()
+            .contains("8 placeable GPUs − 2 held"),
+        "{}",
+        j["sources"]
+    );
+    // The queue's 2 GPUs: one job at a time, done 16:00, still in time.
+    let j = plan(&["--queue", "batch"]);
+    assert_eq!(j["plan"]["pool"], 2);
+    assert_eq!(j["plan"]["finish"], "2026-12-02T16:00:00Z");
+    // Borrowing 2 more from the cohort (the other queue leaves 4 unused): two at a time.
+    let j = plan(&["--queue", "batch", "--borrow"]);
+    assert_eq!(j["plan"]["pool"], 4);
+    assert_eq!(j["plan"]["finish"], "2026-12-02T14:00:00Z");
+}
