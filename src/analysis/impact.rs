@@ -417,6 +417,7 @@ pub fn impact(
         tenant_limits,
         render_errors,
         intent,
+        stagger: None,
         gates,
         config,
     })

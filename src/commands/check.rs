@@ -154,6 +154,33 @@ pub fn compute(
         check.base_at = b.describe.clone();
         check.head_at = h.describe.clone();
     }
+    // Batch work the change adds, with a runtime in its intent: does it fit the batch pool by
+    // staggering, or would it need more GPUs?
+    if let Some(p) = live.as_ref().filter(|p| p.incomplete.is_empty()) {
+        let added: Vec<_> = head
+            .workloads
+            .iter()
+            .filter(|w| {
+                check
+                    .added
+                    .iter()
+                    .any(|a| a.cluster == w.cluster && a.workload_id == w.workload.id())
+            })
+            .cloned()
+            .collect();
+        let now_s = now.unix();
+        let (jobs, _) = gpuledger::plan::from_git::jobs(&added, now_s);
+        if !jobs.is_empty() {
+            let (pool, _) = gpuledger::plan::live::batch_pool(&p.objects, &cfg)?;
+            let settings = gpuledger::plan::Settings::new(
+                gpuledger::plan::Objective::Earliest,
+                15 * 60,
+                now_s,
+            );
+            let plan = gpuledger::plan::plan(jobs, &pool, &settings);
+            check.stagger = Some(gpuledger::render::plan::verdict(&plan));
+        }
+    }
     if let Some(p) = &live {
         for m in &p.incomplete {
             notes.push(Note::Incomplete {

@@ -94,13 +94,9 @@ fn pool(args: &PlanArgs, sources: &mut Vec<String>) -> anyhow::Result<Pool> {
         objects.extend(gpuledger::k8s::read::read_objects(path)?);
         sources.push(path.display().to_string());
     }
-    let nodes = gpuledger::analysis::nodes::gpu_nodes(&objects, &cfg);
+    let (live, how) = plan::live::batch_pool(&objects, &cfg)?;
     if node_sizes.is_empty() {
-        node_sizes = nodes
-            .values()
-            .map(|n| n.placeable_gpus())
-            .filter(|g| *g > 0)
-            .collect();
+        node_sizes = live.node_sizes;
     }
     let gpus = match (args.pool, &args.queue) {
         (Some(n), _) => n,
@@ -111,19 +107,8 @@ fn pool(args: &PlanArgs, sources: &mut Vec<String>) -> anyhow::Result<Pool> {
             gpus
         }
         (None, None) => {
-            let report = gpuledger::analysis::inventory::inventory(&objects, &cfg, vec![])?;
-            let held: u64 = report
-                .workloads
-                .iter()
-                .filter(|w| w.intent_facts.class != gpuledger::intent::WorkClass::Batch)
-                .map(|w| w.gpus)
-                .fold(0, u64::saturating_add);
-            let placeable = report.fleet.gpus.placeable;
-            let free = placeable.saturating_sub(held);
-            sources.push(format!(
-                "pool: {placeable} placeable GPUs − {held} held by non-batch workloads = {free}"
-            ));
-            free
+            sources.push(how);
+            live.gpus
         }
     };
     Ok(Pool { gpus, node_sizes })

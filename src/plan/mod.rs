@@ -30,6 +30,7 @@ pub mod file;
 pub mod from_git;
 mod heuristic;
 pub mod kueue;
+pub mod live;
 mod model;
 mod pool;
 

@@ -177,6 +177,14 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
                 .plain(format!(": {}.", why.as_deref().unwrap_or("not computed"))),
         ),
     }
+    // Beside capacity, which counts everything at once: staggered, batch work may still fit.
+    if let Some(s) = &c.stagger {
+        d.paragraph(
+            Text::new()
+                .strong("Batch work added")
+                .plain(format!(": {s}")),
+        );
+    }
     if let (true, Some(why)) = (c.live, &c.drift_unknown) {
         d.paragraph(
             Text::new()

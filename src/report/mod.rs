@@ -749,6 +749,10 @@ pub struct Check {
     /// Intent lints on the workloads the change adds or reshapes.
     #[serde(default)]
     pub intent: Vec<IntentFinding>,
+    /// Whether the batch work the change adds fits the cluster's batch pool by staggering (a
+    /// plan's verdict), when the change adds batch work with a runtime and a live state is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stagger: Option<String>,
     /// Where the cluster would name another tenant than Git's manifests (the head's; tenants are
     /// attributed from the repository alone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

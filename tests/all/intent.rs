@@ -166,3 +166,50 @@ fn a_bad_intent_rule_is_named_by_its_place() {
         "{err}"
     );
 }
+
+/// A change that adds batch work with intent says, against the live state, whether it fits the
+/// batch pool by staggering: the seed example on a 4-GPU cluster.
+#[test]
+fn the_check_says_whether_added_batch_work_fits_staggered() {
+    let r = Repo::new();
+    r.write("README.md", "gitops\n").commit("empty");
+    r.git(&["checkout", "-q", "-b", "feature"]);
+    for name in ["eval-a", "eval-b", "eval-c", "eval-d"] {
+        r.write(
+            &format!("batch/{name}.yaml"),
+            &format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: ml\n  annotations:\n    gpuledger.io/runtime: 1h\n    gpuledger.io/earliest-start: \"2026-12-02T12:00:00Z\"\n    gpuledger.io/deadline: \"2026-12-02T17:00:00Z\"\nspec:\n  template:\n    spec:\n      containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"2\"}}}}}}]\n"
+            ),
+        );
+    }
+    r.write(
+        "live.yaml",
+        "apiVersion: v1\nkind: Node\nmetadata: {name: gpu-a}\nstatus:\n  capacity: {nvidia.com/gpu: \"4\"}\n  allocatable: {nvidia.com/gpu: \"4\"}\n  conditions: [{type: Ready, status: \"True\"}]\n",
+    )
+    .commit("four evals");
+    let (code, j, err) = run(
+        &r,
+        &[
+            "check",
+            "--repo",
+            ".",
+            "--base",
+            "main",
+            "--head",
+            "feature",
+            "--snapshot",
+            "live.yaml",
+            "--now",
+            "2026-12-02T12:00:00Z",
+            "--fail-on",
+            "none",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let s = j["check"]["stagger"].as_str().unwrap_or_default();
+    assert!(
+        s.contains("Fits the pool staggered: peak 4 of 4 GPUs")
+            && s.contains("started at once it needs 8"),
+        "{s:?}"
+    );
+}
