@@ -147,17 +147,11 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
 
     let tenancy = cluster_only_tenants(&workloads, &namespaces, &tenants, cfg, live);
     let clusters = cluster_rows(&workloads, &apps)?;
-    let with_intent = workloads
-        .iter()
-        .filter(|w| w.workload.intent.is_some())
-        .map(|w| w.workload.gpus_declared)
-        .fold(0, u64::saturating_add);
-    let all = workloads
-        .iter()
-        .map(|w| w.workload.gpus_declared)
-        .fold(0, u64::saturating_add);
     Ok(Desired {
-        intent_coverage: crate::util::sum::ratio(with_intent, all),
+        intent_coverage: super::inventory::intent_coverage(
+            workloads.iter().map(|w| &w.workload),
+            |r| r.gpus_declared,
+        ),
         clusters,
         cluster: rendered.cluster.clone(),
         tenancy,

@@ -270,7 +270,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         complete: incomplete.is_empty(),
         incomplete,
         fleet: Fleet {
-            intent_coverage: super::inventory::intent_coverage(&workloads),
+            intent_coverage: super::inventory::intent_coverage(workloads.iter(), |r| r.gpus),
             gpu_nodes,
             utilisation: ratio(gpus.requested, gpus.placeable),
             gpus,

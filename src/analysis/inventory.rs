@@ -181,7 +181,7 @@ pub fn inventory_with_metrics(
         complete: true,
         incomplete: Vec::new(),
         fleet: Fleet {
-            intent_coverage: intent_coverage(&workload_rows),
+            intent_coverage: intent_coverage(workload_rows.iter(), |r| r.gpus),
             gpu_nodes: sum::count(nodes.len()),
             utilisation: ratio(gpus.requested, gpus.placeable),
             gpus,
@@ -225,13 +225,16 @@ pub fn inventory_with_metrics(
 
 pub(crate) use crate::util::sum::ratio;
 
-/// Requested GPUs of the workloads that declare intent, over all requested GPUs.
-pub(crate) fn intent_coverage(rows: &[WorkloadRow]) -> Option<f64> {
-    let all: u64 = rows.iter().map(|r| r.gpus).fold(0, u64::saturating_add);
+/// GPUs (as `gpus` counts them: requested live, declared in Git) of the workloads that declare
+/// intent, over all of theirs.
+pub(crate) fn intent_coverage<'a>(
+    rows: impl Iterator<Item = &'a WorkloadRow> + Clone,
+    gpus: impl Fn(&WorkloadRow) -> u64,
+) -> Option<f64> {
+    let all: u64 = rows.clone().map(&gpus).fold(0, u64::saturating_add);
     let declared: u64 = rows
-        .iter()
         .filter(|r| r.intent.is_some())
-        .map(|r| r.gpus)
+        .map(&gpus)
         .fold(0, u64::saturating_add);
     ratio(declared, all)
 }

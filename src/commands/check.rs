@@ -69,19 +69,17 @@ pub fn compute(
     };
     let mut head_spec = args.repo();
     head_spec.cluster_hint = scope.clone();
-    let head_spec = head_spec;
-    let repo = head_spec.path.as_path();
     let mut notes = Vec::new();
     let mut sources = Vec::new();
     let (cfg, review) = check_config(
         args.output.config.as_deref(),
-        repo,
+        &head_spec.path,
         &base_ref,
         head_spec.git_ref.as_deref(),
     )?;
     sources.push(review.applied.clone());
     notes.push(Note::ConfigUsed(review.applied.clone()));
-    let mut head_spec = head_spec;
+    // The configuration's `clusters:` may name the cluster of the live state given.
     let live_spec = args.live().map(|mut l| {
         input::cluster_live(&mut head_spec, &mut l, &cfg);
         l
@@ -157,15 +155,15 @@ pub fn compute(
     // Batch work the change adds, with a runtime in its intent: does it fit the batch pool by
     // staggering, or would it need more GPUs?
     if let Some(p) = live.as_ref().filter(|p| p.incomplete.is_empty()) {
+        let added_ids: std::collections::HashSet<_> = check
+            .added
+            .iter()
+            .map(|a| (&a.cluster, &a.workload_id))
+            .collect();
         let added: Vec<_> = head
             .workloads
             .iter()
-            .filter(|w| {
-                check
-                    .added
-                    .iter()
-                    .any(|a| a.cluster == w.cluster && a.workload_id == w.workload.id())
-            })
+            .filter(|w| added_ids.contains(&(&w.cluster, &w.workload.id())))
             .cloned()
             .collect();
         let now_s = now.unix();

@@ -13,7 +13,7 @@ use super::follow::{self, Candidate, Start};
 use super::source::{Context, collect, normalize_url};
 use super::tree::{
     KUSTOMIZATION_FILES, Tree, is_component, join, kustomization_entries, kustomization_files,
-    normalize,
+    normalize, under,
 };
 use super::{HelmArgs, How, Unit, clusters};
 use crate::config::{ClusterConfig, RenderConfig};
@@ -36,10 +36,6 @@ fn is_manifest_name(path: &str) -> bool {
 
 fn hidden(path: &str) -> bool {
     path.split('/').any(|s| s.starts_with('.'))
-}
-
-fn under(path: &str, dir: &str) -> bool {
-    dir.is_empty() || path == dir || path.starts_with(&format!("{dir}/"))
 }
 
 pub fn plan<'a>(
@@ -126,7 +122,7 @@ pub fn plan<'a>(
         .filter_map(|r| r.as_ref().ok())
         .flatten()
         .collect();
-    let git_repositories = follow::git_repositories(objects.iter().copied());
+    let git_repositories = super::source::git_repositories(objects.iter().copied());
     let mut repo_urls: Vec<String> = tree
         .remotes
         .iter()
@@ -144,7 +140,6 @@ pub fn plan<'a>(
     };
 
     let mut units = Vec::new();
-    let mut root_apps = Vec::new();
     let mut skipped = Vec::new();
     let mut not_roots = Vec::new();
     let mut app_files = BTreeSet::new();
@@ -158,14 +153,10 @@ pub fn plan<'a>(
     if !cfg.roots.is_empty() {
         for root in &cfg.roots {
             match normalize(root) {
-                Some(r) if tree.is_dir(&r) || tree.exists(&r) => units.extend(root_unit(
-                    tree,
-                    &r,
-                    &kustomize_dirs,
-                    &chart_dirs,
-                    &parsed,
-                    &excluded,
-                )),
+                Some(r) if tree.is_dir(&r) || tree.exists(&r) => units.extend(
+                    root_unit(tree, &r, &kustomize_dirs, &chart_dirs, &parsed, &excluded)
+                        .map(|u| (u, None)),
+                ),
                 _ => problems.push(format!(
                     "render.roots: {root:?} does not exist in the {}",
                     tree.label
@@ -179,7 +170,10 @@ pub fn plan<'a>(
             .flat_map(|k| super::tree::inflated_chart_dirs(tree, k))
             .collect();
         chart_dirs.retain(|c| !inflated.contains(c));
-        units = no_app_units(tree, &kustomize_dirs, &chart_dirs, &parsed);
+        units = no_app_units(tree, &kustomize_dirs, &chart_dirs, &parsed)
+            .into_iter()
+            .map(|u| (u, None))
+            .collect();
     } else {
         // What each app would apply, decided without rendering: its file is applied by another app
         // when it is in what that app's source reads.
@@ -226,16 +220,13 @@ pub fn plan<'a>(
                 if u.cluster.is_none() {
                     u.cluster = flux_cluster.clone();
                 }
-                root_apps.push(Some((c.object.clone(), u.cluster.clone())));
-                units.push(u);
+                units.push((u, Some(c.object.clone())));
             }
         }
     }
-    root_apps.resize(units.len(), None);
     Start {
         ctx,
         units,
-        root_apps,
         parsed,
         skipped,
         problems,

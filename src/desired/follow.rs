@@ -16,11 +16,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::render::Renderer;
-use super::source::{AppRef, Context, SourceOutcome, collect, normalize_url};
-use super::tree::{Tree, is_kustomize_dir, join, kustomization_entries, normalize};
+use super::source::{AppRef, Context, SourceOutcome, collect};
+use super::tree::{Tree, is_kustomize_dir, join, kustomization_entries, normalize, under};
 use super::{How, Outcome, Rendered, Skipped, Unit, appset, argo, flux};
 use crate::error::InputError;
-use crate::k8s::object::{Body, Kind, Object};
+use crate::k8s::object::{Kind, Object};
 
 /// How deep app-of-apps chains are followed: deeper is reported, not rendered.
 pub const MAX_DEPTH: usize = 8;
@@ -167,19 +167,34 @@ pub struct Candidate<'a> {
 /// indexes of the roots, each candidate's static parents (indexes), and the cycles among the rest:
 /// apps that apply each other while no root applies any of them.
 pub fn roots(candidates: &[Candidate<'_>]) -> (Vec<usize>, Vec<Vec<usize>>, Vec<String>) {
+    // Who applies each file, indexed once: an app's parents are the others that reach its file.
+    let mut appliers: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (j, c) in candidates.iter().enumerate() {
+        for f in &c.reach {
+            appliers.entry(f.as_str()).or_default().push(j);
+        }
+    }
     let parents: Vec<Vec<usize>> = candidates
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let file = &*c.object.source.file;
-            candidates
-                .iter()
-                .enumerate()
-                .filter(|(j, d)| *j != i && d.reach.contains(file))
-                .map(|(j, _)| j)
+            appliers
+                .get(&*c.object.source.file)
+                .into_iter()
+                .flatten()
+                .copied()
+                .filter(|j| *j != i)
                 .collect()
         })
         .collect();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); candidates.len()];
+    for (c, ps) in parents.iter().enumerate() {
+        for p in ps {
+            if let Some(ch) = children.get_mut(*p) {
+                ch.push(c);
+            }
+        }
+    }
     let is_flux = |c: &Candidate<'_>| {
         matches!(
             c.object.typed_kind(),
@@ -201,8 +216,8 @@ pub fn roots(candidates: &[Candidate<'_>]) -> (Vec<usize>, Vec<Vec<usize>>, Vec<
     let mut reached: BTreeSet<usize> = roots.iter().copied().collect();
     let mut frontier: Vec<usize> = roots.clone();
     while let Some(p) = frontier.pop() {
-        for (c, ps) in parents.iter().enumerate() {
-            if ps.contains(&p) && reached.insert(c) {
+        for &c in children.get(p).into_iter().flatten() {
+            if reached.insert(c) {
                 frontier.push(c);
             }
         }
@@ -254,9 +269,9 @@ struct Queued {
 /// What `discover` hands over: the roots' units and what following their output needs.
 pub struct Start<'a> {
     pub ctx: Context<'a>,
-    pub units: Vec<Unit>,
-    /// The app behind each root unit (same order), when it is an app object.
-    pub root_apps: Vec<Option<(Object, Option<String>)>>,
+    /// The roots' units, each with the app object behind it (none for a configured root or a
+    /// repository without apps).
+    pub units: Vec<(Unit, Option<Object>)>,
     pub parsed: Parsed,
     pub skipped: Vec<Skipped>,
     pub problems: Vec<String>,
@@ -274,7 +289,6 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
     let Start {
         ctx,
         units,
-        root_apps,
         parsed,
         mut skipped,
         mut problems,
@@ -285,11 +299,10 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
     let mut visited: BTreeSet<AppKey> = BTreeSet::new();
     let mut queue: std::collections::VecDeque<Queued> = units
         .into_iter()
-        .zip(root_apps)
         .map(|(unit, app)| {
             let chain = match app {
-                Some((o, cluster)) => {
-                    let k = AppKey::of(&o, &cluster);
+                Some(o) => {
+                    let k = AppKey::of(&o, &unit.cluster);
                     visited.insert(k.clone());
                     vec![k]
                 }
@@ -298,18 +311,17 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
             Queued { unit, chain }
         })
         .collect();
-    // Raw app objects a followed app rendered (their file, kind and name): reached.
-    let mut reached: BTreeSet<(String, String, String)> = BTreeSet::new();
+    // Raw app objects a followed app rendered: their names by file and kind.
+    let mut reached: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     let mut outcomes = Vec::new();
     while let Some(Queued { unit, chain }) = queue.pop_front() {
         let result = renderer.render(&unit, &parsed);
         if let Ok(objs) = &result {
             for o in objs.iter().filter(|o| is_app(o)) {
-                reached.insert((
-                    o.source.file.to_string(),
-                    o.kind.clone(),
-                    o.meta.name.clone(),
-                ));
+                reached
+                    .entry((o.source.file.to_string(), o.kind.clone()))
+                    .or_default()
+                    .push(o.meta.name.clone());
                 let child_units: Vec<SourceOutcome> = app_outcomes(&ctx, o)
                     .into_iter()
                     .map(|r| {
@@ -378,9 +390,10 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
         .collect();
     for (o, parents) in &not_roots {
         // Matched by file and kind, and by name within the rendered one (a prefix or suffix).
-        if reached.iter().any(|(file, kind, name)| {
-            **file == *o.source.file && *kind == o.kind && name.contains(&o.meta.name)
-        }) {
+        if reached
+            .get(&(o.source.file.to_string(), o.kind.clone()))
+            .is_some_and(|names| names.iter().any(|n| n.contains(&o.meta.name)))
+        {
             continue;
         }
         skipped.push(Skipped {
@@ -426,9 +439,6 @@ fn not_deployed(
         .flatten()
         .map(|o| &*o.source.file)
         .collect();
-    let under = |path: &str, dir: &str| {
-        dir.is_empty() || path == dir || path.starts_with(&format!("{dir}/"))
-    };
     parsed
         .iter()
         .filter_map(|(path, r)| {
@@ -445,24 +455,6 @@ fn not_deployed(
                 _ => under(path, &o.unit.path),
             });
             (!rendered).then(|| path.clone())
-        })
-        .collect()
-}
-
-/// GitRepository URLs by (namespace, name), from parsed files.
-pub fn git_repositories<'a>(
-    objects: impl Iterator<Item = &'a Object>,
-) -> BTreeMap<(String, String), String> {
-    objects
-        .filter(|o| o.typed_kind() == Kind::GitRepository)
-        .filter_map(|o| match &o.body {
-            Body::Raw(v) => v["url"].as_str().map(|u| {
-                (
-                    (o.namespace().to_string(), o.meta.name.clone()),
-                    normalize_url(u),
-                )
-            }),
-            _ => None,
         })
         .collect()
 }

@@ -67,6 +67,15 @@ impl Tools {
     }
 }
 
+impl Tools {
+    /// The helm program, or why there is none.
+    fn helm(&self) -> Result<&PathBuf, String> {
+        self.helm
+            .as_ref()
+            .ok_or_else(|| "helm is not installed (not on PATH; set GPULEDGER_HELM)".to_string())
+    }
+}
+
 fn kustomize_args(p: PathBuf) -> (PathBuf, Vec<String>) {
     let is_kubectl = p
         .file_name()
@@ -472,10 +481,7 @@ fn helm(
     a: &HelmArgs,
     tools: &Tools,
 ) -> Result<Vec<Object>, String> {
-    let program = tools
-        .helm
-        .as_ref()
-        .ok_or("helm is not installed (not on PATH; set GPULEDGER_HELM)")?;
+    let program = tools.helm()?;
     sandbox::helm(tree, &unit.path, a)?;
     let mut args = vec![
         "template".to_string(),
@@ -561,19 +567,28 @@ fn clean_set_parameter(v: &str) -> String {
     out
 }
 
+/// The documents of `helm template` output, each with the template it came from as a tree path
+/// (`# Source: <chart name>/templates/x.yaml` → `<chart path>/templates/x.yaml`), when it says.
+fn helm_documents<'o>(
+    out: &'o str,
+    chart_path: &'o str,
+) -> impl Iterator<Item = (&'o str, Option<String>)> + 'o {
+    out.split("\n---")
+        .map(|d| d.trim_start_matches("---"))
+        .map(move |doc| {
+            let source = doc
+                .lines()
+                .find_map(|l| l.strip_prefix("# Source: "))
+                .map(|s| join(chart_path, s.split_once('/').map_or(s, |(_, r)| r)));
+            (doc, source)
+        })
+}
+
 /// Splits `helm template` output at its documents and names each after its `# Source:` template.
 fn helm_objects(out: &str, chart_path: &str) -> Result<Vec<Object>, String> {
     let mut objs = Vec::new();
-    for doc in out.split("\n---").map(|d| d.trim_start_matches("---")) {
-        let source = doc
-            .lines()
-            .find_map(|l| l.strip_prefix("# Source: "))
-            .map(|s| {
-                // `<chart name>/templates/x.yaml` → `<chart path>/templates/x.yaml`
-                let within = s.split_once('/').map_or(s, |(_, r)| r);
-                join(chart_path, within)
-            })
-            .unwrap_or_else(|| format!("{} (helm)", rel(chart_path)));
+    for (doc, source) in helm_documents(out, chart_path) {
+        let source = source.unwrap_or_else(|| format!("{} (helm)", rel(chart_path)));
         let mut parsed = match read_str(doc, &source) {
             Ok(o) => o,
             Err(e) if e.message.contains("no apiVersion and kind") => continue, // NOTES-like leftovers

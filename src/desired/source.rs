@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use super::tree::Tree;
 use super::{How, Skipped, Unit};
-use crate::k8s::object::{Body, Object};
+use crate::k8s::object::{Body, Kind, Object};
 
 /// Normalises a git URL for comparison: `git@github.com:org/repo.git`,
 /// `https://github.com/org/repo` and `ssh://git@github.com/org/repo/` are the same repository.
@@ -67,6 +67,24 @@ impl Context<'_> {
             format!("source {url} is not this repository (this repository is known as: {known})"),
         )
     }
+}
+
+/// GitRepository URLs by (namespace, name), from parsed files.
+pub fn git_repositories<'a>(
+    objects: impl Iterator<Item = &'a Object>,
+) -> BTreeMap<(String, String), String> {
+    objects
+        .filter(|o| o.typed_kind() == Kind::GitRepository)
+        .filter_map(|o| match &o.body {
+            Body::Raw(v) => v["url"].as_str().map(|u| {
+                (
+                    (o.namespace().to_string(), o.meta.name.clone()),
+                    normalize_url(u),
+                )
+            }),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Why a source is not rendered.

@@ -202,6 +202,11 @@ pub fn tree_path(p: &str) -> Result<String, String> {
     normalize(p.trim()).ok_or_else(|| format!("path {p:?} points outside the repository: refused"))
 }
 
+/// Whether `path` is `dir` or below it (everything is below the root, `""`).
+pub fn under(path: &str, dir: &str) -> bool {
+    dir.is_empty() || path == dir || path.starts_with(&format!("{dir}/"))
+}
+
 /// `dir/file`, or `file` at the root.
 pub fn join(dir: &str, file: &str) -> String {
     if dir.is_empty() {

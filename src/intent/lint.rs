@@ -24,20 +24,9 @@ fn finding(rule: &'static str, message: impl Into<String>) -> Finding {
     }
 }
 
-/// A duration as people read it: `1h30m`, `45m`, `90s`.
+/// A duration as people read it (`1h30m`, `45m`, `90s`), as the configuration prints its own.
 pub fn human(s: u64) -> String {
-    let (h, m, sec) = (s / 3600, s % 3600 / 60, s % 60);
-    let mut out = String::new();
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    if sec > 0 || out.is_empty() {
-        out.push_str(&format!("{sec}s"));
-    }
-    out
+    crate::config::Age(s).to_string()
 }
 
 /// The findings for one workload's intent.

@@ -178,13 +178,6 @@ impl Facts {
     }
 }
 
-/// A key's raw value, as written, and where it came from (`gpuledger.io/deadline` for an
-/// annotation, `intent[0].deadline` for a rule).
-pub struct Raw<'a> {
-    pub key: String,
-    pub value: &'a str,
-}
-
 /// Parses intent from `gpuledger.io/*` annotations, then fills the keys they leave unset from
 /// `rule` (the first matching `intent:` rule's values, by key without the prefix).
 pub fn read(
@@ -195,23 +188,20 @@ pub fn read(
     let mut intent = Intent::default();
     let mut problems = Vec::new();
     for key in KEYS {
-        let raw = match annotations.get(&format!("{PREFIX}{key}")) {
-            Some(v) => Raw {
-                key: format!("{PREFIX}{key}"),
-                value: v,
-            },
+        // The value as written, and where it came from (`gpuledger.io/deadline` for an
+        // annotation, `intent[0].deadline` for a rule).
+        let annotation = format!("{PREFIX}{key}");
+        let (at, value) = match annotations.get(&annotation) {
+            Some(v) => (annotation, v),
             None => match rule.and_then(|(at, r)| r.get(key).map(|v| (at, v))) {
-                Some((at, v)) => Raw {
-                    key: format!("{at}.{key}"),
-                    value: v,
-                },
+                Some((at, v)) => (format!("{at}.{key}"), v),
                 None => continue,
             },
         };
-        if let Err(message) = set(&mut intent, key, raw.value, cron) {
+        if let Err(message) = set(&mut intent, key, value, cron) {
             problems.push(Problem {
-                key: raw.key,
-                value: raw.value.to_string(),
+                key: at,
+                value: value.clone(),
                 message,
             });
         }

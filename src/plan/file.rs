@@ -41,38 +41,10 @@ fn one() -> u64 {
     1
 }
 
-/// `90s`, `30m`, `1h30m`, `2d`: seconds, more than zero.
+/// `90s`, `30m`, `1h30m`, `2d`: seconds, more than zero — the configuration's durations
+/// ([`crate::config::Age`]), so a jobs file and `.gpuledger.yaml` read time the same way.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
-    let bad = || format!("{s:?} is not a duration (expected e.g. 30m, 1h30m, 2d)");
-    let mut total: u64 = 0;
-    let mut digits = String::new();
-    let t = s.trim();
-    if t.is_empty() {
-        return Err(bad());
-    }
-    for c in t.chars() {
-        if c.is_ascii_digit() {
-            digits.push(c);
-            continue;
-        }
-        let unit = match c {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86_400,
-            _ => return Err(bad()),
-        };
-        let n: u64 = digits.parse().map_err(|_| bad())?;
-        digits.clear();
-        total = n
-            .checked_mul(unit)
-            .and_then(|v| total.checked_add(v))
-            .ok_or_else(bad)?;
-    }
-    if !digits.is_empty() || total == 0 {
-        return Err(bad());
-    }
-    Ok(total)
+    crate::config::Age::parse(s).map(|a| a.0)
 }
 
 /// The jobs in `text` (the file `file`); `now` is the earliest start of a job that gives none.

@@ -13,13 +13,12 @@ use crate::k8s::object::{Body, Kind, Object};
 
 pub const GPU: &str = "nvidia.com/gpu";
 
-/// A quantity as Kueue writes it for GPUs: a number or a string of a whole number.
+/// A whole-GPU quantity as Kubernetes writes it (`4`, `"4"`), read by the project's quantity
+/// parser; anything else is not a whole number of GPUs.
 fn quantity(v: &Value) -> Option<u64> {
-    match v {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
+    serde_json::from_value::<crate::k8s::quantity::Quantity>(v.clone())
+        .ok()?
+        .whole()
 }
 
 fn gpu_resources(spec: &Value) -> impl Iterator<Item = &Value> {

@@ -38,7 +38,7 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{Tools, clean_paths, helm_env, write};
+use super::{Tools, clean_paths, helm_documents, helm_env, write};
 use crate::desired::HelmArgs;
 use crate::desired::sandbox;
 use crate::desired::tree::{KUSTOMIZATION_FILES, Tree, join};
@@ -360,11 +360,7 @@ impl Inflation<'_> {
             },
         )
         .map_err(|e| format!("{file}: helmCharts chart {name}: {e}"))?;
-        let program = self
-            .tools
-            .helm
-            .as_ref()
-            .ok_or("helm is not installed (not on PATH; set GPULEDGER_HELM)")?;
+        let program = self.tools.helm()?;
         // kustomize passes `--generate-name` without a release name, and the name helm makes up
         // changes on every build; `release-name` is helm's own placeholder, stable between runs.
         let release = if c.release_name.is_empty() {
@@ -488,11 +484,7 @@ fn merge_values(dst: &mut Map<String, Value>, src: &Map<String, Value>, overwrit
 /// not objects (empty templates, NOTES-like text) are dropped, as kustomize drops them.
 fn annotated_documents(out: &str, chart_dir: &str) -> Result<Vec<Value>, String> {
     let mut docs = Vec::new();
-    for doc in out.split("\n---").map(|d| d.trim_start_matches("---")) {
-        let source = doc
-            .lines()
-            .find_map(|l| l.strip_prefix("# Source: "))
-            .map(|s| join(chart_dir, s.split_once('/').map_or(s, |(_, r)| r)));
+    for (doc, source) in helm_documents(out, chart_dir) {
         let v = match serde_saphyr::from_str::<Value>(doc) {
             Ok(Value::Object(m)) if m.contains_key("kind") => m,
             Ok(_) => continue,
