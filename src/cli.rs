@@ -63,6 +63,11 @@ const PLAN_EXAMPLES: &str = "Examples:
   gpuledger plan --jobs jobs.yaml --pool 16 --now 2026-12-02T12:00:00Z
   gpuledger plan --jobs jobs.yaml --pool 16 --node 8 --node 8 \\
       --objective min-peak --format markdown -o plan.md
+  gpuledger plan --context prod --pending --queue batch
+
+--pending plans the cluster's batch work that waits to start: Jobs that hold no GPU yet \
+(suspended, or their pods all pending) and whose Kueue Workload, if any, is not admitted, each \
+with its intent (gpuledger.io/runtime, deadline, earliest-start, interruptible).
 
 jobs.yaml is a list of jobs: name, namespace (default `default`), kind (default Job), \
 gpus_per_pod, pods (default 1), runtime (`1h30m`), earliest_start and deadline (RFC 3339; \
@@ -74,7 +79,7 @@ Exit codes: 0 planned (deadlines met or not, see the verdict), 1 a deadline is m
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The jobs to plan: a YAML list (see below).
-    #[arg(long, value_name = "FILE", required_unless_present = "repo")]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["repo", "pending"])]
     pub jobs: Option<PathBuf>,
 
     /// Also plan the batch workloads of this GitOps repository whose intent gives their runtime
@@ -82,19 +87,37 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub repo: RepoArgs,
 
-    /// GPUs in the pool [default: from --snapshot: the placeable GPUs minus what non-batch
+    /// GPUs in the pool [default: from the cluster: the placeable GPUs minus what non-batch
     /// workloads hold, or the --queue's quota].
-    #[arg(long, value_name = "N", required_unless_present = "snapshot")]
+    #[arg(long, value_name = "N", required_unless_present_any = ["snapshot", "context", "kubeconfig"])]
     pub pool: Option<u64>,
 
-    /// The cluster, for the pool and its nodes: what `kubectl get -o yaml|json` prints (repeat
-    /// for several files).
-    #[arg(long, short = 's', value_name = "FILE")]
+    /// The cluster, for the pool, its nodes and --pending: what `kubectl get -o yaml|json` prints
+    /// (repeat for several files).
+    #[arg(long, short = 's', value_name = "FILE", conflicts_with_all = ["context", "kubeconfig"])]
     pub snapshot: Vec<PathBuf>,
 
+    /// Read the cluster through the API with this kubeconfig context (instead of --snapshot).
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// The kubeconfig to read the cluster with [default: $KUBECONFIG, ~/.kube/config, or the
+    /// in-cluster service account].
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Give up reading the cluster after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = input::DEFAULT_TIMEOUT_S)]
+    pub timeout: u64,
+
+    /// Also plan the cluster's batch work that waits to start (see below); with --queue, only
+    /// the work queued to that ClusterQueue.
+    #[arg(long)]
+    pub pending: bool,
+
     /// The pool is this Kueue ClusterQueue's nvidia.com/gpu nominal quota minus its usage (from
-    /// --snapshot; v1beta1 and v1beta2).
-    #[arg(long, value_name = "NAME", requires = "snapshot")]
+    /// the cluster; v1beta1 and v1beta2).
+    #[arg(long, value_name = "NAME")]
     pub queue: Option<String>,
 
     /// With --queue: add what the queue may borrow in its cohort (up to its borrowing limit and

@@ -44,7 +44,8 @@ fn main() -> ExitCode {
         Command::Drift(a) => a.live.quiet || !a.live.snapshot.is_empty(),
         Command::Snapshot(a) => a.quiet,
         Command::Check(_) | Command::Github(_) => true,
-        Command::Render(_) | Command::Plan(_) => true,
+        Command::Plan(a) => !a.snapshot.is_empty(),
+        Command::Render(_) => true,
     };
     // The one async runtime: every command that talks to a server runs its futures on it.
     let rt = match tokio::runtime::Builder::new_multi_thread()
@@ -62,7 +63,7 @@ fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Inventory(args) => commands::inventory::run(args, &rt, &progress),
         Command::Render(args) => commands::render::run(args),
-        Command::Plan(args) => commands::plan::run(args),
+        Command::Plan(args) => commands::plan::run(args, &rt, &progress),
         Command::Drift(args) => commands::drift::run(args, &rt, &progress),
         Command::Snapshot(args) => commands::snapshot::run(args, &rt, &progress),
         Command::Check(args) => commands::check::run(args, &rt, &progress),

@@ -61,6 +61,11 @@ pub enum Kind {
     GitRepository,
     /// A Kueue ClusterQueue: its GPU quota is a pool for the planner (spec and status as JSON).
     ClusterQueue,
+    /// A Kueue LocalQueue: the namespace's door to a ClusterQueue (spec and status as JSON).
+    LocalQueue,
+    /// A Kueue Workload: a job's claim on quota, admitted or waiting (spec and status as JSON).
+    /// Its pod sets repeat the job's pods, so it is never a GPU workload of its own.
+    KueueWorkload,
     List,
     Other,
 }
@@ -91,6 +96,8 @@ impl Kind {
             ("helm.toolkit.fluxcd.io", "HelmRelease") => Kind::HelmRelease,
             ("source.toolkit.fluxcd.io", "GitRepository") => Kind::GitRepository,
             ("kueue.x-k8s.io", "ClusterQueue") => Kind::ClusterQueue,
+            ("kueue.x-k8s.io", "LocalQueue") => Kind::LocalQueue,
+            ("kueue.x-k8s.io", "Workload") => Kind::KueueWorkload,
             (_, k) if k == "List" || (k.ends_with("List") && group.is_empty()) => Kind::List,
             _ => Kind::Other,
         }
@@ -171,7 +178,7 @@ impl Body {
             // templates requesting GPUs in the rest, so a GPU workload of an unknown kind is
             // never silent.
             Kind::Other => Body::Raw(serde_json::Value::Null),
-            Kind::ClusterQueue => {
+            Kind::ClusterQueue | Kind::LocalQueue | Kind::KueueWorkload => {
                 Body::WithStatus(serde_json::Value::Null, serde_json::Value::Null)
             }
             Kind::Namespace | Kind::Gateway | Kind::List => Body::None,

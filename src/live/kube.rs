@@ -64,6 +64,8 @@ pub const RESOURCES: &[Resource] = &[
     r("gateway.networking.k8s.io", "httproutes", false),
     r("argoproj.io", "applications", false),
     r("kueue.x-k8s.io", "clusterqueues", false),
+    r("kueue.x-k8s.io", "localqueues", false),
+    r("kueue.x-k8s.io", "workloads", false),
 ];
 
 impl Resource {

@@ -3,10 +3,13 @@
 //! hold, on the placeable GPU nodes. What batch work already runs is part of the pool: the plan is
 //! advice about when to start, not an admission decision.
 
-use super::Pool;
+use std::collections::HashMap;
+
+use super::from_git::job_of;
+use super::{Job, Pool};
 use crate::config::Config;
 use crate::intent::WorkClass;
-use crate::k8s::object::Object;
+use crate::k8s::object::{Body, Kind, Object};
 use crate::util::sum::Overflow;
 
 /// The pool, and a sentence saying how it was computed.
@@ -33,4 +36,130 @@ pub fn batch_pool(objects: &[Object], cfg: &Config) -> Result<(Pool, String), Ov
         },
         format!("pool: {placeable} placeable GPUs − {held} held by non-batch workloads = {free}"),
     ))
+}
+
+/// The cluster's batch work that waits to start, as planner jobs.
+#[derive(Debug, Default)]
+pub struct Waiting {
+    pub jobs: Vec<Job>,
+    /// One line per waiting batch workload that cannot be planned, and why.
+    pub left_out: Vec<String>,
+    /// Waiting batch workloads outside the `--queue` asked for.
+    pub other_queues: usize,
+}
+
+/// What Kueue says of one workload: its Workload's LocalQueue and whether it holds quota.
+struct KueueState<'a> {
+    local_queue: Option<&'a str>,
+    admitted: bool,
+}
+
+/// The batch workloads of `objects` that hold no GPU yet — suspended Jobs (Kueue holds a job
+/// suspended until it admits it), Jobs whose pods all wait for a node, and the roots of Kueue
+/// Workloads not yet admitted — each planned from its intent as in Git ([`job_of`]). A workload
+/// whose Kueue Workload holds quota (`QuotaReserved` or `Admitted`) is about to start and is
+/// already in the queue's usage, so it is not waiting. With `queue`, only the work whose
+/// LocalQueue (the Workload's `spec.queueName`, else the `kueue.x-k8s.io/queue-name` label) points
+/// to that ClusterQueue is kept, and the rest is counted.
+///
+/// Kueue's field and condition names: `apis/kueue/v1beta1/workload_types.go` (and v1beta2):
+/// `spec.queueName`, conditions `QuotaReserved`, `Admitted`, `Finished`; `apis/kueue/v1beta1/
+/// localqueue_types.go`: `spec.clusterQueue`.
+pub fn waiting(
+    objects: &[Object],
+    cfg: &Config,
+    now_s: i64,
+    queue: Option<&str>,
+) -> Result<Waiting, Overflow> {
+    let report = crate::analysis::inventory::inventory(objects, cfg, vec![])?;
+    let kueue = kueue_states(objects);
+    let cluster_queue_of = |ns: &str, local: &str| -> Option<&str> {
+        objects.iter().find_map(|o| {
+            let Body::WithStatus(spec, _) = &o.body else {
+                return None;
+            };
+            (o.typed_kind() == Kind::LocalQueue
+                && o.meta.namespace.as_deref() == Some(ns)
+                && o.meta.name == local)
+                .then(|| spec["clusterQueue"].as_str())
+                .flatten()
+        })
+    };
+    let mut out = Waiting::default();
+    for w in &report.workloads {
+        if w.intent_facts.class != WorkClass::Batch || w.intent_facts.cron || w.pods_bound > 0 {
+            continue;
+        }
+        let key = (w.namespace.as_str(), w.kind.as_str(), w.name.as_str());
+        let state = kueue.get(&key);
+        if state.is_some_and(|s| s.admitted) {
+            continue;
+        }
+        if let Some(q) = queue {
+            let label = root_label(objects, key, QUEUE_LABEL);
+            let local = state.and_then(|s| s.local_queue).or(label);
+            if local.and_then(|l| cluster_queue_of(&w.namespace, l)) != Some(q) {
+                out.other_queues += 1;
+                continue;
+            }
+        }
+        match job_of(w, now_s) {
+            Ok(Some(job)) => out.jobs.push(job),
+            Ok(None) => {}
+            Err(why) => out.left_out.push(why),
+        }
+    }
+    Ok(out)
+}
+
+/// The label a Kueue-managed job names its LocalQueue with.
+const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+
+fn root_label<'a>(
+    objects: &'a [Object],
+    (ns, kind, name): (&str, &str, &str),
+    key: &str,
+) -> Option<&'a str> {
+    objects
+        .iter()
+        .find(|o| o.meta.namespace.as_deref() == Some(ns) && o.kind == kind && o.meta.name == name)
+        .and_then(|o| o.meta.labels.get(key))
+        .map(String::as_str)
+}
+
+/// Each Kueue Workload's state, keyed by the object that owns it (namespace, kind, name).
+fn kueue_states(objects: &[Object]) -> HashMap<(&str, &str, &str), KueueState<'_>> {
+    let mut out = HashMap::new();
+    for o in objects {
+        let Body::WithStatus(spec, status) = &o.body else {
+            continue;
+        };
+        if o.typed_kind() != Kind::KueueWorkload {
+            continue;
+        }
+        let Some(ns) = o.meta.namespace.as_deref() else {
+            continue;
+        };
+        let holds = |t: &str| {
+            status["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .any(|c| c["type"] == t && c["status"] == "True")
+        };
+        let state = KueueState {
+            local_queue: spec["queueName"].as_str().filter(|q| !q.is_empty()),
+            admitted: holds("QuotaReserved") || holds("Admitted"),
+        };
+        if holds("Finished") {
+            continue;
+        }
+        for owner in &o.meta.owner_references {
+            out.insert(
+                (ns, owner.kind.as_str(), owner.name.as_str()),
+                KueueState { ..state },
+            );
+        }
+    }
+    out
 }

@@ -212,4 +212,30 @@ fn the_check_says_whether_added_batch_work_fits_staggered() {
             && s.contains("started at once it needs 8"),
         "{s:?}"
     );
+    // The pull-request comment's body, as people read it: the stagger verdict beside capacity.
+    let out = gpuledger(r.path())
+        .args([
+            "check",
+            "--repo",
+            ".",
+            "--base",
+            "main",
+            "--head",
+            "feature",
+            "--snapshot",
+            "live.yaml",
+            "--now",
+            "2026-12-02T12:00:00Z",
+            "--fail-on",
+            "none",
+            "--format",
+            "markdown",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!(
+        "check_stagger_markdown",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -586,3 +586,82 @@ fn the_pool_from_a_snapshot_and_a_kueue_cluster_queue() {
     assert_eq!(j["plan"]["pool"], 4);
     assert_eq!(j["plan"]["finish"], "2026-12-02T14:00:00Z");
 }
+
+/// The cluster's waiting batch work through the API emulator and from the same file as a
+/// snapshot: the same plan. Suspended Jobs queued to the ClusterQueue are planned from their
+/// intent on its free quota (4 nominal − 2 used = 2); the admitted and the running job are not
+/// waiting; a job without intent and one in another queue are named, not planned.
+#[test]
+fn waiting_work_of_a_kueue_queue_through_the_api_and_a_snapshot() {
+    use super::kube_emulator::{Emulator, EmulatorOptions};
+    let file = fixture("fixtures/plan/kueue-cluster.yaml");
+    let emu = Emulator::start(EmulatorOptions {
+        snapshots: vec![file.clone()],
+        // Both ClusterQueue versions are served, as a cluster with both CRD versions does.
+        convert_versions: true,
+        ..EmulatorOptions::default()
+    });
+    let plan = |cluster: &[&std::ffi::OsStr]| {
+        let out = gpuledger(&root())
+            .args(["plan", "--pending", "--queue", "batch", "--format", "json"])
+            .args(["--now", "2026-12-02T12:00:00Z"])
+            .args(cluster)
+            .env_remove("KUBECONFIG")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        (
+            serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(),
+            err,
+        )
+    };
+    let (api, api_err) = plan(&["--kubeconfig".as_ref(), emu.kubeconfig_path().as_os_str()]);
+    let (snap, snap_err) = plan(&["--snapshot".as_ref(), file.as_os_str()]);
+    assert_eq!(api["plan"], snap["plan"]);
+    assert_eq!(api_err, snap_err);
+    let p = &api["plan"];
+    assert_eq!(p["pool"], 2, "{p:#}");
+    assert_eq!(p["finish"], "2026-12-02T14:00:00Z");
+    assert_eq!(p["peak"], 2);
+    assert_eq!(p["peak_all_at_once"], 4);
+    let names: Vec<&str> = p["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["train-1", "train-2"]);
+    assert!(
+        api["sources"]
+            .to_string()
+            .contains("waiting batch work: 2 jobs"),
+        "{}",
+        api["sources"]
+    );
+    assert!(
+        api_err.contains("not planned: team-a/Job/no-intent: declares no intent"),
+        "{api_err}"
+    );
+    assert!(
+        api_err.contains("1 waiting batch workload queued to other ClusterQueues than batch"),
+        "{api_err}"
+    );
+    // Without --queue the pool is the cluster's: 8 placeable − 0 held by non-batch work, and
+    // every waiting job with a runtime is planned, team-b's eval too.
+    let out = gpuledger(&root())
+        .args([
+            "plan",
+            "--pending",
+            "--format",
+            "json",
+            "--now",
+            "2026-12-02T12:00:00Z",
+        ])
+        .args(["--snapshot".as_ref(), file.as_os_str()])
+        .output()
+        .unwrap();
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["plan"]["pool"], 8, "{:#}", j["plan"]);
+    assert_eq!(j["plan"]["jobs"].as_array().unwrap().len(), 3);
+}
