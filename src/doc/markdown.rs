@@ -105,7 +105,8 @@ fn block(b: &Block) -> Node {
                 .map(|t| Node::Leaf(format!("> {}\n", inline(&t.0))))
                 .collect(),
         },
-        // GitHub's alert syntax: the marker alone on the quote's first line.
+        // GitHub's alert syntax: the marker alone on the quote's first line. Each line is its own
+        // paragraph (an empty quote line between them): adjacent quote lines would join into one.
         Block::Alert { kind, lines } => {
             let open = format!("> [!{}]\n", kind.label());
             Node::Group {
@@ -114,7 +115,11 @@ fn block(b: &Block) -> Node {
                 close: String::new(),
                 children: lines
                     .iter()
-                    .map(|t| Node::Leaf(format!("> {}\n", inline(&t.0))))
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let gap = if i == 0 { "" } else { ">\n" };
+                        Node::Leaf(format!("{gap}> {}\n", inline(&t.0)))
+                    })
                     .collect(),
             }
         }
@@ -452,6 +457,17 @@ fn capped(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::doc::{Block, Doc, Text};
+
+    #[test]
+    fn each_line_of_an_alert_is_its_own_paragraph() {
+        let doc = Doc {
+            blocks: vec![Block::Alert {
+                kind: crate::doc::Alert::Caution,
+                lines: vec![Text::new().plain("one"), Text::new().plain("two")],
+            }],
+        };
+        assert_eq!(write(&doc), "> [!CAUTION]\n> one\n>\n> two\n");
+    }
 
     #[test]
     fn escapes_table_breakers_html_and_mentions() {

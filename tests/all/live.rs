@@ -196,7 +196,8 @@ fn a_forbidden_resource_makes_the_report_incomplete() {
         let text = String::from_utf8_lossy(&out.stdout);
         let after_title: Vec<&str> = text
             .lines()
-            .filter(|l| !l.trim().is_empty())
+            // Blank lines, and the empty quote lines that part an alert's paragraphs.
+            .filter(|l| !l.trim().trim_start_matches('>').trim().is_empty())
             .skip(1)
             .take(3)
             .collect();
