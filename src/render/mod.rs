@@ -8,6 +8,7 @@
 
 mod check;
 mod desired;
+pub mod docs;
 mod drift;
 mod inventory;
 pub mod plan;
