@@ -341,6 +341,13 @@ impl DocsStatus {
                 "All {} marked facts in {docs} match the report",
                 self.markers
             )
+        } else if !self.written.is_empty() {
+            format!(
+                "{} of {} marked facts in {docs} rewritten ({})",
+                self.stale.len(),
+                self.markers,
+                self.written.join(", ")
+            )
         } else {
             format!(
                 "{} of {} marked facts in {docs} {} stale",
@@ -349,9 +356,6 @@ impl DocsStatus {
                 if self.stale.len() == 1 { "is" } else { "are" }
             )
         };
-        if !self.written.is_empty() {
-            s = format!("{s}; rewritten: {}", self.written.join(", "));
-        }
         if !self.unknown.is_empty() {
             s = format!("{s}; {} unknown (text kept)", self.unknown.len());
         }

@@ -119,18 +119,33 @@ fn plain(t: &Text) -> String {
     out
 }
 
+/// The list of stale and unknown facts for a terminal or markdown, or the status as JSON.
+pub fn render_docs(
+    status: &DocsStatus,
+    title: &str,
+    format: super::Format,
+    style: &super::Style,
+) -> String {
+    let d = docs_doc(status, title);
+    match format {
+        super::Format::Table => crate::doc::terminal::write(&d, style),
+        super::Format::Markdown => d.markdown(),
+        super::Format::Json => super::json(status),
+    }
+}
+
 /// The result of `gpuledger docs --check` (or `--write`) on its own.
 pub fn docs_doc(status: &DocsStatus, title: &str) -> Doc {
     let mut d = Doc::new();
     d.heading(2, title);
     d.paragraph(Text::new().strong(format!("{}.", status.summary())));
-    body(&mut d, status);
+    body(&mut d, status, &super::Links::default());
     d
 }
 
 /// The findings under a section heading, for the check and the drift issue; nothing when every
 /// marked fact matches.
-pub fn section_for(d: &mut Doc, status: &DocsStatus) {
+pub fn section_for(d: &mut Doc, status: &DocsStatus, links: &super::Links) {
     if status.clean() {
         return;
     }
@@ -139,10 +154,10 @@ pub fn section_for(d: &mut Doc, status: &DocsStatus) {
         "{}. `gpuledger docs --write` rewrites the marked text.",
         status.summary()
     ));
-    body(d, status);
+    body(d, status, links);
 }
 
-fn body(d: &mut Doc, status: &DocsStatus) {
+fn body(d: &mut Doc, status: &DocsStatus, links: &super::Links) {
     if !status.errors.is_empty() {
         d.push(Block::List(
             status
@@ -154,7 +169,7 @@ fn body(d: &mut Doc, status: &DocsStatus) {
     }
     let row = |f: &DocFinding| {
         vec![
-            Text::new().code(format!("{}:{}", f.file, f.line)),
+            links.manifest(Some(&format!("{}:{}", f.file, f.line))),
             Text::new().code(f.marker.as_str()),
             Text::from(f.old.as_str()),
             match (&f.new, &f.unknown) {
@@ -166,7 +181,12 @@ fn body(d: &mut Doc, status: &DocsStatus) {
     };
     if !status.stale.is_empty() {
         d.push(Block::Table(
-            Table::new(&["where", "fact", "document says", "report says"]).rows(&status.stale, row),
+            Table::new(if status.written.is_empty() {
+                &["where", "fact", "document says", "report says"]
+            } else {
+                &["where", "fact", "was", "now"]
+            })
+            .rows(&status.stale, row),
         ));
     }
     if !status.unknown.is_empty() {
