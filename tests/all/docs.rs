@@ -289,3 +289,151 @@ fn the_readme_demo_figures_match_the_demo_fleet() {
         "{events:?}"
     );
 }
+
+/// `check` reads the head's documents from git at the head ref and lists their stale facts;
+/// `--fail-on stale-docs` fails on them, and fails closed without a live state.
+#[test]
+fn check_lists_the_heads_stale_facts_and_the_stale_docs_gate_fails_on_them() {
+    let r = super::check::repo_with_feature_branch();
+    r.git(&["checkout", "-q", "feature"]);
+    r.write(
+        "docs/capacity.md",
+        "# Capacity\n\nWe have <!-- gpuledger:fact fleet.gpus.placeable -->112<!-- /gpuledger:fact --> GPUs,\nof which <!-- gpuledger:fact fleet.gpus.requested -->90<!-- /gpuledger:fact --> are requested; GitOps\ncovers <!-- gpuledger:fact drift.coverage percent0 -->50%<!-- /gpuledger:fact -->.\n",
+    )
+    .commit("a capacity page");
+    // The working tree says otherwise; the check reads the head ref, not the working tree.
+    r.write(
+        "docs/capacity.md",
+        "<!-- gpuledger:fact fleet.gpus.nope -->1<!-- /gpuledger:fact -->\n",
+    );
+    let snapshot = super::support::fixture("tests/fixtures/drift/cluster.yaml")
+        .display()
+        .to_string();
+    let run = |extra: &[&str]| {
+        gpuledger(r.path())
+            .args([
+                "check", "--repo", ".", "--base", "main", "--head", "feature",
+            ])
+            .args(["--now", "2026-11-30"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[
+        "--snapshot",
+        &snapshot,
+        "--fail-on",
+        "stale-docs",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let docs = &j["check"]["docs"];
+    assert_eq!(docs["markers"], 3, "{docs}");
+    let stale: Vec<(String, u64, String, String)> = docs["stale"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["file"].as_str().unwrap().to_string(),
+                f["line"].as_u64().unwrap(),
+                f["old"].as_str().unwrap().to_string(),
+                f["new"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        stale[0],
+        ("docs/capacity.md".into(), 4, "90".into(), "101".into())
+    );
+    // Drift against the head is there for the document too.
+    assert_eq!(stale.len(), 2, "{stale:?}");
+    assert_eq!(stale[1].1, 5);
+    assert!(stale[1].3.ends_with('%'), "{stale:?}");
+    let gate = &j["check"]["gates"][0];
+    assert_eq!(
+        (
+            gate["name"].as_str(),
+            gate["failed"].as_bool(),
+            gate["unknown"].as_bool()
+        ),
+        (Some("stale-docs"), Some(true), Some(false))
+    );
+    assert!(
+        gate["why"]
+            .as_str()
+            .unwrap()
+            .contains("2 of 3 marked facts"),
+        "{gate}"
+    );
+
+    // The comment lists them.
+    let out = run(&["--snapshot", &snapshot, "--format", "markdown"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let md = String::from_utf8(out.stdout).unwrap();
+    assert!(md.contains("### Documents"), "{md}");
+    assert!(
+        md.contains("| docs/capacity.md:4 | `fleet.gpus.requested` | 90 | 101 |"),
+        "{md}"
+    );
+
+    // No live state: the gate cannot be evaluated, and fails.
+    let out = run(&["--fail-on", "stale-docs", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let gate = &j["check"]["gates"][0];
+    assert_eq!(
+        (gate["failed"].as_bool(), gate["unknown"].as_bool()),
+        (Some(true), Some(true))
+    );
+    assert!(
+        gate["why"]
+            .as_str()
+            .unwrap()
+            .contains("needs the live state"),
+        "{gate}"
+    );
+    assert!(j["check"].get("docs").is_none());
+}
+
+/// The drift issue lists the repository's stale facts after drift.
+#[test]
+fn the_drift_issue_lists_the_stale_facts() {
+    let r = super::check::repo_with_feature_branch();
+    r.write(
+        "README.md",
+        "Requested: <!-- gpuledger:fact fleet.gpus.requested -->90<!-- /gpuledger:fact -->.\n",
+    )
+    .commit("a readme");
+    let snapshot = super::support::fixture("tests/fixtures/drift/cluster.yaml")
+        .display()
+        .to_string();
+    let out = gpuledger(r.path())
+        .args(["github", "issue", "--repo", ".", "--snapshot", &snapshot])
+        .args([
+            "--github-repo",
+            "acme/gitops",
+            "--scope",
+            "gpu-east",
+            "--dry-run",
+        ])
+        .args(["--now", "2026-11-30"])
+        .output()
+        .unwrap();
+    let body = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{body}");
+    let docs = body.find("### Documents").expect(&body);
+    let fleet = body.find("<summary>Fleet inventory").expect(&body);
+    assert!(
+        docs < fleet,
+        "after drift, before the folded inventory: {body}"
+    );
+    assert!(
+        body.contains("1 of 1 marked facts in 1 document is stale"),
+        "{body}"
+    );
+    assert!(body.contains("README.md:1"), "{body}");
+    assert!(body.contains("| 90 | 101 |"), "{body}");
+}
