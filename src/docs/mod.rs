@@ -69,9 +69,11 @@ impl<'a> Facts<'a> {
                     Lookup::Unknown(why) => Ok(Err(why)),
                     Lookup::Value(v) => {
                         let text = field::format(&v, format, path)?;
-                        // A fact is inline text: a value with a line break (a free-text field)
-                        // would change the document's shape around it.
-                        Ok(Ok(text.replace(['\r', '\n'], " ")))
+                        // A value can come from the cluster (a tenant's name from a label): it is
+                        // escaped as the report's markdown escapes it, so it can neither open a
+                        // tag or a comment nor break the table it stands in. Line breaks (a
+                        // free-text field) become spaces: a fact is inline text.
+                        Ok(Ok(crate::doc::markdown::esc(&text)))
                     }
                 }
             }
@@ -304,6 +306,10 @@ pub struct DocsStatus {
     /// Documents that could not be read: a malformed marker, a field the report does not have,
     /// a file that is not UTF-8 (each `file:line: message`).
     pub errors: Vec<String>,
+    /// Facts that open their line: markdown takes such a line for a block of HTML and cuts the
+    /// sentence around the fact in two (`file:line`, with what to do).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Documents rewritten (by `docs --write`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub written: Vec<String>,
@@ -317,6 +323,14 @@ impl DocsStatus {
         }
         self.documents += 1;
         self.markers += u64::try_from(e.markers.len()).unwrap_or(u64::MAX);
+        for c in &e.markers {
+            if c.marker.starts_line && matches!(c.marker.kind, Kind::Fact { .. }) {
+                self.warnings.push(format!(
+                    "{}:{}: this fact starts its line, so markdown reads the line as HTML and cuts the sentence in two: put a word before it",
+                    e.name, c.marker.line
+                ));
+            }
+        }
         for f in e.findings() {
             if f.new.is_some() {
                 self.stale.push(f);

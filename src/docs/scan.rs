@@ -43,6 +43,9 @@ pub struct Marker {
     pub line: u32,
     /// The bytes between the opening and the closing comment: the text gpuledger owns.
     pub content: Range<usize>,
+    /// The opening comment starts its line (after at most three spaces): markdown then reads the
+    /// line as a block of HTML, which cuts a sentence around a fact in two.
+    pub starts_line: bool,
 }
 
 /// The `gpuledger:` comments that belong to other parts of gpuledger (the hidden markers of its
@@ -111,10 +114,16 @@ pub fn markers(file: &str, text: &str) -> Result<Vec<Marker>, InputError> {
                     ),
                 ));
             }
+            let line_start = text
+                .get(..at)
+                .and_then(|t| t.rfind('\n'))
+                .map_or(0, |i| i + 1);
+            let indent = text.get(line_start..at).unwrap_or_default();
             out.push(Marker {
                 kind,
                 line: lines.line(at),
                 content: content_start..start,
+                starts_line: indent.len() <= 3 && indent.chars().all(|c| c == ' '),
             });
             continue;
         }

@@ -189,3 +189,34 @@ fn the_status_counts_documents_markers_stale_and_unknown() {
     assert!(!s.clean());
     assert_eq!(DocsStatus::default().summary(), "No marked facts");
 }
+
+#[test]
+fn a_value_from_the_cluster_is_escaped_and_cannot_open_a_marker_or_break_a_table() {
+    let mut r = report();
+    r.tenants[0].name = "<!-- /gpuledger:fact --> | @team\nnext".into();
+    let doc = format!("| a | {} |\n", fact("tenants[0].name", "x"));
+    let e = evaluate("doc.md", doc.as_bytes(), &Facts::new(&r)).unwrap();
+    let State::Stale(new) = &e.markers[0].state else {
+        panic!("{:?}", e.markers[0].state)
+    };
+    assert!(!new.contains('<') && !new.contains('\n'), "{new:?}");
+    assert!(new.contains("\\|"), "{new:?}");
+    // Written and read back, the document has the same one marker.
+    let again = evaluate("doc.md", e.rewritten().as_bytes(), &Facts::new(&r)).unwrap();
+    assert_eq!(again.markers.len(), 1);
+    assert_eq!(again.markers[0].state, State::Current);
+}
+
+#[test]
+fn a_fact_that_starts_its_line_is_noted() {
+    let mut s = DocsStatus::default();
+    s.add(&eval(&format!(
+        "text\n{} GPUs\n   {} x\nand {}\n<!-- gpuledger:table tenants -->\n<!-- /gpuledger:table -->\n",
+        fact("fleet.gpus.placeable", "16"),
+        fact("fleet.gpus.placeable", "16"),
+        fact("fleet.gpus.placeable", "16")
+    )));
+    assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
+    assert!(s.warnings[0].starts_with("doc.md:2: this fact starts its line"));
+    assert!(s.warnings[1].starts_with("doc.md:3:"));
+}

@@ -163,7 +163,16 @@ fn body(d: &mut Doc, status: &DocsStatus, links: &super::Links) {
             status
                 .errors
                 .iter()
-                .map(|e| Text::new().strong("cannot read: ").plain(e.as_str()))
+                .map(|e| Text::new().strong("cannot read").plain(format!(": {e}")))
+                .collect(),
+        ));
+    }
+    if !status.warnings.is_empty() {
+        d.push(Block::List(
+            status
+                .warnings
+                .iter()
+                .map(|w| Text::new().strong("note").plain(format!(": {w}")))
                 .collect(),
         ));
     }

@@ -265,6 +265,8 @@ fn the_readme_demo_figures_match_the_demo_fleet() {
         Some(0),
         "README.md is stale; run scripts/readme-facts.sh: {json}"
     );
+    // No fact opens a line, where markdown would take the line for HTML.
+    assert!(json.get("warnings").is_none(), "{json}");
     // The marked table is a table to a markdown reader, not a paragraph beside the comments.
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     // The last one: the first is quoted in the example.
