@@ -16,11 +16,11 @@ use super::{Exit, Note, Outcome, deliver};
 use crate::cli::DocsArgs;
 use gpuledger::analysis::inventory::inventory_with_metrics;
 use gpuledger::analysis::usage::Metrics;
-use gpuledger::docs::{DocsStatus, Evaluated, Facts, evaluate};
+use gpuledger::docs::{DocsReport, DocsStatus, Evaluated, Facts, evaluate};
 use gpuledger::input;
 use gpuledger::live::kube::Progress;
 use gpuledger::render::docs::render_docs;
-use gpuledger::report::{Provenance, Report};
+use gpuledger::report::{Provenance, Report, SCHEMA};
 use gpuledger::util::date::Timestamp;
 
 /// A markdown document larger than this is not read: documentation has no business being larger,
@@ -96,7 +96,13 @@ pub fn run(args: &DocsArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::R
     } else {
         "Documents against the report"
     };
-    let text = render_docs(&status, title, args.output.format, &args.output.style());
+    let out = DocsReport {
+        schema: SCHEMA,
+        sources: report.sources.clone(),
+        docs: status,
+    };
+    let text = render_docs(&out, title, args.output.format, &args.output.style());
+    let status = out.docs;
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
     let mut exit = if args.check && !(status.stale.is_empty() && status.unknown.is_empty()) {
         Exit::Findings

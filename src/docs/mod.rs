@@ -292,6 +292,15 @@ pub struct DocFinding {
     pub unknown: Option<String>,
 }
 
+/// What `gpuledger docs --format json` prints: the status under the report's schema, with the
+/// inputs the report was computed from.
+#[derive(Debug, Clone, Serialize)]
+pub struct DocsReport {
+    pub schema: &'static str,
+    pub sources: Vec<String>,
+    pub docs: DocsStatus,
+}
+
 /// The marked facts of a set of documents against one report.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DocsStatus {

@@ -121,16 +121,16 @@ fn plain(t: &Text) -> String {
 
 /// The list of stale and unknown facts for a terminal or markdown, or the status as JSON.
 pub fn render_docs(
-    status: &DocsStatus,
+    report: &crate::docs::DocsReport,
     title: &str,
     format: super::Format,
     style: &super::Style,
 ) -> String {
-    let d = docs_doc(status, title);
+    let d = docs_doc(&report.docs, title);
     match format {
         super::Format::Table => crate::doc::terminal::write(&d, style),
         super::Format::Markdown => d.markdown(),
-        super::Format::Json => super::json(status),
+        super::Format::Json => super::json(report),
     }
 }
 

@@ -72,6 +72,8 @@ fn check_lists_each_stale_and_unknown_fact_at_its_line_and_exits_1() {
         .output()
         .unwrap();
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["schema"], "gpuledger.report/v1");
+    let json = &json["docs"];
     assert_eq!(json["markers"], 5);
     assert_eq!(json["stale"][0]["file"], "capacity.md");
     assert_eq!(json["stale"][0]["line"], 4);
@@ -158,6 +160,7 @@ fn write_replaces_only_the_marked_spans_crlf_included_and_then_check_is_clean() 
     let out = docs(dir.path(), &["--check", "--format", "json"]);
     assert_eq!(out.status.code(), Some(1));
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = &json["docs"];
     assert_eq!(json["stale"], serde_json::json!([]));
     assert_eq!(json["unknown"][0]["marker"], "fleet.gpus.used");
     // Written again, nothing changes.
@@ -223,6 +226,7 @@ fn named_files_and_a_git_repository_without_its_ignored_files() {
     std::fs::write(p.join("docs/fleet.markdown"), stale).unwrap();
     let out = docs(p, &["--check", "--format", "json"]);
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = &json["docs"];
     assert_eq!(json["documents"], 1, "{json}");
     assert_eq!(json["stale"][0]["file"], "docs/fleet.markdown");
     assert_eq!(json["stale"][0]["new"], "70");
@@ -256,6 +260,7 @@ fn the_readme_demo_figures_match_the_demo_fleet() {
         .output()
         .unwrap();
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = &json["docs"];
     assert!(
         json["markers"].as_u64().unwrap() >= 5,
         "the README marks its demo figures: {json}"
