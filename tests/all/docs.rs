@@ -444,3 +444,37 @@ fn the_drift_issue_lists_the_stale_facts() {
     assert!(body.contains("README.md:1"), "{body}");
     assert!(body.contains("| 90 | 101 |"), "{body}");
 }
+
+/// A cluster read with pods forbidden: every count may be short, so no fact is confirmed or
+/// rewritten, and the run is an error (exit 2), as `inventory` is.
+#[test]
+fn an_incomplete_read_rewrites_nothing() {
+    use super::kube_emulator::{Emulator, EmulatorOptions};
+    let emu = Emulator::start(EmulatorOptions {
+        forbidden: vec!["pods".into()],
+        ..EmulatorOptions::snapshot(super::support::fixture("fixtures/demo/cluster.yaml"))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("capacity.md");
+    std::fs::write(&path, CAPACITY).unwrap();
+    let out = gpuledger(&root())
+        .args(["docs", "--write", "--repo", dir.path().to_str().unwrap()])
+        .args(["--config", "fixtures/demo/.gpuledger.yaml", "--kubeconfig"])
+        .arg(emu.kubeconfig_path())
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let docs = &json["docs"];
+    assert_eq!(docs["stale"], serde_json::json!([]), "{docs}");
+    assert_eq!(docs["unknown"].as_array().unwrap().len(), 5, "{docs}");
+    assert!(
+        docs["unknown"][0]["unknown"]
+            .as_str()
+            .unwrap()
+            .contains("the report is incomplete"),
+        "{docs}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), CAPACITY);
+}
