@@ -71,6 +71,9 @@ const DOCS_EXAMPLES: &str = "Examples:
   # Rewrite them from the live cluster
   gpuledger docs --write README.md docs/capacity.md --context gpu-east
 
+  # A GitOps repository's documents, with drift against it (drift.coverage)
+  gpuledger docs --check --repo . --drift --snapshot fleet.json
+
 In a document (only the text between a marker and its closing comment is
 rewritten):
   <!-- gpuledger:fact fleet.gpus.placeable int -->503<!-- /gpuledger:fact -->
@@ -108,6 +111,15 @@ pub struct DocsArgs {
     /// not the ignored ones) that holds a marker.
     #[arg(long = "repo", value_name = "DIR")]
     pub docs_repo: Option<PathBuf>,
+
+    /// --repo is also the GitOps repository: render it (its working tree) and compare it with the
+    /// live state, for the drift.* facts (drift.coverage, drift.unmanaged, …).
+    #[arg(long, requires = "docs_repo")]
+    pub drift: bool,
+
+    /// Only this cluster's desired state, with --drift, when the repository drives several.
+    #[arg(long, value_name = "NAME", requires = "drift")]
+    pub cluster: Option<String>,
 
     #[command(flatten)]
     pub live: LiveArgs,

@@ -14,10 +14,11 @@ use tokio::runtime::Runtime;
 
 use super::{Exit, Note, Outcome, deliver};
 use crate::cli::DocsArgs;
-use gpuledger::analysis::inventory::inventory_with_metrics;
+use gpuledger::analysis::drift::drift;
+use gpuledger::analysis::inventory::{inventory_with_metrics, live_workloads};
 use gpuledger::analysis::usage::Metrics;
 use gpuledger::docs::{DocsReport, DocsStatus, Evaluated, Facts, evaluate};
-use gpuledger::input;
+use gpuledger::input::{self, RepoSpec};
 use gpuledger::live::kube::Progress;
 use gpuledger::render::docs::render_docs;
 use gpuledger::report::{Provenance, Report, SCHEMA};
@@ -49,10 +50,38 @@ pub fn run(args: &DocsArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::R
     report.complete = part.incomplete.is_empty();
     report.incomplete = part.incomplete;
     let now = args.now.unwrap_or_else(Timestamp::now);
+    let mut git = Vec::new();
+    let mut failed = Vec::new();
+    if let (true, Some(dir)) = (args.drift, &args.docs_repo) {
+        let spec = RepoSpec {
+            path: dir.clone(),
+            git_ref: None,
+            repo_urls: Vec::new(),
+            render_timeout: std::time::Duration::from_secs(60),
+            cluster: args.cluster.clone(),
+            cluster_hint: None,
+        };
+        let desired = input::desired_state(&spec, &cfg, &part.objects)?;
+        input::ensure_rendered(&desired, &spec)?;
+        failed = input::render_failures(&desired);
+        let actions = super::check::actions_env();
+        git.push(input::git_side(
+            dir,
+            "desired",
+            None,
+            super::check::checkout(&actions),
+        ));
+        let workloads = live_workloads(&part.objects)?;
+        let mut d = drift(&workloads, &part.objects, &desired, &cfg, now.date())?;
+        if let Some(g) = git.first() {
+            d.desired_at = g.describe.clone();
+        }
+        report.drift = Some(d);
+    }
     report.provenance = Some(Provenance::new(
         None,
         part.provenance,
-        vec![],
+        git,
         now,
         cfg.snapshot.stale_after,
     ));
@@ -109,6 +138,10 @@ pub fn run(args: &DocsArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::R
     } else {
         Exit::Clean
     };
+    if !failed.is_empty() {
+        notes.push(Note::RenderFailed(failed));
+        exit = Exit::Error;
+    }
     for e in &status.errors {
         notes.push(Note::Say(format!("cannot read a document: {e}")));
         exit = Exit::Error;

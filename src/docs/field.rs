@@ -200,7 +200,7 @@ fn display(walked: &str) -> String {
 
 fn hint(k: &str) -> &'static str {
     match k {
-        "drift" => " (drift needs a GitOps repository: --repo)",
+        "drift" => " (drift needs the GitOps repository: docs --repo DIR --drift)",
         "clusters" => " (one row per cluster when several --context are read)",
         _ => "",
     }

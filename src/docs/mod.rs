@@ -359,9 +359,16 @@ impl DocsStatus {
         let docs = crate::util::text::count(self.documents, "document");
         let mut s = if self.markers == 0 {
             "No marked facts".to_string()
-        } else if self.stale.is_empty() {
+        } else if self.stale.is_empty() && self.unknown.is_empty() {
             format!(
                 "All {} marked facts in {docs} match the report",
+                self.markers
+            )
+        } else if self.stale.is_empty() {
+            let unknown = u64::try_from(self.unknown.len()).unwrap_or(u64::MAX);
+            format!(
+                "{} of {} marked facts in {docs} match the report",
+                self.markers.saturating_sub(unknown),
                 self.markers
             )
         } else if !self.written.is_empty() {

@@ -220,3 +220,17 @@ fn a_fact_that_starts_its_line_is_noted() {
     assert!(s.warnings[0].starts_with("doc.md:2: this fact starts its line"));
     assert!(s.warnings[1].starts_with("doc.md:3:"));
 }
+
+#[test]
+fn a_summary_with_unknowns_does_not_say_all_match() {
+    let mut s = DocsStatus::default();
+    s.add(&eval(&format!(
+        "a {} b {}",
+        fact("fleet.gpus.placeable", "16"),
+        fact("fleet.gpus.used", "3")
+    )));
+    assert_eq!(
+        s.summary(),
+        "1 of 2 marked facts in 1 document match the report; 1 unknown (text kept)"
+    );
+}

@@ -478,3 +478,42 @@ fn an_incomplete_read_rewrites_nothing() {
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), CAPACITY);
 }
+
+/// `--drift`: the documents' repository is the GitOps repository, and drift.* facts are filled
+/// from drift against it; without the flag they are unknown.
+#[test]
+fn drift_facts_with_drift_and_unknown_without() {
+    let dir = tempfile::tempdir().unwrap();
+    super::drift::copy_dir(
+        &super::support::fixture("tests/fixtures/drift/repo"),
+        dir.path(),
+    );
+    let page = "GitOps covers <!-- gpuledger:fact drift.coverage percent0 -->0%<!-- /gpuledger:fact --> of requested GPUs.\n";
+    std::fs::write(dir.path().join("CAPACITY.md"), page).unwrap();
+    let snapshot = super::support::fixture("tests/fixtures/drift/cluster.yaml");
+    let run = |extra: &[&str]| {
+        gpuledger(&root())
+            .args(["docs", "--repo", dir.path().to_str().unwrap(), "--snapshot"])
+            .arg(&snapshot)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&["--check", "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        json["docs"]["unknown"][0]["unknown"]
+            .as_str()
+            .unwrap()
+            .contains("--drift"),
+        "{json}"
+    );
+    let out = run(&["--write", "--drift"]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("CAPACITY.md")).unwrap(),
+        page.replace("-->0%<", "-->88%<")
+    );
+    assert_eq!(run(&["--check", "--drift"]).status.code(), Some(0));
+}
