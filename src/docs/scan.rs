@@ -269,7 +269,9 @@ fn code_ranges(text: &str) -> Vec<Range<usize>> {
         let bytes = p.as_bytes();
         let mut i = 0;
         while i < bytes.len() {
-            if bytes.get(i) != Some(&b'`') {
+            // A backslash-escaped backtick is literal and opens nothing (the report escapes a
+            // backtick in a value that way).
+            if bytes.get(i) != Some(&b'`') || (i > 0 && bytes.get(i - 1) == Some(&b'\\')) {
                 i += 1;
                 continue;
             }

@@ -193,8 +193,13 @@ fn the_status_counts_documents_markers_stale_and_unknown() {
 #[test]
 fn a_value_from_the_cluster_is_escaped_and_cannot_open_a_marker_or_break_a_table() {
     let mut r = report();
-    r.tenants[0].name = "<!-- /gpuledger:fact --> | @team\nnext".into();
-    let doc = format!("| a | {} |\n", fact("tenants[0].name", "x"));
+    r.tenants[0].name = "<!-- /gpuledger:fact --> | @team\nnext `a".into();
+    r.tenants[1].name = "b`".into();
+    let doc = format!(
+        "| a | {} | {} |\n",
+        fact("tenants[0].name", "x"),
+        fact("tenants[1].name", "y")
+    );
     let e = evaluate("doc.md", doc.as_bytes(), &Facts::new(&r)).unwrap();
     let State::Stale(new) = &e.markers[0].state else {
         panic!("{:?}", e.markers[0].state)
@@ -203,8 +208,9 @@ fn a_value_from_the_cluster_is_escaped_and_cannot_open_a_marker_or_break_a_table
     assert!(new.contains("\\|"), "{new:?}");
     // Written and read back, the document has the same one marker.
     let again = evaluate("doc.md", e.rewritten().as_bytes(), &Facts::new(&r)).unwrap();
-    assert_eq!(again.markers.len(), 1);
+    assert_eq!(again.markers.len(), 2);
     assert_eq!(again.markers[0].state, State::Current);
+    assert_eq!(again.markers[1].state, State::Current);
 }
 
 #[test]
