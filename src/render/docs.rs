@@ -150,10 +150,12 @@ pub fn section_for(d: &mut Doc, status: &DocsStatus, links: &super::Links) {
         return;
     }
     d.heading(3, "Documents");
-    d.paragraph(format!(
-        "{}. `gpuledger docs --write` rewrites the marked text.",
-        status.summary()
-    ));
+    d.paragraph(
+        Text::new()
+            .plain(format!("{}. ", status.summary()))
+            .code("gpuledger docs --write")
+            .plain(" rewrites the marked text."),
+    );
     body(d, status, links);
 }
 
