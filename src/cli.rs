@@ -57,6 +57,79 @@ pub enum Command {
     /// every deadline ("stagger or buy").
     #[command(after_help = PLAN_EXAMPLES)]
     Plan(PlanArgs),
+    /// Documents whose counted facts regenerate: fill the gpuledger:fact and gpuledger:table
+    /// markers of markdown files from a fresh report (--write), or list every marked fact whose
+    /// text differs from it (--check).
+    #[command(after_help = DOCS_EXAMPLES)]
+    Docs(DocsArgs),
+}
+
+const DOCS_EXAMPLES: &str = "Examples:
+  # Which marked facts of the repository's markdown are stale (exit 1)
+  gpuledger docs --check --repo . --snapshot fleet.json
+
+  # Rewrite them from the live cluster
+  gpuledger docs --write README.md docs/capacity.md --context gpu-east
+
+  # A GitOps repository's documents, with drift against it (drift.coverage)
+  gpuledger docs --check --repo . --drift --snapshot fleet.json
+
+In a document (only the text between a marker and its closing comment is
+rewritten):
+  <!-- gpuledger:fact fleet.gpus.placeable int -->503<!-- /gpuledger:fact -->
+  <!-- gpuledger:table tenants --><!-- /gpuledger:table -->
+
+A fact is any field of the JSON report by path (fleet.gpus.placeable, \
+tenants[name=chat].gpus_requested; a list is its length), in a format: plain \
+(default), int (1,364), percent (85.5%), percent0 (86%). Tables: gpus, models, \
+clusters, tenants, product-lines, idle, graphs, workloads, excluded-nodes, \
+unplaceable, other-gpus, routes, namespaces. An unknown value (or an incomplete \
+report) never replaces a document's text. Markers quoted in code are left alone. \
+Exit codes: 0 every \
+marked fact matches (--check) or the documents were written (--write); 1 a \
+fact is stale or unknown (--check); 2 error (a malformed marker, a field the \
+report does not have, a file that is not UTF-8: file:line).";
+
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["write", "check"])))]
+#[command(group(clap::ArgGroup::new("documents").required(true).multiple(true).args(["files", "docs_repo"])))]
+pub struct DocsArgs {
+    /// Rewrite the stale marked text of the documents (atomically: a temporary file, renamed).
+    #[arg(long)]
+    pub write: bool,
+
+    /// List every marked fact whose text differs from the report, file:line, old → new; exit 1
+    /// when one is stale or unknown.
+    #[arg(long)]
+    pub check: bool,
+
+    /// The markdown documents.
+    #[arg(value_name = "FILES")]
+    pub files: Vec<PathBuf>,
+
+    /// Every markdown file of this directory (a git repository: its tracked and untracked files,
+    /// not the ignored ones) that holds a marker.
+    #[arg(long = "repo", value_name = "DIR")]
+    pub docs_repo: Option<PathBuf>,
+
+    /// --repo is also the GitOps repository: render it (its working tree) and compare it with the
+    /// live state, for the drift.* facts (drift.coverage, drift.unmanaged, …).
+    #[arg(long, requires = "docs_repo")]
+    pub drift: bool,
+
+    /// Only this cluster's desired state, with --drift, when the repository drives several.
+    #[arg(long, value_name = "NAME", requires = "drift")]
+    pub cluster: Option<String>,
+
+    #[command(flatten)]
+    pub live: LiveArgs,
+
+    /// The clock of the report (YYYY-MM-DD is its midnight UTC) [default: now].
+    #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
+    pub now: Option<Timestamp>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 const PLAN_EXAMPLES: &str = "Examples:
@@ -372,7 +445,8 @@ pub struct CheckArgs {
     pub context: Option<String>,
 
     /// Gates that make the check exit 1 when they fail: capacity, drift-introduced, render-error,
-    /// intent (lints on the intent of the workloads the change adds or reshapes),
+    /// intent (lints on the intent of the workloads the change adds or reshapes), stale-docs (a
+    /// marked fact of the head's markdown differs from the live state: see `gpuledger docs`),
     /// comma-separated (`--fail-on capacity,render-error`) or with the flag repeated. Giving the
     /// flag replaces the default, so list render-error to keep it; `none` for no gate. A gate that
     /// cannot be evaluated fails (capacity without live state).
@@ -381,7 +455,7 @@ pub struct CheckArgs {
         value_name = "GATES",
         value_delimiter = ',',
         default_value = "render-error",
-        value_parser = ["capacity", "drift-introduced", "render-error", "intent", "none"]
+        value_parser = ["capacity", "drift-introduced", "render-error", "intent", "stale-docs", "none"]
     )]
     pub fail_on: Vec<String>,
 

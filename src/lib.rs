@@ -18,6 +18,7 @@ pub mod analysis;
 pub mod config;
 pub mod desired;
 pub mod doc;
+pub mod docs;
 pub mod error;
 pub mod github;
 pub mod input;

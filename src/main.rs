@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         Command::Check(_) | Command::Github(_) => true,
         Command::Plan(a) => !a.snapshot.is_empty(),
         Command::Render(_) => true,
+        Command::Docs(a) => a.live.quiet || !a.live.snapshot.is_empty(),
     };
     // The one async runtime: every command that talks to a server runs its futures on it.
     let rt = match tokio::runtime::Builder::new_multi_thread()
@@ -64,6 +65,7 @@ fn main() -> ExitCode {
         Command::Inventory(args) => commands::inventory::run(args, &rt, &progress),
         Command::Render(args) => commands::render::run(args),
         Command::Plan(args) => commands::plan::run(args, &rt, &progress),
+        Command::Docs(args) => commands::docs::run(args, &rt, &progress),
         Command::Drift(args) => commands::drift::run(args, &rt, &progress),
         Command::Snapshot(args) => commands::snapshot::run(args, &rt, &progress),
         Command::Check(args) => commands::check::run(args, &rt, &progress),
@@ -115,6 +117,7 @@ fn register_secrets(cli: &Cli) {
         }
         Command::Inventory(a) => vars.push(a.live.prometheus_token_env.clone()),
         Command::Drift(a) => vars.push(a.live.prometheus_token_env.clone()),
+        Command::Docs(a) => vars.push(a.live.prometheus_token_env.clone()),
         _ => {}
     }
     for v in vars {

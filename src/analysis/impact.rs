@@ -419,6 +419,7 @@ pub fn impact(
         intent,
         stagger: None,
         gates,
+        docs: None,
         config,
     })
 }

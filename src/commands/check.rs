@@ -179,6 +179,26 @@ pub fn compute(
             check.stagger = Some(gpuledger::render::plan::verdict(&plan));
         }
     }
+    // The head's documents against the live state: the marked facts the change would leave
+    // stale. Read from git's objects at the head ref (or the working tree), never run.
+    let docs = match (&live, &live_view) {
+        (Some(p), Some((report, _, head_drift, _))) => {
+            let mut r = report.clone();
+            r.complete = p.incomplete.is_empty();
+            r.incomplete = p.incomplete.clone();
+            r.drift = Some(head_drift.clone());
+            Some(super::docs::status_of_repo(
+                repo,
+                head_spec.git_ref.as_deref(),
+                &r,
+            )?)
+        }
+        _ => None,
+    };
+    if let Some(gate) = check.gates.iter_mut().find(|g| g.name == "stale-docs") {
+        *gate = docs_gate(docs.as_ref());
+    }
+    check.docs = docs.filter(|d| d.markers > 0 || !d.errors.is_empty());
     if let Some(p) = &live {
         for m in &p.incomplete {
             notes.push(Note::Incomplete {
@@ -217,6 +237,43 @@ pub fn compute(
         provenance,
     };
     Ok((report, notes, exit))
+}
+
+/// The `stale-docs` gate: fails when a marked fact of the head's documents differs from the live
+/// state, and — as every gate — when it cannot be evaluated: no live state, a fact the report
+/// cannot confirm, a document that cannot be read.
+fn docs_gate(docs: Option<&gpuledger::docs::DocsStatus>) -> gpuledger::report::Gate {
+    let gate = |failed: bool, unknown: bool, why: String| gpuledger::report::Gate {
+        name: "stale-docs".into(),
+        failed,
+        unknown,
+        why,
+    };
+    let Some(d) = docs else {
+        return gate(
+            true,
+            true,
+            "cannot check stale-docs: it needs the live state (--snapshot, --kubeconfig or --context)".into(),
+        );
+    };
+    if !d.errors.is_empty() {
+        return gate(
+            true,
+            true,
+            format!("cannot check stale-docs: {}", d.errors.join("; ")),
+        );
+    }
+    if !d.stale.is_empty() {
+        return gate(true, false, d.summary());
+    }
+    if !d.unknown.is_empty() {
+        return gate(
+            true,
+            true,
+            format!("cannot check stale-docs: {}", d.summary()),
+        );
+    }
+    gate(false, false, d.summary())
 }
 
 /// The configuration a check applies: `--config` when given, else the base ref's `.gpuledger.yaml`

@@ -331,7 +331,10 @@ pub fn issue(
         .as_deref()
         .map(|sha| links(&rt, &slug, sha, repo))
         .unwrap_or_default();
-    let markdown = drift_issue_doc(&report, &blob);
+    // The repository's documents whose marked facts the live state contradicts, at the ref
+    // drift was computed for (read, never run).
+    let docs = super::docs::status_of_repo(repo, args.repo.git_ref.as_deref(), &report)?;
+    let markdown = drift_issue_doc(&report, &blob, Some(&docs));
     let report_path = report_file(&args.github, &rt, &report, &mut notes)?;
     let overflow = overflow_note(&rt);
     if let Some(p) = &rt.step_summary {

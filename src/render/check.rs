@@ -244,6 +244,9 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
         ));
     }
     config(&mut d, c);
+    if let Some(docs) = &c.docs {
+        super::docs::section_for(&mut d, docs, links);
+    }
     for (title, rows, shape) in [
         ("Added", &c.added, "shape"),
         ("Removed", &c.removed, "shape"),

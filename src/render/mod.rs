@@ -8,6 +8,7 @@
 
 mod check;
 mod desired;
+pub mod docs;
 mod drift;
 mod inventory;
 pub mod plan;
@@ -52,8 +53,13 @@ pub fn drift_doc(report: &Report) -> Option<Doc> {
 
 /// The body of a drift tracking issue: drift leads (its summary, then unmanaged, missing and
 /// changed), and the fleet's counts and tenants follow, folded — the issue is about drift, the
-/// inventory is context.
-pub fn drift_issue_doc(report: &Report, links: &Links) -> Doc {
+/// inventory is context. The marked facts of the repository's documents that the live state
+/// contradicts (`docs`) come after drift.
+pub fn drift_issue_doc(
+    report: &Report,
+    links: &Links,
+    docs: Option<&crate::docs::DocsStatus>,
+) -> Doc {
     let p = report.provenance.as_ref();
     let mut d = Doc::new();
     d.heading(2, provenance::title("GPU drift against Git", p));
@@ -67,6 +73,9 @@ pub fn drift_issue_doc(report: &Report, links: &Links) -> Doc {
     provenance::lead(&mut d, p, Block::Paragraph(Text::new().strong(summary)));
     if let Some(x) = &report.drift {
         drift::body(&mut d, x, links, p);
+    }
+    if let Some(status) = docs {
+        docs::section_for(&mut d, status, links);
     }
     d.push(Block::Details {
         summary: Text::from(format!("Fleet inventory: {}", inventory::one_line(report))),

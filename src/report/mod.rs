@@ -758,6 +758,10 @@ pub struct Check {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tenancy: Vec<ClusterOnlyTenant>,
     pub gates: Vec<Gate>,
+    /// The marked facts of the head's markdown documents against the live state (`docs --check`
+    /// for the change), when there is a live state and a document marks a fact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docs: Option<crate::docs::DocsStatus>,
     /// The configuration the check applied, and what the change does to it.
     pub config: ConfigReview,
 }

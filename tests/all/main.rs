@@ -7,6 +7,7 @@ mod check;
 mod cli;
 mod corpus;
 mod demo;
+mod docs;
 mod drift;
 mod emulator;
 mod errors;

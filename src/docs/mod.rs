@@ -1,0 +1,406 @@
+//! Documents whose counted facts regenerate: markers in markdown that gpuledger fills from a
+//! fresh report, so a document never states a count someone typed a month ago.
+//!
+//! A document marks a figure, `<!-- gpuledger:fact fleet.gpus.placeable -->503<!-- /gpuledger:fact -->`
+//! (any field of the report's JSON by path, in a format: [`field`]), or a whole table of the report,
+//! `<!-- gpuledger:table tenants -->…<!-- /gpuledger:table -->`, laid out by the same markdown
+//! writer as the report itself ([`crate::render::docs::table`]). [`scan`] finds the markers with
+//! their lines; [`evaluate`] says of each marked span whether its text is current, stale (with the
+//! new text) or unknown (with why); [`Evaluated::rewritten`] is the document with every stale span
+//! replaced and every other byte as it was. An unknown value never replaces a document's text: a
+//! figure the report could not compute, a tenant that is gone, or a report that is incomplete
+//! (part of the cluster could not be read, so every count may be short) keeps what is written.
+//!
+//! Pure: bytes in, text and findings out. Reading and writing files is the binary's job.
+
+pub mod field;
+pub mod scan;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::InputError;
+use crate::report::Report;
+use field::Lookup;
+use scan::{Kind, Marker};
+
+/// What the markers of a document are filled from: one report, as JSON for paths and as the
+/// report's own tables.
+pub struct Facts<'a> {
+    report: &'a Report,
+    json: Value,
+    /// Why nothing is known: the report is incomplete.
+    incomplete: Option<String>,
+}
+
+impl<'a> Facts<'a> {
+    pub fn new(report: &'a Report) -> Facts<'a> {
+        let json = serde_json::to_value(report).unwrap_or(Value::Null);
+        let incomplete = (!report.complete || !report.incomplete.is_empty()).then(|| {
+            let what: Vec<String> = report
+                .incomplete
+                .iter()
+                .map(|m| format!("{}: {}", m.resource, m.reason))
+                .collect();
+            format!(
+                "the report is incomplete, so its counts may be short ({})",
+                what.join("; ")
+            )
+        });
+        Facts {
+            report,
+            json,
+            incomplete,
+        }
+    }
+
+    /// The text of one marker with `newline` as its line ending, or why it is unknown. `Err` for a
+    /// marker the report cannot answer at all (no such field, table or format).
+    fn text(&self, kind: &Kind, newline: &str) -> Result<Result<String, String>, String> {
+        match kind {
+            Kind::Fact { path, format } => {
+                field::check_format(format)?;
+                let looked = field::lookup(&self.json, path)?;
+                // The path is checked first: a wrong field is an error even in an incomplete report.
+                if let Some(why) = &self.incomplete {
+                    return Ok(Err(why.clone()));
+                }
+                match looked {
+                    Lookup::Unknown(why) => Ok(Err(why)),
+                    Lookup::Value(v) => {
+                        let text = field::format(&v, format, path)?;
+                        // A value can come from the cluster (a tenant's name from a label): it is
+                        // escaped as the report's markdown escapes it, so it can neither open a
+                        // tag or a comment nor break the table it stands in. Line breaks (a
+                        // free-text field) become spaces: a fact is inline text.
+                        Ok(Ok(crate::doc::markdown::esc(&text)))
+                    }
+                }
+            }
+            Kind::Table { name } => {
+                let table = crate::render::docs::table(self.report, name)?;
+                if let Some(why) = &self.incomplete {
+                    return Ok(Err(why.clone()));
+                }
+                // Blank lines around the table: a table must not touch the comments around it, or
+                // a markdown reader takes them for one block.
+                let body = table.replace('\n', newline);
+                Ok(Ok(format!("{newline}{newline}{body}{newline}")))
+            }
+        }
+    }
+}
+
+/// What became of one marked span.
+#[derive(Debug, Clone, PartialEq)]
+pub enum State {
+    Current,
+    /// The report says otherwise: the new text.
+    Stale(String),
+    /// The report cannot say: why. The document's text is kept.
+    Unknown(String),
+}
+
+/// One marker and what the report says of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Checked {
+    pub marker: Marker,
+    /// The text the document holds now.
+    pub old: String,
+    pub state: State,
+}
+
+/// A document with every marker checked against a report.
+#[derive(Debug, Clone)]
+pub struct Evaluated {
+    /// The document as it should be named in findings (a path relative to the repository).
+    pub name: String,
+    text: String,
+    pub markers: Vec<Checked>,
+}
+
+/// Reads a document (`bytes`, named `name` in errors) and checks each marker against `facts`.
+/// `Err` for a document that is not UTF-8, a malformed marker, or a marker naming no field, table
+/// or format: all at their line.
+pub fn evaluate(name: &str, bytes: &[u8], facts: &Facts<'_>) -> Result<Evaluated, InputError> {
+    let text = match std::str::from_utf8(bytes) {
+        Ok(t) => t.to_string(),
+        Err(e) => {
+            let at = e.valid_up_to();
+            let before = bytes.get(..at).unwrap_or_default();
+            let line = before.iter().filter(|b| **b == b'\n').count() + 1;
+            return Err(InputError {
+                file: name.to_string(),
+                line: Some(u32::try_from(line).unwrap_or(u32::MAX)),
+                column: None,
+                message: format!(
+                    "is not UTF-8 (byte {at} is not valid UTF-8): gpuledger rewrites only UTF-8 markdown, and leaves this file as it is"
+                ),
+            });
+        }
+    };
+    // The document's own line ending, for the lines a table adds.
+    let newline = if text.contains("\r\n") { "\r\n" } else { "\n" };
+    let mut markers = Vec::new();
+    for m in scan::markers(name, &text)? {
+        let old = text.get(m.content.clone()).unwrap_or_default().to_string();
+        let answer = facts.text(&m.kind, newline).map_err(|message| InputError {
+            file: name.to_string(),
+            line: Some(m.line),
+            column: None,
+            message,
+        })?;
+        let state = match answer {
+            Ok(new) if new == old => State::Current,
+            Ok(new) => State::Stale(new),
+            Err(why) => State::Unknown(why),
+        };
+        markers.push(Checked {
+            marker: m,
+            old,
+            state,
+        });
+    }
+    Ok(Evaluated {
+        name: name.to_string(),
+        text,
+        markers,
+    })
+}
+
+impl Evaluated {
+    /// Whether any marked span would change.
+    pub fn stale(&self) -> bool {
+        self.markers
+            .iter()
+            .any(|c| matches!(c.state, State::Stale(_)))
+    }
+
+    /// The document with each stale span replaced; every other byte as it was.
+    pub fn rewritten(&self) -> String {
+        let mut out = String::with_capacity(self.text.len());
+        let mut at = 0;
+        for c in &self.markers {
+            if let State::Stale(new) = &c.state {
+                out.push_str(
+                    self.text
+                        .get(at..c.marker.content.start)
+                        .unwrap_or_default(),
+                );
+                out.push_str(new);
+                at = c.marker.content.end;
+            }
+        }
+        out.push_str(self.text.get(at..).unwrap_or_default());
+        out
+    }
+
+    /// The findings of this document: every stale and unknown marker.
+    pub fn findings(&self) -> Vec<DocFinding> {
+        self.markers
+            .iter()
+            .filter_map(|c| {
+                let (new, unknown) = match &c.state {
+                    State::Current => return None,
+                    State::Stale(new) => (Some(new.clone()), None),
+                    State::Unknown(why) => (None, Some(why.clone())),
+                };
+                let (marker, old, new) = match &c.marker.kind {
+                    Kind::Fact { path, format } => (
+                        if format == "plain" {
+                            path.clone()
+                        } else {
+                            format!("{path} ({format})")
+                        },
+                        short(&c.old),
+                        new.map(|n| short(&n)),
+                    ),
+                    Kind::Table { name } => {
+                        let (old, new) = table_change(&c.old, new.as_deref());
+                        (format!("table {name}"), old, new)
+                    }
+                };
+                Some(DocFinding {
+                    file: self.name.clone(),
+                    line: c.marker.line,
+                    marker,
+                    old,
+                    new,
+                    unknown,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Longest text shown for a fact's old or new value.
+const SHOWN: usize = 60;
+
+fn short(s: &str) -> String {
+    let s = s.trim();
+    if s.chars().count() <= SHOWN {
+        return s.to_string();
+    }
+    let mut out: String = s.chars().take(SHOWN).collect();
+    out.push('…');
+    out
+}
+
+/// A table's change in a few words: its rows before, and after with how many differ.
+fn table_change(old: &str, new: Option<&str>) -> (String, Option<String>) {
+    // The data rows: the lines of the table after its header and delimiter rows.
+    let rows = |t: &str| -> Vec<String> {
+        t.lines()
+            .map(|l| l.trim().to_string())
+            .filter(|l| l.starts_with('|'))
+            .skip(2)
+            .collect()
+    };
+    let noun = |n: usize| if n == 1 { "row" } else { "rows" };
+    let before = rows(old);
+    let old_text = format!("{} {}", before.len(), noun(before.len()));
+    let Some(new) = new else {
+        return (old_text, None);
+    };
+    let after = rows(new);
+    let known: std::collections::BTreeSet<&String> = before.iter().collect();
+    let differ = after.iter().filter(|l| !known.contains(l)).count();
+    (
+        old_text,
+        Some(format!(
+            "{} {}, {differ} new or changed",
+            after.len(),
+            noun(after.len())
+        )),
+    )
+}
+
+/// A marked span whose text differs from the report, or that the report cannot confirm.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocFinding {
+    /// The document, relative to the repository (or as given).
+    pub file: String,
+    /// The line of its opening marker.
+    pub line: u32,
+    /// `fleet.gpus.placeable`, `fleet.utilisation (percent)`, `table tenants`.
+    pub marker: String,
+    /// What the document says (a table: its row count).
+    pub old: String,
+    /// What the report says; `null` when it is unknown.
+    pub new: Option<String>,
+    /// Why the value is unknown (the text is kept).
+    pub unknown: Option<String>,
+}
+
+/// What `gpuledger docs --format json` prints: the status under the report's schema, with the
+/// inputs the report was computed from.
+#[derive(Debug, Clone, Serialize)]
+pub struct DocsReport {
+    pub schema: &'static str,
+    pub sources: Vec<String>,
+    pub docs: DocsStatus,
+}
+
+/// The marked facts of a set of documents against one report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocsStatus {
+    /// Documents with at least one marker.
+    pub documents: u64,
+    /// Marked spans in them.
+    pub markers: u64,
+    /// Stale spans: the text differs from the report.
+    pub stale: Vec<DocFinding>,
+    /// Spans the report could not confirm (text kept).
+    pub unknown: Vec<DocFinding>,
+    /// Documents that could not be read: a malformed marker, a field the report does not have,
+    /// a file that is not UTF-8 (each `file:line: message`).
+    pub errors: Vec<String>,
+    /// Facts that open their line: markdown takes such a line for a block of HTML and cuts the
+    /// sentence around the fact in two (`file:line`, with what to do).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Documents rewritten (by `docs --write`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written: Vec<String>,
+}
+
+impl DocsStatus {
+    /// Adds one evaluated document.
+    pub fn add(&mut self, e: &Evaluated) {
+        if e.markers.is_empty() {
+            return;
+        }
+        self.documents += 1;
+        self.markers += u64::try_from(e.markers.len()).unwrap_or(u64::MAX);
+        for c in &e.markers {
+            if c.marker.starts_line && matches!(c.marker.kind, Kind::Fact { .. }) {
+                self.warnings.push(format!(
+                    "{}:{}: this fact starts its line, so markdown reads the line as HTML and cuts the sentence in two: put a word before it",
+                    e.name, c.marker.line
+                ));
+            }
+        }
+        for f in e.findings() {
+            if f.new.is_some() {
+                self.stale.push(f);
+            } else {
+                self.unknown.push(f);
+            }
+        }
+    }
+
+    /// Whether every marked fact is confirmed and no document failed.
+    pub fn clean(&self) -> bool {
+        self.stale.is_empty() && self.unknown.is_empty() && self.errors.is_empty()
+    }
+
+    /// `2 of 14 marked facts in 3 documents are stale; 1 unknown`.
+    pub fn summary(&self) -> String {
+        let docs = crate::util::text::count(self.documents, "document");
+        let mut s = if self.markers == 0 {
+            "No marked facts".to_string()
+        } else if self.stale.is_empty() && self.unknown.is_empty() {
+            format!(
+                "All {} marked facts in {docs} match the report",
+                self.markers
+            )
+        } else if self.stale.is_empty() {
+            let unknown = u64::try_from(self.unknown.len()).unwrap_or(u64::MAX);
+            format!(
+                "{} of {} marked facts in {docs} match the report",
+                self.markers.saturating_sub(unknown),
+                self.markers
+            )
+        } else if !self.written.is_empty() {
+            format!(
+                "{} of {} marked facts in {docs} rewritten ({})",
+                self.stale.len(),
+                self.markers,
+                self.written.join(", ")
+            )
+        } else {
+            format!(
+                "{} of {} marked facts in {docs} {} stale",
+                self.stale.len(),
+                self.markers,
+                if self.stale.len() == 1 { "is" } else { "are" }
+            )
+        };
+        if !self.unknown.is_empty() {
+            s = format!("{s}; {} unknown (text kept)", self.unknown.len());
+        }
+        if !self.errors.is_empty() {
+            s = format!(
+                "{s}; {} could not be read",
+                crate::util::text::count(
+                    u64::try_from(self.errors.len()).unwrap_or(u64::MAX),
+                    "document"
+                )
+            );
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests;
