@@ -57,6 +57,66 @@ pub enum Command {
     /// every deadline ("stagger or buy").
     #[command(after_help = PLAN_EXAMPLES)]
     Plan(PlanArgs),
+    /// Cost per verified outcome: what each workload, tenant and product line cost over a window
+    /// (OpenCost), what it produced (outcome records or counters), cost per 1,000 verified
+    /// outcomes with its interval, and whether it meets its quality threshold at all.
+    #[command(after_help = COST_EXAMPLES)]
+    Cost(CostArgs),
+}
+
+const COST_EXAMPLES: &str = "Examples:
+  gpuledger cost --snapshot fleet.json \\
+      --opencost http://opencost.opencost:9003 --window 24h
+  gpuledger cost --opencost http://localhost:9003 --outcomes outcomes.csv \\
+      --prometheus http://prometheus:9090 --format markdown -o cost.md
+
+Outcome records (--outcomes; JSON lines, or CSV with a header): workload \
+(namespace/Kind/name), start, end (RFC 3339; prorated by overlap with the \
+window), results, and verified, or on_time with sample and sample_passed \
+(a reviewed sample: Wilson 95% interval). A workload may instead name a \
+counter of verified results in gpuledger.io/outcomes-metric (read from \
+--prometheus). Idle, shared and outside costs follow `cost:` in \
+.gpuledger.yaml, and the report states the rule. Exit codes: 0 done, 2 error \
+(OpenCost failed, an outcome record does not read: its file:line is named).";
+
+/// Where cost and outcomes come from.
+#[derive(Debug, Args)]
+pub struct CostInputArgs {
+    /// The OpenCost API (its port 9003) for the cost over --window, per workload, tenant and
+    /// product line.
+    #[arg(long, value_name = "URL", env = "GPULEDGER_OPENCOST")]
+    pub opencost: Option<String>,
+
+    /// The environment variable holding a bearer token for OpenCost.
+    #[arg(long, value_name = "VAR", default_value = "GPULEDGER_OPENCOST_TOKEN")]
+    pub opencost_token_env: String,
+
+    /// Outcome records: JSON lines, or CSV with a header (`gpuledger cost --help`).
+    #[arg(long, value_name = "FILE")]
+    pub outcomes: Option<PathBuf>,
+}
+
+impl CostInputArgs {
+    /// Whether any cost or outcome input was given.
+    pub fn given(&self) -> bool {
+        self.opencost.is_some() || self.outcomes.is_some()
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CostArgs {
+    #[command(flatten)]
+    pub live: LiveArgs,
+
+    #[command(flatten)]
+    pub cost: CostInputArgs,
+
+    /// The clock: the window ends here (YYYY-MM-DD is its midnight UTC) [default: now].
+    #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
+    pub now: Option<Timestamp>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 const PLAN_EXAMPLES: &str = "Examples:
@@ -648,6 +708,10 @@ pub struct InventoryArgs {
     /// With --repo, the report also holds drift against Git.
     #[command(flatten)]
     pub repo: RepoArgs,
+
+    /// With --opencost or --outcomes, the report also holds cost per verified outcome.
+    #[command(flatten)]
+    pub cost: CostInputArgs,
 
     /// The clock: accepted-drift rules are checked against its date and the live state's age
     /// against it (YYYY-MM-DD is its midnight UTC) [default: now].

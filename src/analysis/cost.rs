@@ -214,6 +214,9 @@ pub fn cost(
     let window = inputs.window;
     let hours = window.hours();
     let mut unknown = BTreeMap::new();
+    if let Some(why) = report.fleet.unknown.get("gpus.used") {
+        unknown.insert("gpus_busy".to_string(), why.clone());
+    }
     let mut rules = vec![
         "Each pod's cost goes to the workload it belongs to; pods of no live workload (finished jobs, pods without GPUs) stay with their namespace's tenant. GPU cost is OpenCost's: billed on allocation (requested GPU-hours), not on use.".to_string(),
     ];
@@ -262,19 +265,24 @@ pub fn cost(
                 let mut unspread = Some(0.0);
                 for (part, get) in RESOURCES {
                     let pool = get(&idle.costs);
-                    let weight: Option<f64> = accs
-                        .values()
-                        .map(|a| get(&a.costs))
-                        .try_fold(0.0, |s, w| Some(s + w?));
-                    match (pool, weight) {
-                        (Some(0.0), _) => {}
-                        (Some(p), Some(w)) if w > 0.0 => {
+                    // An allocation whose cost of the resource is unknown has an unknown share;
+                    // the others share the idle cost among themselves.
+                    let weight: f64 = accs.values().filter_map(|a| get(&a.costs)).sum();
+                    match pool {
+                        Some(0.0) => {}
+                        Some(p) if weight > 0.0 => {
                             for a in accs.values_mut() {
-                                a.idle = plus(a.idle, get(&a.costs).map(|x| p * x / w));
+                                let share = get(&a.costs).map(|x| p * x / weight);
+                                if share.is_none() {
+                                    a.why.get_or_insert_with(|| {
+                                        format!("its {part} cost is unknown (NaN), so its share of the idle {part} cost is too")
+                                    });
+                                }
+                                a.idle = plus(a.idle, share);
                             }
                         }
-                        (Some(p), Some(_)) => unspread = plus(unspread, Some(p)),
-                        _ => {
+                        Some(p) => unspread = plus(unspread, Some(p)),
+                        None => {
                             for a in accs.values_mut() {
                                 a.idle = None;
                                 a.why.get_or_insert_with(|| {
@@ -965,18 +973,25 @@ fn aggregate(
             .iter()
             .map(|w| w.total_cost)
             .try_fold(0.0, |s, c| Some(s + c?));
-        if silent > 0 || !others.is_empty() {
+        if silent > 0 {
             row.unknown.insert(
                 "cost_per_1000".into(),
                 format!(
-                    "over the {} of its {} workloads that report outcomes (their cost only)",
+                    "over the {} of its {} workloads that report outcomes, and their cost only",
                     known.len(),
                     workloads.len()
                 ),
             );
         }
+        // With every workload reporting, the whole cost buys the outcomes (idle, finished jobs
+        // and outside costs included); otherwise only the reporting workloads' cost is comparable.
+        let basis = if silent == 0 {
+            row.total_cost
+        } else {
+            cost_of_known
+        };
         let mut scratch = CostRow {
-            total_cost: cost_of_known,
+            total_cost: basis,
             verified_outcomes: row.verified_outcomes,
             verified_interval: row.verified_interval,
             ..CostRow::default()
@@ -1017,6 +1032,137 @@ pub fn money(v: Option<f64>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::inventory::inventory;
+    use crate::k8s::read::read_str;
+    use crate::live::opencost::Costs;
+    use crate::live::outcomes::parse;
+    use crate::util::date::Timestamp;
+
+    /// A running Job of one 1-GPU pod with a 98% quality threshold.
+    fn job(name: &str) -> String {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: {name}, namespace: eval, uid: u-{name}, annotations: {{gpuledger.io/quality-threshold: \"0.98\"}}}}\nspec:\n  parallelism: 1\n  template:\n    spec:\n      containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}-p\n  namespace: eval\n  ownerReferences: [{{apiVersion: batch/v1, kind: Job, name: {name}, uid: u-{name}, controller: true}}]\nspec:\n  nodeName: n\n  containers: [{{name: c, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]\nstatus: {{phase: Running}}\n---\n"
+        )
+    }
+
+    fn allocation(pod: &str, total: f64) -> Allocation {
+        Allocation {
+            key: format!("eval/job/x/{pod}"),
+            namespace: Some("eval".into()),
+            controller_kind: Some("job".into()),
+            pod: Some(pod.into()),
+            gpu_hours: Some(1.0),
+            costs: Costs {
+                gpu: Some(total),
+                cpu: Some(0.0),
+                ram: Some(0.0),
+                pv: Some(0.0),
+                network: Some(0.0),
+                load_balancer: Some(0.0),
+                shared: Some(0.0),
+                external: Some(0.0),
+                total: Some(total),
+            },
+            ..Allocation::default()
+        }
+    }
+
+    /// The seed's worked example: 1,000 tasks an hour at a 98% requirement. A model at 90% is
+    /// unsuitable however cheap; 990 correct and timely results for $2/h are about $2.02 per
+    /// 1,000 qualifying outcomes, and the same for $1.50/h about $1.52.
+    #[test]
+    fn the_seeds_worked_example() {
+        let text = [job("big"), job("cheap"), job("small")].concat();
+        let objects = read_str(&text, "fleet.yaml").unwrap();
+        let cfg = Config::default();
+        let report = inventory(&objects, &cfg, vec![]).unwrap();
+        let window = Window::ending(
+            Timestamp::parse("2026-12-02T12:00:00Z").unwrap(),
+            std::time::Duration::from_secs(3600),
+        );
+        let data = Ok(CostData {
+            source: "http://opencost".into(),
+            allocations: vec![
+                allocation("big-p", 2.0),
+                allocation("cheap-p", 1.5),
+                allocation("small-p", 0.5),
+            ],
+            inference: Ok(None),
+        });
+        let records = parse(
+            "workload,start,end,results,verified\n\
+eval/Job/big,2026-12-02T11:00:00Z,2026-12-02T12:00:00Z,1000,990\n\
+eval/Job/cheap,2026-12-02T11:00:00Z,2026-12-02T12:00:00Z,1000,990\n\
+eval/Job/small,2026-12-02T11:00:00Z,2026-12-02T12:00:00Z,1000,900\n",
+            "outcomes.csv",
+        );
+        let counters = BTreeMap::new();
+        let inputs = CostInputs {
+            window,
+            opencost: Some(&data),
+            records: Some(&records),
+            counters: &counters,
+            counter_source: None,
+        };
+        let c = cost(&report, &objects, &cfg, &inputs).unwrap();
+        let w = |n: &str| {
+            c.workloads
+                .iter()
+                .find(|r| r.name == format!("eval/Job/{n}"))
+                .unwrap()
+        };
+        let big = w("big");
+        assert_eq!(format!("{:.2}", big.cost_per_1000.unwrap()), "2.02");
+        assert_eq!(big.verified_per_hour, Some(990.0));
+        assert_eq!(big.suitable, Some(true));
+        let cheap = w("cheap");
+        assert_eq!(format!("{:.2}", cheap.cost_per_1000.unwrap()), "1.52");
+        assert_eq!(cheap.suitable, Some(true));
+        let small = w("small");
+        assert_eq!(small.pass_rate, Some(0.9));
+        assert_eq!(small.suitable, Some(false), "unsuitable however cheap");
+        assert!(small.cost_per_1000.unwrap() < cheap.cost_per_1000.unwrap());
+        assert_eq!(c.total_cost, Some(4.0));
+    }
+
+    #[test]
+    fn below_the_minimum_sample_only_the_interval() {
+        let text = job("tiny");
+        let objects = read_str(&text, "fleet.yaml").unwrap();
+        let cfg = Config::default();
+        let report = inventory(&objects, &cfg, vec![]).unwrap();
+        let window = Window::ending(
+            Timestamp::parse("2026-12-02T12:00:00Z").unwrap(),
+            std::time::Duration::from_secs(3600),
+        );
+        let data = Ok(CostData {
+            source: "x".into(),
+            allocations: vec![allocation("tiny-p", 1.0)],
+            inference: Ok(None),
+        });
+        // 10 of 10 reviewed: below the minimum sample of 30.
+        let records = parse(
+            "{\"workload\":\"eval/Job/tiny\",\"start\":\"2026-12-02T11:00:00Z\",\"end\":\"2026-12-02T12:00:00Z\",\"results\":100,\"on_time\":100,\"sample\":10,\"sample_passed\":10}\n",
+            "o.jsonl",
+        );
+        let counters = BTreeMap::new();
+        let inputs = CostInputs {
+            window,
+            opencost: Some(&data),
+            records: Some(&records),
+            counters: &counters,
+            counter_source: None,
+        };
+        let c = cost(&report, &objects, &cfg, &inputs).unwrap();
+        let r = &c.workloads[0];
+        assert_eq!(r.verified_outcomes, None);
+        assert_eq!(r.cost_per_1000, None);
+        assert!(r.cost_per_1000_interval.is_some());
+        assert!(r.unknown["verified_outcomes"].contains("below the minimum of 30"));
+        assert_eq!(r.sample, Some(10));
+        // 10 of 10, but the interval's low end (0.72) is below 0.98: not known to be suitable.
+        assert_eq!(r.suitable, None);
+    }
 
     #[test]
     fn wilson_matches_the_reference() {

@@ -2,6 +2,7 @@
 //! pipeline on the one runtime `main` made, and returns an [`Outcome`].
 
 pub mod check;
+pub mod cost;
 pub mod drift;
 pub mod github;
 pub mod inventory;

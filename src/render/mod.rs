@@ -7,6 +7,7 @@
 //! A new report section is a block builder in this folder: both writers get it for free.
 
 mod check;
+pub mod cost;
 mod desired;
 mod drift;
 mod inventory;
@@ -93,6 +94,11 @@ pub fn render_drift(report: &Report, format: Format, style: &Style) -> String {
         Some(d) => layout(&d, report, format, style),
         None => json(report),
     }
+}
+
+/// `gpuledger cost`: the cost section with the report's title; JSON is the whole report.
+pub fn render_cost(report: &Report, format: Format, style: &Style) -> String {
+    layout(&cost::cost_doc(report), report, format, style)
 }
 
 pub fn render_check(report: &CheckReport, format: Format, style: &Style) -> String {
