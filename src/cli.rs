@@ -82,8 +82,8 @@ counter of verified results in gpuledger.io/outcomes-metric (read from \
 /// Where cost and outcomes come from.
 #[derive(Debug, Args)]
 pub struct CostInputArgs {
-    /// The OpenCost API (its port 9003) for the cost over --window, per workload, tenant and
-    /// product line.
+    /// The OpenCost API (its port 9003) for the cost per workload, tenant and product line over
+    /// --window, ending --now (outcomes are counted over the same window).
     #[arg(long, value_name = "URL", env = "GPULEDGER_OPENCOST")]
     pub opencost: Option<String>,
 
@@ -506,6 +506,10 @@ const INVENTORY_EXAMPLES: &str = "Examples:
   kubectl get pods,deploy,rs,sts,jobs,cronjobs,svc,ingress,hpa -A \\
       -o json > workloads.json
   gpuledger inventory --snapshot nodes.yaml --snapshot workloads.json
+
+  # With cost per verified outcome (OpenCost, outcome records)
+  gpuledger inventory --snapshot fleet.json \\
+      --opencost http://opencost.opencost:9003 --outcomes outcomes.csv
 
   # Markdown for a pull request or an issue; JSON for scripts
   # (schema gpuledger.report/v1)

@@ -647,6 +647,28 @@ mod tests {
     }
 
     #[test]
+    fn cost_rules_and_outside_costs() {
+        let d = Config::default().cost;
+        assert_eq!((d.idle, d.min_sample), (IdleRule::Spread, 30));
+        let c = Config::parse(
+            "cost:\n  shared_namespaces: [kube-system]\n  idle: separate\n  external:\n  - {name: judge, per_hour: 0.5, tenant: research}\n",
+            "c",
+        )
+        .unwrap();
+        assert_eq!(c.cost.idle, IdleRule::Separate);
+        assert_eq!(c.cost.external[0].tenant.as_deref(), Some("research"));
+        for bad in [
+            "cost:\n  external:\n  - {name: x, per_hour: 1}\n",
+            "cost:\n  external:\n  - {name: x, per_hour: 1, tenant: a, workload: a/Job/b}\n",
+            "cost:\n  external:\n  - {name: x, per_hour: -1, tenant: a}\n",
+        ] {
+            let e = Config::parse(bad, "g.yaml").unwrap_err();
+            assert!(e.message.contains("cost.external[0] (x)"), "{e}");
+        }
+        assert!(Config::parse("cost:\n  idle: sometimes\n", "g.yaml").is_err());
+    }
+
+    #[test]
     fn fallback_none() {
         let c = Config::parse(
             "tenancy:\n  tenant:\n    workload_labels: [team]\n    fallback: none\n",
