@@ -336,6 +336,11 @@ pub struct IssueArgs {
     #[command(flatten)]
     pub github: GithubArgs,
 
+    /// With --opencost or --outcomes, the issue's folded inventory also holds allocated → busy →
+    /// valuable per tenant and workload.
+    #[command(flatten)]
+    pub cost: CostInputArgs,
+
     /// The label that marks tracking issues (created by GitHub when missing).
     #[arg(long, value_name = "NAME", default_value = "gpuledger-drift")]
     pub label: String,

@@ -114,6 +114,7 @@ fn register_secrets(cli: &Cli) {
         Command::Github(GithubCommand::Issue(a)) => {
             vars.push(a.github.token_env.clone());
             vars.push(a.live.prometheus_token_env.clone());
+            vars.push(a.cost.opencost_token_env.clone());
         }
         Command::Inventory(a) => {
             vars.push(a.live.prometheus_token_env.clone());

@@ -69,9 +69,14 @@ pub fn drift_issue_doc(report: &Report, links: &Links) -> Doc {
     if let Some(x) = &report.drift {
         drift::body(&mut d, x, links, p);
     }
+    let mut body = inventory::figures(report).blocks;
+    // Allocated → busy → valuable, when the issue was given cost inputs.
+    if let Some(c) = &report.cost {
+        body.extend(cost::headline(c).blocks);
+    }
     d.push(Block::Details {
         summary: Text::from(format!("Fleet inventory: {}", inventory::one_line(report))),
-        body: inventory::figures(report).blocks,
+        body,
     });
     d
 }

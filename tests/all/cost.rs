@@ -324,3 +324,38 @@ fn inventory_carries_the_headline_when_given_opencost() {
     let r: Value = serde_json::from_slice(&plain.stdout).unwrap();
     assert!(r.get("cost").is_none());
 }
+
+#[test]
+fn the_drift_issue_folds_the_headline_in_when_given_cost_inputs() {
+    let r = super::support::Repo::new();
+    r.write(
+        "apps/chat.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: chat, namespace: chat}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{name: vllm, resources: {limits: {nvidia.com/gpu: \"2\"}}}]\n",
+    )
+    .commit("chat");
+    let oc = opencost("allocation-gen2.json", false);
+    let out = gpuledger(r.path())
+        .args(["github", "issue", "--snapshot"])
+        .arg(fixture("tests/fixtures/cost/cluster.json"))
+        .args(["--repo", ".", "--scope", "gpu-east", "--dry-run"])
+        .args(["--github-repo", "acme/gitops", "--now", NOW])
+        .args(["--opencost", &oc.url(), "--outcomes"])
+        .arg(fixture("tests/fixtures/cost/outcomes.csv"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fold = stdout
+        .split("<summary>Fleet inventory")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no folded inventory in {stdout}"));
+    assert!(
+        fold.contains("Allocated → busy → valuable, per tenant"),
+        "{fold}"
+    );
+    assert!(fold.contains("| eval/Job/grade-small | 2 | unknown | 900 | **unsuitable** |"));
+}
