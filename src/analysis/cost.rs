@@ -86,6 +86,8 @@ struct Acc {
     external: Option<f64>,
     /// Why the total is unknown.
     why: Option<String>,
+    /// OpenCost gave at least one allocation for it (an outside cost alone makes an entry too).
+    seen: bool,
 }
 
 impl Default for Acc {
@@ -108,6 +110,7 @@ impl Default for Acc {
             shared: zero,
             external: zero,
             why: None,
+            seen: false,
         }
     }
 }
@@ -118,6 +121,7 @@ fn plus(a: Option<f64>, b: Option<f64>) -> Option<f64> {
 
 impl Acc {
     fn add(&mut self, a: &Allocation) {
+        self.seen = true;
         let (x, y) = (&mut self.costs, &a.costs);
         x.gpu = plus(x.gpu, y.gpu);
         x.cpu = plus(x.cpu, y.cpu);
@@ -437,10 +441,18 @@ pub fn cost(
                 (Some(why), _) => {
                     row.unknown.insert("total_cost".into(), why.clone());
                 }
+                // An outside cost alone is not its cost: what OpenCost would say is unknown.
                 (None, None) => {
                     row.unknown.insert(
                         "total_cost".into(),
                         "OpenCost has no allocation for its pods in the window".into(),
+                    );
+                }
+                (None, Some(a)) if !a.seen => {
+                    row.breakdown.external = a.external;
+                    row.unknown.insert(
+                        "total_cost".into(),
+                        "OpenCost has no allocation for its pods in the window (only its outside cost is known)".into(),
                     );
                 }
                 (None, Some(a)) => fill_cost(&mut row, a),
@@ -1123,6 +1135,45 @@ eval/Job/small,2026-12-02T11:00:00Z,2026-12-02T12:00:00Z,1000,900\n",
         assert_eq!(small.suitable, Some(false), "unsuitable however cheap");
         assert!(small.cost_per_1000.unwrap() < cheap.cost_per_1000.unwrap());
         assert_eq!(c.total_cost, Some(4.0));
+    }
+
+    #[test]
+    fn an_outside_cost_alone_does_not_make_a_cost_known() {
+        let text = [job("seen"), job("unseen")].concat();
+        let objects = read_str(&text, "fleet.yaml").unwrap();
+        let cfg = Config::parse(
+            "cost:\n  external:\n  - {name: api, per_hour: 2, workload: eval/Job/unseen}\n",
+            "c",
+        )
+        .unwrap();
+        let report = inventory(&objects, &cfg, vec![]).unwrap();
+        let window = Window::ending(
+            Timestamp::parse("2026-12-02T12:00:00Z").unwrap(),
+            std::time::Duration::from_secs(3600),
+        );
+        let data = Ok(CostData {
+            source: "x".into(),
+            allocations: vec![allocation("seen-p", 1.0)],
+            inference: Ok(None),
+        });
+        let counters = BTreeMap::new();
+        let inputs = CostInputs {
+            window,
+            opencost: Some(&data),
+            records: None,
+            counters: &counters,
+            counter_source: None,
+        };
+        let c = cost(&report, &objects, &cfg, &inputs).unwrap();
+        let unseen = c
+            .workloads
+            .iter()
+            .find(|r| r.name == "eval/Job/unseen")
+            .unwrap();
+        assert_eq!(unseen.total_cost, None, "{unseen:?}");
+        assert_eq!(unseen.breakdown.external, Some(2.0));
+        assert!(unseen.unknown["total_cost"].contains("only its outside cost"));
+        assert_eq!(c.total_cost, Some(3.0));
     }
 
     #[test]
