@@ -62,6 +62,11 @@ pub enum Command {
     /// text differs from it (--check).
     #[command(after_help = DOCS_EXAMPLES)]
     Docs(DocsArgs),
+    /// Cost per verified outcome: what each workload, tenant and product line cost over a window
+    /// (OpenCost), what it produced (outcome records or counters), cost per 1,000 verified
+    /// outcomes with its interval, and whether it meets its quality threshold at all.
+    #[command(after_help = COST_EXAMPLES)]
+    Cost(CostArgs),
 }
 
 const DOCS_EXAMPLES: &str = "Examples:
@@ -125,6 +130,62 @@ pub struct DocsArgs {
     pub live: LiveArgs,
 
     /// The clock of the report (YYYY-MM-DD is its midnight UTC) [default: now].
+    #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
+    pub now: Option<Timestamp>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+
+const COST_EXAMPLES: &str = "Examples:
+  gpuledger cost --snapshot fleet.json \\
+      --opencost http://opencost.opencost:9003 --window 24h
+  gpuledger cost --opencost http://localhost:9003 --outcomes outcomes.csv \\
+      --prometheus http://prometheus:9090 --format markdown -o cost.md
+
+Outcome records (--outcomes; JSON lines, or CSV with a header): workload \
+(namespace/Kind/name), start, end (RFC 3339; prorated by overlap with the \
+window), results, and verified, or on_time with sample and sample_passed \
+(a reviewed sample: Wilson 95% interval). A workload may instead name a \
+counter of verified results in gpuledger.io/outcomes-metric (read from \
+--prometheus). Idle, shared and outside costs follow `cost:` in \
+.gpuledger.yaml, and the report states the rule. Exit codes: 0 done, 2 error \
+(OpenCost failed, an outcome record does not read: its file:line is named).";
+
+/// Where cost and outcomes come from.
+#[derive(Debug, Args)]
+pub struct CostInputArgs {
+    /// The OpenCost API (its port 9003) for the cost per workload, tenant and product line over
+    /// --window, ending --now (outcomes are counted over the same window).
+    #[arg(long, value_name = "URL", env = "GPULEDGER_OPENCOST")]
+    pub opencost: Option<String>,
+
+    /// The environment variable holding a bearer token for OpenCost.
+    #[arg(long, value_name = "VAR", default_value = "GPULEDGER_OPENCOST_TOKEN")]
+    pub opencost_token_env: String,
+
+    /// Outcome records: JSON lines, or CSV with a header (`gpuledger cost --help`).
+    #[arg(long, value_name = "FILE")]
+    pub outcomes: Option<PathBuf>,
+}
+
+impl CostInputArgs {
+    /// Whether any cost or outcome input was given.
+    pub fn given(&self) -> bool {
+        self.opencost.is_some() || self.outcomes.is_some()
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct CostArgs {
+    #[command(flatten)]
+    pub live: LiveArgs,
+
+    #[command(flatten)]
+    pub cost: CostInputArgs,
+
+    /// The clock: the window ends here (YYYY-MM-DD is its midnight UTC) [default: now].
     #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
     pub now: Option<Timestamp>,
 
@@ -372,6 +433,11 @@ pub struct IssueArgs {
     #[command(flatten)]
     pub github: GithubArgs,
 
+    /// With --opencost or --outcomes, the issue's folded inventory also holds allocated → busy →
+    /// valuable per tenant and workload.
+    #[command(flatten)]
+    pub cost: CostInputArgs,
+
     /// The label that marks tracking issues (created by GitHub when missing).
     #[arg(long, value_name = "NAME", default_value = "gpuledger-drift")]
     pub label: String,
@@ -543,6 +609,10 @@ const INVENTORY_EXAMPLES: &str = "Examples:
   kubectl get pods,deploy,rs,sts,jobs,cronjobs,svc,ingress,hpa -A \\
       -o json > workloads.json
   gpuledger inventory --snapshot nodes.yaml --snapshot workloads.json
+
+  # With cost per verified outcome (OpenCost, outcome records)
+  gpuledger inventory --snapshot fleet.json \\
+      --opencost http://opencost.opencost:9003 --outcomes outcomes.csv
 
   # Markdown for a pull request or an issue; JSON for scripts
   # (schema gpuledger.report/v1)
@@ -745,6 +815,10 @@ pub struct InventoryArgs {
     /// With --repo, the report also holds drift against Git.
     #[command(flatten)]
     pub repo: RepoArgs,
+
+    /// With --opencost or --outcomes, the report also holds cost per verified outcome.
+    #[command(flatten)]
+    pub cost: CostInputArgs,
 
     /// The clock: accepted-drift rules are checked against its date and the live state's age
     /// against it (YYYY-MM-DD is its midnight UTC) [default: now].

@@ -47,6 +47,7 @@ fn main() -> ExitCode {
         Command::Plan(a) => !a.snapshot.is_empty(),
         Command::Render(_) => true,
         Command::Docs(a) => a.live.quiet || !a.live.snapshot.is_empty(),
+        Command::Cost(a) => a.live.quiet || !a.live.snapshot.is_empty(),
     };
     // The one async runtime: every command that talks to a server runs its futures on it.
     let rt = match tokio::runtime::Builder::new_multi_thread()
@@ -66,6 +67,7 @@ fn main() -> ExitCode {
         Command::Render(args) => commands::render::run(args),
         Command::Plan(args) => commands::plan::run(args, &rt, &progress),
         Command::Docs(args) => commands::docs::run(args, &rt, &progress),
+        Command::Cost(args) => commands::cost::run(args, &rt, &progress),
         Command::Drift(args) => commands::drift::run(args, &rt, &progress),
         Command::Snapshot(args) => commands::snapshot::run(args, &rt, &progress),
         Command::Check(args) => commands::check::run(args, &rt, &progress),
@@ -108,14 +110,23 @@ fn register_secrets(cli: &Cli) {
         "GITHUB_TOKEN".to_string(),
         "GH_TOKEN".to_string(),
         "GPULEDGER_PROMETHEUS_TOKEN".to_string(),
+        "GPULEDGER_OPENCOST_TOKEN".to_string(),
     ];
     match &cli.command {
         Command::Github(GithubCommand::Comment(a)) => vars.push(a.github.token_env.clone()),
         Command::Github(GithubCommand::Issue(a)) => {
             vars.push(a.github.token_env.clone());
             vars.push(a.live.prometheus_token_env.clone());
+            vars.push(a.cost.opencost_token_env.clone());
         }
-        Command::Inventory(a) => vars.push(a.live.prometheus_token_env.clone()),
+        Command::Inventory(a) => {
+            vars.push(a.live.prometheus_token_env.clone());
+            vars.push(a.cost.opencost_token_env.clone());
+        }
+        Command::Cost(a) => {
+            vars.push(a.live.prometheus_token_env.clone());
+            vars.push(a.cost.opencost_token_env.clone());
+        }
         Command::Drift(a) => vars.push(a.live.prometheus_token_env.clone()),
         Command::Docs(a) => vars.push(a.live.prometheus_token_env.clone()),
         _ => {}

@@ -295,6 +295,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         idle,
         clusters,
         drift: None,
+        cost: None,
         provenance: None,
     })
 }

@@ -219,6 +219,7 @@ pub fn inventory_with_metrics(
         idle,
         clusters: Vec::new(),
         drift: None,
+        cost: None,
         provenance: None,
     })
 }

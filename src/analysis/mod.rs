@@ -3,6 +3,7 @@
 //! No I/O, no clock, no network: the same inputs always give the same report, which is what makes
 //! these modules the place where most tests live.
 
+pub mod cost;
 pub mod desired;
 pub mod drift;
 pub mod exposure;

@@ -35,13 +35,17 @@ impl Computed {
 }
 
 /// Reads the live state and the repository (`.` by default) and computes inventory and drift.
-/// `scope` names the report (GitHub's `--scope`); the live state's context otherwise.
+/// `scope` names the report (GitHub's `--scope`); the live state's context otherwise; `cost`, the
+/// cost inputs of the drift issue.
+// The inputs of one computation, each from its own flags: a struct would only rename them.
+#[allow(clippy::too_many_arguments)]
 pub fn compute(
     repo_args: &RepoArgs,
     live_args: &LiveArgs,
     config: Option<&Path>,
     now: Option<Timestamp>,
     scope: Option<String>,
+    cost: Option<&crate::cli::CostInputArgs>,
     rt: &Runtime,
     progress: &Arc<Progress>,
 ) -> anyhow::Result<Computed> {
@@ -81,6 +85,20 @@ pub fn compute(
     let mut report = inventory_with_metrics(&objects, &cfg, sources, &metrics)?;
     report.complete = live.incomplete.is_empty();
     report.incomplete = live.incomplete;
+    // Cost per verified outcome beside the inventory, where its inputs were given (the drift
+    // issue); what failed is in the notes and the report, and drift stays what it is.
+    if let Some(c) = cost.filter(|c| c.given()) {
+        super::cost::attach(
+            &mut report,
+            &objects,
+            &cfg,
+            c,
+            live_args,
+            now,
+            rt,
+            &mut notes,
+        )?;
+    }
     let started = std::time::Instant::now();
     let mut d = drift(&live_workloads(&objects)?, &objects, &desired, &cfg, today)?;
     d.desired_at = git.describe.clone();
@@ -125,6 +143,7 @@ pub fn run(args: &DriftArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::
         &args.live,
         args.output.config.as_deref(),
         args.now,
+        None,
         None,
         rt,
         progress,

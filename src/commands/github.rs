@@ -313,6 +313,7 @@ pub fn issue(
         args.output.config.as_deref(),
         args.now,
         named_scope(&args.github.scope),
+        Some(&args.cost),
         tokio,
         progress,
     )?;

@@ -41,6 +41,10 @@ pub fn run(
         !(several && args.live.prometheus.is_some()),
         "--prometheus belongs to one cluster: give a single --context"
     );
+    anyhow::ensure!(
+        !(several && args.cost.given()),
+        "--opencost and --outcomes belong to one cluster: give a single --context"
+    );
     let mut sources = live.sources.clone();
     let mut notes = Vec::new();
     if let Some(p) = &cfg_path {
@@ -61,6 +65,7 @@ pub fn run(
         .flat_map(|p| p.provenance.iter().cloned())
         .collect();
     let mut git = Vec::new();
+    let mut cost_failed = super::cost::Failed::default();
     let mut report = if several {
         let reports = live
             .parts
@@ -94,6 +99,18 @@ pub fn run(
         let mut report = inventory_with_metrics(&part.objects, &cfg, sources, &metrics)?;
         report.complete = part.incomplete.is_empty();
         report.incomplete = part.incomplete;
+        if args.cost.given() {
+            cost_failed = super::cost::attach(
+                &mut report,
+                &part.objects,
+                &cfg,
+                &args.cost,
+                &args.live,
+                now,
+                rt,
+                &mut notes,
+            )?;
+        }
         if let Some(d) = &desired {
             let workloads = live_workloads(&part.objects)?;
             let mut x = drift(&workloads, &part.objects, d, &cfg, now.date())?;
@@ -114,7 +131,13 @@ pub fn run(
     report.complete = report.incomplete.is_empty();
     let text = render(&report, args.output.format, &args.output.style());
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
-    let mut exit = Exit::Clean;
+    // An outcome record that does not read is an input error, as an unreadable snapshot is; an
+    // OpenCost that fails leaves cost unknown, as a failing Prometheus leaves `used` unknown.
+    let mut exit = if cost_failed.records {
+        Exit::Error
+    } else {
+        Exit::Clean
+    };
     if !failed.is_empty() {
         notes.push(Note::RenderFailed(failed));
         exit = Exit::Error;

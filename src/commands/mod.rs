@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod docs;
+pub mod cost;
 pub mod drift;
 pub mod github;
 pub mod inventory;

@@ -38,6 +38,57 @@ pub struct Config {
     /// Intent for workloads whose annotations the team does not control (a chart's): the first
     /// rule that matches fills the keys the workload's own `gpuledger.io/*` annotations leave unset.
     pub intent: Vec<IntentRule>,
+    /// How cost is assigned and outcomes are judged (`gpuledger cost`, `inventory --opencost`).
+    pub cost: CostConfig,
+}
+
+/// `cost:`: the rules for idle, shared and outside costs, and the sample a point estimate needs.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CostConfig {
+    /// Namespaces whose cost serves everyone (`kube-system`, `dynamo-system`): spread over the
+    /// other workloads and namespaces in proportion to their GPU-hours.
+    pub shared_namespaces: Vec<String>,
+    /// OpenCost's idle cost: `spread` over the allocations in proportion to their cost of each
+    /// resource (GPU idle by GPU cost, CPU by CPU, RAM by RAM: OpenCost's own `shareIdle`
+    /// weighting), or kept `separate` as its own line.
+    pub idle: IdleRule,
+    /// Below this many reviewed results a cost per outcome is given as its interval only.
+    pub min_sample: u64,
+    /// Costs OpenCost does not see (a hosted model API, a labelling vendor), per hour, each
+    /// assigned to one workload or one tenant and counted there once.
+    pub external: Vec<ExternalCost>,
+}
+
+impl Default for CostConfig {
+    fn default() -> Self {
+        CostConfig {
+            shared_namespaces: Vec::new(),
+            idle: IdleRule::Spread,
+            min_sample: 30,
+            external: Vec::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IdleRule {
+    Spread,
+    Separate,
+}
+
+/// A cost outside OpenCost: `name`, `per_hour`, and `workload` (`namespace/Kind/name`) or
+/// `tenant`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExternalCost {
+    pub name: String,
+    pub per_hour: f64,
+    #[serde(default)]
+    pub workload: Option<String>,
+    #[serde(default)]
+    pub tenant: Option<String>,
 }
 
 /// An `intent:` rule: a `match` and the intent keys as the annotations write them, without the
@@ -415,6 +466,24 @@ impl Config {
                 ),
             });
         }
+        for (i, e) in cfg.cost.external.iter().enumerate() {
+            let problem = if !(e.per_hour.is_finite() && e.per_hour >= 0.0) {
+                Some(format!("is {}: a cost per hour of at least 0", e.per_hour))
+            } else if e.workload.is_some() == e.tenant.is_some() {
+                Some("needs exactly one of workload (namespace/Kind/name) or tenant: a cost is counted once".to_string())
+            } else {
+                None
+            };
+            if let Some(p) = problem {
+                return Err(InputError {
+                    file: file.to_string(),
+                    line: None,
+                    column: None,
+                    message: format!("cost.external[{i}] ({}) per_hour {p}", e.name)
+                        .replace("per_hour needs", "needs"),
+                });
+            }
+        }
         Ok(cfg)
     }
 
@@ -575,6 +644,28 @@ mod tests {
         .unwrap_err();
         assert_eq!(e.line, Some(4), "{e}");
         assert!(e.message.contains("not a date"), "{e}");
+    }
+
+    #[test]
+    fn cost_rules_and_outside_costs() {
+        let d = Config::default().cost;
+        assert_eq!((d.idle, d.min_sample), (IdleRule::Spread, 30));
+        let c = Config::parse(
+            "cost:\n  shared_namespaces: [kube-system]\n  idle: separate\n  external:\n  - {name: judge, per_hour: 0.5, tenant: research}\n",
+            "c",
+        )
+        .unwrap();
+        assert_eq!(c.cost.idle, IdleRule::Separate);
+        assert_eq!(c.cost.external[0].tenant.as_deref(), Some("research"));
+        for bad in [
+            "cost:\n  external:\n  - {name: x, per_hour: 1}\n",
+            "cost:\n  external:\n  - {name: x, per_hour: 1, tenant: a, workload: a/Job/b}\n",
+            "cost:\n  external:\n  - {name: x, per_hour: -1, tenant: a}\n",
+        ] {
+            let e = Config::parse(bad, "g.yaml").unwrap_err();
+            assert!(e.message.contains("cost.external[0] (x)"), "{e}");
+        }
+        assert!(Config::parse("cost:\n  idle: sometimes\n", "g.yaml").is_err());
     }
 
     #[test]

@@ -14,6 +14,10 @@ const TERMINAL_WORKLOADS: usize = 25;
 /// The whole inventory: headline, then details.
 pub fn inventory(r: &Report) -> Doc {
     let mut d = headline(r);
+    // Cost per verified outcome, when its inputs were given: a decision figure, before the lists.
+    if let Some(c) = &r.cost {
+        d.extend(super::cost::section(c));
+    }
     d.extend(details(r));
     d
 }

@@ -7,6 +7,7 @@
 //! A new report section is a block builder in this folder: both writers get it for free.
 
 mod check;
+pub mod cost;
 mod desired;
 pub mod docs;
 mod drift;
@@ -77,9 +78,14 @@ pub fn drift_issue_doc(
     if let Some(status) = docs {
         docs::section_for(&mut d, status, links);
     }
+    let mut body = inventory::figures(report).blocks;
+    // Allocated → busy → valuable, when the issue was given cost inputs.
+    if let Some(c) = &report.cost {
+        body.extend(cost::headline(c).blocks);
+    }
     d.push(Block::Details {
         summary: Text::from(format!("Fleet inventory: {}", inventory::one_line(report))),
-        body: inventory::figures(report).blocks,
+        body,
     });
     d
 }
@@ -102,6 +108,11 @@ pub fn render_drift(report: &Report, format: Format, style: &Style) -> String {
         Some(d) => layout(&d, report, format, style),
         None => json(report),
     }
+}
+
+/// `gpuledger cost`: the cost section with the report's title; JSON is the whole report.
+pub fn render_cost(report: &Report, format: Format, style: &Style) -> String {
+    layout(&cost::cost_doc(report), report, format, style)
 }
 
 pub fn render_check(report: &CheckReport, format: Format, style: &Style) -> String {

@@ -5,6 +5,8 @@
 //! ever added. A figure that could not be computed is `null` and its reason is in `fleet.unknown`:
 //! unknown is never written as zero. Every list is sorted, so the same input gives the same bytes.
 
+pub mod cost;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
@@ -45,6 +47,10 @@ pub struct Report {
     /// Drift against Git, when a repository was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drift: Option<Drift>,
+    /// Cost per verified outcome, when cost or outcome inputs were given (`--opencost`,
+    /// `--outcomes`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<cost::Cost>,
     /// What, where and when: the scope, where and when the live state was read, the commits.
     /// Filled by the command that made the report; `null` from the bare analysis.
     pub provenance: Option<Provenance>,

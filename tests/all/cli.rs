@@ -188,6 +188,7 @@ fn help_snapshots() {
         ("github_issue_help", vec!["github", "issue", "--help"]),
         ("plan_help", vec!["plan", "--help"]),
         ("docs_help", vec!["docs", "--help"]),
+        ("cost_help", vec!["cost", "--help"]),
     ] {
         let out = gpuledger(&root())
             .args(&args)

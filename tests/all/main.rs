@@ -6,6 +6,7 @@ mod argo_sources;
 mod check;
 mod cli;
 mod corpus;
+mod cost;
 mod demo;
 mod docs;
 mod drift;
@@ -34,5 +35,7 @@ mod used;
 mod github_fake;
 #[path = "../support/kube_emulator.rs"]
 mod kube_emulator;
+#[path = "../support/opencost.rs"]
+mod opencost_fake;
 #[path = "../support/prometheus.rs"]
 mod prometheus_harness;

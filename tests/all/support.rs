@@ -21,6 +21,7 @@ pub fn gpuledger(dir: &Path) -> Command {
         .env_remove("GPULEDGER_CONFIG")
         .env_remove("GPULEDGER_LOG")
         .env_remove("GPULEDGER_PROMETHEUS")
+        .env_remove("GPULEDGER_OPENCOST")
         .env_remove("KUBECONFIG")
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_REPOSITORY")

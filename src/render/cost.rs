@@ -1,0 +1,327 @@
+//! Cost per verified outcome as blocks: the headline "allocated → busy → valuable" per tenant and
+//! per workload, then the cost itself (by tenant, product line and workload, with the rules that
+//! assigned idle, shared and outside costs), the pods of no live workload, OpenCost's cost per
+//! million tokens, and why each unknown figure is unknown.
+//!
+//! A workload below its quality threshold shows as unsuitable in place of its cost per outcome in
+//! the headline: a cheaper wrong answer is not a bargain. Its cost stays in the cost tables.
+
+use super::inventory::FOLD;
+use crate::analysis::cost::money;
+use crate::doc::{Alert, Block, Doc, Table, Text};
+use crate::report::Report;
+use crate::report::cost::{Cost, CostRow};
+use crate::util::date::Timestamp;
+
+/// `gpuledger cost`: the title, where and when, then the section.
+pub fn cost_doc(r: &Report) -> Doc {
+    let mut d = Doc::new();
+    d.heading(
+        2,
+        super::provenance::title("Cost per verified outcome", r.provenance.as_ref()),
+    );
+    if let Some(b) = super::inventory::banner(r) {
+        d.push(b);
+    }
+    match &r.cost {
+        Some(c) => {
+            super::provenance::lead(&mut d, r.provenance.as_ref(), Block::Paragraph(summary(c)));
+            d.extend(body(c));
+        }
+        None => d.paragraph("No cost or outcome input was given (--opencost, --outcomes)."),
+    }
+    d
+}
+
+/// The section inventory appends when cost inputs were given.
+pub fn section(c: &Cost) -> Doc {
+    let mut d = Doc::new();
+    d.heading(3, "Cost per verified outcome");
+    d.push(Block::Paragraph(summary(c)));
+    d.extend(body(c));
+    d
+}
+
+/// `$412.50 over the 1h to 2026-12-02 12:00 UTC from OpenCost at URL; outcomes from …`
+fn summary(c: &Cost) -> Text {
+    let end =
+        Timestamp::parse(&c.window_end).map_or_else(|_| c.window_end.clone(), Timestamp::human);
+    let mut t = Text::new()
+        .strong(money(c.total_cost))
+        .plain(format!(" over the {}h to {end}", trim(c.window_hours)));
+    t = match &c.source {
+        Some(s) => t.plain(" from OpenCost at ").code(s.as_str()),
+        None => t.plain(" (cost unknown)"),
+    };
+    t = if c.outcome_sources.is_empty() {
+        t.plain("; no outcome source.")
+    } else {
+        t.plain(format!(
+            "; outcomes from {}.",
+            c.outcome_sources.join(" and ")
+        ))
+    };
+    t
+}
+
+fn body(c: &Cost) -> Doc {
+    let mut d = Doc::new();
+    if !c.problems.is_empty() {
+        let mut lines = vec![Text::new().strong("Outcome records that do not read").plain(
+            ": the workloads they name have unknown outcomes; every other record is counted.",
+        )];
+        lines.extend(c.problems.iter().map(|p| Text::from(p.as_str())));
+        d.push(Block::Alert {
+            kind: Alert::Caution,
+            lines,
+        });
+    }
+    if let Some(why) = c.unknown.get("total_cost") {
+        d.push(Block::Quote(vec![
+            Text::new().plain("Cost is unknown: ").plain(why.as_str()),
+        ]));
+    }
+    d.extend(headline(c));
+    if !c.rules.is_empty() {
+        d.paragraph(Text::new().strong("How costs were assigned"));
+        d.push(Block::List(
+            c.rules.iter().map(|r| Text::from(r.as_str())).collect(),
+        ));
+    }
+    if c.source.is_some() {
+        d.section(
+            "Cost by tenant",
+            breakdown_table("tenant", &c.tenants),
+            Some(FOLD),
+        );
+        if c.product_lines.iter().any(|p| p.name != "(none)") {
+            d.section(
+                "Cost by product line",
+                breakdown_table("product line", &c.product_lines),
+                Some(FOLD),
+            );
+        }
+        d.section(
+            "Cost by workload",
+            breakdown_table("workload", &c.workloads),
+            Some(FOLD),
+        );
+        d.section(
+            "Pods of no live workload (finished jobs, pods without GPUs), by namespace",
+            Table::new(&["namespace", "tenant", ">cost"]).rows(&c.other, |o| {
+                vec![
+                    o.namespace.as_str().into(),
+                    o.tenant.as_str().into(),
+                    money(o.total_cost).into(),
+                ]
+            }),
+            Some(FOLD),
+        );
+    }
+    d.section(
+        "Inference cost per model (OpenCost)",
+        Table::new(&[
+            "model",
+            "namespace",
+            "basis",
+            ">cost",
+            ">tokens",
+            ">per 1M tokens",
+        ])
+        .rows(&c.inference, |x| {
+            vec![
+                x.model.as_str().into(),
+                x.namespace.as_deref().unwrap_or("").into(),
+                x.cost_basis.as_deref().unwrap_or("").into(),
+                money(x.total_cost).into(),
+                x.total_tokens
+                    .map_or("unknown".into(), |t| format!("{t:.0}"))
+                    .into(),
+                money(x.cost_per_million_tokens).into(),
+            ]
+        }),
+        None,
+    );
+    let reasons = reasons(c);
+    if !reasons.is_empty() {
+        d.push(Block::Details {
+            summary: Text::from(format!("Why figures are unknown ({})", reasons.len())),
+            body: vec![Block::List(reasons)],
+        });
+    }
+    d
+}
+
+/// Allocated → busy → valuable, per tenant and per workload.
+pub fn headline(c: &Cost) -> Doc {
+    let mut d = Doc::new();
+    let table = |first: &str, rows: &[CostRow], workloads: bool| {
+        Table::new(&[
+            first,
+            ">GPUs requested",
+            ">GPUs busy",
+            ">verified/h",
+            ">cost per 1,000 verified",
+            ">95% interval",
+        ])
+        .rows(rows, |r| {
+            vec![
+                r.name.as_str().into(),
+                r.gpus_requested.to_string().into(),
+                r.gpus_busy
+                    .map_or("unknown".into(), |b| b.to_string())
+                    .into(),
+                r.verified_per_hour
+                    .map_or_else(|| "unknown".into(), rate)
+                    .into(),
+                per_1000(r, workloads),
+                interval(r.cost_per_1000_interval).into(),
+            ]
+        })
+    };
+    d.section(
+        "Allocated → busy → valuable, per tenant",
+        table("tenant", &c.tenants, false),
+        None,
+    );
+    d.section(
+        "Allocated → busy → valuable, per workload",
+        table("workload", &c.workloads, true),
+        Some(FOLD),
+    );
+    let unsuitable: Vec<Text> = c
+        .workloads
+        .iter()
+        .filter(|w| w.suitable == Some(false))
+        .map(|w| {
+            let why = match (w.pass_rate, w.quality_threshold, w.verified_interval) {
+                (Some(p), Some(t), _) => {
+                    format!(": pass rate {} is below its quality threshold {}", percent(p), percent(t))
+                }
+                (None, Some(t), Some(_)) => format!(
+                    ": even the top of its pass rate's 95% interval is below its quality threshold {}",
+                    percent(t)
+                ),
+                _ => String::new(),
+            };
+            Text::new()
+                .code(w.name.as_str())
+                .plain(" is ")
+                .strong("unsuitable")
+                .plain(format!("{why}, whatever it costs."))
+        })
+        .collect();
+    if !unsuitable.is_empty() {
+        d.push(Block::Quote(unsuitable));
+    }
+    d
+}
+
+/// The cost per 1,000 verified outcomes, or, for a workload, the verdict that outranks it (a
+/// tenant's figure stays: the note under the table names its unsuitable work).
+fn per_1000(r: &CostRow, workload: bool) -> Text {
+    if workload && r.suitable == Some(false) {
+        return Text::new().strong("unsuitable");
+    }
+    match r.cost_per_1000 {
+        Some(v) => Text::from(money(Some(v))),
+        None if r.cost_per_1000_interval.is_some() => Text::from("interval only"),
+        None => Text::from("unknown"),
+    }
+}
+
+fn breakdown_table(first: &str, rows: &[CostRow]) -> Table {
+    Table::new(&[
+        first,
+        ">total",
+        ">GPU",
+        ">CPU",
+        ">RAM",
+        ">idle",
+        ">shared",
+        ">other",
+        ">GPU-hours",
+    ])
+    .rows(rows, |r| {
+        let b = &r.breakdown;
+        let other = [b.pv, b.network, b.load_balancer, b.external]
+            .into_iter()
+            .try_fold(0.0, |s, x| Some(s + x?));
+        vec![
+            r.name.as_str().into(),
+            money(r.total_cost).into(),
+            money(b.gpu).into(),
+            money(b.cpu).into(),
+            money(b.ram).into(),
+            money(b.idle).into(),
+            money(b.shared).into(),
+            money(other).into(),
+            r.gpu_hours
+                .map_or("unknown".into(), |h| format!("{h:.1}"))
+                .into(),
+        ]
+    })
+}
+
+/// One line per unknown figure of a row: `team-a: verified outcomes: no outcome source …`.
+fn reasons(c: &Cost) -> Vec<Text> {
+    let mut out = Vec::new();
+    for (kind, rows) in [
+        ("tenant", &c.tenants),
+        ("product line", &c.product_lines),
+        ("workload", &c.workloads),
+    ] {
+        for r in rows {
+            for (field, why) in &r.unknown {
+                // A group has no pass rate of its own by design: the JSON says so, the page
+                // need not.
+                if kind != "workload" && field == "pass_rate" {
+                    continue;
+                }
+                out.push(
+                    Text::new()
+                        .plain(format!("{kind} "))
+                        .code(r.name.as_str())
+                        .plain(format!(": {}: {why}", field.replace('_', " "))),
+                );
+            }
+        }
+    }
+    for (field, why) in c.unknown.iter().filter(|(f, _)| f.as_str() != "total_cost") {
+        out.push(Text::from(format!("{}: {why}", field.replace('_', " "))));
+    }
+    if let Some(why) = &c.inference_unknown {
+        out.push(Text::from(format!("inference cost per model: {why}")));
+    }
+    out
+}
+
+/// `$1.98–$2.07`, or empty without an interval.
+fn interval(v: Option<[f64; 2]>) -> String {
+    match v {
+        Some([lo, hi]) => format!("{}–{}", money(Some(lo)), money(Some(hi))),
+        None => String::new(),
+    }
+}
+
+/// `990`, `12.5`, `0.25`: whole above 100, else with what it takes.
+fn rate(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 1.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn percent(v: f64) -> String {
+    let p = format!("{:.1}", v * 100.0);
+    format!("{}%", p.trim_end_matches(".0"))
+}
+
+/// `1`, `1.5`: hours without trailing zeros.
+fn trim(v: f64) -> String {
+    let s = format!("{v:.2}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}

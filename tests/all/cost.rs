@@ -1,0 +1,361 @@
+//! Cost per verified outcome, end to end: the OpenCost stand-in serving recorded responses (both
+//! field generations, NaN, a 500) through the production client, outcome-record files, and the
+//! real Prometheus for a workload's outcome counter.
+
+use serde_json::Value;
+
+use super::opencost_fake::{Answer, OpenCost};
+use super::prometheus_harness::{HISTORY_MINUTES, Prometheus, Series};
+use super::support::{fixture, gpuledger, root};
+
+const NOW: &str = "2026-12-02T12:00:00Z";
+
+fn opencost(allocation: &str, inference: bool) -> OpenCost {
+    let mut routes = vec![("/allocation", Answer::fixture(allocation))];
+    if inference {
+        routes.push((
+            "/inferenceCost/total",
+            Answer::fixture("inference-total.json"),
+        ));
+    }
+    OpenCost::start(&routes)
+}
+
+/// `gpuledger cost` on the cost fixture with `extra` flags; (exit code, stdout, stderr).
+fn cost(url: &str, outcomes: &str, extra: &[&str]) -> (i32, String, String) {
+    let out = gpuledger(&root())
+        .arg("cost")
+        .arg("--snapshot")
+        .arg(fixture("tests/fixtures/cost/cluster.json"))
+        .arg("--config")
+        .arg(fixture("tests/fixtures/cost/.gpuledger.yaml"))
+        .args(["--opencost", url, "--outcomes"])
+        .arg(fixture(outcomes))
+        .args(["--window", "1h", "--now", NOW])
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn json(url: &str) -> Value {
+    let (code, out, err) = cost(
+        url,
+        "tests/fixtures/cost/outcomes.csv",
+        &["--format", "json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn row<'a>(rows: &'a Value, name: &str) -> &'a Value {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == name)
+        .unwrap_or_else(|| panic!("no row {name} in {rows:#}"))
+}
+
+fn close(v: &Value, want: f64) -> bool {
+    v.as_f64().is_some_and(|x| (x - want).abs() < 0.005)
+}
+
+#[test]
+fn both_field_generations_give_the_same_cost() {
+    let old = opencost("allocation-gen1.json", false);
+    let new = opencost("allocation-gen2.json", true);
+    let (a, b) = (json(&old.url()), json(&new.url()));
+    for field in [
+        "workloads",
+        "tenants",
+        "product_lines",
+        "other",
+        "total_cost",
+    ] {
+        assert_eq!(a["cost"][field], b["cost"][field], "{field}");
+    }
+    // What was asked: the window ending --now, per pod, idle apart and not shared by OpenCost.
+    let asked = &new.requests()[0];
+    assert!(
+        asked.starts_with("/allocation?window=2026-12-02T11%3A00%3A00Z%2C2026-12-02T12%3A00%3A00Z&aggregate=namespace%2CcontrollerKind%2Ccontroller%2Cpod&accumulate=true&includeIdle=true&shareIdle=false"),
+        "{asked}"
+    );
+    let c = &b["cost"];
+    // Every allocation once (idle and the shared namespace included) and the outside cost.
+    assert!(
+        close(
+            &c["total_cost"],
+            2.0 + 1.5 + 1.0 + 3.7 + 0.5 + 0.7 + 1.0 + 0.25
+        ),
+        "{c:#}"
+    );
+    assert!(close(&c["idle_cost"], 1.0));
+    // The shared namespace's own cost and its share of the idle CPU and RAM cost.
+    assert!(
+        close(&c["shared_cost"], 0.7 + 0.5 / 1.25 * 0.1 + 0.2 / 0.55 * 0.1),
+        "{c:#}"
+    );
+    // The tenants' totals add up to the whole: idle and shared were spread, nothing lost.
+    let tenants: f64 = c["tenants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["total_cost"].as_f64().unwrap())
+        .sum();
+    assert!((tenants - c["total_cost"].as_f64().unwrap()).abs() < 1e-9);
+    let small = row(&c["workloads"], "eval/Job/grade-small");
+    assert_eq!(small["suitable"], false, "{small:#}");
+    assert!(close(&small["pass_rate"], 0.9));
+    let qwen = row(&c["workloads"], "eval/Job/grade-qwen");
+    assert_eq!(qwen["suitable"], true);
+    assert!(close(&qwen["verified_outcomes"], 990.0));
+    // Sampled: half of the first record and all of the second are in the window; 57 of 60 passed.
+    let sampled = row(&c["workloads"], "eval/Job/grade-sampled");
+    assert!(
+        close(&sampled["verified_outcomes"], (95.0 + 100.0) * 57.0 / 60.0),
+        "{sampled:#}"
+    );
+    assert_eq!(sampled["sample"], 60);
+    assert!(sampled["cost_per_1000_interval"].is_array());
+    // A finished job's pod stays with its namespace; the chat counter needs a Prometheus.
+    assert_eq!(c["other"][0]["namespace"], "eval");
+    let chat = row(&c["workloads"], "chat/Deployment/chat");
+    assert!(chat["verified_outcomes"].is_null());
+    assert!(
+        chat["unknown"]["verified_outcomes"]
+            .as_str()
+            .unwrap()
+            .contains("--prometheus"),
+        "{chat:#}"
+    );
+    // Inference cost beside it where served, and why not where not.
+    assert!(close(
+        &b["cost"]["inference"][0]["cost_per_million_tokens"],
+        2.47
+    ));
+    assert!(
+        a["cost"]["inference_unknown"]
+            .as_str()
+            .unwrap()
+            .contains("does not serve /inferenceCost")
+    );
+}
+
+#[test]
+fn nan_is_unknown_never_zero() {
+    let oc = opencost("allocation-nan.json", false);
+    let c = &json(&oc.url())["cost"];
+    let chat = row(&c["workloads"], "chat/Deployment/chat");
+    assert!(chat["total_cost"].is_null(), "{chat:#}");
+    assert!(chat["breakdown"]["gpu"].is_null());
+    assert!(
+        chat["unknown"]["total_cost"]
+            .as_str()
+            .unwrap()
+            .contains("NaN"),
+        "{chat:#}"
+    );
+    assert!(row(&c["tenants"], "assistant")["total_cost"].is_null());
+    assert!(c["total_cost"].is_null());
+    assert!(c["unknown"]["total_cost"].is_string());
+    // The rest is still known.
+    assert!(row(&c["workloads"], "eval/Job/grade-qwen")["total_cost"].is_f64());
+}
+
+#[test]
+fn opencost_failing_is_unknown_with_the_reason() {
+    let oc = OpenCost::start(&[(
+        "/allocation",
+        Answer::status(500, Answer::fixture("error-500.json").body),
+    )]);
+    let (code, out, err) = cost(
+        &oc.url(),
+        "tests/fixtures/cost/outcomes.csv",
+        &["--format", "json"],
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("500 Internal Server Error"), "{err}");
+    let c = &serde_json::from_str::<Value>(&out).unwrap()["cost"];
+    assert!(c["total_cost"].is_null());
+    let why = c["unknown"]["total_cost"].as_str().unwrap();
+    assert!(why.contains("failed to query Prometheus"), "{why}");
+    // Outcomes do not depend on the cost: they are still counted.
+    let qwen = row(&c["workloads"], "eval/Job/grade-qwen");
+    assert!(close(&qwen["verified_outcomes"], 990.0));
+    assert!(qwen["cost_per_1000"].is_null());
+
+    // A body that is not OpenCost's (a proxy's login page) says so.
+    let oc = OpenCost::start(&[("/allocation", Answer::ok("<html>sign in</html>"))]);
+    let (code, out, _) = cost(
+        &oc.url(),
+        "tests/fixtures/cost/outcomes.csv",
+        &["--format", "json"],
+    );
+    assert_eq!(code, 2);
+    let c = &serde_json::from_str::<Value>(&out).unwrap()["cost"];
+    assert!(
+        c["unknown"]["total_cost"]
+            .as_str()
+            .unwrap()
+            .contains("not an allocation response")
+    );
+}
+
+#[test]
+fn a_bad_outcome_line_names_file_and_line_and_the_rest_is_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("outcomes.jsonl");
+    std::fs::write(
+        &bad,
+        "{\"workload\":\"eval/Job/grade-qwen\",\"start\":\"2026-12-02T11:00:00Z\",\"end\":\"2026-12-02T12:00:00Z\",\"results\":1000,\"verified\":990}\n\
+{\"workload\":\"eval/Job/grade-small\",\"start\":\"2026-12-02T11:00:00Z\",\"end\":\"2026-12-02T12:00:00Z\",\"results\":1000,\"verified\":1900}\n",
+    )
+    .unwrap();
+    let oc = opencost("allocation-gen2.json", false);
+    let (code, out, err) = cost(&oc.url(), bad.to_str().unwrap(), &["--format", "json"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("outcomes.jsonl:2: verified (1900) is more than results (1000)"),
+        "{err}"
+    );
+    let c = &serde_json::from_str::<Value>(&out).unwrap()["cost"];
+    assert!(close(
+        &row(&c["workloads"], "eval/Job/grade-qwen")["verified_outcomes"],
+        990.0
+    ));
+    let small = row(&c["workloads"], "eval/Job/grade-small");
+    assert!(small["verified_outcomes"].is_null());
+    assert!(
+        small["unknown"]["verified_outcomes"]
+            .as_str()
+            .unwrap()
+            .contains("outcomes.jsonl:2")
+    );
+}
+
+#[test]
+fn the_outcome_counter_comes_from_prometheus() {
+    // A counter of verified answers, 60 a minute over the backfilled history.
+    let values: Vec<f64> = (0..HISTORY_MINUTES).map(|i| i as f64 * 60.0).collect();
+    let series = [Series::cycling(
+        "chat_verified_answers_total",
+        &[("namespace", "chat"), ("job", "chat")],
+        &values,
+    )];
+    let prom = Prometheus::start(&series);
+    let oc = opencost("allocation-gen2.json", false);
+    // The window ends now: the backfilled history is relative to the clock.
+    let out = gpuledger(&root())
+        .arg("cost")
+        .arg("--snapshot")
+        .arg(fixture("tests/fixtures/cost/cluster.json"))
+        .args(["--opencost", &oc.url(), "--prometheus", &prom.url()])
+        .args(["--window", "1h", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let chat = row(&r["cost"]["workloads"], "chat/Deployment/chat");
+    assert_eq!(chat["outcome_source"], "counter");
+    let v = chat["verified_outcomes"].as_f64().unwrap();
+    // 49 minutes of increase at 60 a minute, extrapolated by at most a minute at the end.
+    assert!((2900.0..=3100.0).contains(&v), "{v}");
+    assert!(chat["cost_per_1000"].is_f64());
+    assert!(chat["unknown"]["pass_rate"].is_string());
+}
+
+#[test]
+fn cost_markdown() {
+    let oc = opencost("allocation-gen2.json", true);
+    let (code, md, err) = cost(
+        &oc.url(),
+        "tests/fixtures/cost/outcomes.csv",
+        &["--format", "markdown"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let md = md
+        .replace(&oc.url(), "http://opencost")
+        .replace(&format!("{}/", root().display()), "");
+    insta::assert_snapshot!("cost_markdown", md);
+}
+
+#[test]
+fn inventory_carries_the_headline_when_given_opencost() {
+    let oc = opencost("allocation-gen2.json", false);
+    let out = gpuledger(&root())
+        .arg("inventory")
+        .arg("--snapshot")
+        .arg(fixture("tests/fixtures/cost/cluster.json"))
+        .args(["--opencost", &oc.url(), "--outcomes"])
+        .arg(fixture("tests/fixtures/cost/outcomes.csv"))
+        .args(["--now", NOW])
+        .env("COLUMNS", "80")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("Allocated → busy → valuable, per tenant"),
+        "{text}"
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "wider than 80: {line}");
+    }
+    // Without cost inputs, no cost section.
+    let plain = gpuledger(&root())
+        .arg("inventory")
+        .arg("--snapshot")
+        .arg(fixture("tests/fixtures/cost/cluster.json"))
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&plain.stdout).unwrap();
+    assert!(r.get("cost").is_none());
+}
+
+#[test]
+fn the_drift_issue_folds_the_headline_in_when_given_cost_inputs() {
+    let r = super::support::Repo::new();
+    r.write(
+        "apps/chat.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: chat, namespace: chat}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{name: vllm, resources: {limits: {nvidia.com/gpu: \"2\"}}}]\n",
+    )
+    .commit("chat");
+    let oc = opencost("allocation-gen2.json", false);
+    let out = gpuledger(r.path())
+        .args(["github", "issue", "--snapshot"])
+        .arg(fixture("tests/fixtures/cost/cluster.json"))
+        .args(["--repo", ".", "--scope", "gpu-east", "--dry-run"])
+        .args(["--github-repo", "acme/gitops", "--now", NOW])
+        .args(["--opencost", &oc.url(), "--outcomes"])
+        .arg(fixture("tests/fixtures/cost/outcomes.csv"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fold = stdout
+        .split("<summary>Fleet inventory")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no folded inventory in {stdout}"));
+    assert!(
+        fold.contains("Allocated → busy → valuable, per tenant"),
+        "{fold}"
+    );
+    assert!(fold.contains("| eval/Job/grade-small | 2 | unknown | 900 | **unsuitable** |"));
+}
