@@ -20,6 +20,7 @@ pub mod desired;
 pub mod doc;
 pub mod error;
 pub mod github;
+pub mod headroom;
 pub mod input;
 pub mod intent;
 pub mod k8s;
