@@ -57,6 +57,46 @@ pub enum Command {
     /// every deadline ("stagger or buy").
     #[command(after_help = PLAN_EXAMPLES)]
     Plan(PlanArgs),
+    /// Serving headroom: per serving workload, the capacity its load test measured at its latency
+    /// objective against production's request rate from vLLM or Dynamo metrics: fits, near
+    /// capacity, over, or unknown with why.
+    #[command(after_help = HEADROOM_EXAMPLES)]
+    Headroom(HeadroomArgs),
+}
+
+const HEADROOM_EXAMPLES: &str = "Examples:
+  gpuledger headroom --snapshot fleet.json --repo ~/src/gitops \\
+      --prometheus http://prometheus:9090 --window 7d
+  gpuledger headroom --context gpu-east --repo . --format markdown \\
+      -o headroom.md
+
+A serving workload names its load test with the annotation gpuledger.io/load-test \
+(a path in --repo: a vLLM bench serve, AIPerf/GenAI-Perf or GuideLLM JSON \
+file, or a directory of them) and its objective with \
+gpuledger.io/latency-objective (or an intent: rule in .gpuledger.yaml). A \
+load test of another model, GPU type, GPU count or replica count than the \
+live workload is stale: capacity unknown, never scaled, unless a \
+headroom.scale rule says `scale: per-replica`. The production rate is a \
+completion rate from vllm:request_success_total or \
+dynamo_frontend_requests_total over --window. Exit codes: 0 reported, 1 a \
+workload is over capacity and --fail-on-over was given, 2 error (a load \
+test that cannot be read names its file and line).";
+
+#[derive(Debug, Args)]
+pub struct HeadroomArgs {
+    #[command(flatten)]
+    pub live: LiveArgs,
+
+    /// The repository the load-test paths are relative to (its working tree).
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+
+    /// Exit 1 when a workload's production p95 is above its tested capacity.
+    #[arg(long)]
+    pub fail_on_over: bool,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 const PLAN_EXAMPLES: &str = "Examples:

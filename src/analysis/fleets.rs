@@ -296,5 +296,6 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         clusters,
         drift: None,
         provenance: None,
+        headroom: None,
     })
 }

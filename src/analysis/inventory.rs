@@ -220,6 +220,7 @@ pub fn inventory_with_metrics(
         clusters: Vec::new(),
         drift: None,
         provenance: None,
+        headroom: None,
     })
 }
 

@@ -4,6 +4,7 @@
 pub mod check;
 pub mod drift;
 pub mod github;
+pub mod headroom;
 pub mod inventory;
 pub mod plan;
 pub mod render;

@@ -11,3 +11,57 @@
 //! verdict are `analysis::headroom`.
 
 pub mod loadtest;
+
+use std::path::{Component, Path};
+
+use crate::analysis::headroom::{LoadTests, Production};
+use crate::live::prometheus::PromSource;
+use crate::report::WorkloadRow;
+
+/// Reads the load test each workload's intent names, once per path, relative to the repository
+/// root. A path that is absolute or climbs out of the repository (`..`) is refused: it came from
+/// an annotation, and gpuledger reads only the repository it was given. Without a repository every
+/// load test is unread, which the analysis reports. A file that cannot be read or parsed is kept as
+/// its error (`file:line: …`) for the row and returned for the command to exit on.
+pub fn read_load_tests(repo: Option<&Path>, rows: &[WorkloadRow]) -> (LoadTests, Vec<String>) {
+    let mut out = LoadTests::new();
+    let mut errors = Vec::new();
+    let Some(repo) = repo else {
+        return (out, errors);
+    };
+    for path in rows
+        .iter()
+        .filter_map(|r| r.intent.as_ref()?.load_test.as_deref())
+    {
+        if out.contains_key(path) {
+            continue;
+        }
+        let p = Path::new(path);
+        let inside = p
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+        let result = if !inside {
+            Err(format!(
+                "{path}: a load test must be a relative path inside the repository"
+            ))
+        } else {
+            loadtest::read(&repo.join(p), path).map_err(|e| e.to_string())
+        };
+        if let Err(e) = &result {
+            errors.push(e.clone());
+        }
+        out.insert(path.to_string(), result);
+    }
+    (out, errors)
+}
+
+/// What production asks of the serving workloads, or why it is unknown.
+pub async fn production(src: Option<&PromSource>) -> Production {
+    match src {
+        None => Production::NotConfigured,
+        Some(s) => match crate::live::serving::serving(s, None).await {
+            Ok(m) => Production::Read(m),
+            Err(e) => Production::Failed(e),
+        },
+    }
+}

@@ -15,6 +15,9 @@ const TERMINAL_WORKLOADS: usize = 25;
 pub fn inventory(r: &Report) -> Doc {
     let mut d = headline(r);
     d.extend(details(r));
+    if let Some(h) = &r.headroom {
+        d.extend(super::headroom::section(h));
+    }
     d
 }
 

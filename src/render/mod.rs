@@ -9,6 +9,7 @@
 mod check;
 mod desired;
 mod drift;
+pub mod headroom;
 mod inventory;
 pub mod plan;
 pub mod provenance;
@@ -101,6 +102,11 @@ pub fn render_check(report: &CheckReport, format: Format, style: &Style) -> Stri
 
 pub fn render_desired(report: &RenderReport, format: Format, style: &Style) -> String {
     layout(&desired_doc(report), report, format, style)
+}
+
+/// `gpuledger headroom`: the serving headroom section under its own title; JSON is the report.
+pub fn render_headroom(report: &Report, format: Format, style: &Style) -> String {
+    layout(&headroom::headroom_doc(report), report, format, style)
 }
 
 /// The plan: a table with a sparkline, markdown with a gantt chart, or the JSON report.

@@ -187,6 +187,7 @@ fn help_snapshots() {
         ("github_comment_help", vec!["github", "comment", "--help"]),
         ("github_issue_help", vec!["github", "issue", "--help"]),
         ("plan_help", vec!["plan", "--help"]),
+        ("headroom_help", vec!["headroom", "--help"]),
     ] {
         let out = gpuledger(&root())
             .args(&args)
@@ -212,6 +213,7 @@ fn help_examples_keep_each_command_on_its_lines_at_80_columns() {
         vec!["github", "comment", "--help"],
         vec!["github", "issue", "--help"],
         vec!["plan", "--help"],
+        vec!["headroom", "--help"],
     ] {
         let out = gpuledger(&root())
             .args(&args)

@@ -13,6 +13,7 @@ mod errors;
 mod follow;
 mod fuzz;
 mod github;
+mod headroom;
 mod helm_charts;
 mod hostile;
 mod injection;
