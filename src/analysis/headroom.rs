@@ -174,7 +174,7 @@ pub fn headroom(
     Ok(Headroom {
         production_source: source,
         production_unknown,
-        rate_kind: "completion rate: vLLM and Dynamo count a request when it finishes, so under overload it understates arrivals".into(),
+        rate_kind: "a completion rate: vLLM and Dynamo count a request when it finishes, so under overload it understates arrivals".into(),
         error_limit: cfg.error_limit,
         near_capacity: cfg.near_capacity,
         workloads: out,
@@ -519,5 +519,168 @@ impl Live {
         // A workload with only context series and no request series has no production rate.
         out.retain(|_, m| !m.completions.is_empty());
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, MatchSpec, ScaleRule};
+    use crate::k8s::read::read_str;
+    use crate::live::serving::PodSeries;
+
+    /// A 2-replica, 1-GPU Deployment `serve/chat` on an H100 node, naming `lt.json`.
+    fn fleet(replicas: u64, objective: &str) -> Vec<Object> {
+        let mut y = format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: n1, labels: {{nvidia.com/gpu.product: H100}}}}\nstatus: {{capacity: {{nvidia.com/gpu: 8}}, allocatable: {{nvidia.com/gpu: 8}}}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: chat\n  namespace: serve\n  uid: d1\n  annotations: {{gpuledger.io/load-test: lt.json, gpuledger.io/latency-objective: \"{objective}\"}}\nspec:\n  replicas: {replicas}\n  template: {{spec: {{containers: [{{resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]}}}}\n"
+        );
+        for i in 0..replicas {
+            y.push_str(&format!("---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: chat-{i}\n  namespace: serve\n  ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: chat, uid: d1, controller: true}}]\nspec:\n  nodeName: n1\n  containers: [{{resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]\nstatus: {{phase: Running}}\n"));
+        }
+        read_str(&y, "t").unwrap()
+    }
+
+    fn load_test(extra: &str) -> LoadTests {
+        let text = format!(
+            r#"{{"model_id":"Qwen/Qwen3-8B","request_rate":8,"completed":100,"failed":0,"request_throughput":10.0,"p95_ttft_ms":300{extra}}}"#
+        );
+        [(
+            "lt.json".to_string(),
+            Ok(loadtest::parse(&text, "lt.json").unwrap()),
+        )]
+        .into()
+    }
+
+    /// Each of `pods` completes at `rates` (one per step, a minute apart).
+    fn production(pods: u64, rates: &[f64]) -> Production {
+        Production::Read(ServingMetrics {
+            source: "test".into(),
+            window: std::time::Duration::from_secs(3600),
+            step: std::time::Duration::from_secs(60),
+            completions: (0..pods)
+                .map(|i| PodSeries {
+                    namespace: Some("serve".into()),
+                    pod: Some(format!("chat-{i}")),
+                    model: Some("qwen/qwen3-8b".into()),
+                    engine: Engine::Vllm,
+                    points: rates
+                        .iter()
+                        .enumerate()
+                        .map(|(t, r)| (t as i64 * 60, *r))
+                        .collect(),
+                })
+                .collect(),
+            ..ServingMetrics::default()
+        })
+    }
+
+    fn run(objs: &[Object], lt: &LoadTests, p: &Production, cfg: &HeadroomConfig) -> HeadroomRow {
+        let report =
+            crate::analysis::inventory::inventory(objs, &Config::default(), vec![]).unwrap();
+        let h = headroom(objs, &report.workloads, lt, p, cfg).unwrap();
+        h.workloads.into_iter().next().unwrap()
+    }
+
+    #[test]
+    fn verdicts_from_the_p95_and_the_peak() {
+        let objs = fleet(2, "ttft_p95<=500ms");
+        let cfg = HeadroomConfig::default();
+        let lt = load_test("");
+        // Two pods at 3 req/s: p95 6 of 10 → 40% headroom.
+        let r = run(&objs, &lt, &production(2, &[3.0; 20]), &cfg);
+        assert_eq!(r.verdict, HeadroomVerdict::Fits);
+        assert!((r.headroom.unwrap() - 0.4).abs() < 1e-12);
+        assert_eq!(r.live_model.as_deref(), Some("qwen/qwen3-8b"));
+        // 4.5 each: 10% headroom, below the 20% line.
+        let r = run(&objs, &lt, &production(2, &[4.5; 20]), &cfg);
+        assert_eq!(r.verdict, HeadroomVerdict::NearCapacity);
+        // A p95 that fits but a peak above the capacity: near capacity.
+        let mut rates = vec![2.0; 40];
+        rates.push(6.0);
+        let r = run(&objs, &lt, &production(2, &rates), &cfg);
+        assert_eq!(r.production_peak_rps, Some(12.0));
+        assert_eq!(r.verdict, HeadroomVerdict::NearCapacity);
+        let r = run(&objs, &lt, &production(2, &[6.0; 20]), &cfg);
+        assert_eq!(r.verdict, HeadroomVerdict::Over);
+        assert!((r.headroom.unwrap() + 0.2).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_load_test_of_other_hardware_is_stale_never_scaled() {
+        let objs = fleet(2, "ttft_p95<=500ms");
+        let cfg = HeadroomConfig::default();
+        let p = production(2, &[3.0; 5]);
+        let r = run(
+            &objs,
+            &load_test(r#","gpu_type":"A100","gpus":2"#),
+            &p,
+            &cfg,
+        );
+        assert_eq!(r.tested_rps, None);
+        assert_eq!(
+            r.unknown["tested_rps"],
+            "stale load test: tested on A100, live on H100; tested with 2 GPUs per replica, live 1"
+        );
+        assert_eq!(r.verdict, HeadroomVerdict::Unknown);
+        let r = run(&objs, &load_test(r#","model_id":"other""#), &p, &cfg);
+        assert!(r.unknown["tested_rps"].contains("tested model other, live qwen/qwen3-8b"));
+        // Everything the file records matches: nothing is left unverified but the settings.
+        let r = run(
+            &objs,
+            &load_test(r#","gpu_type":"h100","gpus":1,"replicas":2,"max_num_seqs":64"#),
+            &p,
+            &cfg,
+        );
+        assert_eq!(r.tested_rps, Some(10.0));
+        assert_eq!(r.unverified.len(), 1, "{:?}", r.unverified);
+    }
+
+    #[test]
+    fn per_replica_scaling_only_when_configured_and_said() {
+        let objs = fleet(3, "ttft_p95<=500ms");
+        let lt = load_test(r#","replicas":2"#);
+        let p = production(3, &[3.0; 5]);
+        let r = run(&objs, &lt, &p, &HeadroomConfig::default());
+        assert_eq!(
+            r.unknown["tested_rps"],
+            "stale load test: tested at 2 replicas, live 3"
+        );
+        let cfg = HeadroomConfig {
+            scale: vec![ScaleRule {
+                matches: MatchSpec::default(),
+                scale: Scale::PerReplica,
+            }],
+            ..HeadroomConfig::default()
+        };
+        let r = run(&objs, &lt, &p, &cfg);
+        assert_eq!(r.tested_rps, Some(15.0));
+        assert!(
+            r.scaled
+                .as_deref()
+                .unwrap()
+                .contains("10 req/s at 2 replicas → 3 live")
+        );
+        assert!((r.headroom.unwrap() - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn without_a_load_test_or_objective_capacity_is_unknown_whatever_the_activity() {
+        let objs = fleet(1, "ttft_p95<=500ms");
+        let p = production(1, &[0.1; 5]);
+        let r = run(&objs, &LoadTests::new(), &p, &HeadroomConfig::default());
+        assert_eq!(
+            r.unknown["tested_rps"],
+            "load test lt.json was not read (no --repo)"
+        );
+        assert_eq!(r.production_p95_rps, Some(0.1));
+        assert_eq!(r.verdict, HeadroomVerdict::Unknown);
+        let r = run(
+            &objs,
+            &load_test(""),
+            &Production::NotConfigured,
+            &HeadroomConfig::default(),
+        );
+        assert_eq!(r.tested_rps, Some(10.0));
+        assert_eq!(r.unknown["headroom"], "production unknown");
     }
 }

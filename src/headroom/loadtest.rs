@@ -705,6 +705,54 @@ mod tests {
     }
 
     #[test]
+    fn guidellm_benchmarks() {
+        let lt = parse(
+            include_str!("../../fixtures/headroom/repo/loadtests/rerank-guidellm.json"),
+            "g.json",
+        )
+        .unwrap();
+        assert_eq!(lt.format, Format::Guidellm);
+        assert_eq!(lt.tested.model.as_deref(), Some("BAAI/bge-reranker-base"));
+        assert_eq!(lt.runs.len(), 2);
+        assert_eq!(lt.runs[1].offered, Offered::Rate(10.0));
+        // Request latency is in seconds in GuideLLM.
+        assert!((lt.runs[1].latency_ms["e2e_p99"] - 290.0).abs() < 1e-9);
+        assert!((lt.runs[0].latency_ms["e2e_p99.9"] - 300.0).abs() < 1e-9);
+        // 10 errored of 1200 is within 1%.
+        let c = capacity(&lt, &[bound("e2e", 99, 300.0)], 0.01).unwrap();
+        assert_eq!((c.rps, c.runs_met), (9.9, 2));
+        let c = capacity(&lt, &[bound("e2e", 99, 250.0)], 0.01).unwrap();
+        assert_eq!(c.rps, 4.97);
+    }
+
+    #[test]
+    fn a_directory_is_one_sweep() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = |rate: u32, rps: f64, ttft: f64| {
+            format!(
+                r#"{{"model_id":"m","request_rate":{rate},"completed":10,"failed":0,"request_throughput":{rps},"p95_ttft_ms":{ttft}}}"#
+            )
+        };
+        std::fs::write(dir.path().join("run=1.json"), run(2, 1.9, 100.0)).unwrap();
+        std::fs::write(dir.path().join("run=2.json"), run(4, 3.8, 300.0)).unwrap();
+        std::fs::write(dir.path().join("notes.txt"), "not read").unwrap();
+        let lt = read(dir.path(), "sweep/").unwrap();
+        assert_eq!(lt.runs.len(), 2);
+        assert_eq!(
+            capacity(&lt, &[bound("ttft", 95, 200.0)], 0.0).unwrap().rps,
+            1.9
+        );
+        std::fs::write(
+            dir.path().join("run=3.json"),
+            run(8, 7.0, 900.0).replace("\"m\"", "\"other\""),
+        )
+        .unwrap();
+        let e = read(dir.path(), "sweep/").unwrap_err();
+        assert_eq!(e.file, "sweep/run=3.json");
+        assert!(e.message.contains("not part of the same load test"), "{e}");
+    }
+
+    #[test]
     fn unknown_and_malformed() {
         let e = parse(r#"{"hello": 1}"#, "x.json").unwrap_err();
         assert_eq!(e.file, "x.json");

@@ -69,7 +69,7 @@ fn body(h: &Headroom) -> Doc {
         return d;
     }
     let source = match (&h.production_source, &h.production_unknown) {
-        (Some(s), _) => format!("Production: {} ({s}).", h.rate_kind),
+        (Some(s), _) => format!("Production from {s}: {}.", h.rate_kind),
         (None, Some(why)) => format!("Production unknown: {why}."),
         (None, None) => "Production unknown.".into(),
     };
@@ -124,7 +124,7 @@ fn body(h: &Headroom) -> Doc {
     if !context.is_empty() {
         let t = Table::new(&[
             "workload",
-            "latency now (objective)",
+            "latency now vs objective",
             ">queued",
             ">KV p95",
             ">preempt/min",
@@ -172,7 +172,7 @@ fn pct(x: f64) -> String {
 /// `ttft_p95 420 ms ≤ 500 ✓, itl_p95 unknown`, or the p95s when there is no objective.
 fn latency(w: &HeadroomRow) -> String {
     if w.latency.is_empty() {
-        let ms = |x: Option<f64>| x.map_or_else(|| "unknown".into(), |v| format!("{v:.0} ms"));
+        let ms = |x: Option<f64>| x.map_or_else(|| "unknown".into(), |v| format!("{v:.0}ms"));
         return format!(
             "ttft_p95 {}, itl_p95 {} (no objective)",
             ms(w.context.ttft_p95_ms),
@@ -184,8 +184,8 @@ fn latency(w: &HeadroomRow) -> String {
         .map(|l| {
             let (metric, max) = l.bound.split_once("<=").unwrap_or((l.bound.as_str(), ""));
             match (l.now_ms, l.met) {
-                (Some(n), Some(true)) => format!("{metric} {n:.0} ms (≤ {max}) met"),
-                (Some(n), _) => format!("{metric} {n:.0} ms (≤ {max}) MISSED"),
+                (Some(n), Some(true)) => format!("{metric} {n:.0}ms ≤ {max}"),
+                (Some(n), _) => format!("{metric} {n:.0}ms > {max}"),
                 (None, _) => format!("{metric} unknown (≤ {max})"),
             }
         })

@@ -225,7 +225,7 @@ fn production_from_vllm_and_dynamo_in_prometheus() {
         v["headroom"]["rate_kind"]
             .as_str()
             .unwrap()
-            .starts_with("completion rate")
+            .contains("completion rate")
     );
 
     // chat: 7.9 req/s at 2 replicas, scaled by the rule to 3 → 11.85; production 3 × 2 = 6.
@@ -282,6 +282,32 @@ fn production_from_vllm_and_dynamo_in_prometheus() {
         .map(|w| w["name"].as_str().unwrap())
         .collect();
     assert_eq!(order, ["summarize", "llama", "chat", "embed", "rerank"]);
+
+    // What a person sees, at 80 columns (printed for the README's example: --nocapture).
+    let out = gpuledger(&root())
+        .args(["headroom", "--snapshot"])
+        .arg(fixture("fixtures/headroom/cluster.yaml"))
+        .arg("--repo")
+        .arg(fixture("fixtures/headroom/repo"))
+        .args([
+            "--prometheus",
+            &prom.url(),
+            "--config",
+            cfg.to_str().unwrap(),
+        ])
+        .env("COLUMNS", "80")
+        .env_remove("GPULEDGER_PROMETHEUS")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!("{text}");
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
+    assert!(
+        text.contains("5 serving workloads: 1 over, 1 near capacity, 1 fits, 2 unknown."),
+        "{text}"
+    );
 
     // The inventory carries the same section when its inputs exist.
     let out = gpuledger(&root())
