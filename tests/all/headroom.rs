@@ -423,3 +423,18 @@ fn the_table_fits_80_columns() {
     }
     assert!(text.contains("capacity unknown: no load test"), "{text}");
 }
+
+#[test]
+fn markdown_snapshot() {
+    let out = gpuledger(&root())
+        .args(["headroom", "--format", "markdown", "--snapshot"])
+        .arg(fixture("fixtures/headroom/cluster.yaml"))
+        .arg("--repo")
+        .arg(fixture("fixtures/headroom/repo"))
+        .env_remove("GPULEDGER_PROMETHEUS")
+        .env_remove("GPULEDGER_CONFIG")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
+}
