@@ -74,8 +74,8 @@ A serving workload names its load test with the annotation gpuledger.io/load-tes
 (a path in --repo: a vLLM bench serve, AIPerf/GenAI-Perf or GuideLLM JSON \
 file, or a directory of them) and its objective with \
 gpuledger.io/latency-objective (or an intent: rule in .gpuledger.yaml). A \
-load test of another model, GPU type, GPU count or replica count than the \
-live workload is stale: capacity unknown, never scaled, unless a \
+load test of another model, GPU type, GPU count, replica count or engine \
+setting than the live workload is stale: capacity unknown, never scaled, unless a \
 headroom.scale rule says `scale: per-replica`. The production rate is a \
 completion rate from vllm:request_success_total or \
 dynamo_frontend_requests_total over --window. Exit codes: 0 reported, 1 a \

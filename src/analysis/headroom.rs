@@ -3,8 +3,9 @@
 //!
 //! The capacity comes only from a load test (`gpuledger.io/load-test`, or an `intent:` rule's
 //! `load-test`), through [`crate::headroom::loadtest::capacity`]. It stands only for the
-//! configuration that was tested: when the file records a model, a GPU type, GPUs per replica or a
-//! replica count that differs from the live workload, the load test is *stale* and the capacity
+//! configuration that was tested: when the file records a model, a GPU type, GPUs per replica, a
+//! replica count or a serving setting (`max_num_seqs`, read from the live pods' engine flags) that
+//! differs from the live workload, the load test is *stale* and the capacity
 //! unknown with that reason, never scaled to fit. The one exception is a `headroom.scale` rule
 //! with `scale: per-replica`, which the user writes for a workload whose replicas share nothing
 //! but the router: then the capacity is divided by the tested replicas and multiplied by the live
@@ -298,11 +299,28 @@ fn capacity_of(
             .push("replicas (the workload has several roles)".into()),
         (None, _) => row.unverified.push("replicas".into()),
     }
-    if !t.settings.is_empty() {
-        row.unverified.push(format!(
-            "serving settings ({}: gpuledger does not read the live container arguments)",
-            t.settings.keys().cloned().collect::<Vec<_>>().join(", ")
-        ));
+    let live_settings = live.settings.get(&id);
+    for (k, tested) in &t.settings {
+        let values: Vec<&String> = live_settings
+            .and_then(|l| l.get(k))
+            .map(|v| v.iter().collect())
+            .unwrap_or_default();
+        match values.as_slice() {
+            [v] if v.is_empty() => row.unverified.push(format!(
+                "{k} (not set on the live pods: the engine's default)"
+            )),
+            [v] if same_setting(tested, v) => {}
+            [v] => stale.push(format!("tested with {k} {tested}, live {v}")),
+            [] => row.unverified.push(format!("{k} (no live pods)")),
+            several => row.unverified.push(format!(
+                "{k} (the live pods disagree: {})",
+                several
+                    .iter()
+                    .map(|v| if v.is_empty() { "unset" } else { v.as_str() })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
     }
     if !stale.is_empty() {
         return unknown(row, format!("stale load test: {}", stale.join("; ")));
@@ -312,6 +330,56 @@ fn capacity_of(
         "{} ({} of {} runs met it)",
         cap.run, cap.runs_met, cap.runs
     ));
+}
+
+/// `256` and `256.0`, `True` and `true` are one setting.
+fn same_setting(a: &str, b: &str) -> bool {
+    match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a.trim().eq_ignore_ascii_case(b.trim()),
+    }
+}
+
+/// The model and the `--flag value` settings of a serving engine's command line (`vllm serve
+/// MODEL --max-num-seqs 256`, `python -m dynamo.vllm --model MODEL --tensor-parallel-size 2`,
+/// or the same inside one `sh -c` string). Flags are named as the load tests name them:
+/// `max_num_seqs`. A flag without a value is `true`.
+pub fn engine_flags<'a>(
+    tokens: impl Iterator<Item = &'a str>,
+) -> (Option<String>, BTreeMap<String, String>) {
+    let words: Vec<&str> = tokens.flat_map(str::split_whitespace).collect();
+    let mut flags = BTreeMap::new();
+    let mut model = None;
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        i += 1;
+        if *w == "serve" {
+            if let Some(m) = words.get(i).filter(|m| !m.starts_with('-')) {
+                model.get_or_insert_with(|| (*m).to_string());
+                i += 1;
+            }
+            continue;
+        }
+        let Some(flag) = w.strip_prefix("--") else {
+            continue;
+        };
+        let (key, value) = match flag.split_once('=') {
+            Some((k, v)) => (k, v.to_string()),
+            None => match words.get(i).filter(|v| !v.starts_with("--")) {
+                Some(v) => {
+                    i += 1;
+                    (flag, (*v).to_string())
+                }
+                None => (flag, "true".to_string()),
+            },
+        };
+        let key = key.replace('-', "_");
+        if key == "model" {
+            model.get_or_insert(value.clone());
+        }
+        flags.insert(key, value);
+    }
+    (model, flags)
 }
 
 fn round(x: f64) -> String {
@@ -437,6 +505,9 @@ struct Live {
     pod_workload: HashMap<(String, String), WorkloadId>,
     gpu_types: HashMap<WorkloadId, BTreeSet<String>>,
     model: HashMap<WorkloadId, String>,
+    /// The serving-setting flags of the workload's GPU pods, each with every value seen (pods in
+    /// the middle of a rollout may disagree).
+    settings: HashMap<WorkloadId, BTreeMap<String, BTreeSet<String>>>,
 }
 
 impl Live {
@@ -454,6 +525,7 @@ impl Live {
             pod_workload: HashMap::new(),
             gpu_types: HashMap::new(),
             model: HashMap::new(),
+            settings: HashMap::new(),
         };
         for (i, o) in objects.iter().enumerate() {
             let Body::Pod(p) = &o.body else { continue };
@@ -473,6 +545,24 @@ impl Live {
                 live.model.entry(id.clone()).or_insert_with(|| m.clone());
             }
             let gpu_pod = w.pods.iter().any(|g| g.object == i && g.gpus.whole > 0);
+            if gpu_pod {
+                let (model, flags) = engine_flags(
+                    p.spec
+                        .containers
+                        .iter()
+                        .flat_map(|c| c.command.iter().chain(&c.args).map(String::as_str)),
+                );
+                if let Some(m) = model {
+                    live.model.entry(id.clone()).or_insert(m);
+                }
+                let seen = live.settings.entry(id.clone()).or_default();
+                for k in loadtest::SETTINGS {
+                    // A flag a pod does not set is the engine's default: unknown here, and kept
+                    // apart from any value another pod sets.
+                    let v = flags.get(k).cloned().unwrap_or_default();
+                    seen.entry(k.to_string()).or_default().insert(v);
+                }
+            }
             if let (true, Some(node)) = (gpu_pod, p.spec.node_name.as_deref())
                 && let Some(product) = node_product.get(node)
             {
@@ -633,6 +723,66 @@ mod tests {
         );
         assert_eq!(r.tested_rps, Some(10.0));
         assert_eq!(r.unverified.len(), 1, "{:?}", r.unverified);
+    }
+
+    #[test]
+    fn engine_flags_from_the_command_line() {
+        let (m, f) = engine_flags(
+            [
+                "vllm",
+                "serve",
+                "Qwen/Qwen3-8B",
+                "--max-num-seqs",
+                "128",
+                "--enable-prefix-caching",
+                "--tensor-parallel-size=2",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(m.as_deref(), Some("Qwen/Qwen3-8B"));
+        assert_eq!(f["max_num_seqs"], "128");
+        assert_eq!(f["enable_prefix_caching"], "true");
+        assert_eq!(f["tensor_parallel_size"], "2");
+        let (m, f) = engine_flags(
+            [
+                "sh",
+                "-c",
+                "python3 -m dynamo.vllm --model m --max-model-len 8192",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(m.as_deref(), Some("m"));
+        assert_eq!(f["max_model_len"], "8192");
+    }
+
+    #[test]
+    fn serving_settings_are_compared_with_the_live_pods_arguments() {
+        let with_args = |args: &str| {
+            let text = format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: chat\n  namespace: serve\n  uid: d1\n  annotations: {{gpuledger.io/load-test: lt.json, gpuledger.io/latency-objective: \"ttft_p95<=500ms\"}}\nspec:\n  replicas: 1\n  template: {{spec: {{containers: [{{resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]}}}}\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: chat-0\n  namespace: serve\n  ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: chat, uid: d1, controller: true}}]\nspec:\n  nodeName: n1\n  containers: [{{args: [{args}], resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]\nstatus: {{phase: Running}}\n"
+            );
+            read_str(&text, "t").unwrap()
+        };
+        let lt = load_test(r#","max_num_seqs":"256","tensor_parallel_size":1"#);
+        let cfg = HeadroomConfig::default();
+        let objs = with_args("serve, Qwen/Qwen3-8B, --max-num-seqs, \"128\"");
+        let r = run(&objs, &lt, &Production::NotConfigured, &cfg);
+        assert_eq!(
+            r.unknown["tested_rps"],
+            "stale load test: tested with max_num_seqs 256, live 128"
+        );
+        // The model came from the command line.
+        assert_eq!(r.live_model.as_deref(), Some("Qwen/Qwen3-8B"));
+        let objs = with_args("serve, Qwen/Qwen3-8B, --max-num-seqs=256");
+        let r = run(&objs, &lt, &Production::NotConfigured, &cfg);
+        assert_eq!(r.tested_rps, Some(10.0));
+        assert!(
+            r.unverified
+                .iter()
+                .any(|u| u.starts_with("tensor_parallel_size (not set on the live pods")),
+            "{:?}",
+            r.unverified
+        );
     }
 
     #[test]
