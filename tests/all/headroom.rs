@@ -438,3 +438,20 @@ fn markdown_snapshot() {
     assert_eq!(out.status.code(), Some(0));
     insta::assert_snapshot!(String::from_utf8(out.stdout).unwrap());
 }
+
+#[test]
+fn a_config_rule_names_a_load_test_for_a_chart_the_team_does_not_control() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("gpuledger.yaml");
+    std::fs::write(
+        &cfg,
+        "intent:\n  - match: {namespace: serve, name: embed}\n    load-test: loadtests/llama-vllm.json\n    latency-objective: ttft_p95<=800ms\n",
+    )
+    .unwrap();
+    let (code, v, stderr) = headroom(&["--config", cfg.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let embed = row(&v, "embed");
+    assert_eq!(embed["load_test"], "loadtests/llama-vllm.json");
+    assert!(close(&embed["tested_rps"], 9.6), "{embed:#}");
+    assert_eq!(embed["objective"], "ttft_p95<=800ms");
+}
