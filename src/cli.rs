@@ -644,7 +644,8 @@ pub struct LiveArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
 
-    /// Prometheus with DCGM exporter metrics, for the GPUs really used (base URL).
+    /// Prometheus (base URL): DCGM exporter metrics for the GPUs really used; vLLM and Dynamo
+    /// metrics for serving headroom (headroom, inventory).
     #[arg(long, value_name = "URL", env = "GPULEDGER_PROMETHEUS")]
     pub prometheus: Option<String>,
 
@@ -652,7 +653,8 @@ pub struct LiveArgs {
     #[arg(long, value_name = "VAR", default_value = "GPULEDGER_PROMETHEUS_TOKEN")]
     pub prometheus_token_env: String,
 
-    /// The window GPU activity is averaged over (`30m`, `1h`, `6h`).
+    /// The window GPU activity is averaged over (`30m`, `1h`, `7d`), and serving request rates
+    /// are read over.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
     pub window: std::time::Duration,
 }

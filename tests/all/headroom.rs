@@ -329,6 +329,23 @@ fn production_from_vllm_and_dynamo_in_prometheus() {
         Value::Null,
         "no --repo: no load test read"
     );
+    let out = gpuledger(&root())
+        .args(["inventory", "--snapshot"])
+        .arg(fixture("fixtures/headroom/cluster.yaml"))
+        .args(["--prometheus", &prom.url()])
+        .env("COLUMNS", "80")
+        .env_remove("GPULEDGER_PROMETHEUS")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    println!("{text}");
+    assert!(
+        text.contains("Serving headroom\n5 serving workloads: 5 unknown."),
+        "{text}"
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 80, "{line:?}");
+    }
 }
 
 #[test]
