@@ -155,7 +155,7 @@ pub fn read(path: &Path, shown: &str) -> Result<LoadTest, InputError> {
                     .map(|n| n.to_string_lossy())
                     .unwrap_or_default()
             );
-            let text = std::fs::read_to_string(f).map_err(io)?;
+            let text = read_capped(f, &name)?;
             let lt = parse(&text, &name)?;
             match &mut out {
                 None => {
@@ -186,8 +186,30 @@ pub fn read(path: &Path, shown: &str) -> Result<LoadTest, InputError> {
             message: "is a directory without .json load-test results".into(),
         });
     }
-    let text = std::fs::read_to_string(path).map_err(io)?;
+    let text = read_capped(path, shown)?;
     parse(&text, shown)
+}
+
+/// Load-test results with every request in them (`--save-detailed`) run to tens of megabytes; past
+/// this size a file is refused rather than read into memory.
+const MAX_BYTES: u64 = 256 << 20;
+
+fn read_capped(path: &Path, shown: &str) -> Result<String, InputError> {
+    let err = |message: String| InputError {
+        file: shown.to_string(),
+        line: None,
+        column: None,
+        message,
+    };
+    let len = std::fs::metadata(path)
+        .map_err(|e| err(format!("cannot read the load test: {e}")))?
+        .len();
+    if len > MAX_BYTES {
+        return Err(err(format!(
+            "is {len} bytes, more than the {MAX_BYTES} a load-test result may have"
+        )));
+    }
+    std::fs::read_to_string(path).map_err(|e| err(format!("cannot read the load test: {e}")))
 }
 
 /// Parses one load-test file's text; `file` names it in errors.

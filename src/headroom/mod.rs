@@ -40,12 +40,18 @@ pub fn read_load_tests(repo: Option<&Path>, rows: &[WorkloadRow]) -> (LoadTests,
         let inside = p
             .components()
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
-        let result = if !inside {
+        // A symlink in the repository may still point out of it: the resolved path must stay in.
+        let full = repo.join(p);
+        let escapes = match (full.canonicalize(), repo.canonicalize()) {
+            (Ok(f), Ok(r)) => !f.starts_with(r),
+            _ => false,
+        };
+        let result = if !inside || escapes {
             Err(format!(
                 "{path}: a load test must be a relative path inside the repository"
             ))
         } else {
-            loadtest::read(&repo.join(p), path).map_err(|e| e.to_string())
+            loadtest::read(&full, path).map_err(|e| e.to_string())
         };
         if let Err(e) = &result {
             errors.push(e.clone());

@@ -472,3 +472,34 @@ fn a_config_rule_names_a_load_test_for_a_chart_the_team_does_not_control() {
     assert!(close(&embed["tested_rps"], 9.6), "{embed:#}");
     assert_eq!(embed["objective"], "ttft_p95<=800ms");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_symlink_out_of_the_repository_is_refused() {
+    let repo = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("lt.json");
+    std::fs::copy(
+        fixture("fixtures/headroom/repo/loadtests/llama-vllm.json"),
+        &target,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&target, repo.path().join("lt.json")).unwrap();
+    let dir = bad_fleet("lt.json");
+    let out = gpuledger(&root())
+        .args(["headroom", "--format", "json", "--snapshot"])
+        .arg(dir.path().join("cluster.yaml"))
+        .arg("--repo")
+        .arg(repo.path())
+        .env_remove("GPULEDGER_PROMETHEUS")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        row(&v, "chat")["unknown"]["tested_rps"]
+            .as_str()
+            .unwrap()
+            .contains("inside the repository")
+    );
+}
