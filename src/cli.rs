@@ -67,6 +67,11 @@ pub enum Command {
     /// outcomes with its interval, and whether it meets its quality threshold at all.
     #[command(after_help = COST_EXAMPLES)]
     Cost(CostArgs),
+    /// Serving headroom: per serving workload, the capacity its load test measured at its latency
+    /// objective against production's request rate from vLLM or Dynamo metrics: fits, near
+    /// capacity, over, or unknown with why.
+    #[command(after_help = HEADROOM_EXAMPLES)]
+    Headroom(HeadroomArgs),
 }
 
 const DOCS_EXAMPLES: &str = "Examples:
@@ -137,7 +142,6 @@ pub struct DocsArgs {
     pub output: OutputArgs,
 }
 
-
 const COST_EXAMPLES: &str = "Examples:
   gpuledger cost --snapshot fleet.json \\
       --opencost http://opencost.opencost:9003 --window 24h
@@ -188,6 +192,41 @@ pub struct CostArgs {
     /// The clock: the window ends here (YYYY-MM-DD is its midnight UTC) [default: now].
     #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
     pub now: Option<Timestamp>,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+const HEADROOM_EXAMPLES: &str = "Examples:
+  gpuledger headroom --snapshot fleet.json --repo ~/src/gitops \\
+      --prometheus http://prometheus:9090 --window 7d
+  gpuledger headroom --context gpu-east --repo . --format markdown \\
+      -o headroom.md
+
+A serving workload names its load test with the annotation gpuledger.io/load-test \
+(a path in --repo: a vLLM bench serve, AIPerf/GenAI-Perf or GuideLLM JSON \
+file, or a directory of them) and its objective with \
+gpuledger.io/latency-objective (or an intent: rule in .gpuledger.yaml). A \
+load test of another model, GPU type, GPU count, replica count or engine \
+setting than the live workload is stale: capacity unknown, never scaled, unless a \
+headroom.scale rule says `scale: per-replica`. The production rate is a \
+completion rate from vllm:request_success_total or \
+dynamo_frontend_requests_total over --window. Exit codes: 0 reported, 1 a \
+workload is over capacity and --fail-on-over was given, 2 error (a load \
+test that cannot be read names its file and line).";
+
+#[derive(Debug, Args)]
+pub struct HeadroomArgs {
+    #[command(flatten)]
+    pub live: LiveArgs,
+
+    /// The repository the load-test paths are relative to (its working tree).
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+
+    /// Exit 1 when a workload's production p95 is above its tested capacity.
+    #[arg(long)]
+    pub fail_on_over: bool,
 
     #[command(flatten)]
     pub output: OutputArgs,
@@ -771,7 +810,8 @@ pub struct LiveArgs {
     #[arg(long, short = 'q')]
     pub quiet: bool,
 
-    /// Prometheus with DCGM exporter metrics, for the GPUs really used (base URL).
+    /// Prometheus (base URL): DCGM exporter metrics for the GPUs really used; vLLM and Dynamo
+    /// metrics for serving headroom (headroom, inventory).
     #[arg(long, value_name = "URL", env = "GPULEDGER_PROMETHEUS")]
     pub prometheus: Option<String>,
 
@@ -779,7 +819,8 @@ pub struct LiveArgs {
     #[arg(long, value_name = "VAR", default_value = "GPULEDGER_PROMETHEUS_TOKEN")]
     pub prometheus_token_env: String,
 
-    /// The window GPU activity is averaged over (`30m`, `1h`, `6h`).
+    /// The window GPU activity is averaged over (`30m`, `1h`, `7d`), and serving request rates
+    /// are read over.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
     pub window: std::time::Duration,
 }

@@ -48,6 +48,7 @@ fn main() -> ExitCode {
         Command::Render(_) => true,
         Command::Docs(a) => a.live.quiet || !a.live.snapshot.is_empty(),
         Command::Cost(a) => a.live.quiet || !a.live.snapshot.is_empty(),
+        Command::Headroom(a) => a.live.quiet || !a.live.snapshot.is_empty(),
     };
     // The one async runtime: every command that talks to a server runs its futures on it.
     let rt = match tokio::runtime::Builder::new_multi_thread()
@@ -68,6 +69,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => commands::plan::run(args, &rt, &progress),
         Command::Docs(args) => commands::docs::run(args, &rt, &progress),
         Command::Cost(args) => commands::cost::run(args, &rt, &progress),
+        Command::Headroom(args) => commands::headroom::run(args, &rt, &progress),
         Command::Drift(args) => commands::drift::run(args, &rt, &progress),
         Command::Snapshot(args) => commands::snapshot::run(args, &rt, &progress),
         Command::Check(args) => commands::check::run(args, &rt, &progress),
@@ -129,6 +131,7 @@ fn register_secrets(cli: &Cli) {
         }
         Command::Drift(a) => vars.push(a.live.prometheus_token_env.clone()),
         Command::Docs(a) => vars.push(a.live.prometheus_token_env.clone()),
+        Command::Headroom(a) => vars.push(a.live.prometheus_token_env.clone()),
         _ => {}
     }
     for v in vars {

@@ -297,5 +297,6 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         drift: None,
         cost: None,
         provenance: None,
+        headroom: None,
     })
 }

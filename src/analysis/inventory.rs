@@ -221,6 +221,7 @@ pub fn inventory_with_metrics(
         drift: None,
         cost: None,
         provenance: None,
+        headroom: None,
     })
 }
 

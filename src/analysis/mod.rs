@@ -8,6 +8,7 @@ pub mod desired;
 pub mod drift;
 pub mod exposure;
 pub mod fleets;
+pub mod headroom;
 pub mod impact;
 pub mod inventory;
 pub mod nodes;

@@ -66,6 +66,7 @@ pub fn run(
         .collect();
     let mut git = Vec::new();
     let mut cost_failed = super::cost::Failed::default();
+    let mut load_test_errors = Vec::new();
     let mut report = if several {
         let reports = live
             .parts
@@ -111,6 +112,16 @@ pub fn run(
                 &mut notes,
             )?;
         }
+        // Serving headroom, when a load test or serving request series exist.
+        let production = rt.block_on(gpuledger::headroom::production(
+            super::headroom::prom_source(args.live.metrics().as_ref()).as_ref(),
+        ));
+        if super::headroom::has_inputs(&report, repo, &production) {
+            let (h, errors) =
+                super::headroom::section(&part.objects, &report, repo, &production, &cfg)?;
+            report.headroom = Some(h);
+            load_test_errors = errors;
+        }
         if let Some(d) = &desired {
             let workloads = live_workloads(&part.objects)?;
             let mut x = drift(&workloads, &part.objects, d, &cfg, now.date())?;
@@ -140,6 +151,10 @@ pub fn run(
     };
     if !failed.is_empty() {
         notes.push(Note::RenderFailed(failed));
+        exit = Exit::Error;
+    }
+    for e in load_test_errors {
+        notes.push(Note::Say(format!("load test unreadable: {e}")));
         exit = Exit::Error;
     }
     for m in &report.incomplete {

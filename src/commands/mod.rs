@@ -2,10 +2,11 @@
 //! pipeline on the one runtime `main` made, and returns an [`Outcome`].
 
 pub mod check;
-pub mod docs;
 pub mod cost;
+pub mod docs;
 pub mod drift;
 pub mod github;
+pub mod headroom;
 pub mod inventory;
 pub mod plan;
 pub mod render;

@@ -40,6 +40,9 @@ pub struct Config {
     pub intent: Vec<IntentRule>,
     /// How cost is assigned and outcomes are judged (`gpuledger cost`, `inventory --opencost`).
     pub cost: CostConfig,
+    /// How serving headroom is judged: the error limit of a load-test run, what counts as near
+    /// capacity, and which workloads' load tests may be scaled by their live replicas.
+    pub headroom: HeadroomConfig,
 }
 
 /// `cost:`: the rules for idle, shared and outside costs, and the sample a point estimate needs.
@@ -89,6 +92,44 @@ pub struct ExternalCost {
     pub workload: Option<String>,
     #[serde(default)]
     pub tenant: Option<String>,
+}
+
+/// `headroom:`. A load test's capacity is never scaled unless a `scale` rule says so.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HeadroomConfig {
+    /// A run counts only when at most this share of its requests failed (0–1).
+    pub error_limit: f64,
+    /// Headroom below this share of the tested capacity is "near capacity" (0–1).
+    pub near_capacity: f64,
+    /// Workloads whose tested capacity scales with their replicas: the first matching rule wins.
+    pub scale: Vec<ScaleRule>,
+}
+
+impl Default for HeadroomConfig {
+    fn default() -> Self {
+        HeadroomConfig {
+            error_limit: 0.01,
+            near_capacity: 0.2,
+            scale: Vec::new(),
+        }
+    }
+}
+
+/// `headroom.scale[]`: `scale: per-replica` lets the capacity a load test measured at N replicas be
+/// taken as N-th per replica and multiplied by the live replicas. The report says when it did.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScaleRule {
+    #[serde(rename = "match")]
+    pub matches: MatchSpec,
+    pub scale: Scale,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Scale {
+    PerReplica,
 }
 
 /// An `intent:` rule: a `match` and the intent keys as the annotations write them, without the
@@ -455,6 +496,19 @@ impl Config {
         let cfg: Option<Config> = serde_saphyr::from_str(text)
             .map_err(|e| crate::k8s::read::yaml_error_to_input(&e, file))?;
         let cfg = cfg.unwrap_or_default();
+        for (key, v) in [
+            ("headroom.error_limit", cfg.headroom.error_limit),
+            ("headroom.near_capacity", cfg.headroom.near_capacity),
+        ] {
+            if !(0.0..1.0).contains(&v) {
+                return Err(InputError {
+                    file: file.to_string(),
+                    line: None,
+                    column: None,
+                    message: format!("{key} is {v}: it is a fraction from 0 to 1 (0.01 is 1%)"),
+                });
+            }
+        }
         let t = cfg.metrics.busy_threshold;
         if !(0.0..1.0).contains(&t) {
             return Err(InputError {

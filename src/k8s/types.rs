@@ -177,6 +177,10 @@ pub struct Container {
     pub resources: Resources,
     /// `Always` on an init container marks a restartable sidecar.
     pub restart_policy: Option<String>,
+    /// The serving engine's flags (`--max-num-seqs 256`) live here: serving headroom compares them
+    /// with what a load test recorded.
+    pub command: Vec<String>,
+    pub args: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

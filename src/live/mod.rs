@@ -6,3 +6,4 @@ pub mod kube;
 pub mod opencost;
 pub mod outcomes;
 pub mod prometheus;
+pub mod serving;

@@ -156,7 +156,13 @@ pub async fn gpu_activity(src: &PromSource) -> Result<Vec<GpuActivity>, String> 
 }
 
 /// A Prometheus error answer, with Prometheus's own explanation when the body has one.
-fn http_error(base: &str, query: &str, status: StatusCode, body: &[u8], has_token: bool) -> String {
+pub(super) fn http_error(
+    base: &str,
+    query: &str,
+    status: StatusCode,
+    body: &[u8],
+    has_token: bool,
+) -> String {
     let detail = match serde_json::from_slice::<ApiResponse>(body) {
         Ok(ApiResponse {
             error: Some(error),
@@ -237,8 +243,9 @@ fn parse_response(body: &[u8]) -> Result<Vec<Sample>, String> {
 }
 
 /// Which series of the result set carry each `exported_` pod label, per scrape job: in those jobs
-/// the plain label is a target label (the exporter pod), for every series of the job.
-struct ScrapeJobs<'a> {
+/// the plain label is a target label (the exporter pod), for every series of the job. The serving
+/// reader (`super::serving`) reads vLLM and Dynamo pod labels by the same rule.
+pub(super) struct ScrapeJobs<'a> {
     renamed: BTreeSet<(Option<&'a str>, &'static str)>,
 }
 
@@ -246,11 +253,18 @@ const POD_LABELS: [&str; 3] = ["namespace", "pod", "container"];
 
 impl<'a> ScrapeJobs<'a> {
     fn new(samples: &'a [Sample]) -> ScrapeJobs<'a> {
+        ScrapeJobs::of(samples.iter().map(|s| &s.metric))
+    }
+
+    /// From the label sets of one result set.
+    pub(super) fn of(
+        metrics: impl Iterator<Item = &'a BTreeMap<String, String>>,
+    ) -> ScrapeJobs<'a> {
         let mut renamed = BTreeSet::new();
-        for s in samples {
+        for m in metrics {
             for label in POD_LABELS {
-                if s.metric.contains_key(&format!("exported_{label}")) {
-                    renamed.insert((s.metric.get("job").map(String::as_str), label));
+                if m.contains_key(&format!("exported_{label}")) {
+                    renamed.insert((m.get("job").map(String::as_str), label));
                 }
             }
         }
@@ -258,7 +272,7 @@ impl<'a> ScrapeJobs<'a> {
     }
 
     /// The workload's value of `namespace`, `pod` or `container` on this series.
-    fn workload_label(
+    pub(super) fn workload_label(
         &self,
         metric: &BTreeMap<String, String>,
         label: &'static str,

@@ -9,8 +9,8 @@
 use super::inventory::FOLD;
 use crate::analysis::cost::money;
 use crate::doc::{Alert, Block, Doc, Table, Text};
-use crate::report::Report;
 use crate::report::cost::{Cost, CostRow};
+use crate::report::{Headroom, HeadroomRow, Report};
 use crate::util::date::Timestamp;
 
 /// `gpuledger cost`: the title, where and when, then the section.
@@ -26,7 +26,7 @@ pub fn cost_doc(r: &Report) -> Doc {
     match &r.cost {
         Some(c) => {
             super::provenance::lead(&mut d, r.provenance.as_ref(), Block::Paragraph(summary(c)));
-            d.extend(body(c));
+            d.extend(body(c, r.headroom.as_ref()));
         }
         None => d.paragraph("No cost or outcome input was given (--opencost, --outcomes)."),
     }
@@ -34,11 +34,11 @@ pub fn cost_doc(r: &Report) -> Doc {
 }
 
 /// The section inventory appends when cost inputs were given.
-pub fn section(c: &Cost) -> Doc {
+pub fn section(c: &Cost, headroom: Option<&Headroom>) -> Doc {
     let mut d = Doc::new();
     d.heading(3, "Cost per verified outcome");
     d.push(Block::Paragraph(summary(c)));
-    d.extend(body(c));
+    d.extend(body(c, headroom));
     d
 }
 
@@ -64,7 +64,7 @@ fn summary(c: &Cost) -> Text {
     t
 }
 
-fn body(c: &Cost) -> Doc {
+fn body(c: &Cost, headroom: Option<&Headroom>) -> Doc {
     let mut d = Doc::new();
     if !c.problems.is_empty() {
         let mut lines = vec![Text::new().strong("Outcome records that do not read").plain(
@@ -81,7 +81,7 @@ fn body(c: &Cost) -> Doc {
             Text::new().plain("Cost is unknown: ").plain(why.as_str()),
         ]));
     }
-    d.extend(headline(c));
+    d.extend(headline(c, headroom));
     if !c.rules.is_empty() {
         d.paragraph(Text::new().strong("How costs were assigned"));
         d.push(Block::List(
@@ -153,7 +153,7 @@ fn body(c: &Cost) -> Doc {
 }
 
 /// Allocated → busy → valuable, per tenant and per workload.
-pub fn headline(c: &Cost) -> Doc {
+pub fn headline(c: &Cost, headroom: Option<&Headroom>) -> Doc {
     let mut d = Doc::new();
     let table = |first: &str, rows: &[CostRow], workloads: bool| {
         Table::new(&[
@@ -163,6 +163,7 @@ pub fn headline(c: &Cost) -> Doc {
             ">verified/h",
             ">cost per 1,000 verified",
             ">95% interval",
+            ">headroom",
         ])
         .rows(rows, |r| {
             vec![
@@ -176,6 +177,7 @@ pub fn headline(c: &Cost) -> Doc {
                     .into(),
                 per_1000(r, workloads),
                 interval(r.cost_per_1000_interval).into(),
+                headroom_cell(r, workloads, headroom).into(),
             ]
         })
     };
@@ -189,6 +191,11 @@ pub fn headline(c: &Cost) -> Doc {
         table("workload", &c.workloads, true),
         Some(FOLD),
     );
+    if headroom.is_none() {
+        d.paragraph(Text::new().emph(
+            "Headroom is unknown: no load test or serving metrics were read (gpuledger headroom, or inventory with --repo and --prometheus).",
+        ));
+    }
     let unsuitable: Vec<Text> = c
         .workloads
         .iter()
@@ -215,6 +222,41 @@ pub fn headline(c: &Cost) -> Doc {
         d.push(Block::Quote(unsuitable));
     }
     d
+}
+
+/// A row's serving headroom (the headroom section's figure, joined by name): a workload's own, or
+/// for a tenant the tightest of its serving workloads', with how many are unknown. `—` where no
+/// serving workload is concerned; `unknown` when headroom was not computed (no load test, no
+/// Prometheus: the headroom section says why).
+fn headroom_cell(r: &CostRow, workload: bool, headroom: Option<&Headroom>) -> String {
+    let Some(h) = headroom else {
+        return "unknown".into();
+    };
+    let rows: Vec<&HeadroomRow> = h
+        .workloads
+        .iter()
+        .filter(|w| {
+            if workload {
+                format!("{}/{}/{}", w.namespace, w.kind, w.name) == r.name
+            } else {
+                w.tenant == r.name
+            }
+        })
+        .collect();
+    if rows.is_empty() {
+        return "—".into();
+    }
+    let known: Vec<f64> = rows.iter().filter_map(|w| w.headroom).collect();
+    let unknown = rows.len() - known.len();
+    let tightest = known
+        .iter()
+        .copied()
+        .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.min(v))));
+    match (tightest, unknown) {
+        (None, _) => "unknown".into(),
+        (Some(v), 0) => percent(v),
+        (Some(v), n) => format!("{} ({n} unknown)", percent(v)),
+    }
 }
 
 /// The cost per 1,000 verified outcomes, or, for a workload, the verdict that outranks it (a
@@ -324,4 +366,48 @@ fn percent(v: f64) -> String {
 fn trim(v: f64) -> String {
     let s = format!("{v:.2}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serving(ns: &str, name: &str, tenant: &str, headroom: Option<f64>) -> HeadroomRow {
+        HeadroomRow {
+            namespace: ns.into(),
+            kind: "Deployment".into(),
+            name: name.into(),
+            tenant: tenant.into(),
+            headroom,
+            ..HeadroomRow::default()
+        }
+    }
+
+    fn row(name: &str) -> CostRow {
+        CostRow {
+            name: name.into(),
+            ..CostRow::default()
+        }
+    }
+
+    #[test]
+    fn headroom_joins_workloads_by_name_and_gives_a_tenant_its_tightest() {
+        let h = Headroom {
+            workloads: vec![
+                serving("chat", "chat", "assistant", Some(0.494)),
+                serving("chat", "summarize", "assistant", Some(-0.099)),
+                serving("chat", "rerank", "assistant", None),
+            ],
+            ..Headroom::default()
+        };
+        let cell = |name: &str, workload: bool| headroom_cell(&row(name), workload, Some(&h));
+        assert_eq!(cell("chat/Deployment/chat", true), "49.4%");
+        assert_eq!(cell("chat/Deployment/rerank", true), "unknown");
+        // Batch work has no serving headroom: not unknown, not applicable.
+        assert_eq!(cell("eval/Job/grade", true), "—");
+        assert_eq!(cell("assistant", false), "-9.9% (1 unknown)");
+        assert_eq!(cell("research", false), "—");
+        // Headroom not computed at all: unknown (the note under the table says why).
+        assert_eq!(headroom_cell(&row("research"), false, None), "unknown");
+    }
 }

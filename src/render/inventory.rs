@@ -16,9 +16,12 @@ pub fn inventory(r: &Report) -> Doc {
     let mut d = headline(r);
     // Cost per verified outcome, when its inputs were given: a decision figure, before the lists.
     if let Some(c) = &r.cost {
-        d.extend(super::cost::section(c));
+        d.extend(super::cost::section(c, r.headroom.as_ref()));
     }
     d.extend(details(r));
+    if let Some(h) = &r.headroom {
+        d.extend(super::headroom::section(h));
+    }
     d
 }
 

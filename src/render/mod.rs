@@ -11,6 +11,7 @@ pub mod cost;
 mod desired;
 pub mod docs;
 mod drift;
+pub mod headroom;
 mod inventory;
 pub mod plan;
 pub mod provenance;
@@ -81,7 +82,7 @@ pub fn drift_issue_doc(
     let mut body = inventory::figures(report).blocks;
     // Allocated → busy → valuable, when the issue was given cost inputs.
     if let Some(c) = &report.cost {
-        body.extend(cost::headline(c).blocks);
+        body.extend(cost::headline(c, report.headroom.as_ref()).blocks);
     }
     d.push(Block::Details {
         summary: Text::from(format!("Fleet inventory: {}", inventory::one_line(report))),
@@ -121,6 +122,11 @@ pub fn render_check(report: &CheckReport, format: Format, style: &Style) -> Stri
 
 pub fn render_desired(report: &RenderReport, format: Format, style: &Style) -> String {
     layout(&desired_doc(report), report, format, style)
+}
+
+/// `gpuledger headroom`: the serving headroom section under its own title; JSON is the report.
+pub fn render_headroom(report: &Report, format: Format, style: &Style) -> String {
+    layout(&headroom::headroom_doc(report), report, format, style)
 }
 
 /// The plan: a table with a sparkline, markdown with a gantt chart, or the JSON report.

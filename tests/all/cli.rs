@@ -189,6 +189,7 @@ fn help_snapshots() {
         ("plan_help", vec!["plan", "--help"]),
         ("docs_help", vec!["docs", "--help"]),
         ("cost_help", vec!["cost", "--help"]),
+        ("headroom_help", vec!["headroom", "--help"]),
     ] {
         let out = gpuledger(&root())
             .args(&args)
@@ -215,6 +216,7 @@ fn help_examples_keep_each_command_on_its_lines_at_80_columns() {
         vec!["github", "issue", "--help"],
         vec!["plan", "--help"],
         vec!["docs", "--help"],
+        vec!["headroom", "--help"],
     ] {
         let out = gpuledger(&root())
             .args(&args)

@@ -15,6 +15,7 @@ mod errors;
 mod follow;
 mod fuzz;
 mod github;
+mod headroom;
 mod helm_charts;
 mod hostile;
 mod injection;
