@@ -3,31 +3,94 @@
 //! is their total, with a row per cluster in its clusters table and each workload named with its
 //! cluster.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use tokio::runtime::Runtime;
 
 use super::{Exit, Note, Outcome, deliver};
-use crate::cli::InventoryArgs;
+use crate::cli::{InventoryArgs, LiveArgs, RepoArgs};
 use gpuledger::analysis::drift::drift;
 use gpuledger::analysis::fleets::combine;
 use gpuledger::analysis::inventory::{inventory_with_metrics, live_workloads};
 use gpuledger::analysis::usage::Metrics;
 use gpuledger::input;
 use gpuledger::live::kube::Progress;
-use gpuledger::render::render;
-use gpuledger::report::Provenance;
+use gpuledger::render::prometheus::{Options, exposition};
+use gpuledger::render::{Format, render};
+use gpuledger::report::{Provenance, Report};
 use gpuledger::util::date::Timestamp;
+
+/// The fleet's report and what to say about it, as `run` and `serve` compute it.
+pub struct Computed {
+    pub report: Report,
+    pub notes: Vec<Note>,
+    /// Apps that failed to render (with `--repo`).
+    pub failed: Vec<String>,
+}
 
 pub fn run(
     args: &InventoryArgs,
     rt: &Runtime,
     progress: &Arc<Progress>,
 ) -> anyhow::Result<Outcome> {
-    let repo = args.repo.repo.as_deref();
-    let (cfg, cfg_path) = input::config(args.output.config.as_deref(), repo)?;
-    let mut repo_spec = args.repo.spec();
-    let mut live_spec = args.live.spec();
+    let Computed {
+        report,
+        mut notes,
+        failed,
+    } = compute(
+        &args.live,
+        &args.repo,
+        args.output.config.as_deref(),
+        args.now,
+        rt,
+        progress,
+    )?;
+    let text = match args.output.format {
+        Format::Prometheus => exposition(
+            &report,
+            Options {
+                workloads: args.workload_series,
+            },
+        ),
+        format => render(&report, format, &args.output.style()),
+    };
+    let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
+    let mut exit = Exit::Clean;
+    if !failed.is_empty() {
+        notes.push(Note::RenderFailed(failed));
+        exit = Exit::Error;
+    }
+    for m in &report.incomplete {
+        notes.push(Note::Incomplete {
+            what: "report",
+            resource: m.resource.clone(),
+            reason: m.reason.clone(),
+        });
+        exit = Exit::Error;
+    }
+    Ok(Outcome {
+        commands: Vec::new(),
+        stdout,
+        notes,
+        exit,
+    })
+}
+
+/// Reads the fleet (and, with `--repo`, the repository) and computes the inventory, with drift
+/// when a repository is given. `now` is the report's clock (the system's when `None`).
+pub fn compute(
+    live_args: &LiveArgs,
+    repo_args: &RepoArgs,
+    config: Option<&Path>,
+    now: Option<Timestamp>,
+    rt: &Runtime,
+    progress: &Arc<Progress>,
+) -> anyhow::Result<Computed> {
+    let repo = repo_args.repo.as_deref();
+    let (cfg, cfg_path) = input::config(config, repo)?;
+    let mut repo_spec = repo_args.spec();
+    let mut live_spec = live_args.spec();
     if repo.is_some() {
         input::cluster_live(&mut repo_spec, &mut live_spec, &cfg);
     }
@@ -38,7 +101,7 @@ pub fn run(
         "drift (--repo) compares one cluster at a time: give a single --context"
     );
     anyhow::ensure!(
-        !(several && args.live.prometheus.is_some()),
+        !(several && live_args.prometheus.is_some()),
         "--prometheus belongs to one cluster: give a single --context"
     );
     let mut sources = live.sources.clone();
@@ -47,12 +110,12 @@ pub fn run(
         sources.push(p.display().to_string());
         notes.push(Note::ConfigUsed(p.display().to_string()));
     }
-    let metrics = rt.block_on(input::metrics(args.live.metrics().as_ref(), &cfg));
+    let metrics = rt.block_on(input::metrics(live_args.metrics().as_ref(), &cfg));
     if let Metrics::Failed(reason) = &metrics {
         notes.push(Note::MetricsUnknown(reason.clone()));
     }
     let mut failed = Vec::new();
-    let now = args.now.unwrap_or_else(Timestamp::now);
+    let now = now.unwrap_or_else(Timestamp::now);
     let actions = super::check::actions_env();
     let checkout = super::check::checkout(&actions);
     let live_provenance: Vec<_> = live
@@ -112,25 +175,9 @@ pub fn run(
         cfg.snapshot.stale_after,
     ));
     report.complete = report.incomplete.is_empty();
-    let text = render(&report, args.output.format, &args.output.style());
-    let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
-    let mut exit = Exit::Clean;
-    if !failed.is_empty() {
-        notes.push(Note::RenderFailed(failed));
-        exit = Exit::Error;
-    }
-    for m in &report.incomplete {
-        notes.push(Note::Incomplete {
-            what: "report",
-            resource: m.resource.clone(),
-            reason: m.reason.clone(),
-        });
-        exit = Exit::Error;
-    }
-    Ok(Outcome {
-        commands: Vec::new(),
-        stdout,
+    Ok(Computed {
+        report,
         notes,
-        exit,
+        failed,
     })
 }

@@ -7,6 +7,7 @@ pub mod github;
 pub mod inventory;
 pub mod plan;
 pub mod render;
+pub mod serve;
 pub mod snapshot;
 
 use std::fmt;

@@ -187,6 +187,7 @@ fn help_snapshots() {
         ("github_comment_help", vec!["github", "comment", "--help"]),
         ("github_issue_help", vec!["github", "issue", "--help"]),
         ("plan_help", vec!["plan", "--help"]),
+        ("serve_help", vec!["serve", "--help"]),
     ] {
         let out = gpuledger(&root())
             .args(&args)

@@ -10,6 +10,7 @@ mod demo;
 mod drift;
 mod emulator;
 mod errors;
+mod exporter;
 mod follow;
 mod fuzz;
 mod github;
