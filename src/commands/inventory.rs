@@ -135,7 +135,13 @@ pub fn compute(
                 Ok((p.name.unwrap_or_default(), r))
             })
             .collect::<anyhow::Result<_>>()?;
-        combine(reports, sources)?
+        let mut r = combine(reports, sources)?;
+        r.fleet.nearly_full = gpuledger::analysis::inventory::nearly_full(
+            r.fleet.utilisation,
+            &r.tenants,
+            cfg.tenancy.contacts_above,
+        );
+        r
     } else {
         let (part, _) = live.single("inventory")?;
         let desired = match repo {

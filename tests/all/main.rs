@@ -5,6 +5,7 @@
 mod argo_sources;
 mod check;
 mod cli;
+mod contacts;
 mod corpus;
 mod demo;
 mod drift;
