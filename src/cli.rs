@@ -62,6 +62,51 @@ pub enum Command {
     /// refresh fails, with its age.
     #[command(after_help = SERVE_EXAMPLES)]
     Serve(ServeArgs),
+    /// GPUs per tenant and product line over a window, from Prometheus (gpuledger's own series,
+    /// else kube-state-metrics): start, end, change, rate per week, peak, and who grows fastest.
+    #[command(after_help = TREND_EXAMPLES)]
+    Trend(TrendArgs),
+}
+
+const TREND_EXAMPLES: &str = "Examples:
+  gpuledger trend --prometheus http://prometheus.monitoring:9090
+  gpuledger trend --prometheus http://prometheus.monitoring:9090 \\
+      --window 90d --step 7d --format markdown -o trend.md
+
+The history is Prometheus's: gpuledger_tenant_gpus when `gpuledger serve` is scraped there, else \
+kube-state-metrics (kube_pod_container_resource_requests{resource=\"nvidia_com_gpu\"} by namespace, \
+tenants from kube_namespace_labels: kube-state-metrics must expose the tenancy labels, e.g. \
+--metric-labels-allowlist=namespaces=[tenant,product-line]). The output names the source used. \
+Without history the trend is unknown, with why. Exit codes: 0 done, 2 error.";
+
+#[derive(Debug, Args)]
+pub struct TrendArgs {
+    /// The Prometheus to read the history from (base URL).
+    #[arg(long, value_name = "URL", env = "GPULEDGER_PROMETHEUS")]
+    pub prometheus: String,
+
+    /// The environment variable holding a bearer token for Prometheus (managed Prometheus).
+    #[arg(long, value_name = "VAR", default_value = "GPULEDGER_PROMETHEUS_TOKEN")]
+    pub prometheus_token_env: String,
+
+    /// How far back (`30d`, `12h`).
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    pub window: std::time::Duration,
+
+    /// One point every (`1d`, `6h`).
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration)]
+    pub step: std::time::Duration,
+
+    /// The end of the window (YYYY-MM-DD is its midnight UTC) [default: now].
+    #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
+    pub now: Option<Timestamp>,
+
+    /// Give up on Prometheus after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub timeout: u64,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 const SERVE_EXAMPLES: &str = "Examples:

@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         Command::Drift(a) => a.live.quiet || !a.live.snapshot.is_empty(),
         Command::Snapshot(a) => a.quiet,
         Command::Check(_) | Command::Github(_) => true,
-        Command::Render(_) | Command::Plan(_) | Command::Serve(_) => true,
+        Command::Render(_) | Command::Plan(_) | Command::Serve(_) | Command::Trend(_) => true,
     };
     // The one async runtime: every command that talks to a server runs its futures on it.
     let rt = match tokio::runtime::Builder::new_multi_thread()
@@ -64,6 +64,7 @@ fn main() -> ExitCode {
         Command::Render(args) => commands::render::run(args),
         Command::Plan(args) => commands::plan::run(args),
         Command::Serve(args) => commands::serve::run(args, &rt, &progress),
+        Command::Trend(args) => commands::trend::run(args, &rt),
         Command::Drift(args) => commands::drift::run(args, &rt, &progress),
         Command::Snapshot(args) => commands::snapshot::run(args, &rt, &progress),
         Command::Check(args) => commands::check::run(args, &rt, &progress),
@@ -116,6 +117,7 @@ fn register_secrets(cli: &Cli) {
         Command::Inventory(a) => vars.push(a.live.prometheus_token_env.clone()),
         Command::Drift(a) => vars.push(a.live.prometheus_token_env.clone()),
         Command::Serve(a) => vars.push(a.live.prometheus_token_env.clone()),
+        Command::Trend(a) => vars.push(a.prometheus_token_env.clone()),
         _ => {}
     }
     for v in vars {

@@ -9,6 +9,7 @@ pub mod plan;
 pub mod render;
 pub mod serve;
 pub mod snapshot;
+pub mod trend;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

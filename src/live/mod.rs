@@ -3,3 +3,4 @@
 pub mod http;
 pub mod kube;
 pub mod prometheus;
+pub mod range;

@@ -156,7 +156,13 @@ pub async fn gpu_activity(src: &PromSource) -> Result<Vec<GpuActivity>, String> 
 }
 
 /// A Prometheus error answer, with Prometheus's own explanation when the body has one.
-fn http_error(base: &str, query: &str, status: StatusCode, body: &[u8], has_token: bool) -> String {
+pub(crate) fn http_error(
+    base: &str,
+    query: &str,
+    status: StatusCode,
+    body: &[u8],
+    has_token: bool,
+) -> String {
     let detail = match serde_json::from_slice::<ApiResponse>(body) {
         Ok(ApiResponse {
             error: Some(error),

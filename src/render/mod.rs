@@ -13,6 +13,7 @@ mod inventory;
 pub mod plan;
 pub mod prometheus;
 pub mod provenance;
+pub mod trend;
 
 use clap::ValueEnum;
 
@@ -116,6 +117,16 @@ pub fn render_desired(report: &RenderReport, format: Format, style: &Style) -> S
 pub fn render_plan(report: &plan::PlanReport, format: Format, style: &Style) -> String {
     layout(
         &plan::plan_doc(report, format == Format::Table),
+        report,
+        format,
+        style,
+    )
+}
+
+/// The trend: sparklines on a terminal, mermaid line charts in markdown, or the JSON report.
+pub fn render_trend(report: &trend::TrendReport, format: Format, style: &Style) -> String {
+    layout(
+        &trend::trend_doc(report, format == Format::Table),
         report,
         format,
         style,

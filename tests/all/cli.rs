@@ -188,6 +188,7 @@ fn help_snapshots() {
         ("github_issue_help", vec!["github", "issue", "--help"]),
         ("plan_help", vec!["plan", "--help"]),
         ("serve_help", vec!["serve", "--help"]),
+        ("trend_help", vec!["trend", "--help"]),
     ] {
         let out = gpuledger(&root())
             .args(&args)

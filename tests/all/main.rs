@@ -29,6 +29,7 @@ mod render;
 mod sandbox;
 mod ship;
 mod support;
+mod trend;
 mod used;
 
 #[path = "../support/github.rs"]
