@@ -27,6 +27,7 @@ fn ksm<'a>(ns: &'a str, pod: &'a str, resource: &'a str) -> Vec<(&'a str, &'a st
 
 fn run(prom: &Prometheus, format: &str) -> (i32, String, String) {
     let out = gpuledger(&root())
+        .env("COLUMNS", "80")
         .args(["trend", "--prometheus", &prom.url()])
         .args(["--window", "40m", "--step", "10m", "--format", format])
         .output()
@@ -154,6 +155,8 @@ fn from_kube_state_metrics_per_tenant_and_product_line_with_exact_figures() {
     insta::assert_snapshot!("trend_markdown", stable);
 
     let (_, table, _) = run(&prom, "table");
+    // A terminal of 80 columns: every line fits.
+    assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
     assert!(
         table.contains("Growing fastest: chat, +1512 GPUs a week (14 → 20 over 40m)."),
         "{table}"
