@@ -102,6 +102,14 @@ impl State {
 }
 
 pub fn run(args: &ServeArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    anyhow::ensure!(
+        !args
+            .live
+            .snapshot
+            .iter()
+            .any(|p| p == std::path::Path::new("-")),
+        "serve re-reads its snapshots every --interval: standard input (`-`) can be read only once; give a file"
+    );
     let streams = Streams::from_env();
     let state = Arc::new(Mutex::new(State {
         interval: args.interval,

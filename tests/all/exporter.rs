@@ -214,6 +214,20 @@ fn unknown_figures_have_no_sample_when_pods_are_forbidden() {
 }
 
 #[test]
+fn serve_refuses_standard_input_which_it_could_read_only_once() {
+    let out = gpuledger(&root())
+        .args(["serve", "--listen", "127.0.0.1:0", "--snapshot", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("can be read only once"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn other_reports_refuse_the_prometheus_format() {
     let out = gpuledger(&root())
         .args(["render", "--repo", ".", "--format", "prometheus"])
