@@ -716,6 +716,15 @@ pub struct LiveArgs {
     /// The window GPU activity is averaged over (`30m`, `1h`, `6h`).
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
     pub window: std::time::Duration,
+
+    /// With --prometheus: the window of the tenant table's trend column (GPUs per week, as
+    /// `gpuledger trend` computes it).
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    pub trend_window: std::time::Duration,
+
+    /// With --prometheus: the step of the trend column's history.
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration)]
+    pub trend_step: std::time::Duration,
 }
 
 /// `90s`, `30m`, `1h`, `2d`.

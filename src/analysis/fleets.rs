@@ -169,6 +169,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 workloads: 0,
                 public_routes: 0,
                 contacts: vec![],
+                gpus_per_week: None,
             });
             add(&mut e.gpus_requested, t.gpus_requested, "GPUs requested")?;
             add(&mut e.gpus_pending, t.gpus_pending, "GPUs pending")?;

@@ -392,6 +392,7 @@ fn tenant_rows(
             namespaces: a.namespaces.into_iter().collect(),
             workloads: a.workloads,
             public_routes: routes.get(name).copied().unwrap_or(0),
+            gpus_per_week: None,
         })
         .collect();
     out.sort_by(|a, b| {

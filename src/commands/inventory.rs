@@ -181,6 +181,7 @@ pub fn compute(
         cfg.snapshot.stale_after,
     ));
     report.complete = report.incomplete.is_empty();
+    super::trend::column(&mut report, live_args, &cfg.tenancy, now, rt, &mut notes);
     Ok(Computed {
         report,
         notes,

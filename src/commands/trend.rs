@@ -44,34 +44,7 @@ pub fn run(args: &TrendArgs, rt: &Runtime) -> anyhow::Result<Outcome> {
     )
     .map_err(anyhow::Error::msg)?;
     let base = prom.shown_url().to_string();
-    let trend = rt.block_on(async {
-        let own = prom.range(OWN_TENANTS, start, now, step).await?;
-        if !own.is_empty() {
-            let lines = prom.range(OWN_LINES, start, now, step).await?;
-            return Ok::<_, String>(trend(
-                Source::Gpuledger,
-                format!("gpuledger_tenant_gpus and gpuledger_product_line_gpus (requested) in {base}"),
-                (start, now, step),
-                &by_label(&own, "tenant", "(none)"),
-                &by_label(&lines, "product_line", NO_PRODUCT_LINE),
-            ));
-        }
-        let requests = prom.range(KSM_REQUESTS, start, now, step).await?;
-        let namespaces = by_label(&requests, "namespace", "");
-        let labels = prom.instant(KSM_LABELS, now).await?;
-        let owners = namespace_owners(&labels, namespaces.keys().cloned(), &cfg.tenancy);
-        Ok(trend(
-            Source::KubeStateMetrics,
-            format!(
-                "kube_pod_container_resource_requests{{resource=\"nvidia_com_gpu\"}} by namespace (pending pods included), \
-                 tenants and product lines from kube_namespace_labels and the tenancy rules' namespace labels, in {base} \
-                 (gpuledger_tenant_gpus has no samples there)"
-            ),
-            (start, now, step),
-            &regroup(&namespaces, &owners, |o| o.0.as_str()),
-            &regroup(&namespaces, &owners, |o| o.1.as_str()),
-        ))
-    });
+    let trend = rt.block_on(read(&prom, start, now, step, &cfg.tenancy));
     let trend = trend.map_err(anyhow::Error::msg)?;
     let mut sources = vec![base];
     let mut notes = Vec::new();
@@ -92,4 +65,82 @@ pub fn run(args: &TrendArgs, rt: &Runtime) -> anyhow::Result<Outcome> {
         notes,
         exit: Exit::Clean,
     })
+}
+
+/// The trend from `prom` over `[start, now]`: gpuledger's own series when there are any, else
+/// kube-state-metrics'. Also the trend column of `inventory` and `drift`.
+pub async fn read(
+    prom: &Range,
+    start: i64,
+    now: i64,
+    step: u64,
+    tenancy: &gpuledger::config::Tenancy,
+) -> Result<gpuledger::analysis::trend::Trend, String> {
+    let base = prom.shown_url().to_string();
+    let own = prom.range(OWN_TENANTS, start, now, step).await?;
+    if !own.is_empty() {
+        let lines = prom.range(OWN_LINES, start, now, step).await?;
+        return Ok(trend(
+            Source::Gpuledger,
+            format!("gpuledger_tenant_gpus and gpuledger_product_line_gpus (requested) in {base}"),
+            (start, now, step),
+            &by_label(&own, "tenant", "(none)"),
+            &by_label(&lines, "product_line", NO_PRODUCT_LINE),
+        ));
+    }
+    let requests = prom.range(KSM_REQUESTS, start, now, step).await?;
+    let namespaces = by_label(&requests, "namespace", "");
+    let labels = prom.instant(KSM_LABELS, now).await?;
+    let owners = namespace_owners(&labels, namespaces.keys().cloned(), tenancy);
+    Ok(trend(
+        Source::KubeStateMetrics,
+        format!(
+            "kube_pod_container_resource_requests{{resource=\"nvidia_com_gpu\"}} by namespace (pending pods included), \
+             tenants and product lines from kube_namespace_labels and the tenancy rules' namespace labels, in {base} \
+             (gpuledger_tenant_gpus has no samples there)"
+        ),
+        (start, now, step),
+        &regroup(&namespaces, &owners, |o| o.0.as_str()),
+        &regroup(&namespaces, &owners, |o| o.1.as_str()),
+    ))
+}
+
+/// The tenant table's trend column: with `--prometheus`, each tenant's change in GPUs per week
+/// over `--trend-window`. A trend that cannot be read or is unknown leaves the column out and
+/// says why in a note; it never fails the report.
+pub fn column(
+    report: &mut gpuledger::report::Report,
+    live: &crate::cli::LiveArgs,
+    tenancy: &gpuledger::config::Tenancy,
+    now: Timestamp,
+    rt: &Runtime,
+    notes: &mut Vec<super::Note>,
+) {
+    let Some(spec) = live.metrics() else {
+        return;
+    };
+    let (Ok(window), step) = (
+        i64::try_from(live.trend_window.as_secs()),
+        live.trend_step.as_secs(),
+    ) else {
+        return;
+    };
+    let now = now.unix();
+    let read = Range::new(&spec.url, spec.token.as_deref(), spec.timeout)
+        .and_then(|prom| rt.block_on(read(&prom, now - window, now, step.max(1), tenancy)));
+    match read {
+        Ok(t) => match &t.unknown {
+            Some(why) => notes.push(super::Note::Say(format!("trend column unknown: {why}"))),
+            None => {
+                for row in &mut report.tenants {
+                    row.gpus_per_week = t
+                        .tenants
+                        .iter()
+                        .find(|x| x.name == row.name)
+                        .and_then(|x| x.per_week);
+                }
+            }
+        },
+        Err(why) => notes.push(super::Note::Say(format!("trend column unknown: {why}"))),
+    }
 }

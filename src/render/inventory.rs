@@ -247,6 +247,11 @@ pub fn figures(r: &Report) -> Doc {
         ">public routes",
         "product lines",
     ];
+    // The trend column (GPUs per week) only when a Prometheus gave one.
+    let trend = r.tenants.iter().any(|t| t.gpus_per_week.is_some());
+    if trend {
+        headers.push(">GPUs/week");
+    }
     if contacts {
         headers.push("contact");
     }
@@ -270,6 +275,13 @@ pub fn figures(r: &Report) -> Doc {
             t.public_routes.to_string().into(),
             t.product_lines.join(", ").into(),
         ];
+        if trend {
+            row.push(
+                t.gpus_per_week
+                    .map_or_else(|| "unknown".into(), per_week)
+                    .into(),
+            );
+        }
         if contacts {
             row.push(t.contacts.join(", ").into());
         }
@@ -528,6 +540,16 @@ fn who_to_call(mut t: Text, n: &crate::report::NearlyFull) -> Text {
         };
     }
     t.plain(".")
+}
+
+/// `+12.5`, `-3`, `0`: GPUs per week, to a tenth.
+fn per_week(v: f64) -> String {
+    let r = (v * 10.0).round() / 10.0;
+    match r {
+        r if r > 0.0 => format!("+{r}"),
+        r if r < 0.0 => format!("{r}"),
+        _ => "0".into(),
+    }
 }
 
 /// `46%`: the headline rounds, the tables keep a decimal.

@@ -336,6 +336,10 @@ pub struct TenantRow {
     /// or labels (`gpuledger.io/contact`, `owner`, `team`); empty when none is known.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contacts: Vec<String>,
+    /// GPUs requested, change per week over the trend window (`--prometheus`; `gpuledger trend`'s
+    /// figure); absent when no Prometheus was given or the trend is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_per_week: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]

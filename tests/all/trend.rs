@@ -201,3 +201,57 @@ fn gpuledgers_own_series_are_preferred_and_no_history_is_unknown() {
     );
     assert!(!out.contains("| 0 |"), "unknown is never zero: {out}");
 }
+
+#[test]
+fn the_inventory_has_a_trend_column_when_a_prometheus_is_given() {
+    // The contacts fixture's namespaces, chat and search, with no tenancy labels: tenants are
+    // the namespace names.
+    let prom = Prometheus::start(&[
+        Series::cycling(
+            "kube_pod_container_resource_requests",
+            &ksm("chat", "chat-0", "nvidia_com_gpu"),
+            &ramp(0.0),
+        ),
+        Series::new(
+            "kube_pod_container_resource_requests",
+            &ksm("search", "search-0", "nvidia_com_gpu"),
+            2.0,
+        ),
+    ]);
+    let inventory = |format: &str| {
+        let out = gpuledger(&root())
+            .args([
+                "inventory",
+                "--snapshot",
+                "tests/fixtures/contacts/cluster.yaml",
+            ])
+            .args(["--prometheus", &prom.url(), "--trend-window", "40m"])
+            .args(["--trend-step", "10m", "--format", format])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let j: Value = serde_json::from_str(&inventory("json")).unwrap();
+    let per_week: Vec<(&str, Option<f64>)> = j["tenants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| (t["name"].as_str().unwrap(), t["gpus_per_week"].as_f64()))
+        .collect();
+    // chat: 2 → 8 over 40 minutes; search flat.
+    assert_eq!(
+        per_week,
+        [
+            ("chat", Some(6.0 / 2400.0 * 604_800.0)),
+            ("search", Some(0.0))
+        ]
+    );
+    let md = inventory("markdown");
+    assert!(md.contains("| GPUs/week |"), "{md}");
+    assert!(md.contains("| +1512 |"), "{md}");
+}
