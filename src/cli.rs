@@ -72,6 +72,97 @@ pub enum Command {
     /// capacity, over, or unknown with why.
     #[command(after_help = HEADROOM_EXAMPLES)]
     Headroom(HeadroomArgs),
+    /// Prometheus exporter: regenerate the inventory from the cluster every --interval and serve it
+    /// as metrics on /metrics (and /healthz). Read-only; the last good report stays served while a
+    /// refresh fails, with its age.
+    #[command(after_help = SERVE_EXAMPLES)]
+    Serve(ServeArgs),
+    /// GPUs per tenant and product line over a window, from Prometheus (gpuledger's own series,
+    /// else kube-state-metrics): start, end, change, rate per week, peak, and who grows fastest.
+    #[command(after_help = TREND_EXAMPLES)]
+    Trend(TrendArgs),
+}
+
+const TREND_EXAMPLES: &str = "Examples:
+  gpuledger trend --prometheus http://prometheus.monitoring:9090
+  gpuledger trend --prometheus http://prometheus.monitoring:9090 \\
+      --window 90d --step 7d --format markdown -o trend.md
+
+The history is Prometheus's: gpuledger_tenant_gpus when `gpuledger serve` is scraped there, else \
+kube-state-metrics (kube_pod_container_resource_requests{resource=\"nvidia_com_gpu\"} by namespace, \
+tenants from kube_namespace_labels: kube-state-metrics must expose the tenancy labels, e.g. \
+--metric-labels-allowlist=namespaces=[tenant,product-line]). The output names the source used. \
+Without history the trend is unknown, with why. Exit codes: 0 done, 2 error.";
+
+#[derive(Debug, Args)]
+pub struct TrendArgs {
+    /// The Prometheus to read the history from (base URL).
+    #[arg(long, value_name = "URL", env = "GPULEDGER_PROMETHEUS")]
+    pub prometheus: String,
+
+    /// The environment variable holding a bearer token for Prometheus (managed Prometheus).
+    #[arg(long, value_name = "VAR", default_value = "GPULEDGER_PROMETHEUS_TOKEN")]
+    pub prometheus_token_env: String,
+
+    /// How far back (`30d`, `12h`).
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    pub window: std::time::Duration,
+
+    /// One point every (`1d`, `6h`).
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration)]
+    pub step: std::time::Duration,
+
+    /// The end of the window (YYYY-MM-DD is its midnight UTC) [default: now].
+    #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
+    pub now: Option<Timestamp>,
+
+    /// Give up on Prometheus after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub timeout: u64,
+
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+const SERVE_EXAMPLES: &str = "Examples:
+  # In the cluster (deploy/exporter.yaml), with the service account's read-only RBAC
+  gpuledger serve --listen 0.0.0.0:9477 --interval 5m
+
+  # From a laptop, with GPUs used from DCGM and drift against Git
+  gpuledger serve --listen 127.0.0.1:9477 --context gpu-east \\
+      --prometheus http://prometheus.monitoring:9090 --repo ~/src/gitops
+
+Endpoints: /metrics (Prometheus text format: the report's gpuledger_* series and the exporter's \
+own gpuledger_exporter_* health), /healthz (200 once a report has been computed, 503 before). A \
+refresh that fails keeps the last good report; gpuledger_exporter_report_age_seconds says how old \
+it is. Exit codes: 0 stopped by SIGTERM or Ctrl-C, 2 error (the address cannot be bound).";
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to serve on (`0.0.0.0:9477`, `127.0.0.1:9477`, `[::]:9477`).
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9477")]
+    pub listen: std::net::SocketAddr,
+
+    /// How often the report is regenerated (`30s`, `5m`, `1h`).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub interval: std::time::Duration,
+
+    #[command(flatten)]
+    pub live: LiveArgs,
+
+    /// With --repo, the metrics hold drift against Git too.
+    #[command(flatten)]
+    pub repo: RepoArgs,
+
+    /// One series per live workload too (`gpuledger_workload_gpus`; off by default: a large fleet
+    /// has thousands).
+    #[arg(long)]
+    pub workload_series: bool,
+
+    /// The config file [default: .gpuledger.yaml at the root of --repo, else in the current
+    /// directory, else the defaults].
+    #[arg(long, value_name = "FILE", env = "GPULEDGER_CONFIG")]
+    pub config: Option<std::path::PathBuf>,
 }
 
 const DOCS_EXAMPLES: &str = "Examples:
@@ -685,6 +776,16 @@ pub struct OutputArgs {
 }
 
 impl OutputArgs {
+    /// Refuses `--format prometheus` for a command whose report is not the fleet's (check,
+    /// render, plan): it has no metrics form, and saying so beats an empty scrape.
+    pub fn not_prometheus(&self, command: &str) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.format != Format::Prometheus,
+            "{command} has no Prometheus form: --format prometheus is for inventory and drift (and gpuledger serve)"
+        );
+        Ok(())
+    }
+
     /// How a table is laid out for where it goes: on a terminal, at its width and in colour
     /// (unless `NO_COLOR` is set); through a pipe, at `COLUMNS` when set; into a file, unlimited.
     pub fn style(&self) -> Style {
@@ -823,6 +924,15 @@ pub struct LiveArgs {
     /// are read over.
     #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
     pub window: std::time::Duration,
+
+    /// With --prometheus: the window of the tenant table's trend column (GPUs per week, as
+    /// `gpuledger trend` computes it).
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    pub trend_window: std::time::Duration,
+
+    /// With --prometheus: the step of the trend column's history.
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration)]
+    pub trend_step: std::time::Duration,
 }
 
 /// `90s`, `30m`, `1h`, `2d`.
@@ -865,6 +975,11 @@ pub struct InventoryArgs {
     /// against it (YYYY-MM-DD is its midnight UTC) [default: now].
     #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
     pub now: Option<Timestamp>,
+
+    /// With --format prometheus: one series per live workload too (`gpuledger_workload_gpus`;
+    /// a large fleet has thousands, so it is off by default).
+    #[arg(long)]
+    pub workload_series: bool,
 
     #[command(flatten)]
     pub output: OutputArgs,

@@ -45,7 +45,7 @@ fn main() -> ExitCode {
         Command::Snapshot(a) => a.quiet,
         Command::Check(_) | Command::Github(_) => true,
         Command::Plan(a) => !a.snapshot.is_empty(),
-        Command::Render(_) => true,
+        Command::Render(_) | Command::Serve(_) | Command::Trend(_) => true,
         Command::Docs(a) => a.live.quiet || !a.live.snapshot.is_empty(),
         Command::Cost(a) => a.live.quiet || !a.live.snapshot.is_empty(),
         Command::Headroom(a) => a.live.quiet || !a.live.snapshot.is_empty(),
@@ -70,6 +70,8 @@ fn main() -> ExitCode {
         Command::Docs(args) => commands::docs::run(args, &rt, &progress),
         Command::Cost(args) => commands::cost::run(args, &rt, &progress),
         Command::Headroom(args) => commands::headroom::run(args, &rt, &progress),
+        Command::Serve(args) => commands::serve::run(args, &rt, &progress),
+        Command::Trend(args) => commands::trend::run(args, &rt),
         Command::Drift(args) => commands::drift::run(args, &rt, &progress),
         Command::Snapshot(args) => commands::snapshot::run(args, &rt, &progress),
         Command::Check(args) => commands::check::run(args, &rt, &progress),
@@ -132,6 +134,8 @@ fn register_secrets(cli: &Cli) {
         Command::Drift(a) => vars.push(a.live.prometheus_token_env.clone()),
         Command::Docs(a) => vars.push(a.live.prometheus_token_env.clone()),
         Command::Headroom(a) => vars.push(a.live.prometheus_token_env.clone()),
+        Command::Serve(a) => vars.push(a.live.prometheus_token_env.clone()),
+        Command::Trend(a) => vars.push(a.prometheus_token_env.clone()),
         _ => {}
     }
     for v in vars {

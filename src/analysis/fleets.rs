@@ -168,6 +168,8 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 namespaces: vec![],
                 workloads: 0,
                 public_routes: 0,
+                contacts: vec![],
+                gpus_per_week: None,
             });
             add(&mut e.gpus_requested, t.gpus_requested, "GPUs requested")?;
             add(&mut e.gpus_pending, t.gpus_pending, "GPUs pending")?;
@@ -182,6 +184,9 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 .extend(t.namespaces.iter().map(|n| format!("{name}/{n}")));
             add(&mut e.workloads, t.workloads, "workloads")?;
             add(&mut e.public_routes, t.public_routes, "public routes")?;
+            e.contacts.extend(t.contacts.iter().cloned());
+            e.contacts.sort();
+            e.contacts.dedup();
         }
         for p in &r.product_lines {
             let e = lines
@@ -273,6 +278,8 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
             intent_coverage: super::inventory::intent_coverage(workloads.iter(), |r| r.gpus),
             gpu_nodes,
             utilisation: ratio(gpus.requested, gpus.placeable),
+            // Set by the caller, which has the threshold (the tenants are merged below).
+            nearly_full: None,
             gpus,
             unknown,
             shortage,

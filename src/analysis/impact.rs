@@ -48,6 +48,7 @@ fn deltas(
                 gpus_base: b,
                 gpus_head: h,
                 delta: sum::delta(h, b).named(n, "the change in GPUs declared")?,
+                contacts: Vec::new(),
             })
         })
         .collect::<Result<_, Overflow>>()?;
@@ -191,7 +192,18 @@ pub fn impact(
             .unwrap_or_else(|| "(none)".into())
     };
     let head_tenants = by(head, &tenant)?;
-    let tenants = deltas(&by(base, &tenant)?, &head_tenants)?;
+    let mut tenants = deltas(&by(base, &tenant)?, &head_tenants)?;
+    // Who to call for the tenants the change moves: the config's contact, else what the
+    // cluster's namespaces say (with live state).
+    for t in tenants.iter_mut().filter(|t| t.delta != 0) {
+        t.contacts = match cfg.tenancy.contacts.get(&t.name) {
+            Some(c) if !c.trim().is_empty() => vec![c.trim().to_string()],
+            _ => live
+                .and_then(|l| l.report.tenants.iter().find(|x| x.name == t.name))
+                .map(|x| x.contacts.clone())
+                .unwrap_or_default(),
+        };
+    }
     let product_lines = deltas(&by(base, &line)?, &by(head, &line)?)?;
 
     let render_errors = render_errors(base, head, &config);

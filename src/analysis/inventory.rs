@@ -136,7 +136,7 @@ pub fn inventory_with_metrics(
         .collect();
     let top3_share = order_namespaces(&mut namespaces)?;
 
-    let tenant_rows = tenant_rows(&rows, gpus.requested, &routes.per_tenant)?;
+    let tenant_rows = tenant_rows(&rows, gpus.requested, &routes.per_tenant, &tenants)?;
     let product_lines = product_line_rows(&rows, gpus.requested)?;
 
     let mut workload_rows = rows;
@@ -174,6 +174,8 @@ pub fn inventory_with_metrics(
         }
     }
     let idle = idle_rows(&tenant_rows);
+    let utilisation = ratio(gpus.requested, gpus.placeable);
+    let nearly_full = nearly_full(utilisation, &tenant_rows, cfg.tenancy.contacts_above);
 
     Ok(Report {
         schema: SCHEMA,
@@ -183,7 +185,8 @@ pub fn inventory_with_metrics(
         fleet: Fleet {
             intent_coverage: intent_coverage(workload_rows.iter(), |r| r.gpus),
             gpu_nodes: sum::count(nodes.len()),
-            utilisation: ratio(gpus.requested, gpus.placeable),
+            utilisation,
+            nearly_full,
             gpus,
             unknown,
             shortage,
@@ -226,6 +229,33 @@ pub fn inventory_with_metrics(
 }
 
 pub(crate) use crate::util::sum::ratio;
+
+/// How many of the largest tenants the "who to call" line names.
+const CALL_TENANTS: usize = 3;
+
+/// When the fleet is at or above `threshold` utilisation: the largest tenants by GPUs requested
+/// (`tenants` is sorted so), with their share and contacts — who to call when it is full.
+pub fn nearly_full(
+    utilisation: Option<f64>,
+    tenants: &[TenantRow],
+    threshold: f64,
+) -> Option<NearlyFull> {
+    let u = utilisation.filter(|u| *u >= threshold)?;
+    Some(NearlyFull {
+        utilisation: u,
+        threshold,
+        tenants: tenants
+            .iter()
+            .filter(|t| t.gpus_requested > 0)
+            .take(CALL_TENANTS)
+            .map(|t| CallRow {
+                tenant: t.name.clone(),
+                share: t.share,
+                contacts: t.contacts.clone(),
+            })
+            .collect(),
+    })
+}
 
 /// GPUs (as `gpus` counts them: requested live, declared in Git) of the workloads that declare
 /// intent, over all of theirs.
@@ -319,6 +349,7 @@ fn tenant_rows(
     rows: &[WorkloadRow],
     fleet_requested: u64,
     routes: &HashMap<String, u64>,
+    resolver: &Resolver<'_>,
 ) -> Result<Vec<TenantRow>, Overflow> {
     #[derive(Default)]
     struct Acc {
@@ -351,6 +382,7 @@ fn tenant_rows(
     let mut out: Vec<TenantRow> = by
         .into_iter()
         .map(|(name, a)| TenantRow {
+            contacts: resolver.contacts(name, a.namespaces.iter().map(String::as_str)),
             name: name.to_string(),
             gpus_requested: a.req,
             gpus_pending: a.pend,
@@ -362,6 +394,7 @@ fn tenant_rows(
             namespaces: a.namespaces.into_iter().collect(),
             workloads: a.workloads,
             public_routes: routes.get(name).copied().unwrap_or(0),
+            gpus_per_week: None,
         })
         .collect();
     out.sort_by(|a, b| {

@@ -13,4 +13,5 @@ pub mod impact;
 pub mod inventory;
 pub mod nodes;
 pub mod tenancy;
+pub mod trend;
 pub mod usage;

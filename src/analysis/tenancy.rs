@@ -15,18 +15,25 @@ use crate::k8s::types::Labels;
 pub struct Resolver<'a> {
     cfg: &'a Tenancy,
     namespaces: HashMap<&'a str, &'a Labels>,
+    annotations: HashMap<&'a str, &'a Labels>,
 }
 
 static NO_LABELS: Labels = Labels::new();
 
 impl<'a> Resolver<'a> {
     pub fn new(cfg: &'a Tenancy, objects: &'a [Object]) -> Resolver<'a> {
-        let namespaces = objects
-            .iter()
-            .filter(|o| o.typed_kind() == Kind::Namespace)
+        let ns = || objects.iter().filter(|o| o.typed_kind() == Kind::Namespace);
+        let namespaces = ns()
             .map(|o| (o.meta.name.as_str(), &o.meta.labels))
             .collect();
-        Resolver { cfg, namespaces }
+        let annotations = ns()
+            .map(|o| (o.meta.name.as_str(), &o.meta.annotations))
+            .collect();
+        Resolver {
+            cfg,
+            namespaces,
+            annotations,
+        }
     }
 
     fn resolve(
@@ -61,6 +68,41 @@ impl<'a> Resolver<'a> {
 
     pub fn product_line(&self, labels: &Labels, namespace: &str) -> Option<String> {
         self.resolve(&self.cfg.product_line, Fallback::None, labels, namespace)
+    }
+
+    /// Who to call for `tenant`, whose workloads run in `namespaces`: the config's
+    /// `tenancy.contacts` entry, else each namespace's first contact key (annotation, then
+    /// label), all of them, sorted. Empty when none is known.
+    pub fn contacts<'n>(
+        &self,
+        tenant: &str,
+        namespaces: impl Iterator<Item = &'n str>,
+    ) -> Vec<String> {
+        if let Some(c) = self
+            .cfg
+            .contacts
+            .get(tenant)
+            .filter(|c| !c.trim().is_empty())
+        {
+            return vec![c.trim().to_string()];
+        }
+        let mut found: Vec<String> = namespaces
+            .filter_map(|ns| {
+                let annotations = self.annotations.get(ns).copied().unwrap_or(&NO_LABELS);
+                let labels = self.namespaces.get(ns).copied().unwrap_or(&NO_LABELS);
+                self.cfg.contact_keys.iter().find_map(|k| {
+                    annotations
+                        .get(k)
+                        .or_else(|| labels.get(k))
+                        .map(|v| v.trim())
+                        .filter(|v| !v.is_empty())
+                        .map(str::to_string)
+                })
+            })
+            .collect();
+        found.sort();
+        found.dedup();
+        found
     }
 }
 
@@ -101,6 +143,28 @@ mod tests {
             Some("ads")
         );
         assert_eq!(r.product_line(&labels(&[]), "scratch"), None);
+    }
+
+    #[test]
+    fn contacts_from_the_config_else_the_first_namespace_key_annotation_before_label() {
+        let objs = read_str(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: a\n  labels: {team: team-a-label, owner: ignored}\n  annotations: {team: \"@team-a\"}\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: b\n  annotations: {gpuledger.io/contact: \"oncall@example.com\", owner: ignored}\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: c\n  labels: {owner: bob}\n",
+            "t",
+        )
+        .unwrap();
+        let cfg = Config::parse("tenancy:\n  contacts: {chat: \"@team-chat\"}\n", "c").unwrap();
+        let r = Resolver::new(&cfg.tenancy, &objs);
+        // The first key in order wins: owner before team, and the annotation before the label.
+        assert_eq!(r.contacts("x", ["a"].into_iter()), ["ignored"]);
+        assert_eq!(
+            r.contacts("x", ["b", "c"].into_iter()),
+            ["bob", "oncall@example.com"]
+        );
+        assert_eq!(r.contacts("chat", ["c"].into_iter()), ["@team-chat"]);
+        assert!(r.contacts("x", ["nowhere"].into_iter()).is_empty());
+        let cfg = Config::parse("tenancy:\n  contact_keys: [team]\n", "c").unwrap();
+        let r = Resolver::new(&cfg.tenancy, &objs);
+        assert_eq!(r.contacts("x", ["a", "c"].into_iter()), ["@team-a"]);
     }
 
     #[test]

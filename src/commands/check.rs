@@ -19,6 +19,7 @@ use gpuledger::report::{CheckReport, ConfigReview, Provenance, SCHEMA};
 use gpuledger::util::date::Timestamp;
 
 pub fn run(args: &CheckArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    args.output.not_prometheus("check")?;
     let actions = Actions::from_env(|k| std::env::var(k).ok()).map_err(anyhow::Error::msg)?;
     let (report, mut notes, exit) = compute(args, &actions, None, rt, progress)?;
     let text = render_check(&report, args.output.format, &args.output.style());

@@ -26,6 +26,7 @@ use gpuledger::report::{Provenance, Report};
 use gpuledger::util::date::Timestamp;
 
 pub fn run(args: &CostArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    args.output.not_prometheus("cost")?;
     let (cfg, cfg_path) = input::config(args.output.config.as_deref(), None)?;
     let live = rt.block_on(input::live(&args.live.spec(), progress))?;
     anyhow::ensure!(

@@ -32,6 +32,7 @@ const MAX_DOCUMENT_BYTES: usize = 16 * 1024 * 1024;
 const MARK: &[u8] = b"gpuledger:";
 
 pub fn run(args: &DocsArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    args.output.not_prometheus("docs")?;
     let (cfg, cfg_path) = input::config(args.output.config.as_deref(), args.docs_repo.as_deref())?;
     let mut notes = Vec::new();
     let mut sources = Vec::new();

@@ -117,6 +117,7 @@ pub fn compute(
         now,
         cfg.snapshot.stale_after,
     ));
+    super::trend::column(&mut report, live_args, &cfg.tenancy, now, rt, &mut notes);
     let failed = input::render_failures(&desired);
     for m in &report.incomplete {
         notes.push(Note::Incomplete {

@@ -42,6 +42,7 @@ pub fn comment(
     tokio: &tokio::runtime::Runtime,
     progress: &Arc<Progress>,
 ) -> anyhow::Result<Outcome> {
+    args.check.output.not_prometheus("github comment")?;
     if let Some(file) = &args.from_report {
         return comment_from_report(args, file, tokio);
     }

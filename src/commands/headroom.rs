@@ -21,6 +21,7 @@ use gpuledger::report::{Headroom, HeadroomVerdict, Provenance, Report};
 use gpuledger::util::date::Timestamp;
 
 pub fn run(args: &HeadroomArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    args.output.not_prometheus("headroom")?;
     let repo = args.repo.as_deref();
     let (cfg, cfg_path) = input::config(args.output.config.as_deref(), repo)?;
     let live = rt.block_on(input::live(&args.live.spec(), progress))?;

@@ -10,7 +10,9 @@ pub mod headroom;
 pub mod inventory;
 pub mod plan;
 pub mod render;
+pub mod serve;
 pub mod snapshot;
+pub mod trend;
 
 use std::fmt;
 use std::path::{Path, PathBuf};

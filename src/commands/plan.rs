@@ -25,6 +25,7 @@ pub fn plan_jobs(jobs: Vec<Job>, pool: &Pool, settings: &Settings) -> Plan {
 }
 
 pub fn run(args: &PlanArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    args.output.not_prometheus("plan")?;
     let now = args.now.unwrap_or_else(Timestamp::now);
     let now_s = now.seconds_since(Timestamp::from_unix(0));
     let mut jobs = Vec::new();

@@ -7,6 +7,7 @@ use gpuledger::render::render_desired;
 use gpuledger::report::{RenderReport, SCHEMA};
 
 pub fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
+    args.output.not_prometheus("render")?;
     let spec = args.repo.spec();
     let (cfg, cfg_path) = input::config(args.output.config.as_deref(), Some(&spec.path))?;
     let desired = input::desired_state(&spec, &cfg, &[])?;

@@ -384,7 +384,20 @@ pub struct RenderConfig {
 pub struct Tenancy {
     pub tenant: Resolution,
     pub product_line: Resolution,
+    /// Who to call, per tenant: `chat: "@team-chat"`. Wins over the namespaces' keys.
+    pub contacts: std::collections::BTreeMap<String, String>,
+    /// The namespace annotations or labels that name a tenant's contact, first match wins
+    /// (annotation before label for each key).
+    pub contact_keys: Vec<String>,
+    /// At or above this utilisation (requested / placeable) the headline names the largest
+    /// tenants and who to call.
+    pub contacts_above: f64,
 }
+
+/// `tenancy.contact_keys` when not given: the project's own key, then the usual conventions.
+pub const DEFAULT_CONTACT_KEYS: [&str; 3] = ["gpuledger.io/contact", "owner", "team"];
+/// `tenancy.contacts_above` when not given.
+pub const DEFAULT_CONTACTS_ABOVE: f64 = 0.9;
 
 /// `tenancy:` as written: every field optional, so a partial section keeps each default it does not
 /// override (giving `workload_labels` must not drop the namespace label lookup).
@@ -393,6 +406,9 @@ pub struct Tenancy {
 struct TenancyFile {
     tenant: ResolutionFile,
     product_line: ResolutionFile,
+    contacts: std::collections::BTreeMap<String, String>,
+    contact_keys: Option<Vec<String>>,
+    contacts_above: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -419,6 +435,9 @@ impl From<TenancyFile> for Tenancy {
         Tenancy {
             tenant: f.tenant.over(d.tenant),
             product_line: f.product_line.over(d.product_line),
+            contacts: f.contacts,
+            contact_keys: f.contact_keys.unwrap_or(d.contact_keys),
+            contacts_above: f.contacts_above.unwrap_or(d.contacts_above),
         }
     }
 }
@@ -436,6 +455,9 @@ impl Default for Tenancy {
                 namespace_labels: vec!["product-line".into()],
                 fallback: Some(Fallback::None),
             },
+            contacts: std::collections::BTreeMap::new(),
+            contact_keys: DEFAULT_CONTACT_KEYS.map(String::from).to_vec(),
+            contacts_above: DEFAULT_CONTACTS_ABOVE,
         }
     }
 }

@@ -6,4 +6,5 @@ pub mod kube;
 pub mod opencost;
 pub mod outcomes;
 pub mod prometheus;
+pub mod range;
 pub mod serving;

@@ -156,7 +156,7 @@ pub async fn gpu_activity(src: &PromSource) -> Result<Vec<GpuActivity>, String> 
 }
 
 /// A Prometheus error answer, with Prometheus's own explanation when the body has one.
-pub(super) fn http_error(
+pub(crate) fn http_error(
     base: &str,
     query: &str,
     status: StatusCode,

@@ -107,16 +107,24 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
         // Only what the change moves; the rest is counted.
         let (moved, same): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r.delta != 0);
         if !moved.is_empty() {
-            d.push(Block::Table(
-                Table::new(&[first, ">base", ">head", ">delta"]).rows(moved, |r| {
-                    vec![
-                        r.name.as_str().into(),
-                        r.gpus_base.to_string().into(),
-                        r.gpus_head.to_string().into(),
-                        format!("{:+}", r.delta).into(),
-                    ]
-                }),
-            ));
+            // Who to call is a column only when a moved tenant has a contact.
+            let contacts = moved.iter().any(|r| !r.contacts.is_empty());
+            let mut headers = vec![first, ">base", ">head", ">delta"];
+            if contacts {
+                headers.push("contact");
+            }
+            d.push(Block::Table(Table::new(&headers).rows(moved, |r| {
+                let mut row = vec![
+                    r.name.as_str().into(),
+                    r.gpus_base.to_string().into(),
+                    r.gpus_head.to_string().into(),
+                    format!("{:+}", r.delta).into(),
+                ];
+                if contacts {
+                    row.push(r.contacts.join(", ").into());
+                }
+                row
+            })));
         }
         if !same.is_empty() {
             d.paragraph(Text::new().emph(format!(

@@ -131,6 +131,10 @@ pub fn render_docs(
         super::Format::Table => crate::doc::terminal::write(&d, style),
         super::Format::Markdown => d.markdown(),
         super::Format::Json => super::json(report),
+        // `docs` refuses the format before it gets here.
+        super::Format::Prometheus => {
+            "# this report has no Prometheus form: use inventory or drift\n".into()
+        }
     }
 }
 

@@ -88,19 +88,21 @@ pub fn figures(r: &Report) -> Doc {
                 )),
         );
     } else {
-        d.paragraph(
-            Text::new()
-                .strong(g.requested.to_string())
-                .plain(" GPUs requested of ")
-                .strong(g.placeable.to_string())
-                .plain(format!(
-                    " placeable ({} utilisation) on {} GPU nodes; {} pending. {}.",
-                    percent(f.utilisation),
-                    f.gpu_nodes,
-                    g.pending,
-                    sentence(&f.shortage.summary)
-                )),
-        );
+        let mut headline = Text::new()
+            .strong(g.requested.to_string())
+            .plain(" GPUs requested of ")
+            .strong(g.placeable.to_string())
+            .plain(format!(
+                " placeable ({} utilisation) on {} GPU nodes; {} pending. {}.",
+                percent(f.utilisation),
+                f.gpu_nodes,
+                g.pending,
+                sentence(&f.shortage.summary)
+            ));
+        if let Some(n) = &f.nearly_full {
+            headline = who_to_call(headline, n);
+        }
+        d.paragraph(headline);
     }
     let used_note = f.unknown.get("gpus.used").cloned().unwrap_or_else(|| {
         format!(
@@ -240,7 +242,9 @@ pub fn figures(r: &Report) -> Doc {
 
     // The used column says something only when some tenant's activity is known.
     let used_known = !no_pods && r.tenants.iter().any(|t| t.gpus_used.is_some());
-    let mut tenants = Table::new(&[
+    // Who to call is a column only when some tenant has a contact.
+    let contacts = r.tenants.iter().any(|t| !t.contacts.is_empty());
+    let mut headers = vec![
         "tenant",
         ">requested",
         ">pending",
@@ -249,9 +253,17 @@ pub fn figures(r: &Report) -> Doc {
         ">workloads",
         ">public routes",
         "product lines",
-    ])
-    .rows(&r.tenants, |t| {
-        vec![
+    ];
+    // The trend column (GPUs per week) only when a Prometheus gave one.
+    let trend = r.tenants.iter().any(|t| t.gpus_per_week.is_some());
+    if trend {
+        headers.push(">GPUs/week");
+    }
+    if contacts {
+        headers.push("contact");
+    }
+    let mut tenants = Table::new(&headers).rows(&r.tenants, |t| {
+        let mut row = vec![
             t.name.as_str().into(),
             known(t.gpus_requested, no_pods).into(),
             known(t.gpus_pending, no_pods).into(),
@@ -269,7 +281,18 @@ pub fn figures(r: &Report) -> Doc {
             t.workloads.to_string().into(),
             t.public_routes.to_string().into(),
             t.product_lines.join(", ").into(),
-        ]
+        ];
+        if trend {
+            row.push(
+                t.gpus_per_week
+                    .map_or_else(|| "unknown".into(), per_week)
+                    .into(),
+            );
+        }
+        if contacts {
+            row.push(t.contacts.join(", ").into());
+        }
+        row
     });
     if !used_known {
         tenants = tenants.drop_empty_columns();
@@ -503,6 +526,42 @@ fn workload_id(w: &WorkloadRow) -> String {
         Some(c) => format!("{c}:{}/{}/{}", w.namespace, w.kind, w.name),
         None => format!("{}/{}/{}", w.namespace, w.kind, w.name),
     }
+}
+
+/// ` Fleet at 95%: chat holds 46% — @team-chat; search holds 20% (no contact known).` The
+/// contacts are cluster or repository text: the markdown writer escapes them (a `@team` is shown,
+/// never a mention that pings).
+fn who_to_call(mut t: Text, n: &crate::report::NearlyFull) -> Text {
+    t = t.plain(format!(" Fleet at {}", whole_percent(n.utilisation)));
+    for (i, c) in n.tenants.iter().enumerate() {
+        t = t.plain(if i == 0 { ": " } else { "; " });
+        t = t.strong(c.tenant.as_str()).plain(format!(
+            " holds {}",
+            c.share
+                .map_or_else(|| "an unknown share".into(), whole_percent)
+        ));
+        t = if c.contacts.is_empty() {
+            t.plain(" (no contact known)")
+        } else {
+            t.plain(format!(" — {}", c.contacts.join(", ")))
+        };
+    }
+    t.plain(".")
+}
+
+/// `+12.5`, `-3`, `0`: GPUs per week, to a tenth.
+fn per_week(v: f64) -> String {
+    let r = (v * 10.0).round() / 10.0;
+    match r {
+        r if r > 0.0 => format!("+{r}"),
+        r if r < 0.0 => format!("{r}"),
+        _ => "0".into(),
+    }
+}
+
+/// `46%`: the headline rounds, the tables keep a decimal.
+fn whole_percent(f: f64) -> String {
+    format!("{:.0}%", f * 100.0)
 }
 
 /// `s` with its first letter in upper case: a sentence of its own.

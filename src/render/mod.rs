@@ -14,7 +14,9 @@ mod drift;
 pub mod headroom;
 mod inventory;
 pub mod plan;
+pub mod prometheus;
 pub mod provenance;
+pub mod trend;
 
 use clap::ValueEnum;
 
@@ -30,6 +32,8 @@ pub enum Format {
     Markdown,
     /// The versioned report (schema gpuledger.report/v1).
     Json,
+    /// Prometheus text exposition (inventory and drift; `gpuledger serve` serves it).
+    Prometheus,
 }
 
 /// The inventory, with drift when the report has it.
@@ -100,11 +104,17 @@ pub fn desired_doc(report: &RenderReport) -> Doc {
 }
 
 pub fn render(report: &Report, format: Format, style: &Style) -> String {
-    layout(&report_doc(report), report, format, style)
+    match format {
+        Format::Prometheus => prometheus::exposition(report, prometheus::Options::default()),
+        _ => layout(&report_doc(report), report, format, style),
+    }
 }
 
 /// The drift report: drift first, the full report in JSON.
 pub fn render_drift(report: &Report, format: Format, style: &Style) -> String {
+    if format == Format::Prometheus {
+        return prometheus::exposition(report, prometheus::Options::default());
+    }
     match drift_doc(report) {
         Some(d) => layout(&d, report, format, style),
         None => json(report),
@@ -139,11 +149,25 @@ pub fn render_plan(report: &plan::PlanReport, format: Format, style: &Style) -> 
     )
 }
 
+/// The trend: sparklines on a terminal, mermaid line charts in markdown, or the JSON report.
+pub fn render_trend(report: &trend::TrendReport, format: Format, style: &Style) -> String {
+    layout(
+        &trend::trend_doc(report, format == Format::Table),
+        report,
+        format,
+        style,
+    )
+}
+
 fn layout<T: serde::Serialize>(doc: &Doc, report: &T, format: Format, style: &Style) -> String {
     match format {
         Format::Table => crate::doc::terminal::write(doc, style),
         Format::Markdown => doc.markdown(),
         Format::Json => json(report),
+        // The commands that write other reports refuse the format before they get here.
+        Format::Prometheus => {
+            "# this report has no Prometheus form: use inventory or drift\n".into()
+        }
     }
 }
 

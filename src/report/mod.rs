@@ -179,6 +179,9 @@ pub struct Fleet {
     pub unknown: BTreeMap<String, String>,
     /// requested / placeable; `null` when nothing is placeable.
     pub utilisation: Option<f64>,
+    /// At or above `tenancy.contacts_above`: the largest tenants and who to call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nearly_full: Option<NearlyFull>,
     pub shortage: Shortage,
     /// Every GPU node that contributes fewer GPUs to `placeable` than to `capacity`.
     pub excluded_nodes: Vec<ExcludedNode>,
@@ -208,6 +211,24 @@ pub struct UnattributedRow {
     pub gpu: String,
     pub activity: f64,
     pub reason: String,
+}
+
+/// The fleet is nearly full: who holds it, and who to call.
+#[derive(Debug, Clone, Serialize)]
+pub struct NearlyFull {
+    pub utilisation: f64,
+    /// `tenancy.contacts_above`.
+    pub threshold: f64,
+    /// The largest tenants, by GPUs requested.
+    pub tenants: Vec<CallRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CallRow {
+    pub tenant: String,
+    pub share: Option<f64>,
+    /// Empty when no contact is known.
+    pub contacts: Vec<String>,
 }
 
 /// Requested but idle, per tenant: requested − busy.
@@ -320,6 +341,14 @@ pub struct TenantRow {
     pub namespaces: Vec<String>,
     pub workloads: u64,
     pub public_routes: u64,
+    /// Who to call: `tenancy.contacts` in the config, else the namespaces' contact annotations
+    /// or labels (`gpuledger.io/contact`, `owner`, `team`); empty when none is known.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contacts: Vec<String>,
+    /// GPUs requested, change per week over the trend window (`--prometheus`; `gpuledger trend`'s
+    /// figure); absent when no Prometheus was given or the trend is unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_per_week: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -811,6 +840,10 @@ pub struct DeltaRow {
     pub gpus_base: u64,
     pub gpus_head: u64,
     pub delta: i64,
+    /// Who to call, for a tenant the change moves (`tenancy.contacts`, else the live
+    /// namespaces' contact keys); empty when unknown or unmoved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contacts: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

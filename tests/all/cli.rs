@@ -190,6 +190,8 @@ fn help_snapshots() {
         ("docs_help", vec!["docs", "--help"]),
         ("cost_help", vec!["cost", "--help"]),
         ("headroom_help", vec!["headroom", "--help"]),
+        ("serve_help", vec!["serve", "--help"]),
+        ("trend_help", vec!["trend", "--help"]),
     ] {
         let out = gpuledger(&root())
             .args(&args)

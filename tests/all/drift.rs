@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::support::{Repo, fixture, gpuledger};
 
-fn repo() -> Repo {
+pub(crate) fn repo() -> Repo {
     let r = Repo::new();
     copy_dir(&fixture("tests/fixtures/drift/repo"), r.path());
     // At a fixed time: the report names the commit, and the snapshot must not change with it.

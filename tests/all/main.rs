@@ -5,6 +5,7 @@
 mod argo_sources;
 mod check;
 mod cli;
+mod contacts;
 mod corpus;
 mod cost;
 mod demo;
@@ -12,6 +13,7 @@ mod docs;
 mod drift;
 mod emulator;
 mod errors;
+mod exporter;
 mod follow;
 mod fuzz;
 mod github;
@@ -30,6 +32,7 @@ mod render;
 mod sandbox;
 mod ship;
 mod support;
+mod trend;
 mod used;
 
 #[path = "../support/github.rs"]

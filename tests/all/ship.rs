@@ -78,3 +78,75 @@ fn version_names_the_release_and_the_commit() {
         (None, _) => assert_eq!(commit, "unknown"),
     }
 }
+
+#[test]
+fn the_exporter_runs_serve_by_digest_read_only_as_the_rbac_service_account() {
+    let text = std::fs::read_to_string(fixture("deploy/exporter.yaml")).unwrap();
+    let docs: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+    let kind = |k: &str| docs.iter().find(|d| d["kind"] == k).expect(k);
+    let pod = &kind("Deployment")["spec"]["template"]["spec"];
+    assert_eq!(
+        pod["serviceAccountName"], "gpuledger",
+        "rbac.yaml's account"
+    );
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    let c = containers(pod)[0];
+    let (repo, digest) = c["image"].as_str().unwrap().split_once("@sha256:").unwrap();
+    assert_eq!(repo, "registry.example.com/gpuledger");
+    assert_eq!(digest.len(), 64);
+    assert_eq!(c["securityContext"]["readOnlyRootFilesystem"], true);
+    assert!(c.get("command").is_none());
+    let args: Vec<&str> = c["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(args[0], "serve");
+    // The port serve listens on is the one the Service and the ServiceMonitor reach.
+    assert!(args.contains(&"--listen=0.0.0.0:9477"), "{args:?}");
+    assert_eq!(c["ports"][0]["containerPort"], 9477);
+    assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/healthz");
+    let svc = kind("Service");
+    assert_eq!(svc["spec"]["ports"][0]["targetPort"], "metrics");
+    let sm = kind("ServiceMonitor");
+    assert_eq!(sm["spec"]["endpoints"][0]["port"], "metrics");
+    assert_eq!(
+        sm["spec"]["selector"]["matchLabels"],
+        svc["metadata"]["labels"]
+    );
+    // The same CLI would accept these arguments.
+    let out = gpuledger(&root())
+        .args(&args)
+        .arg("--help")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+}
+
+#[test]
+fn the_dashboard_queries_only_metrics_gpuledger_exports() {
+    let text = std::fs::read_to_string(fixture("deploy/grafana-dashboard.json")).unwrap();
+    let dashboard: Value = serde_json::from_str(&text).unwrap();
+    let sources = ["src/render/prometheus.rs", "src/commands/serve.rs"]
+        .map(|p| std::fs::read_to_string(fixture(p)).unwrap())
+        .join("\n");
+    let mut exprs = Vec::new();
+    for p in dashboard["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().into_iter().flatten() {
+            exprs.push(t["expr"].as_str().unwrap().to_string());
+        }
+    }
+    assert!(exprs.len() > 10);
+    for e in &exprs {
+        for name in e
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("gpuledger_"))
+        {
+            assert!(
+                sources.contains(&format!("\"{name}\"")),
+                "the dashboard queries {name}, which gpuledger does not export"
+            );
+        }
+    }
+}

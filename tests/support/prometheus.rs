@@ -69,6 +69,12 @@ impl Prometheus {
     /// Backfills `series` and starts the server; panics (failing the test) when a binary is
     /// missing or the server does not become ready.
     pub fn start(series: &[Series<'_>]) -> Prometheus {
+        Prometheus::start_scraping(series, &[])
+    }
+
+    /// As [`Prometheus::start`], and scraping `targets` (`127.0.0.1:PORT`, path `/metrics`) every
+    /// second as job `gpuledger`.
+    pub fn start_scraping(series: &[Series<'_>], targets: &[String]) -> Prometheus {
         let promtool = binary("promtool");
         let prometheus = binary("prometheus");
         let dir = tempfile::tempdir().expect("temp dir");
@@ -91,11 +97,17 @@ impl Prometheus {
             );
         }
         let config = dir.path().join("prometheus.yml");
-        std::fs::write(
-            &config,
-            "global:\n  scrape_interval: 1m\nscrape_configs: []\n",
-        )
-        .expect("write config");
+        let scrape = if targets.is_empty() {
+            "scrape_configs: []\n".to_string()
+        } else {
+            let list: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
+            format!(
+                "scrape_configs:\n- job_name: gpuledger\n  scrape_interval: 1s\n  static_configs:\n  - targets: [{}]\n",
+                list.join(", ")
+            )
+        };
+        std::fs::write(&config, format!("global:\n  scrape_interval: 1m\n{scrape}"))
+            .expect("write config");
 
         // A free port can be taken by someone else between our probe and Prometheus's bind:
         // start again on a new one when that happens.
@@ -137,6 +149,16 @@ impl Prometheus {
 
     pub fn dir(&self) -> &Path {
         self.dir.path()
+    }
+
+    /// The `data.result` of an instant query, as JSON; panics when the query fails.
+    pub fn query(&self, promql: &str) -> serde_json::Value {
+        let q: String = form_urlencoded::byte_serialize(promql.as_bytes()).collect();
+        let (status, body) =
+            http_get(self.addr, &format!("/api/v1/query?query={q}")).expect("prometheus answers");
+        assert_eq!(status, 200, "{promql}: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        v["data"]["result"].clone()
     }
 }
 
@@ -244,7 +266,7 @@ fn number(v: f64) -> String {
 }
 
 /// The status code and body of a plain HTTP/1.0 GET, or `None` when nothing answers.
-fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
+pub fn http_get(addr: SocketAddr, path: &str) -> Option<(u16, String)> {
     let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(1)).ok()?;
     stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;

@@ -1,0 +1,320 @@
+//! GPUs per tenant and product line over time, from history Prometheus already keeps: start, end,
+//! change, rate per week and peak, and which tenant grows fastest.
+//!
+//! Pure: the series come in already read (gpuledger's own `gpuledger_tenant_gpus`, or
+//! kube-state-metrics' requests per namespace with the namespaces' labels), the clock is passed
+//! in. A step is *covered* when any series has a sample there — the exporter (or
+//! kube-state-metrics) was being scraped. A tenant without a sample at a covered step held no
+//! GPUs then (neither source exports a tenant or namespace that requests nothing); an uncovered
+//! step is unknown, never zero. Without two covered steps there is no trend, and the report says
+//! why.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::config::{Fallback, Tenancy};
+use crate::live::range::RangeSeries;
+
+/// The name a product line is shown under when a tenant has none.
+pub const NO_PRODUCT_LINE: &str = "(none)";
+
+/// Where the history came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    /// `gpuledger serve`'s own series.
+    Gpuledger,
+    /// kube-state-metrics' pod requests, joined with its namespace labels.
+    KubeStateMetrics,
+}
+
+/// The trend over one window.
+#[derive(Debug, Clone, Serialize)]
+pub struct Trend {
+    pub source: Source,
+    /// How the source was read, in a sentence.
+    pub source_note: String,
+    /// The steps asked for: `start + k × step` up to `end` (unix seconds).
+    pub start: i64,
+    pub end: i64,
+    pub step_s: u64,
+    /// The steps with data (see the module's note), oldest first.
+    pub covered: Vec<i64>,
+    pub tenants: Vec<TrendRow>,
+    pub product_lines: Vec<TrendRow>,
+    /// The tenant whose GPUs grew fastest per week, when any grew.
+    pub fastest: Option<String>,
+    /// Why there is no trend (no history, a single step); `None` when there is one.
+    pub unknown: Option<String>,
+}
+
+/// One tenant's or product line's GPUs over the window.
+#[derive(Debug, Clone, Serialize)]
+pub struct TrendRow {
+    pub name: String,
+    /// GPUs at the first and last covered step.
+    pub start: Option<f64>,
+    pub end: Option<f64>,
+    pub change: Option<f64>,
+    /// `change` over the covered span, per 7 days.
+    pub per_week: Option<f64>,
+    pub peak: Option<f64>,
+    /// GPUs at each covered step (parallel to [`Trend::covered`]).
+    pub points: Vec<f64>,
+}
+
+/// Series keyed by the name they are summed under (a tenant, a product line, a namespace).
+pub type ByName = BTreeMap<String, BTreeMap<i64, f64>>;
+
+/// Sums `series` by the value of label `key` (a missing label is `missing`).
+pub fn by_label(series: &[RangeSeries], key: &str, missing: &str) -> ByName {
+    let mut out: ByName = BTreeMap::new();
+    for s in series {
+        let name = s.labels.get(key).map_or(missing, String::as_str);
+        let e = out.entry(name.to_string()).or_default();
+        for (t, v) in &s.samples {
+            *e.entry(*t).or_insert(0.0) += v;
+        }
+    }
+    out
+}
+
+/// kube-state-metrics writes a namespace label `product-line` as `label_product_line`.
+pub fn ksm_label(key: &str) -> String {
+    let clean: String = key
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("label_{clean}")
+}
+
+/// Tenant and product line of each namespace, from `kube_namespace_labels` and the tenancy
+/// rules' namespace labels (workload labels are not in kube-state-metrics' request series).
+pub fn namespace_owners(
+    labels: &[RangeSeries],
+    namespaces: impl Iterator<Item = String>,
+    cfg: &Tenancy,
+) -> BTreeMap<String, (String, String)> {
+    let by_ns: BTreeMap<&str, &BTreeMap<String, String>> = labels
+        .iter()
+        .filter_map(|s| s.labels.get("namespace").map(|n| (n.as_str(), &s.labels)))
+        .collect();
+    let pick = |keys: &[String], l: Option<&&BTreeMap<String, String>>| {
+        keys.iter().find_map(|k| {
+            l.and_then(|l| l.get(&ksm_label(k)))
+                .filter(|v| !v.is_empty())
+                .cloned()
+        })
+    };
+    namespaces
+        .map(|ns| {
+            let l = by_ns.get(ns.as_str());
+            let tenant = pick(&cfg.tenant.namespace_labels, l).unwrap_or_else(|| {
+                match cfg.tenant.fallback.unwrap_or(Fallback::Namespace) {
+                    Fallback::Namespace => ns.clone(),
+                    Fallback::None => "(none)".to_string(),
+                }
+            });
+            let line = pick(&cfg.product_line.namespace_labels, l)
+                .unwrap_or_else(|| NO_PRODUCT_LINE.to_string());
+            (ns, (tenant, line))
+        })
+        .collect()
+}
+
+/// Re-keys namespace series by their owner (`which` picks tenant or product line).
+pub fn regroup(
+    namespaces: &ByName,
+    owners: &BTreeMap<String, (String, String)>,
+    which: impl Fn(&(String, String)) -> &str,
+) -> ByName {
+    let mut out: ByName = BTreeMap::new();
+    for (ns, points) in namespaces {
+        let Some(owner) = owners.get(ns) else {
+            continue;
+        };
+        let e = out.entry(which(owner).to_string()).or_default();
+        for (t, v) in points {
+            *e.entry(*t).or_insert(0.0) += v;
+        }
+    }
+    out
+}
+
+const WEEK_S: f64 = 7.0 * 86_400.0;
+
+/// The trend of `tenants` and `product_lines` over `[start, end]`.
+pub fn trend(
+    source: Source,
+    source_note: String,
+    (start, end, step_s): (i64, i64, u64),
+    tenants: &ByName,
+    product_lines: &ByName,
+) -> Trend {
+    let covered: Vec<i64> = tenants
+        .values()
+        .flat_map(|p| p.keys().copied())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let unknown = match covered.len() {
+        0 => Some(format!(
+            "no history: {} has no sample in the window",
+            match source {
+                Source::Gpuledger => "gpuledger_tenant_gpus",
+                Source::KubeStateMetrics => "kube_pod_container_resource_requests",
+            }
+        )),
+        1 => Some("one step of history only: a change needs two".to_string()),
+        _ => None,
+    };
+    let rows = |by: &ByName| {
+        let mut rows: Vec<TrendRow> = by
+            .iter()
+            .map(|(name, p)| row(name, p, &covered, unknown.is_none()))
+            .collect();
+        // Largest now first, then by name: the table reads like the inventory's.
+        rows.sort_by(|a, b| {
+            b.end
+                .unwrap_or(0.0)
+                .total_cmp(&a.end.unwrap_or(0.0))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        rows
+    };
+    let tenants = rows(tenants);
+    let fastest = tenants
+        .iter()
+        .filter_map(|t| t.per_week.filter(|w| *w > 0.0).map(|w| (w, &t.name)))
+        .max_by(|a, b| a.0.total_cmp(&b.0).then_with(|| b.1.cmp(a.1)))
+        .map(|(_, n)| n.clone());
+    Trend {
+        source,
+        source_note,
+        start,
+        end,
+        step_s,
+        product_lines: rows(product_lines),
+        tenants,
+        fastest,
+        unknown,
+        covered,
+    }
+}
+
+fn row(name: &str, p: &BTreeMap<i64, f64>, covered: &[i64], known: bool) -> TrendRow {
+    // At a covered step a missing sample is zero GPUs: the source exports only what holds some.
+    let points: Vec<f64> = covered
+        .iter()
+        .map(|t| p.get(t).copied().unwrap_or(0.0))
+        .collect();
+    let (first, last) = (covered.first(), covered.last());
+    let (start, end) = if known {
+        (points.first().copied(), points.last().copied())
+    } else {
+        (None, None)
+    };
+    let change = start.zip(end).map(|(s, e)| e - s);
+    #[allow(clippy::cast_precision_loss)]
+    let per_week = change.zip(first.zip(last)).and_then(|(c, (f, l))| {
+        let span = (l - f) as f64;
+        (span > 0.0).then(|| c / span * WEEK_S)
+    });
+    TrendRow {
+        name: name.to_string(),
+        start,
+        end,
+        change,
+        per_week,
+        peak: known
+            .then(|| points.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+            .filter(|p| p.is_finite()),
+        points,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(pairs: &[(&str, &[(i64, f64)])]) -> ByName {
+        pairs
+            .iter()
+            .map(|(n, p)| (n.to_string(), p.iter().copied().collect()))
+            .collect()
+    }
+
+    #[test]
+    fn start_end_change_rate_and_peak_with_missing_steps_as_zero() {
+        let day = 86_400;
+        let t = series(&[
+            ("chat", &[(0, 10.0), (day, 20.0), (2 * day, 24.0)]),
+            // Appears on day 1: it held nothing on day 0, when the source was being scraped.
+            ("search", &[(day, 8.0), (2 * day, 4.0)]),
+        ]);
+        let x = trend(
+            Source::Gpuledger,
+            String::new(),
+            (0, 2 * day, 86_400),
+            &t,
+            &BTreeMap::new(),
+        );
+        assert_eq!(x.unknown, None);
+        assert_eq!(x.covered, [0, day, 2 * day]);
+        let chat = &x.tenants[0];
+        assert_eq!(
+            (chat.start, chat.end, chat.change, chat.peak),
+            (Some(10.0), Some(24.0), Some(14.0), Some(24.0))
+        );
+        assert_eq!(chat.per_week, Some(14.0 / 2.0 * 7.0));
+        let search = &x.tenants[1];
+        assert_eq!(search.points, [0.0, 8.0, 4.0]);
+        assert_eq!((search.start, search.peak), (Some(0.0), Some(8.0)));
+        assert_eq!(x.fastest.as_deref(), Some("chat"));
+    }
+
+    #[test]
+    fn no_history_is_unknown_with_why_never_zero() {
+        let x = trend(
+            Source::KubeStateMetrics,
+            String::new(),
+            (0, 10, 1),
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+        );
+        assert!(x.unknown.as_deref().unwrap().starts_with("no history"));
+        let one = series(&[("chat", &[(5, 3.0)])]);
+        let x = trend(Source::Gpuledger, String::new(), (0, 10, 1), &one, &one);
+        assert_eq!(x.tenants[0].start, None);
+        assert_eq!(x.tenants[0].per_week, None);
+        assert!(x.unknown.is_some());
+        assert_eq!(x.fastest, None);
+    }
+
+    #[test]
+    fn kube_state_metrics_namespaces_map_to_tenants_by_the_namespace_label_rules() {
+        assert_eq!(ksm_label("product-line"), "label_product_line");
+        let labels = vec![RangeSeries {
+            labels: [
+                ("namespace", "chat-prod"),
+                ("label_tenant", "chat"),
+                ("label_product_line", "assistant"),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+            samples: vec![],
+        }];
+        let owners = namespace_owners(
+            &labels,
+            ["chat-prod".to_string(), "scratch".to_string()].into_iter(),
+            &Tenancy::default(),
+        );
+        assert_eq!(owners["chat-prod"], ("chat".into(), "assistant".into()));
+        assert_eq!(
+            owners["scratch"],
+            ("scratch".into(), NO_PRODUCT_LINE.into())
+        );
+    }
+}

@@ -1,0 +1,308 @@
+//! `gpuledger serve`: a read-only Prometheus exporter. Every `--interval` it regenerates the
+//! inventory from the cluster (the same computation as `inventory`, drift too with `--repo`) and
+//! keeps its exposition; `/metrics` serves the last one, `/healthz` says whether there is one.
+//!
+//! Nothing is remembered between refreshes but the last good text: the history lives in the
+//! Prometheus that scrapes us ("regenerate, don't remember"). A refresh that fails (the API server
+//! is down, a timeout) keeps the last good report served, and the exporter's own series say so —
+//! `gpuledger_exporter_last_refresh_success` drops to 0 and
+//! `gpuledger_exporter_report_age_seconds` grows — so a stale figure is never mistaken for a fresh
+//! one. An incomplete read (a 403) is not a failure: the report itself says what is missing
+//! (`gpuledger_report_complete`), and unknown figures have no samples.
+//!
+//! The HTTP side is a few lines of hyper (already in the tree through kube) on the one runtime;
+//! the refresh loop runs on the main thread, which blocks on the runtime as `inventory` does.
+
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use http_body_util::Full;
+use hyper::body::{Bytes, Incoming};
+use hyper::{Method, Request, Response, StatusCode};
+use tokio::runtime::Runtime;
+
+use super::{Exit, Outcome};
+use crate::cli::ServeArgs;
+use crate::output::{Streams, error_lines};
+use gpuledger::live::kube::Progress;
+use gpuledger::render::prometheus::{CONTENT_TYPE, Exposition, Family, Options, exposition};
+use gpuledger::util::date::Timestamp;
+
+/// What the server serves, shared by the refresh loop and the connections.
+#[derive(Debug, Default)]
+struct State {
+    /// The last good report's exposition, and when it was computed.
+    report: Option<(String, Timestamp)>,
+    /// The last refresh succeeded.
+    last_ok: bool,
+    refreshes_ok: u64,
+    refreshes_failed: u64,
+    /// How long the last refresh took.
+    last_duration: Option<Duration>,
+    interval: Duration,
+}
+
+impl State {
+    /// The exporter's own series, then the report's. Computed at scrape time, so the report's
+    /// age is its age now.
+    fn metrics(&self, now: Timestamp) -> String {
+        let mut e = Exposition::default();
+        let mut ok = Family::gauge(
+            "gpuledger_exporter_last_refresh_success",
+            "1 when the last refresh of the report succeeded, 0 when it failed (the last good report is still served).",
+        );
+        ok.sample(&[], if self.last_ok { 1.0 } else { 0.0 });
+        e.push(ok);
+        let mut refreshes = Family::counter(
+            "gpuledger_exporter_refreshes_total",
+            "Refreshes of the report since the exporter started, by result.",
+        );
+        #[allow(clippy::cast_precision_loss)]
+        refreshes
+            .sample(&[("result", "success")], self.refreshes_ok as f64)
+            .sample(&[("result", "failure")], self.refreshes_failed as f64);
+        e.push(refreshes);
+        let mut age = Family::gauge(
+            "gpuledger_exporter_report_age_seconds",
+            "Seconds since the report served was computed: past a few intervals, the figures are stale.",
+        );
+        let mut at = Family::gauge(
+            "gpuledger_exporter_report_timestamp_seconds",
+            "When the report served was computed, Unix time.",
+        );
+        if let Some((_, t)) = &self.report {
+            #[allow(clippy::cast_precision_loss)]
+            {
+                age.sample(&[], now.seconds_since(*t).max(0) as f64);
+                at.sample(&[], t.unix() as f64);
+            }
+        }
+        e.push(age);
+        e.push(at);
+        let mut took = Family::gauge(
+            "gpuledger_exporter_refresh_duration_seconds",
+            "How long the last refresh took.",
+        );
+        took.sample(&[], self.last_duration.map(|d| d.as_secs_f64()));
+        e.push(took);
+        let mut interval = Family::gauge(
+            "gpuledger_exporter_interval_seconds",
+            "How often the report is regenerated (--interval).",
+        );
+        interval.sample(&[], self.interval.as_secs_f64());
+        e.push(interval);
+        let mut text = e.finish();
+        if let Some((report, _)) = &self.report {
+            text.push_str(report);
+        }
+        text
+    }
+}
+
+pub fn run(args: &ServeArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+    anyhow::ensure!(
+        !args
+            .live
+            .snapshot
+            .iter()
+            .any(|p| p == std::path::Path::new("-")),
+        "serve re-reads its snapshots every --interval: standard input (`-`) can be read only once; give a file"
+    );
+    let streams = Streams::from_env();
+    let state = Arc::new(Mutex::new(State {
+        interval: args.interval,
+        ..State::default()
+    }));
+    let mut stop = Stop::listen(rt)?;
+    let listener = rt
+        .block_on(tokio::net::TcpListener::bind(args.listen))
+        .with_context(|| format!("cannot listen on {}", args.listen))?;
+    let addr = listener.local_addr().unwrap_or(args.listen);
+    rt.spawn(accept(listener, state.clone()));
+    streams.messages(&[format!(
+        "serving /metrics and /healthz on http://{addr}, refreshing every {}s",
+        args.interval.as_secs()
+    )]);
+    let opts = Options {
+        workloads: args.workload_series,
+    };
+    loop {
+        let started = Instant::now();
+        let computed = super::inventory::compute(
+            &args.live,
+            &args.repo,
+            None,
+            args.config.as_deref(),
+            None,
+            rt,
+            progress,
+        );
+        let took = started.elapsed();
+        let now = Timestamp::now();
+        let mut messages = Vec::new();
+        {
+            let mut s = state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            s.last_duration = Some(took);
+            match computed {
+                Ok(c) => {
+                    s.report = Some((exposition(&c.report, opts), now));
+                    s.last_ok = true;
+                    s.refreshes_ok += 1;
+                    // What a one-off run would say (metrics unknown, incomplete) is said once
+                    // per refresh, so the log shows it without a scrape.
+                    messages.extend(
+                        c.notes
+                            .iter()
+                            .filter(|n| !matches!(n, super::Note::ConfigUsed(_)))
+                            .map(ToString::to_string),
+                    );
+                }
+                Err(e) => {
+                    s.last_ok = false;
+                    s.refreshes_failed += 1;
+                    messages.push(match &s.report {
+                        Some((_, t)) => {
+                            format!("refresh failed; still serving the report of {}", t.human())
+                        }
+                        None => "refresh failed; no report to serve yet".into(),
+                    });
+                    messages.extend(error_lines(&e));
+                }
+            }
+        }
+        streams.messages(&messages);
+        if rt.block_on(stop.within(args.interval)) {
+            break;
+        }
+    }
+    Ok(Outcome {
+        stdout: None,
+        commands: Vec::new(),
+        notes: vec![super::Note::Say("stopped".into())],
+        exit: Exit::Clean,
+    })
+}
+
+/// SIGTERM (Kubernetes stopping the pod) and Ctrl-C, listened for from the start: a signal that
+/// comes during a refresh is kept until the loop next waits, not lost.
+struct Stop {
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Stop {
+    fn listen(rt: &Runtime) -> anyhow::Result<Stop> {
+        let _entered = rt.enter();
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok(Stop {
+                term: signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?,
+                interrupt: signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?,
+            })
+        }
+        #[cfg(not(unix))]
+        Ok(Stop {})
+    }
+
+    /// Waits `interval`; true when a signal came first (or had come during the refresh).
+    async fn within(&mut self, interval: Duration) -> bool {
+        #[cfg(unix)]
+        {
+            tokio::select! {
+                () = tokio::time::sleep(interval) => false,
+                _ = self.term.recv() => true,
+                _ = self.interrupt.recv() => true,
+            }
+        }
+        #[cfg(not(unix))]
+        {
+            tokio::select! {
+                () = tokio::time::sleep(interval) => false,
+                _ = tokio::signal::ctrl_c() => true,
+            }
+        }
+    }
+}
+
+async fn accept(listener: tokio::net::TcpListener, state: Arc<Mutex<State>>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            // A transient accept error (out of file descriptors): try again shortly.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
+        let state = state.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| {
+                let state = state.clone();
+                async move { Ok::<_, Infallible>(answer(&req, &state)) }
+            });
+            let io = hyper_util::rt::TokioIo::new(stream);
+            // A slow or broken client only ends its own connection.
+            let _ = hyper::server::conn::http1::Builder::new()
+                .timer(hyper_util::rt::TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(10))
+                .serve_connection(io, service)
+                .await;
+        });
+    }
+}
+
+fn answer(req: &Request<Incoming>, state: &Mutex<State>) -> Response<Full<Bytes>> {
+    let s = state
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return text(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "read-only: GET only\n".into(),
+        );
+    }
+    match req.uri().path() {
+        "/metrics" => {
+            let mut r = text(StatusCode::OK, s.metrics(Timestamp::now()));
+            if let Ok(v) = hyper::header::HeaderValue::from_str(CONTENT_TYPE) {
+                r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+            }
+            r
+        }
+        "/healthz" => match &s.report {
+            Some(_) if s.last_ok => text(StatusCode::OK, "ok\n".into()),
+            Some((_, t)) => text(
+                StatusCode::OK,
+                format!(
+                    "ok: the last refresh failed; serving the report of {}\n",
+                    t.human()
+                ),
+            ),
+            None => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "no report yet: the first refresh has not succeeded\n".into(),
+            ),
+        },
+        "/" => text(
+            StatusCode::OK,
+            "gpuledger exporter: /metrics, /healthz\n".into(),
+        ),
+        _ => text(
+            StatusCode::NOT_FOUND,
+            "not found: /metrics, /healthz\n".into(),
+        ),
+    }
+}
+
+fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = status;
+    if let Ok(v) = hyper::header::HeaderValue::from_str("text/plain; charset=utf-8") {
+        r.headers_mut().insert(hyper::header::CONTENT_TYPE, v);
+    }
+    r
+}

@@ -1,0 +1,149 @@
+//! Prometheus range queries: the history `gpuledger trend` reads. gpuledger keeps no history of
+//! its own ("regenerate, don't remember"); the fleet's Prometheus has it, as gpuledger's exported
+//! series or as kube-state-metrics'.
+//!
+//! A matrix answer becomes plain series (labels and `(unix seconds, value)` samples, oldest
+//! first); a non-finite sample is dropped, never read as zero.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::http::Client;
+use super::prometheus::http_error;
+
+/// One series of a matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RangeSeries {
+    pub labels: BTreeMap<String, String>,
+    /// `(unix seconds, value)`, oldest first.
+    pub samples: Vec<(i64, f64)>,
+}
+
+/// A Prometheus to ask, for one command's run.
+pub struct Range {
+    client: Client,
+}
+
+#[derive(Deserialize)]
+struct Answer {
+    status: String,
+    #[serde(default)]
+    data: Option<Data>,
+    #[serde(default)]
+    error: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Data {
+    #[serde(rename = "resultType")]
+    result_type: String,
+    result: Vec<Item>,
+}
+
+#[derive(Deserialize)]
+struct Item {
+    metric: BTreeMap<String, String>,
+    #[serde(default)]
+    values: Vec<(f64, String)>,
+    #[serde(default)]
+    value: Option<(f64, String)>,
+}
+
+impl Range {
+    pub fn new(url: &str, token: Option<&str>, timeout: Duration) -> Result<Range, String> {
+        Ok(Range {
+            client: Client::new("Prometheus", url, token, timeout).map_err(|e| e.to_string())?,
+        })
+    }
+
+    /// The base URL as messages show it.
+    pub fn shown_url(&self) -> &str {
+        self.client.shown_url()
+    }
+
+    /// `query` evaluated from `start` to `end` every `step` seconds.
+    pub async fn range(
+        &self,
+        query: &str,
+        start: i64,
+        end: i64,
+        step: u64,
+    ) -> Result<Vec<RangeSeries>, String> {
+        let (start, end, step) = (start.to_string(), end.to_string(), step.to_string());
+        self.ask(
+            "/api/v1/query_range",
+            query,
+            &[("start", &start), ("end", &end), ("step", &step)],
+        )
+        .await
+    }
+
+    /// `query` at `time`: each series with its one sample.
+    pub async fn instant(&self, query: &str, time: i64) -> Result<Vec<RangeSeries>, String> {
+        let time = time.to_string();
+        self.ask("/api/v1/query", query, &[("time", &time)]).await
+    }
+
+    async fn ask(
+        &self,
+        path: &str,
+        query: &str,
+        extra: &[(&str, &str)],
+    ) -> Result<Vec<RangeSeries>, String> {
+        let mut params = vec![("query", query)];
+        params.extend_from_slice(extra);
+        let base = self.client.shown_url();
+        let response = self
+            .client
+            .get(path, &params)
+            .await
+            .map_err(|e| e.to_string())?;
+        if !response.status.is_success() {
+            return Err(http_error(
+                base,
+                query,
+                response.status,
+                &response.body,
+                self.client.has_token(),
+            ));
+        }
+        let answer: Answer = serde_json::from_slice(&response.body).map_err(|e| {
+            format!("Prometheus at {base}, query `{query}`: not a query answer: {e}")
+        })?;
+        if answer.status != "success" {
+            return Err(format!(
+                "Prometheus at {base}, query `{query}`: {}",
+                answer.error.unwrap_or(answer.status)
+            ));
+        }
+        let data = answer
+            .data
+            .ok_or_else(|| format!("Prometheus at {base}, query `{query}`: no data"))?;
+        if data.result_type != "matrix" && data.result_type != "vector" {
+            return Err(format!(
+                "Prometheus at {base}, query `{query}`: a {} answer, not a matrix or vector",
+                data.result_type
+            ));
+        }
+        Ok(data
+            .result
+            .into_iter()
+            .map(|i| RangeSeries {
+                labels: i.metric,
+                samples: i
+                    .values
+                    .into_iter()
+                    .chain(i.value)
+                    .filter_map(|(t, v)| {
+                        let v: f64 = v.parse().ok()?;
+                        // Sample times are whole seconds at the steps asked for.
+                        #[allow(clippy::cast_possible_truncation)]
+                        v.is_finite().then_some((t.round() as i64, v))
+                    })
+                    .collect(),
+            })
+            .collect())
+    }
+}

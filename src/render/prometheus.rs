@@ -1,0 +1,576 @@
+//! The report as Prometheus text exposition (format 0.0.4): the fleet's own Prometheus keeps the
+//! history, so gpuledger never has to remember anything between runs.
+//!
+//! Metric names are a public interface like the JSON report's fields: `gpuledger_…`, fixed once
+//! published, only ever added to. Every family has HELP and TYPE lines; GPU counts are gauges
+//! (`…_gpus`), shares are `…_ratio` in 0–1. Label cardinality is bounded by what the fleet has few
+//! of — tiers, GPU models, tenants, product lines, Dynamo graphs and their roles, drift categories,
+//! missing resources — never by pods; one series per workload comes only when asked for
+//! ([`Options::workloads`]), since a fleet may run thousands. A figure that is unknown (GPUs used
+//! without DCGM, requests when pods could not be read) has no sample at all, never a zero, and
+//! `gpuledger_unknown{field}` names it, so an alert can tell "nothing" from "not known".
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use crate::report::{Drift, DriftRow, Report, ShortageKind};
+
+/// What to expose beyond the bounded series.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// One series per live workload (`gpuledger_workload_gpus`): unbounded, off by default.
+    pub workloads: bool,
+}
+
+/// The content type a scrape is answered with.
+pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// The report as exposition text.
+pub fn exposition(r: &Report, opts: Options) -> String {
+    let mut out = Exposition::default();
+    families(&mut out, r, opts);
+    out.finish()
+}
+
+/// One metric family: HELP, TYPE, then its samples in the order they were added.
+#[derive(Debug)]
+pub struct Family {
+    name: &'static str,
+    help: &'static str,
+    kind: &'static str,
+    samples: Vec<(Vec<(&'static str, String)>, f64)>,
+    /// Where each label set's sample is: two rows with the same labels (two roles a graph names
+    /// alike, one name in two API groups) add up to one sample, since a repeated series is an
+    /// invalid exposition.
+    index: BTreeMap<Vec<(&'static str, String)>, usize>,
+}
+
+impl Family {
+    pub fn gauge(name: &'static str, help: &'static str) -> Family {
+        Family {
+            name,
+            help,
+            kind: "gauge",
+            samples: Vec::new(),
+            index: BTreeMap::new(),
+        }
+    }
+
+    /// A counter; its name must end in `_total`.
+    pub fn counter(name: &'static str, help: &'static str) -> Family {
+        Family {
+            kind: "counter",
+            ..Family::gauge(name, help)
+        }
+    }
+
+    /// Adds a sample; `None` (unknown) adds nothing.
+    pub fn sample(
+        &mut self,
+        labels: &[(&'static str, &str)],
+        value: impl Into<Option<f64>>,
+    ) -> &mut Self {
+        if let Some(v) = value.into() {
+            let labels: Vec<_> = labels.iter().map(|(k, v)| (*k, (*v).to_string())).collect();
+            match self
+                .index
+                .get(&labels)
+                .and_then(|&i| self.samples.get_mut(i))
+            {
+                Some((_, sum)) => *sum += v,
+                None => {
+                    self.index.insert(labels.clone(), self.samples.len());
+                    self.samples.push((labels, v));
+                }
+            }
+        }
+        self
+    }
+}
+
+/// Families in the order they are written.
+#[derive(Debug, Default)]
+pub struct Exposition {
+    families: Vec<Family>,
+}
+
+impl Exposition {
+    pub fn push(&mut self, f: Family) {
+        self.families.push(f);
+    }
+
+    /// The text. A family without samples is left out: its HELP alone would read as a value.
+    pub fn finish(self) -> String {
+        let mut s = String::new();
+        for f in self.families.iter().filter(|f| !f.samples.is_empty()) {
+            let _ = writeln!(s, "# HELP {} {}", f.name, escape_help(f.help));
+            let _ = writeln!(s, "# TYPE {} {}", f.name, f.kind);
+            for (labels, v) in &f.samples {
+                s.push_str(f.name);
+                if !labels.is_empty() {
+                    s.push('{');
+                    let parts: Vec<String> = labels
+                        .iter()
+                        .map(|(k, v)| format!("{k}=\"{}\"", escape_label(v)))
+                        .collect();
+                    s.push_str(&parts.join(","));
+                    s.push('}');
+                }
+                let _ = writeln!(s, " {}", number(*v));
+            }
+        }
+        s
+    }
+}
+
+fn escape_help(s: &str) -> String {
+    s.replace('\\', r"\\").replace('\n', r"\n")
+}
+
+/// Label values come from the cluster: backslash, quote and newline are escaped as the format
+/// says, so no value can end its label or start a line of its own.
+fn escape_label(s: &str) -> String {
+    s.replace('\\', r"\\")
+        .replace('"', "\\\"")
+        .replace('\n', r"\n")
+}
+
+fn number(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else {
+        // Rust writes whole floats without a fraction (`42`) and never in exponent form.
+        format!("{v}")
+    }
+}
+
+/// A count as a sample value. GPU counts are far below 2^53, where f64 stops being exact.
+#[allow(clippy::cast_precision_loss)]
+fn f(n: u64) -> f64 {
+    n as f64
+}
+
+/// The label a product line is exposed under when a workload has none: Kubernetes label values
+/// cannot hold parentheses, so no real product line can take this name.
+pub const NO_PRODUCT_LINE: &str = "(none)";
+
+fn families(out: &mut Exposition, r: &Report, opts: Options) {
+    let missing = |res: &str| r.incomplete.iter().any(|m| m.resource == res);
+    let (no_pods, no_nodes) = (missing("pods"), missing("nodes"));
+    let fl = &r.fleet;
+    let g = &fl.gpus;
+    let pods = |v: u64| (!no_pods).then_some(f(v));
+    let nodes = |v: u64| (!no_nodes).then_some(f(v));
+
+    let mut info = Family::gauge(
+        "gpuledger_build_info",
+        "The gpuledger version that computed the report (always 1).",
+    );
+    info.sample(&[("version", env!("CARGO_PKG_VERSION"))], 1.0);
+    out.push(info);
+
+    let mut complete = Family::gauge(
+        "gpuledger_report_complete",
+        "1 when every input was read, 0 when part of the cluster could not be read (figures under-count).",
+    );
+    complete.sample(&[], if r.complete { 1.0 } else { 0.0 });
+    out.push(complete);
+
+    let mut incomplete = Family::gauge(
+        "gpuledger_report_incomplete_input",
+        "1 for each resource that could not be read (e.g. forbidden by RBAC).",
+    );
+    for m in &r.incomplete {
+        incomplete.sample(&[("resource", &m.resource)], 1.0);
+    }
+    out.push(incomplete);
+
+    let mut unknown = Family::gauge(
+        "gpuledger_unknown",
+        "1 for each report figure that is unknown (it then has no sample, never a zero); field is its path in the JSON report.",
+    );
+    let mut fields: Vec<String> = fl.unknown.keys().map(|k| format!("fleet.{k}")).collect();
+    if no_pods {
+        fields.extend(["fleet.gpus.requested", "fleet.gpus.pending"].map(String::from));
+    }
+    if no_nodes {
+        fields.extend(
+            [
+                "fleet.gpus.capacity",
+                "fleet.gpus.allocatable",
+                "fleet.gpus.placeable",
+            ]
+            .map(String::from),
+        );
+    }
+    fields.sort();
+    fields.dedup();
+    for field in &fields {
+        unknown.sample(&[("field", field)], 1.0);
+    }
+    out.push(unknown);
+
+    if let Some(t) = r
+        .provenance
+        .as_ref()
+        .and_then(|p| p.live.iter().filter_map(|l| l.read_at).min())
+    {
+        let mut read = Family::gauge(
+            "gpuledger_live_read_timestamp_seconds",
+            "When the live state was read (the oldest source), Unix time.",
+        );
+        #[allow(clippy::cast_precision_loss)]
+        read.sample(&[], t.unix() as f64);
+        out.push(read);
+    }
+
+    let mut node_count = Family::gauge("gpuledger_fleet_gpu_nodes", "GPU nodes in the fleet.");
+    node_count.sample(&[], nodes(fl.gpu_nodes));
+    out.push(node_count);
+
+    let mut tiers = Family::gauge(
+        "gpuledger_fleet_gpus",
+        "Whole GPUs by tier: capacity (bought), allocatable (offered by device plugins), placeable (schedulable nodes), requested (bound pods), pending (unbound pods), used (busy per DCGM).",
+    );
+    tiers
+        .sample(&[("tier", "capacity")], nodes(g.capacity))
+        .sample(&[("tier", "allocatable")], nodes(g.allocatable))
+        .sample(&[("tier", "placeable")], nodes(g.placeable))
+        .sample(&[("tier", "requested")], pods(g.requested))
+        .sample(&[("tier", "pending")], pods(g.pending))
+        .sample(&[("tier", "used")], g.used.filter(|_| !no_pods).map(f));
+    out.push(tiers);
+
+    let mut util = Family::gauge(
+        "gpuledger_fleet_utilisation_ratio",
+        "Requested GPUs / placeable GPUs.",
+    );
+    util.sample(&[], fl.utilisation.filter(|_| !no_pods && !no_nodes));
+    out.push(util);
+
+    let mut equiv = Family::gauge(
+        "gpuledger_fleet_gpu_equivalents_used",
+        "Sum of average DCGM activity of whole GPUs over the window (a GPU at 40% counts 0.4).",
+    );
+    equiv.sample(&[], fl.gpu_equivalents_used);
+    out.push(equiv);
+
+    let mut excluded = Family::gauge(
+        "gpuledger_fleet_excluded_nodes",
+        "GPU nodes that contribute fewer GPUs to placeable than to capacity (cordoned, not ready, tainted, broken device plugin).",
+    );
+    excluded.sample(&[], nodes(fl.excluded_nodes.len() as u64));
+    out.push(excluded);
+
+    let mut free = Family::gauge(
+        "gpuledger_fleet_free_placeable_gpus",
+        "Free GPUs on placeable nodes (allocatable minus requested, per node).",
+    );
+    free.sample(&[], pods(fl.shortage.free_placeable).filter(|_| !no_nodes));
+    out.push(free);
+
+    let mut block = Family::gauge(
+        "gpuledger_fleet_largest_free_block_gpus",
+        "The most free GPUs on any one placeable node.",
+    );
+    block.sample(
+        &[],
+        pods(fl.shortage.largest_free_block).filter(|_| !no_nodes),
+    );
+    out.push(block);
+
+    let mut shortage = Family::gauge(
+        "gpuledger_fleet_shortage",
+        "1 for the fleet's shortage kind: none (nothing pending), fits, capacity (not enough free GPUs) or placement (enough in total, no node fits).",
+    );
+    if !no_pods && !no_nodes {
+        for (kind, name) in [
+            (ShortageKind::None, "none"),
+            (ShortageKind::Fits, "fits"),
+            (ShortageKind::Capacity, "capacity"),
+            (ShortageKind::Placement, "placement"),
+        ] {
+            shortage.sample(
+                &[("kind", name)],
+                if fl.shortage.kind == kind { 1.0 } else { 0.0 },
+            );
+        }
+    }
+    out.push(shortage);
+
+    let mut namespaces = Family::gauge(
+        "gpuledger_fleet_gpu_namespaces",
+        "Namespaces holding at least one non-terminal pod that requests GPUs.",
+    );
+    namespaces.sample(&[], pods(fl.gpu_namespaces));
+    out.push(namespaces);
+
+    let mut routes = Family::gauge(
+        "gpuledger_fleet_public_routes",
+        "Routes by which the internet reaches the fleet (Ingress rules, public LoadBalancer Services, HTTPRoute matches).",
+    );
+    routes.sample(&[], Some(f(fl.public_routes)));
+    out.push(routes);
+
+    let mut intent = Family::gauge(
+        "gpuledger_fleet_intent_coverage_ratio",
+        "Requested GPUs of workloads that declare intent / all requested GPUs.",
+    );
+    intent.sample(&[], fl.intent_coverage.filter(|_| !no_pods));
+    out.push(intent);
+
+    let mut models = Family::gauge(
+        "gpuledger_model_gpus",
+        "Whole GPUs by model (GFD label nvidia.com/gpu.product) and tier.",
+    );
+    for m in &fl.models {
+        for (tier, v) in [
+            ("capacity", nodes(m.capacity)),
+            ("allocatable", nodes(m.allocatable)),
+            ("placeable", nodes(m.placeable)),
+            ("requested", pods(m.requested).filter(|_| !no_nodes)),
+        ] {
+            models.sample(&[("model", &m.model), ("tier", tier)], v);
+        }
+    }
+    out.push(models);
+
+    let mut other = Family::gauge(
+        "gpuledger_other_gpus",
+        "MIG slices and shared GPUs by resource and tier, never mixed into whole GPUs.",
+    );
+    for o in &fl.other_gpus {
+        for (tier, v) in [
+            ("capacity", nodes(o.capacity)),
+            ("allocatable", nodes(o.allocatable)),
+            ("requested", pods(o.requested)),
+            ("pending", pods(o.pending)),
+            ("used", o.used.filter(|_| !no_pods).map(f)),
+        ] {
+            other.sample(&[("resource", &o.resource), ("tier", tier)], v);
+        }
+    }
+    out.push(other);
+
+    tenants(out, r, no_pods);
+    product_lines(out, r, no_pods);
+
+    let mut roles = Family::gauge(
+        "gpuledger_graph_role_gpus",
+        "GPUs each role of a Dynamo graph declares (replicas × GPUs per replica).",
+    );
+    let mut replicas = Family::gauge(
+        "gpuledger_graph_role_replicas",
+        "Replicas each role of a Dynamo graph declares.",
+    );
+    for w in &r.graphs {
+        for role in &w.roles {
+            let labels = [
+                ("cluster", w.cluster.as_deref().unwrap_or("")),
+                ("namespace", w.namespace.as_str()),
+                ("graph", w.name.as_str()),
+                ("role", role.name.as_str()),
+                ("tenant", w.tenant.as_str()),
+            ];
+            roles.sample(&labels, role.gpus().ok().map(f));
+            replicas.sample(&labels, f(role.replicas));
+        }
+    }
+    out.push(roles);
+    out.push(replicas);
+
+    let mut clusters = Family::gauge(
+        "gpuledger_cluster_gpus",
+        "Whole GPUs by cluster and tier, when several clusters were read as one fleet.",
+    );
+    for c in &r.clusters {
+        for (tier, v) in [
+            ("capacity", c.fleet.gpus.capacity),
+            ("allocatable", c.fleet.gpus.allocatable),
+            ("placeable", c.fleet.gpus.placeable),
+            ("requested", c.fleet.gpus.requested),
+            ("pending", c.fleet.gpus.pending),
+        ] {
+            clusters.sample(&[("cluster", &c.name), ("tier", tier)], f(v));
+        }
+    }
+    out.push(clusters);
+
+    if let Some(d) = &r.drift {
+        drift(out, d);
+    }
+
+    if opts.workloads {
+        let mut w = Family::gauge(
+            "gpuledger_workload_gpus",
+            "Whole GPUs per live workload: requested (bound pods), pending, declared (its spec), used (busy per DCGM).",
+        );
+        for x in &r.workloads {
+            let cluster = x.cluster.as_deref().unwrap_or("");
+            let product_line = x.product_line.as_deref().unwrap_or(NO_PRODUCT_LINE);
+            for (state, v) in [
+                ("requested", pods(x.gpus)),
+                ("pending", pods(x.gpus_pending)),
+                ("declared", Some(f(x.gpus_declared))),
+                ("used", x.gpus_used.map(f)),
+            ] {
+                let mut labels = vec![
+                    ("namespace", x.namespace.as_str()),
+                    ("kind", x.kind.as_str()),
+                    ("name", x.name.as_str()),
+                    ("tenant", x.tenant.as_str()),
+                    ("product_line", product_line),
+                    ("state", state),
+                ];
+                if !cluster.is_empty() {
+                    labels.insert(0, ("cluster", cluster));
+                }
+                w.sample(&labels, v);
+            }
+        }
+        out.push(w);
+    }
+}
+
+fn tenants(out: &mut Exposition, r: &Report, no_pods: bool) {
+    let pods = |v: u64| (!no_pods).then_some(f(v));
+    let mut gpus = Family::gauge(
+        "gpuledger_tenant_gpus",
+        "Whole GPUs per tenant: requested (bound pods), pending, declared (workload specs), used (busy per DCGM).",
+    );
+    let mut share = Family::gauge(
+        "gpuledger_tenant_share_ratio",
+        "A tenant's share of the fleet's requested GPUs.",
+    );
+    let mut workloads = Family::gauge(
+        "gpuledger_tenant_workloads",
+        "Live GPU workloads per tenant.",
+    );
+    for t in &r.tenants {
+        let l = |state| [("tenant", t.name.as_str()), ("state", state)];
+        gpus.sample(&l("requested"), pods(t.gpus_requested))
+            .sample(&l("pending"), pods(t.gpus_pending))
+            .sample(&l("declared"), Some(f(t.gpus_declared)))
+            .sample(&l("used"), t.gpus_used.map(f));
+        share.sample(&[("tenant", &t.name)], t.share.filter(|_| !no_pods));
+        workloads.sample(&[("tenant", &t.name)], Some(f(t.workloads)));
+    }
+    out.push(gpus);
+    out.push(share);
+    out.push(workloads);
+}
+
+fn product_lines(out: &mut Exposition, r: &Report, no_pods: bool) {
+    let pods = |v: u64| (!no_pods).then_some(f(v));
+    let mut gpus = Family::gauge(
+        "gpuledger_product_line_gpus",
+        "Whole GPUs per product line: requested (bound pods), pending. Workloads without one are product_line=\"(none)\".",
+    );
+    let mut share = Family::gauge(
+        "gpuledger_product_line_share_ratio",
+        "A product line's share of the fleet's requested GPUs.",
+    );
+    for p in &r.product_lines {
+        let name = p.name.as_deref().unwrap_or(NO_PRODUCT_LINE);
+        gpus.sample(
+            &[("product_line", name), ("state", "requested")],
+            pods(p.gpus_requested),
+        )
+        .sample(
+            &[("product_line", name), ("state", "pending")],
+            pods(p.gpus_pending),
+        );
+        share.sample(&[("product_line", name)], p.share.filter(|_| !no_pods));
+    }
+    out.push(gpus);
+    out.push(share);
+}
+
+fn drift(out: &mut Exposition, d: &Drift) {
+    let cats: [(&str, &[DriftRow]); 6] = [
+        ("unmanaged", &d.unmanaged),
+        ("missing", &d.missing),
+        ("changed", &d.changed),
+        ("in_sync", &d.in_sync),
+        ("accepted", &d.accepted),
+        ("unknown", &d.unknown),
+    ];
+    let mut workloads = Family::gauge(
+        "gpuledger_drift_workloads",
+        "Workloads per drift category against Git: unmanaged (live, not in Git), missing (in Git, not live), changed (GPU shape differs), in_sync, accepted (by a rule), unknown (its app failed to render).",
+    );
+    let mut gpus = Family::gauge(
+        "gpuledger_drift_gpus",
+        "GPUs per drift category: live GPUs requested, except missing, which counts the GPUs Git declares.",
+    );
+    for (cat, rows) in cats {
+        workloads.sample(&[("category", cat)], f(rows.len() as u64));
+        let sum: u64 = rows
+            .iter()
+            .map(|x| if cat == "missing" { x.gpus_git } else { x.gpus })
+            .fold(0, u64::saturating_add);
+        gpus.sample(&[("category", cat)], f(sum));
+    }
+    out.push(workloads);
+    out.push(gpus);
+
+    let mut coverage = Family::gauge(
+        "gpuledger_drift_coverage_ratio",
+        "GPUs requested by GitOps-managed workloads / all GPUs requested.",
+    );
+    coverage.sample(&[], d.coverage);
+    out.push(coverage);
+
+    let mut by_tenant = Family::gauge(
+        "gpuledger_drift_tenant_coverage_ratio",
+        "A tenant's GitOps coverage of its requested GPUs.",
+    );
+    for t in &d.coverage_by_tenant {
+        by_tenant.sample(&[("tenant", &t.tenant)], t.coverage);
+    }
+    out.push(by_tenant);
+
+    let mut expired = Family::gauge(
+        "gpuledger_drift_expired_rules",
+        "Accepted-drift rules past their date (they hide nothing).",
+    );
+    expired.sample(&[], f(d.expired.len() as u64));
+    out.push(expired);
+
+    let mut desired = Family::gauge(
+        "gpuledger_drift_desired_complete",
+        "1 when every app rendered, 0 when some failed (missing and unmanaged may be overstated).",
+    );
+    desired.sample(&[], if d.desired_incomplete { 0.0 } else { 1.0 });
+    out.push(desired);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn label_values_cannot_break_out_of_their_quotes_or_line() {
+        let mut e = Exposition::default();
+        let mut fam = Family::gauge("gpuledger_x", "Help with a \\ and\na newline.");
+        fam.sample(&[("tenant", "a\"b\\c\nd")], 1.0);
+        e.push(fam);
+        assert_eq!(
+            e.finish(),
+            "# HELP gpuledger_x Help with a \\\\ and\\na newline.\n# TYPE gpuledger_x gauge\ngpuledger_x{tenant=\"a\\\"b\\\\c\\nd\"} 1\n"
+        );
+    }
+
+    #[test]
+    fn an_unknown_figure_has_no_sample_and_an_empty_family_no_lines() {
+        let mut e = Exposition::default();
+        let mut fam = Family::gauge("gpuledger_y", "y");
+        fam.sample(&[], None);
+        e.push(fam);
+        assert_eq!(e.finish(), "");
+        assert_eq!(number(0.5), "0.5");
+        assert_eq!(number(42.0), "42");
+    }
+}
