@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks gpuledger on a synthetic fleet snapshot and prints a small report.
 #
-#   scripts/bench.sh [--nodes N] [--pods N] [--only inventory|render|drift|live|plan]
-#                    (defaults: 5000 nodes, 100000 pods, every section)
+#   scripts/bench.sh [--nodes N] [--pods N] [--apps N] [--only inventory|render|drift|live|plan|check]
+#                    (defaults: 5000 nodes, 100000 pods, 400 apps for check, every section)
 #
 # Builds the release binary and the synth-fleet example, generates bench-out/fleet-<pods>.json once
 # (delete it to regenerate, e.g. after changing --nodes), then measures each command RUNS times
@@ -20,6 +20,7 @@ set -euo pipefail
 NODES=5000
 PODS=100000
 FILES=2000
+CHECK_APPS=400
 ONLY=""
 RUNS="${RUNS:-3}"
 
@@ -32,6 +33,7 @@ while [[ $# -gt 0 ]]; do
     --nodes) NODES="${2:?--nodes needs a value}"; shift 2 ;;
     --pods) PODS="${2:?--pods needs a value}"; shift 2 ;;
     --only) ONLY="${2:?--only needs a section}"; shift 2 ;;
+    --apps) CHECK_APPS="${2:?--apps needs a value}"; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -123,7 +125,7 @@ check() {
 setup() {
   log "building (cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator)"
   cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator
-  if [[ "$ONLY" == render || "$ONLY" == plan ]]; then
+  if [[ "$ONLY" == render || "$ONLY" == plan || "$ONLY" == check ]]; then
     return
   fi
   if [[ ! -s "$SNAPSHOT" || ! -d "$OUT/drift-repo-$PODS/.git" ]]; then
@@ -327,6 +329,98 @@ section_plan() {
   done
 }
 
+# ---------------------------------------------------------------------------------------------
+# Section: check of a one-app change on an ApplicationSet repository (issue 19 §3: check costs at
+# most 2× rendering the changed app plus a fixed overhead beyond rendering the base once; a
+# no-change check renders nothing twice)
+# ---------------------------------------------------------------------------------------------
+
+section_check() {
+  local repo="$OUT/check-repo-$CHECK_APPS" half=$((CHECK_APPS / 2)) render_wall floor one no_change changed
+  if [[ ! -d "$repo/.git" ]]; then
+    log "generating $repo (an ApplicationSet over $half kustomize apps and $half plain apps)"
+    rm -rf "$repo"
+    python3 - "$repo" "$half" <<'PY'
+import os, sys
+root, half = sys.argv[1], int(sys.argv[2])
+def write(rel, text):
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+def deploy(name, gpus):
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, labels: {{app: {name}}}}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers:
+      - name: main
+        image: registry.example.com/{name}:1
+        resources: {{limits: {{nvidia.com/gpu: "{gpus}"}}}}
+"""
+write("bootstrap/appset.yaml", """apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: apps, namespace: argocd}
+spec:
+  generators:
+  - git:
+      repoURL: https://example.com/fleet.git
+      revision: HEAD
+      directories: [{path: apps/*}]
+  template:
+    metadata: {name: '{{path.basename}}'}
+    spec:
+      project: default
+      source: {repoURL: https://example.com/fleet.git, targetRevision: HEAD, path: '{{path}}'}
+      destination: {server: https://kubernetes.default.svc, namespace: '{{path.basename}}'}
+""")
+for i in range(half):
+    k = f"k-{i:03d}"
+    write(f"apps/{k}/kustomization.yaml", "resources: [deploy.yaml, service.yaml]\ncommonLabels: {team: t%d}\n" % (i % 20))
+    write(f"apps/{k}/deploy.yaml", deploy(k, 1 + i % 8))
+    write(f"apps/{k}/service.yaml", f"apiVersion: v1\nkind: Service\nmetadata: {{name: {k}}}\nspec: {{selector: {{app: {k}}}, ports: [{{port: 80}}]}}\n")
+    p = f"p-{i:03d}"
+    write(f"apps/{p}/deploy.yaml", deploy(p, 1 + i % 4))
+PY
+    git -C "$repo" init -q -b main
+    git -C "$repo" remote add origin https://example.com/fleet.git
+    git -C "$repo" add -A
+    git -C "$repo" -c user.name=bench -c user.email=bench@example.com commit -q -m "synthetic repo"
+    git -C "$repo" checkout -q -b change
+    changed=$(printf 'k-%03d' $((half / 2)))
+    sed -i 's/replicas: 2/replicas: 3/' "$repo/apps/$changed/deploy.yaml"
+    git -C "$repo" -c user.name=bench -c user.email=bench@example.com commit -q -am "$changed: 3 replicas"
+    git -C "$repo" checkout -q main
+  fi
+  # The floor: kustomize on one app directory by hand (mostly the process start).
+  measure "kubectl kustomize (one app, by hand)" kubectl kustomize "$repo/apps/k-000"
+  floor=$BEST_WALL
+  row "kubectl kustomize, one app" "$floor" "$PEAK_RSS_MIB" "-"
+  measure "gpuledger render --ref main ($CHECK_APPS apps)" \
+    "$GPULEDGER" render --repo "$repo" --ref main --format json --output /dev/null
+  render_wall=$BEST_WALL
+  row "gpuledger render, $CHECK_APPS apps @main" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
+  measure "gpuledger check (one app changed)" \
+    "$GPULEDGER" check --repo "$repo" --base main --head change --format json --output /dev/null
+  one=$BEST_WALL
+  row "gpuledger check, 1 of $CHECK_APPS changed" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
+  measure "gpuledger check (no change)" \
+    "$GPULEDGER" check --repo "$repo" --base main --head main --format json --output /dev/null
+  no_change=$BEST_WALL
+  row "gpuledger check, no change" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
+  log "check beyond one render: one app changed $(awk -v a="$one" -v b="$render_wall" 'BEGIN { printf "%.2f", a - b }') s, no change $(awk -v a="$no_change" -v b="$render_wall" 'BEGIN { printf "%.2f", a - b }') s; 2x floor $(awk -v f="$floor" 'BEGIN { printf "%.2f", 2 * f }') s"
+  # The fixed overhead: reading the tree and computing the report a second time, 1 s.
+  check "check of a one-app change within one render + 2x the one-app floor + 1 s" \
+    "$one" "<" "$(awk -v r="$render_wall" -v f="$floor" 'BEGIN { print r + 2 * f + 1 }')"
+  check "check of no change within one render + 1 s (nothing rendered twice)" \
+    "$no_change" "<" "$(awk -v r="$render_wall" 'BEGIN { print r + 1 }')"
+}
+
 # Later sections go here, each adding rows and checks.
 
 # ---------------------------------------------------------------------------------------------
@@ -348,6 +442,9 @@ if [[ -z "$ONLY" || "$ONLY" == live ]]; then
 fi
 if [[ -z "$ONLY" || "$ONLY" == plan ]]; then
   section_plan
+fi
+if [[ -z "$ONLY" || "$ONLY" == check ]]; then
+  section_check
 fi
 
 echo
