@@ -260,16 +260,33 @@ section_live() {
   [[ -n "$kubeconfig" ]] || { kill "$pid"; echo "bench.sh: the emulator printed no kubeconfig" >&2; exit 1; }
   measure "gpuledger inventory (live, every resource)" \
     "$GPULEDGER" inventory --kubeconfig "$kubeconfig" --quiet --timeout 3600 --format json --output /dev/null
-  local ledger=$BEST_WALL
+  local ledger=$BEST_WALL ledger_rss=$PEAK_RSS_MIB
   row "gpuledger inventory --kubeconfig" "$BEST_WALL" "$PEAK_RSS_MIB" ""
   # The inner shell expands $1, the kubeconfig passed after it.
   # shellcheck disable=SC2016
   measure "kubectl get pods -A -o json" \
     sh -c 'kubectl --kubeconfig "$1" get pods -A -o json >/dev/null' sh "$kubeconfig"
   row "kubectl get pods -A -o json" "$BEST_WALL" "$PEAK_RSS_MIB" ""
+  local kubectl_wall=$BEST_WALL
+  # The Rust peer, pods and nodes only; without --ignore-taints it hides tainted GPU nodes.
+  local peer=bench-out/peers/bin/kubectl-view-allocations
+  if [[ ! -x "$peer" ]]; then
+    log "installing kubectl-view-allocations into bench-out/peers (once)"
+    cargo install --locked kubectl-view-allocations --root bench-out/peers >"$TMP/peer.log" 2>&1 ||
+      log "kubectl-view-allocations did not build: its column is skipped ($(tail -n 1 "$TMP/peer.log"))"
+  fi
+  if [[ -x "$peer" ]]; then
+    # shellcheck disable=SC2016
+    measure "kubectl-view-allocations (pods and nodes)" \
+      sh -c 'KUBECONFIG="$1" "$2" --ignore-taints -r nvidia.com/gpu >/dev/null' sh "$kubeconfig" "$peer"
+    row "kubectl-view-allocations -r gpu" "$BEST_WALL" "$PEAK_RSS_MIB" ""
+    check "live inventory (every resource) within kubectl-view-allocations' time (pods and nodes)" \
+      "$ledger" "<" "$(awk -v w="$BEST_WALL" 'BEGIN { print w + 0.0005 }')"
+    check "live inventory peak memory below kubectl-view-allocations'" "$ledger_rss" "<" "$PEAK_RSS_MIB"
+  fi
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  check "live inventory (every resource) faster than kubectl get pods -A -o json" "$ledger" "<" "$BEST_WALL"
+  check "live inventory (every resource) faster than kubectl get pods -A -o json" "$ledger" "<" "$kubectl_wall"
 }
 
 # ---------------------------------------------------------------------------------------------
