@@ -108,8 +108,12 @@ measure() {
 
 # Report rows and checks, printed at the end.
 ROWS=()
+MD_ROWS=()
 CHECKS=()
-row() { ROWS+=("$(printf '%-34s %12s %14s %10s' "$1" "$2" "$3" "$4")"); }
+row() {
+  ROWS+=("$(printf '%-34s %12s %14s %10s' "$1" "$2" "$3" "$4")")
+  MD_ROWS+=("| $1 | $2 | $3 | $4 |")
+}
 # check DESCRIPTION A OP B: compares two numbers with awk (OP is < or >).
 check() {
   local desc="$1" verdict
@@ -470,3 +474,16 @@ printf '%-34s %12s %14s %10s\n' "what" "best wall s" "peak RSS MiB" "file MiB"
 printf '%s\n' "${ROWS[@]}"
 echo
 printf '%s\n' "${CHECKS[@]}"
+
+# The same as markdown, for the README's Performance section (scripts/bench-readme.sh puts it
+# between the README's bench markers).
+{
+  echo "Measured by \`scripts/bench.sh${ONLY:+ --only $ONLY}\` ($NODES nodes, $PODS pods, $CHECK_APPS apps for check; release build, best of $RUNS runs, $(nproc) cores, $(date -u +%Y-%m-%d)):"
+  echo
+  echo "| what | best wall s | peak RSS MiB | input MiB |"
+  echo "|---|---:|---:|---:|"
+  printf '%s\n' "${MD_ROWS[@]}"
+  echo
+  printf -- '- %s\n' "${CHECKS[@]}"
+} >"$OUT/bench.md"
+log "wrote $OUT/bench.md"
