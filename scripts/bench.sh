@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Benchmarks gpuledger on a synthetic fleet snapshot and prints a small report.
 #
-#   scripts/bench.sh [--nodes N] [--pods N] [--apps N] [--only inventory|render|drift|live|plan|check]
-#                    (defaults: 5000 nodes, 100000 pods, 400 apps for check, every section)
+#   scripts/bench.sh [--nodes N] [--pods N] [--apps N] [--no-build]
+#                    [--only inventory|render|drift|live|plan|check]
+#   (defaults: 5000 nodes, 100000 pods, 400 apps for check, every section; --no-build measures the
+#   release binaries already in target/release)
 #
 # Builds the release binary and the synth-fleet example, generates bench-out/fleet-<pods>.json once
 # (delete it to regenerate, e.g. after changing --nodes), then measures each command RUNS times
-# (default 3, env RUNS=…) and keeps the best wall time and the highest peak RSS. It uses
+# (default 3, env RUNS=…; BASELINE=<another gpuledger binary> adds its render and check beside the
+# check section's) and keeps the best wall time and the highest peak RSS. It uses
 # /usr/bin/time when present, else a small python3 wrapper (a fresh python process per
 # measurement, so the RSS is that command's alone). Nothing is installed.
 #
@@ -21,11 +24,12 @@ NODES=5000
 PODS=100000
 FILES=2000
 CHECK_APPS=400
+BUILD=1
 ONLY=""
 RUNS="${RUNS:-3}"
 
 usage() {
-  sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 while [[ $# -gt 0 ]]; do
@@ -34,6 +38,7 @@ while [[ $# -gt 0 ]]; do
     --pods) PODS="${2:?--pods needs a value}"; shift 2 ;;
     --only) ONLY="${2:?--only needs a section}"; shift 2 ;;
     --apps) CHECK_APPS="${2:?--apps needs a value}"; shift 2 ;;
+    --no-build) BUILD=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -127,8 +132,10 @@ check() {
 # ---------------------------------------------------------------------------------------------
 
 setup() {
-  log "building (cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator)"
-  cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator
+  if ((BUILD)); then
+    log "building (cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator)"
+    cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator
+  fi
   if [[ "$ONLY" == render || "$ONLY" == plan || "$ONLY" == check ]]; then
     return
   fi
@@ -434,6 +441,15 @@ PY
     "$GPULEDGER" check --repo "$repo" --base main --head main --format json --output /dev/null
   no_change=$BEST_WALL
   row "gpuledger check, no change" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
+  # Another build of gpuledger beside it (BASELINE=path, e.g. main's binary before a change).
+  if [[ -n "${BASELINE:-}" ]]; then
+    measure "baseline render --ref main" \
+      "$BASELINE" render --repo "$repo" --ref main --format json --output /dev/null
+    row "baseline render, $CHECK_APPS apps @main" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
+    measure "baseline check (one app changed)" \
+      "$BASELINE" check --repo "$repo" --base main --head change --format json --output /dev/null
+    row "baseline check, 1 of $CHECK_APPS changed" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
+  fi
   log "check beyond one render: one app changed $(awk -v a="$one" -v b="$render_wall" 'BEGIN { printf "%.2f", a - b }') s, no change $(awk -v a="$no_change" -v b="$render_wall" 'BEGIN { printf "%.2f", a - b }') s; 2x floor $(awk -v f="$floor" 'BEGIN { printf "%.2f", 2 * f }') s"
   # The fixed overhead: reading the tree and computing the report a second time, 1 s.
   check "check of a one-app change within one render + 2x the one-app floor + 1 s" \
@@ -478,7 +494,12 @@ printf '%s\n' "${CHECKS[@]}"
 # The same as markdown, for the README's Performance section (scripts/bench-readme.sh puts it
 # between the README's bench markers).
 {
-  echo "Measured by \`scripts/bench.sh${ONLY:+ --only $ONLY}\` ($NODES nodes, $PODS pods, $CHECK_APPS apps for check; release build, best of $RUNS runs, $(nproc) cores, $(date -u +%Y-%m-%d)):"
+  case "$ONLY" in
+    check) input="$CHECK_APPS apps" ;;
+    render | plan) input="synthetic repositories and jobs" ;;
+    *) input="$NODES nodes, $PODS pods, $CHECK_APPS apps for check" ;;
+  esac
+  echo "Measured by \`scripts/bench.sh${ONLY:+ --only $ONLY}\` ($input; release build, best of $RUNS runs, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown), $(date -u +%Y-%m-%d)${BASELINE:+; baseline: $BASELINE}):"
   echo
   echo "| what | best wall s | peak RSS MiB | input MiB |"
   echo "|---|---:|---:|---:|"
