@@ -45,6 +45,10 @@ struct Args {
     /// Serve every object of a kind under each served version of it, as a CRD with conversion.
     #[arg(long)]
     convert_versions: bool,
+    /// Write keys in alphabetical order as `kubectl get -o json` does (`items` before `kind`);
+    /// by default they come as kube-apiserver writes them (`kind` first).
+    #[arg(long)]
+    alphabetical_keys: bool,
 }
 
 fn main() {
@@ -59,6 +63,7 @@ fn main() {
         extra_versions: args.serve_version,
         convert_versions: args.convert_versions,
         log_to_stderr: true,
+        alphabetical_keys: args.alphabetical_keys,
     }) {
         Ok(e) => e,
         Err(e) => {

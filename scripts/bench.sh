@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Benchmarks gpuledger on a synthetic fleet snapshot and prints a small report.
 #
-#   scripts/bench.sh [--nodes N] [--pods N] [--only inventory|render|drift|live|plan]
-#                    (defaults: 5000 nodes, 100000 pods, every section)
+#   scripts/bench.sh [--nodes N] [--pods N] [--apps N] [--no-build]
+#                    [--only inventory|render|drift|live|plan|check]
+#   (defaults: 5000 nodes, 100000 pods, 400 apps for check, every section; --no-build measures the
+#   release binaries already in target/release)
 #
 # Builds the release binary and the synth-fleet example, generates bench-out/fleet-<pods>.json once
 # (delete it to regenerate, e.g. after changing --nodes), then measures each command RUNS times
-# (default 3, env RUNS=…) and keeps the best wall time and the highest peak RSS. It uses
+# (default 3, env RUNS=…; BASELINE=<another gpuledger binary> adds its render and check beside the
+# check section's) and keeps the best wall time and the highest peak RSS. It uses
 # /usr/bin/time when present, else a small python3 wrapper (a fresh python process per
 # measurement, so the RSS is that command's alone). Nothing is installed.
 #
@@ -20,11 +23,13 @@ set -euo pipefail
 NODES=5000
 PODS=100000
 FILES=2000
+CHECK_APPS=400
+BUILD=1
 ONLY=""
 RUNS="${RUNS:-3}"
 
 usage() {
-  sed -n '2,5p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 while [[ $# -gt 0 ]]; do
@@ -32,6 +37,8 @@ while [[ $# -gt 0 ]]; do
     --nodes) NODES="${2:?--nodes needs a value}"; shift 2 ;;
     --pods) PODS="${2:?--pods needs a value}"; shift 2 ;;
     --only) ONLY="${2:?--only needs a section}"; shift 2 ;;
+    --apps) CHECK_APPS="${2:?--apps needs a value}"; shift 2 ;;
+    --no-build) BUILD=0; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "bench.sh: unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -106,8 +113,12 @@ measure() {
 
 # Report rows and checks, printed at the end.
 ROWS=()
+MD_ROWS=()
 CHECKS=()
-row() { ROWS+=("$(printf '%-34s %12s %14s %10s' "$1" "$2" "$3" "$4")"); }
+row() {
+  ROWS+=("$(printf '%-34s %12s %14s %10s' "$1" "$2" "$3" "$4")")
+  MD_ROWS+=("| $1 | $2 | $3 | $4 |")
+}
 # check DESCRIPTION A OP B: compares two numbers with awk (OP is < or >).
 check() {
   local desc="$1" verdict
@@ -121,9 +132,11 @@ check() {
 # ---------------------------------------------------------------------------------------------
 
 setup() {
-  log "building (cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator)"
-  cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator
-  if [[ "$ONLY" == render || "$ONLY" == plan ]]; then
+  if ((BUILD)); then
+    log "building (cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator)"
+    cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator
+  fi
+  if [[ "$ONLY" == render || "$ONLY" == plan || "$ONLY" == check ]]; then
     return
   fi
   if [[ ! -s "$SNAPSHOT" || ! -d "$OUT/drift-repo-$PODS/.git" ]]; then
@@ -258,16 +271,33 @@ section_live() {
   [[ -n "$kubeconfig" ]] || { kill "$pid"; echo "bench.sh: the emulator printed no kubeconfig" >&2; exit 1; }
   measure "gpuledger inventory (live, every resource)" \
     "$GPULEDGER" inventory --kubeconfig "$kubeconfig" --quiet --timeout 3600 --format json --output /dev/null
-  local ledger=$BEST_WALL
+  local ledger=$BEST_WALL ledger_rss=$PEAK_RSS_MIB
   row "gpuledger inventory --kubeconfig" "$BEST_WALL" "$PEAK_RSS_MIB" ""
   # The inner shell expands $1, the kubeconfig passed after it.
   # shellcheck disable=SC2016
   measure "kubectl get pods -A -o json" \
     sh -c 'kubectl --kubeconfig "$1" get pods -A -o json >/dev/null' sh "$kubeconfig"
   row "kubectl get pods -A -o json" "$BEST_WALL" "$PEAK_RSS_MIB" ""
+  local kubectl_wall=$BEST_WALL
+  # The Rust peer, pods and nodes only; without --ignore-taints it hides tainted GPU nodes.
+  local peer=bench-out/peers/bin/kubectl-view-allocations
+  if [[ ! -x "$peer" ]]; then
+    log "installing kubectl-view-allocations into bench-out/peers (once)"
+    cargo install --locked kubectl-view-allocations --root bench-out/peers >"$TMP/peer.log" 2>&1 ||
+      log "kubectl-view-allocations did not build: its column is skipped ($(tail -n 1 "$TMP/peer.log"))"
+  fi
+  if [[ -x "$peer" ]]; then
+    # shellcheck disable=SC2016
+    measure "kubectl-view-allocations (pods and nodes)" \
+      sh -c 'KUBECONFIG="$1" "$2" --ignore-taints -r nvidia.com/gpu >/dev/null' sh "$kubeconfig" "$peer"
+    row "kubectl-view-allocations -r gpu" "$BEST_WALL" "$PEAK_RSS_MIB" ""
+    check "live inventory (every resource) within kubectl-view-allocations' time (pods and nodes)" \
+      "$ledger" "<" "$(awk -v w="$BEST_WALL" 'BEGIN { print w + 0.0005 }')"
+    check "live inventory peak memory below kubectl-view-allocations'" "$ledger_rss" "<" "$PEAK_RSS_MIB"
+  fi
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  check "live inventory (every resource) faster than kubectl get pods -A -o json" "$ledger" "<" "$BEST_WALL"
+  check "live inventory (every resource) faster than kubectl get pods -A -o json" "$ledger" "<" "$kubectl_wall"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -327,6 +357,107 @@ section_plan() {
   done
 }
 
+# ---------------------------------------------------------------------------------------------
+# Section: check of a one-app change on an ApplicationSet repository (issue 19 §3: check costs at
+# most 2× rendering the changed app plus a fixed overhead beyond rendering the base once; a
+# no-change check renders nothing twice)
+# ---------------------------------------------------------------------------------------------
+
+section_check() {
+  local repo="$OUT/check-repo-$CHECK_APPS" half=$((CHECK_APPS / 2)) render_wall floor one no_change changed
+  if [[ ! -d "$repo/.git" ]]; then
+    log "generating $repo (an ApplicationSet over $half kustomize apps and $half plain apps)"
+    rm -rf "$repo"
+    python3 - "$repo" "$half" <<'PY'
+import os, sys
+root, half = sys.argv[1], int(sys.argv[2])
+def write(rel, text):
+    path = os.path.join(root, rel)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+def deploy(name, gpus):
+    return f"""apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: {name}, labels: {{app: {name}}}}}
+spec:
+  replicas: 2
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      containers:
+      - name: main
+        image: registry.example.com/{name}:1
+        resources: {{limits: {{nvidia.com/gpu: "{gpus}"}}}}
+"""
+write("bootstrap/appset.yaml", """apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: apps, namespace: argocd}
+spec:
+  generators:
+  - git:
+      repoURL: https://example.com/fleet.git
+      revision: HEAD
+      directories: [{path: apps/*}]
+  template:
+    metadata: {name: '{{path.basename}}'}
+    spec:
+      project: default
+      source: {repoURL: https://example.com/fleet.git, targetRevision: HEAD, path: '{{path}}'}
+      destination: {server: https://kubernetes.default.svc, namespace: '{{path.basename}}'}
+""")
+for i in range(half):
+    k = f"k-{i:03d}"
+    write(f"apps/{k}/kustomization.yaml", "resources: [deploy.yaml, service.yaml]\ncommonLabels: {team: t%d}\n" % (i % 20))
+    write(f"apps/{k}/deploy.yaml", deploy(k, 1 + i % 8))
+    write(f"apps/{k}/service.yaml", f"apiVersion: v1\nkind: Service\nmetadata: {{name: {k}}}\nspec: {{selector: {{app: {k}}}, ports: [{{port: 80}}]}}\n")
+    p = f"p-{i:03d}"
+    write(f"apps/{p}/deploy.yaml", deploy(p, 1 + i % 4))
+PY
+    git -C "$repo" init -q -b main
+    git -C "$repo" remote add origin https://example.com/fleet.git
+    git -C "$repo" add -A
+    git -C "$repo" -c user.name=bench -c user.email=bench@example.com commit -q -m "synthetic repo"
+    git -C "$repo" checkout -q -b change
+    changed=$(printf 'k-%03d' $((half / 2)))
+    sed -i 's/replicas: 2/replicas: 3/' "$repo/apps/$changed/deploy.yaml"
+    git -C "$repo" -c user.name=bench -c user.email=bench@example.com commit -q -am "$changed: 3 replicas"
+    git -C "$repo" checkout -q main
+  fi
+  # The floor: kustomize on one app directory by hand (mostly the process start).
+  measure "kubectl kustomize (one app, by hand)" kubectl kustomize "$repo/apps/k-000"
+  floor=$BEST_WALL
+  row "kubectl kustomize, one app" "$floor" "$PEAK_RSS_MIB" "-"
+  measure "gpuledger render --ref main ($CHECK_APPS apps)" \
+    "$GPULEDGER" render --repo "$repo" --ref main --format json --output /dev/null
+  render_wall=$BEST_WALL
+  row "gpuledger render, $CHECK_APPS apps @main" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
+  measure "gpuledger check (one app changed)" \
+    "$GPULEDGER" check --repo "$repo" --base main --head change --format json --output /dev/null
+  one=$BEST_WALL
+  row "gpuledger check, 1 of $CHECK_APPS changed" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
+  measure "gpuledger check (no change)" \
+    "$GPULEDGER" check --repo "$repo" --base main --head main --format json --output /dev/null
+  no_change=$BEST_WALL
+  row "gpuledger check, no change" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
+  # Another build of gpuledger beside it (BASELINE=path, e.g. main's binary before a change).
+  if [[ -n "${BASELINE:-}" ]]; then
+    measure "baseline render --ref main" \
+      "$BASELINE" render --repo "$repo" --ref main --format json --output /dev/null
+    row "baseline render, $CHECK_APPS apps @main" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
+    measure "baseline check (one app changed)" \
+      "$BASELINE" check --repo "$repo" --base main --head change --format json --output /dev/null
+    row "baseline check, 1 of $CHECK_APPS changed" "$BEST_WALL" "$PEAK_RSS_MIB" "-"
+  fi
+  log "check beyond one render: one app changed $(awk -v a="$one" -v b="$render_wall" 'BEGIN { printf "%.2f", a - b }') s, no change $(awk -v a="$no_change" -v b="$render_wall" 'BEGIN { printf "%.2f", a - b }') s; 2x floor $(awk -v f="$floor" 'BEGIN { printf "%.2f", 2 * f }') s"
+  # The fixed overhead: reading the tree and computing the report a second time, 1 s.
+  check "check of a one-app change within one render + 2x the one-app floor + 1 s" \
+    "$one" "<" "$(awk -v r="$render_wall" -v f="$floor" 'BEGIN { print r + 2 * f + 1 }')"
+  check "check of no change within one render + 1 s (nothing rendered twice)" \
+    "$no_change" "<" "$(awk -v r="$render_wall" 'BEGIN { print r + 1 }')"
+}
+
 # Later sections go here, each adding rows and checks.
 
 # ---------------------------------------------------------------------------------------------
@@ -349,6 +480,9 @@ fi
 if [[ -z "$ONLY" || "$ONLY" == plan ]]; then
   section_plan
 fi
+if [[ -z "$ONLY" || "$ONLY" == check ]]; then
+  section_check
+fi
 
 echo
 echo "gpuledger bench: $SNAPSHOT ($NODES nodes, $PODS pods), best of $RUNS runs"
@@ -356,3 +490,21 @@ printf '%-34s %12s %14s %10s\n' "what" "best wall s" "peak RSS MiB" "file MiB"
 printf '%s\n' "${ROWS[@]}"
 echo
 printf '%s\n' "${CHECKS[@]}"
+
+# The same as markdown, for the README's Performance section (scripts/bench-readme.sh puts it
+# between the README's bench markers).
+{
+  case "$ONLY" in
+    check) input="$CHECK_APPS apps" ;;
+    render | plan) input="synthetic repositories and jobs" ;;
+    *) input="$NODES nodes, $PODS pods, $CHECK_APPS apps for check" ;;
+  esac
+  echo "Measured by \`scripts/bench.sh${ONLY:+ --only $ONLY}\` ($input; release build, best of $RUNS runs, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown), $(date -u +%Y-%m-%d)${BASELINE:+; baseline: $BASELINE}):"
+  echo
+  echo "| what | best wall s | peak RSS MiB | input MiB |"
+  echo "|---|---:|---:|---:|"
+  printf '%s\n' "${MD_ROWS[@]}"
+  echo
+  printf -- '- %s\n' "${CHECKS[@]}"
+} >"$OUT/bench.md"
+log "wrote $OUT/bench.md"

@@ -15,6 +15,7 @@ use anyhow::Context;
 use crate::analysis::desired::desired;
 use crate::analysis::usage::Metrics;
 use crate::config::Config;
+use crate::desired::cache::RenderCache;
 use crate::desired::follow;
 use crate::desired::render::{Renderer, Tools};
 use crate::desired::{discover, tree::Tree};
@@ -283,13 +284,24 @@ pub fn cluster_source(
 /// The desired state at the spec's ref (or the working tree). `live` objects, when given, lend
 /// their Namespace labels to tenancy.
 pub fn desired_state(spec: &RepoSpec, cfg: &Config, live: &[Object]) -> anyhow::Result<Desired> {
+    desired_state_cached(spec, cfg, live, &RenderCache::new())
+}
+
+/// [`desired_state`], with a render cache shared with other renders of the same run (`check`
+/// renders base and head through one, so what is identical at both renders once).
+pub fn desired_state_cached(
+    spec: &RepoSpec,
+    cfg: &Config,
+    live: &[Object],
+    cache: &RenderCache,
+) -> anyhow::Result<Desired> {
     let repo = spec.path.as_path();
     anyhow::ensure!(repo.is_dir(), "--repo {}: not a directory", repo.display());
     let tree = Tree::open(repo, spec.git_ref.as_deref())
         .with_context(|| format!("cannot read the repository {}", repo.display()))?;
     let start = discover::plan(&tree, &cfg.render, &cfg.clusters, &spec.repo_urls);
     let tools = Tools::detect(spec.render_timeout);
-    let mut rendered = follow::render_all(start, &mut Renderer::new(&tree, &tools));
+    let mut rendered = follow::render_all(start, &mut Renderer::new(&tree, &tools, cache));
     pick_cluster(&mut rendered, spec, !live.is_empty())?;
     Ok(desired(&rendered, cfg, live)?)
 }

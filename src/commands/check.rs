@@ -10,6 +10,7 @@ use gpuledger::analysis::drift::drift;
 use gpuledger::analysis::impact::{LiveView, impact, mark_touched};
 use gpuledger::analysis::inventory::{inventory, live_workloads};
 use gpuledger::config::{Config, review};
+use gpuledger::desired::cache::RenderCache;
 use gpuledger::desired::tree::changed_paths;
 use gpuledger::github::event::Runtime as Actions;
 use gpuledger::input::{self, Checkout};
@@ -105,8 +106,11 @@ pub fn compute(
         input::git_side(repo, "base", Some(&base_ref), checkout),
         input::git_side(repo, "head", head_spec.git_ref.as_deref(), checkout),
     ];
-    let base = input::desired_state(&head_spec.at(Some(base_ref.clone())), &cfg, objects)?;
-    let head = input::desired_state(&head_spec, &cfg, objects)?;
+    // One cache for both sides: an app whose inputs are the same at base and head renders once.
+    let cache = RenderCache::new();
+    let base =
+        input::desired_state_cached(&head_spec.at(Some(base_ref.clone())), &cfg, objects, &cache)?;
+    let head = input::desired_state_cached(&head_spec, &cfg, objects, &cache)?;
     // A change may empty a repository, or fill an empty one; neither side rendering anything means
     // the wrong --repo.
     if base.apps.is_empty() {

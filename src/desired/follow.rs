@@ -314,74 +314,80 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
     // Raw app objects a followed app rendered: their names by file and kind.
     let mut reached: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
     let mut outcomes = Vec::new();
-    while let Some(Queued { unit, chain }) = queue.pop_front() {
-        let result = renderer.render(&unit, &parsed);
-        if let Ok(objs) = &result {
-            for o in objs.iter().filter(|o| is_app(o)) {
-                reached
-                    .entry((o.source.file.to_string(), o.kind.clone()))
-                    .or_default()
-                    .push(o.meta.name.clone());
-                let child_units: Vec<SourceOutcome> = app_outcomes(&ctx, o)
-                    .into_iter()
-                    .map(|r| {
-                        r.map(|mut u| {
-                            // A Flux app applies into its parent's cluster; an Argo CD Application
-                            // says where, and only says nothing when its destination is empty.
-                            if u.cluster.is_none() {
-                                u.cluster = unit.cluster.clone();
-                            }
-                            u.lineage = unit.lineage.clone();
-                            u.lineage.push(format!("{}/{}", unit.app_kind, unit.app));
-                            u
+    // Breadth first, a level at a time: the units of a level render together (in parallel, the
+    // cache permitting), then their results are followed in queue order, as one at a time would.
+    while !queue.is_empty() {
+        let level: Vec<Queued> = queue.drain(..).collect();
+        let units: Vec<&Unit> = level.iter().map(|q| &q.unit).collect();
+        let results = renderer.render_batch(&units, &parsed);
+        for (Queued { unit, chain }, result) in level.into_iter().zip(results) {
+            if let Ok(objs) = &result {
+                for o in objs.iter().filter(|o| is_app(o)) {
+                    reached
+                        .entry((o.source.file.to_string(), o.kind.clone()))
+                        .or_default()
+                        .push(o.meta.name.clone());
+                    let child_units: Vec<SourceOutcome> = app_outcomes(&ctx, o)
+                        .into_iter()
+                        .map(|r| {
+                            r.map(|mut u| {
+                                // A Flux app applies into its parent's cluster; an Argo CD Application
+                                // says where, and only says nothing when its destination is empty.
+                                if u.cluster.is_none() {
+                                    u.cluster = unit.cluster.clone();
+                                }
+                                u.lineage = unit.lineage.clone();
+                                u.lineage.push(format!("{}/{}", unit.app_kind, unit.app));
+                                u
+                            })
                         })
-                    })
-                    .collect();
-                let cluster = child_units
-                    .iter()
-                    .find_map(|r| r.as_ref().ok().map(|u| u.cluster.clone()))
-                    .unwrap_or_else(|| unit.cluster.clone());
-                let key = AppKey::of(o, &cluster);
-                if chain.last() == Some(&key) {
-                    continue; // an app that applies itself (flux-system, a self-managing app)
-                }
-                if let Some(pos) = chain.iter().position(|k| *k == key) {
-                    let names: Vec<String> = chain
-                        .get(pos..)
-                        .unwrap_or_default()
-                        .iter()
-                        .chain([&key])
-                        .map(AppKey::label)
                         .collect();
-                    problems.push(format!(
-                        "apps apply each other (a cycle), not followed again: {}",
-                        names.join(" → ")
-                    ));
-                    continue;
+                    let cluster = child_units
+                        .iter()
+                        .find_map(|r| r.as_ref().ok().map(|u| u.cluster.clone()))
+                        .unwrap_or_else(|| unit.cluster.clone());
+                    let key = AppKey::of(o, &cluster);
+                    if chain.last() == Some(&key) {
+                        continue; // an app that applies itself (flux-system, a self-managing app)
+                    }
+                    if let Some(pos) = chain.iter().position(|k| *k == key) {
+                        let names: Vec<String> = chain
+                            .get(pos..)
+                            .unwrap_or_default()
+                            .iter()
+                            .chain([&key])
+                            .map(AppKey::label)
+                            .collect();
+                        problems.push(format!(
+                            "apps apply each other (a cycle), not followed again: {}",
+                            names.join(" → ")
+                        ));
+                        continue;
+                    }
+                    if !visited.insert(key.clone()) {
+                        // Applied twice within a cluster: the duplicate object is reported as such.
+                        continue;
+                    }
+                    if chain.len() >= MAX_DEPTH {
+                        problems.push(format!(
+                            "{} at {}: apps nested more than {MAX_DEPTH} deep are not followed",
+                            key.label(),
+                            o.source
+                        ));
+                        continue;
+                    }
+                    let mut child_chain = chain.clone();
+                    child_chain.push(key);
+                    let mut units = Vec::new();
+                    collect(child_units, &mut units, &mut skipped);
+                    queue.extend(units.into_iter().map(|unit| Queued {
+                        unit,
+                        chain: child_chain.clone(),
+                    }));
                 }
-                if !visited.insert(key.clone()) {
-                    // Applied twice within a cluster: the duplicate object is reported as such.
-                    continue;
-                }
-                if chain.len() >= MAX_DEPTH {
-                    problems.push(format!(
-                        "{} at {}: apps nested more than {MAX_DEPTH} deep are not followed",
-                        key.label(),
-                        o.source
-                    ));
-                    continue;
-                }
-                let mut child_chain = chain.clone();
-                child_chain.push(key);
-                let mut units = Vec::new();
-                collect(child_units, &mut units, &mut skipped);
-                queue.extend(units.into_iter().map(|unit| Queued {
-                    unit,
-                    chain: child_chain.clone(),
-                }));
             }
+            outcomes.push(Outcome { unit, result });
         }
-        outcomes.push(Outcome { unit, result });
     }
     let failed: BTreeSet<String> = outcomes
         .iter()

@@ -15,6 +15,7 @@
 
 pub mod appset;
 pub mod argo;
+pub mod cache;
 pub mod clusters;
 pub mod discover;
 pub mod flux;

@@ -15,12 +15,15 @@
 //! reports in its origin annotation (and the line found there), the chart template for helm and for
 //! a kustomization's inflated charts.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::cache::{self, Key, RenderCache};
 use super::follow::Parsed;
 use super::sandbox;
 use super::tree::{Tree, is_kustomize_dir, join, normalize};
@@ -84,90 +87,228 @@ fn kustomize_args(p: PathBuf) -> (PathBuf, Vec<String>) {
     (p, vec![sub.into()])
 }
 
-/// Renders units one at a time, writing the repository to a temporary directory the first time a
-/// unit needs kustomize or helm (plain YAML never does).
+/// Renders units, writing the repository to a temporary directory the first time a unit needs
+/// kustomize or helm (plain YAML never does). Units of one batch render in parallel on a bounded
+/// pool of threads, one per core; results come back in the batch's order. A unit whose inputs the
+/// shared [`RenderCache`] has seen (in this tree or in another tree of the same run) is not
+/// rendered again.
 pub struct Renderer<'t> {
     tree: &'t Tree,
     tools: &'t Tools,
-    tmp: Option<Result<tempfile::TempDir, String>>,
+    cache: &'t RenderCache,
+    tmp: OnceLock<Result<tempfile::TempDir, String>>,
     /// The renderers' HOME: a directory of its own, never part of the repository's copy.
-    home: Option<Result<tempfile::TempDir, String>>,
+    home: OnceLock<Result<tempfile::TempDir, String>>,
     /// The repository's `.sourceignore`s, read once for all its Flux units.
-    ignore: std::cell::OnceCell<super::sourceignore::SourceIgnore>,
-    count: usize,
-    problems: Vec<String>,
+    ignore: OnceLock<super::sourceignore::SourceIgnore>,
+    /// Inflating `helmCharts` rewrites kustomization files in the copy, which units may share: one
+    /// inflation at a time, so a unit never reads a file another is rewriting.
+    inflating: Mutex<()>,
+    /// A directory without a kustomization gets a generated one, per unit: units of one directory
+    /// take turns writing and building it.
+    generated: Mutex<BTreeMap<String, Arc<Mutex<()>>>>,
+    /// How many units have been numbered (each gets its own wrapper and values file names).
+    count: AtomicUsize,
+    problems: Mutex<Vec<String>>,
+}
+
+/// A unit's objects, or the error that stopped it.
+type Rendering = Result<Vec<Object>, String>;
+
+/// How many renders run at once: one per core.
+fn pool_size() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 impl<'t> Renderer<'t> {
-    pub fn new(tree: &'t Tree, tools: &'t Tools) -> Renderer<'t> {
+    pub fn new(tree: &'t Tree, tools: &'t Tools, cache: &'t RenderCache) -> Renderer<'t> {
         Renderer {
             tree,
             tools,
-            tmp: None,
-            home: None,
-            ignore: std::cell::OnceCell::new(),
-            count: 0,
-            problems: Vec::new(),
+            cache,
+            tmp: OnceLock::new(),
+            home: OnceLock::new(),
+            ignore: OnceLock::new(),
+            inflating: Mutex::new(()),
+            generated: Mutex::new(BTreeMap::new()),
+            count: AtomicUsize::new(0),
+            problems: Mutex::new(Vec::new()),
         }
     }
 
     /// Problems with the rendering as a whole (the repository could not be written to disk).
     pub fn take_problems(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.problems)
+        self.problems
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// The unit's objects, placed in its namespace, or the error that stopped it.
-    pub fn render(&mut self, unit: &Unit, parsed: &Parsed) -> Result<Vec<Object>, String> {
-        let i = self.count;
-        self.count += 1;
-        let result = match &unit.how {
-            How::Plain { files } => plain(files, parsed),
-            how => {
-                let tree = self.tree;
-                let tmp = self.tmp.get_or_insert_with(|| {
-                    tree.materialize().map_err(|e| {
-                        format!("cannot write the repository to a temporary directory: {e}")
-                    })
-                });
-                let home = self.home.get_or_insert_with(|| {
-                    tempfile::Builder::new()
-                        .prefix("gpuledger-home-")
-                        .tempdir()
-                        .map_err(|e| format!("cannot create a temporary directory: {e}"))
-                });
-                match (tmp, home) {
-                    (Err(e), _) | (_, Err(e)) => {
-                        if !self.problems.contains(e) {
-                            self.problems.push(e.clone());
-                        }
-                        Err("the repository could not be written to disk for rendering".to_string())
+    pub fn render(&self, unit: &Unit, parsed: &Parsed) -> Result<Vec<Object>, String> {
+        self.render_batch(&[unit], parsed)
+            .pop()
+            .unwrap_or_else(|| Err("not rendered".into()))
+    }
+
+    /// Each unit's objects (or error), in the order of `units`. Units that read the same inputs are
+    /// rendered once; those the cache knows are not rendered; the rest run in parallel.
+    pub fn render_batch(
+        &self,
+        units: &[&Unit],
+        parsed: &Parsed,
+    ) -> Vec<Result<Vec<Object>, String>> {
+        let first = self.count.fetch_add(units.len(), Ordering::Relaxed);
+        let keys: Vec<Option<Key>> = units
+            .iter()
+            .map(|u| match u.how {
+                How::Plain { .. } => None,
+                _ => cache::key(self.tree, u),
+            })
+            .collect();
+        // The first unit of each key renders; later ones of the batch take its result.
+        let mut leader: HashMap<&Key, usize> = HashMap::new();
+        let mut results: Vec<Option<Result<Vec<Object>, String>>> = Vec::new();
+        let mut todo: Vec<usize> = Vec::new();
+        for (n, k) in keys.iter().enumerate() {
+            let found = k.as_ref().and_then(|k| self.cache.get(k));
+            if found.is_none() && k.as_ref().is_none_or(|k| !leader.contains_key(k)) {
+                if let Some(k) = k {
+                    leader.insert(k, n);
+                }
+                todo.push(n);
+            }
+            results.push(found);
+        }
+        let next = AtomicUsize::new(0);
+        let done: Mutex<Vec<(usize, Rendering)>> = Mutex::new(Vec::new());
+        let work = || {
+            while let Some(&n) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
+                let Some(unit) = units.get(n) else { break };
+                let (result, ran) = self.run(first + n, unit, parsed);
+                if ran {
+                    if let Some(Some(k)) = keys.get(n) {
+                        self.cache.put(k.clone(), &result);
                     }
-                    (Ok(t), Ok(h)) => match how {
-                        How::Kustomize {
-                            overlay,
-                            recurse_plain,
-                        } => kustomize(
-                            tree,
-                            t.path(),
-                            h.path(),
-                            i,
-                            unit,
-                            overlay,
-                            *recurse_plain,
-                            self.tools,
-                            parsed,
-                            &self.ignore,
-                        ),
-                        How::Helm(args) => {
-                            helm(tree, t.path(), h.path(), i, unit, args, self.tools)
-                        }
-                        How::Plain { .. } => Ok(Vec::new()),
-                    },
+                    self.cache.log(format!(
+                        "{}/{} ({} {})",
+                        unit.app_kind,
+                        unit.app,
+                        how_name(&unit.how),
+                        rel(&unit.path)
+                    ));
+                }
+                if let Ok(mut d) = done.lock() {
+                    d.push((n, result));
                 }
             }
         };
-        result.map(|objs| place(objs, unit))
+        let workers = pool_size().min(todo.len());
+        if workers <= 1 {
+            work();
+        } else {
+            std::thread::scope(|s| {
+                for _ in 0..workers {
+                    s.spawn(work);
+                }
+            });
+        }
+        for (n, r) in done.into_inner().unwrap_or_default() {
+            if let Some(slot) = results.get_mut(n) {
+                *slot = Some(r);
+            }
+        }
+        // A unit that shares its leader's key takes the leader's result.
+        for (n, k) in keys.iter().enumerate() {
+            let from = k.as_ref().and_then(|k| leader.get(k)).copied();
+            if results.get(n).is_some_and(Option::is_none)
+                && let Some(r) = from.and_then(|l| results.get(l).cloned().flatten())
+                && let Some(slot) = results.get_mut(n)
+            {
+                *slot = Some(r);
+            }
+        }
+        units
+            .iter()
+            .zip(results)
+            .map(|(unit, r)| {
+                r.unwrap_or_else(|| Err("not rendered".into()))
+                    .map(|objs| place(objs, unit))
+            })
+            .collect()
     }
+
+    /// Renders one unit, unplaced; says whether a renderer ran (whether the result may be cached).
+    fn run(&self, i: usize, unit: &Unit, parsed: &Parsed) -> (Result<Vec<Object>, String>, bool) {
+        let how = match &unit.how {
+            How::Plain { files } => return (plain(files, parsed), false),
+            how => how,
+        };
+        let tree = self.tree;
+        let tmp = self.tmp.get_or_init(|| {
+            tree.materialize()
+                .map_err(|e| format!("cannot write the repository to a temporary directory: {e}"))
+        });
+        let home = self.home.get_or_init(|| {
+            tempfile::Builder::new()
+                .prefix("gpuledger-home-")
+                .tempdir()
+                .map_err(|e| format!("cannot create a temporary directory: {e}"))
+        });
+        match (tmp, home) {
+            (Err(e), _) | (_, Err(e)) => {
+                if let Ok(mut p) = self.problems.lock()
+                    && !p.contains(e)
+                {
+                    p.push(e.clone());
+                }
+                (
+                    Err("the repository could not be written to disk for rendering".to_string()),
+                    false,
+                )
+            }
+            (Ok(t), Ok(h)) => {
+                let result = match how {
+                    How::Kustomize {
+                        overlay,
+                        recurse_plain,
+                    } => kustomize(
+                        &Site {
+                            tree,
+                            root: t.path(),
+                            home: h.path(),
+                            renderer: self,
+                        },
+                        i,
+                        unit,
+                        overlay,
+                        *recurse_plain,
+                        parsed,
+                    ),
+                    How::Helm(args) => helm(tree, t.path(), h.path(), i, unit, args, self.tools),
+                    How::Plain { .. } => Ok(Vec::new()),
+                };
+                (result, true)
+            }
+        }
+    }
+}
+
+fn how_name(how: &How) -> &'static str {
+    match how {
+        How::Plain { .. } => "plain",
+        How::Kustomize { .. } => "kustomize",
+        How::Helm(_) => "helm",
+    }
+}
+
+/// Where a kustomize unit renders: the tree, its copy on disk, the renderers' HOME, and the
+/// renderer's shared state.
+struct Site<'a, 't> {
+    tree: &'t Tree,
+    root: &'a Path,
+    home: &'a Path,
+    renderer: &'a Renderer<'t>,
 }
 
 fn plain(
@@ -235,19 +376,18 @@ fn rel(p: &str) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn kustomize(
-    tree: &Tree,
-    root: &Path,
-    home: &Path,
+    site: &Site<'_, '_>,
     i: usize,
     unit: &Unit,
     overlay: &Map<String, Value>,
     recurse_plain: bool,
-    tools: &Tools,
-    parsed: &BTreeMap<String, Result<Vec<Object>, InputError>>,
-    ignore: &std::cell::OnceCell<super::sourceignore::SourceIgnore>,
+    parsed: &Parsed,
 ) -> Result<Vec<Object>, String> {
+    let Site {
+        tree, root, home, ..
+    } = *site;
+    let tools = site.renderer.tools;
     let (program, pre) = tools
         .kustomize
         .as_ref()
@@ -255,6 +395,17 @@ fn kustomize(
     let wrap_name = format!(".gpuledger-wrap-{i}");
     let built = sandbox::kustomize(tree, &unit.path, overlay, &wrap_name)?;
     let has_kustomization = is_kustomize_dir(tree, &unit.path);
+    // Held while this unit's generated kustomization is written and built.
+    let dir_lock = if has_kustomization {
+        None
+    } else {
+        site.renderer
+            .generated
+            .lock()
+            .map(|mut m| m.entry(unit.path.clone()).or_default().clone())
+            .ok()
+    };
+    let _dir_guard = dir_lock.as_ref().map(|l| l.lock());
     if !has_kustomization {
         // As Flux does for a plain directory: a kustomization of every manifest below it.
         let prefix = if unit.path.is_empty() {
@@ -264,7 +415,10 @@ fn kustomize(
         };
         let files: Vec<String> = if recurse_plain {
             // The repository's `.sourceignore`s, read once for all its Flux units.
-            let ignore = ignore.get_or_init(|| super::sourceignore::SourceIgnore::load(tree));
+            let ignore = site
+                .renderer
+                .ignore
+                .get_or_init(|| super::sourceignore::SourceIgnore::load(tree));
             super::flux::generated_resources(tree, &unit.path, parsed, ignore)
         } else {
             parsed
@@ -289,6 +443,7 @@ fn kustomize(
     if unit.app_kind == "Kustomization" {
         helm_charts::refuse_for_flux(tree, &built)?;
     } else {
+        let _one_at_a_time = site.renderer.inflating.lock();
         helm_charts::inflate(tree, root, home, &built, tools)?;
     }
     // Flux's kustomize-controller builds with no load restriction inside the repository (fluxcd/pkg

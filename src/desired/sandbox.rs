@@ -217,12 +217,13 @@ fn named_paths(k: &Map<String, Value>) -> Vec<Named> {
 }
 
 /// Checks the paths of `k`, a kustomization in the tree directory `dir` shown as `file`; returns
-/// the directories it names, to be checked in turn.
+/// the directories it names, to be checked in turn, and adds every path it names to `named`.
 fn check_one(
     tree: &Tree,
     dir: &str,
     file: &str,
     k: &Map<String, Value>,
+    named: &mut BTreeSet<String>,
 ) -> Result<Vec<String>, String> {
     let mut dirs = Vec::new();
     for n in named_paths(k) {
@@ -235,6 +236,7 @@ fn check_one(
         }
         let p = resolve(tree, dir, entry)
             .map_err(|why| format!("{file}: {} entry {entry:?} {why}: refused", n.field))?;
+        named.insert(p.clone());
         if n.may_be_dir && tree.is_dir(&p) {
             dirs.push(p);
         }
@@ -253,7 +255,26 @@ pub fn kustomize(
     overlay: &Map<String, Value>,
     wrap_dir: &str,
 ) -> Result<Vec<String>, String> {
-    let mut todo = check_one(tree, wrap_dir, "the app's kustomize options", overlay)?;
+    kustomize_reads(tree, start, overlay, wrap_dir).map(|(built, _)| built)
+}
+
+/// [`kustomize`], and every path (file or directory) the kustomizations and the overlay name, as
+/// tree paths: with the directories built, what a kustomize unit can read (the render cache keys
+/// on their contents).
+pub fn kustomize_reads(
+    tree: &Tree,
+    start: &str,
+    overlay: &Map<String, Value>,
+    wrap_dir: &str,
+) -> Result<(Vec<String>, BTreeSet<String>), String> {
+    let mut named = BTreeSet::new();
+    let mut todo = check_one(
+        tree,
+        wrap_dir,
+        "the app's kustomize options",
+        overlay,
+        &mut named,
+    )?;
     todo.push(start.to_string());
     let mut seen = BTreeSet::new();
     let mut built = Vec::new();
@@ -276,13 +297,13 @@ pub fn kustomize(
                 Value::Null => Map::new(),
                 _ => return Err(format!("{file}: is not a kustomization (not a mapping)")),
             };
-            todo.extend(check_one(tree, &dir, &file, &k)?);
+            todo.extend(check_one(tree, &dir, &file, &k, &mut named)?);
             if built.last() != Some(&dir) {
                 built.push(dir.clone());
             }
         }
     }
-    Ok(built)
+    Ok((built, named))
 }
 
 /// Checks a helm unit before helm runs: the chart directory, its `file://` dependencies, its values

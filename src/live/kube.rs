@@ -449,7 +449,8 @@ fn page_path(group_version: &str, res: &Resource, page_size: u32, token: Option<
     path
 }
 
-/// Lists one resource, page by page.
+/// Lists one resource, page by page, pipelined: a page is parsed on a blocking thread while the
+/// next one downloads (its `continue` token is read first, without building the page's objects).
 async fn list(
     client: Client,
     res: Resource,
@@ -459,21 +460,65 @@ async fn list(
     label: Arc<str>,
 ) -> Result<Vec<Object>, Failure> {
     let mut objects = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let path = page_path(&group_version, &res, src.page_size, token.as_deref());
-        let text = get_retrying(&client, &path, src.request_timeout).await?;
-        let (page, next) = read_page(&text, &format!("{label}: {}", res.label()))
+    let what = format!("{label}: {}", res.label());
+    let first = page_path(&group_version, &res, src.page_size, None);
+    let mut text = Some(get_retrying(&client, &first, src.request_timeout).await?);
+    while let Some(page_text) = text.take() {
+        let token = match continue_token(&page_text) {
+            Ok(t) => t,
+            // The reader's own error says where in the page it broke.
+            Err(e) => {
+                let why = read_page(&page_text, &what).err().map(|r| r.to_string());
+                return Err(Failure::Fatal(format!(
+                    "cannot parse {}: {}",
+                    res.label(),
+                    why.unwrap_or_else(|| e.to_string())
+                )));
+            }
+        };
+        let source = what.clone();
+        let parse = tokio::task::spawn_blocking(move || read_page(&page_text, &source));
+        let fetch = async {
+            match &token {
+                Some(t) => {
+                    let path = page_path(&group_version, &res, src.page_size, Some(t));
+                    get_retrying(&client, &path, src.request_timeout)
+                        .await
+                        .map(Some)
+                }
+                None => Ok(None),
+            }
+        };
+        let (parsed, fetched) = tokio::join!(parse, fetch);
+        let (page, _) = parsed
+            .map_err(|e| Failure::Fatal(format!("parsing {} stopped: {e}", res.label())))?
             .map_err(|e| Failure::Fatal(format!("cannot parse {}: {e}", res.label())))?;
         progress
             .objects
             .fetch_add(crate::util::sum::count(page.len()), Ordering::Relaxed);
         objects.extend(page);
-        token = next;
-        if token.is_none() {
-            return Ok(objects);
-        }
+        text = fetched?;
     }
+    Ok(objects)
+}
+
+/// A list's `metadata.continue`, read without building its items.
+fn continue_token(text: &str) -> Result<Option<String>, serde_json::Error> {
+    #[derive(Deserialize)]
+    struct Meta {
+        #[serde(rename = "continue", default)]
+        token: Option<String>,
+    }
+    #[derive(Deserialize)]
+    struct Head {
+        #[serde(default)]
+        metadata: Option<Meta>,
+    }
+    let head: Head = serde_json::from_str(text)?;
+    Ok(head
+        .metadata
+        .and_then(|m| m.token)
+        .filter(|t| !t.is_empty()))
 }
 
 /// Reads every resource of [`RESOURCES`] the cluster serves.

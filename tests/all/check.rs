@@ -617,3 +617,94 @@ fn a_reshaped_workload_points_at_the_overlay_the_change_touched() {
         serde_json::json!(["serving/overlays/prod/kustomization.yaml"])
     );
 }
+
+/// The units `gpuledger check` ran a renderer for (its debug log), with their report.
+fn check_renders(r: &Repo, head: &str) -> (Value, Vec<String>) {
+    let venv = std::env::var("GPULEDGER_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| super::support::root().join(".venv"));
+    let path = format!(
+        "{}:{}",
+        venv.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = gpuledger(r.path())
+        .args(["check", "--repo", ".", "--base", "main", "--head", head])
+        .args(["--now", "2026-11-30", "--format", "json"])
+        .env(
+            "GPULEDGER_HELM",
+            super::support::root().join("tests/support/helm"),
+        )
+        .env("GPULEDGER_LOG", "gpuledger::desired=debug")
+        .env_remove("GPULEDGER_KUSTOMIZE")
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let mut rendered: Vec<String> = err
+        .lines()
+        .filter(|l| l.contains("rendered"))
+        .filter_map(|l| l.split_once("unit=").map(|(_, u)| u.to_string()))
+        .collect();
+    rendered.sort();
+    (json, rendered)
+}
+
+/// The render cache: base and head share it, so a no-change check renders each kustomize and helm
+/// unit once, and a change to one app renders that app at base and at head, nothing else twice.
+#[test]
+fn a_check_renders_what_the_change_touched_twice_and_the_rest_once() {
+    let r = Repo::new();
+    let deploy = |name: &str, gpus: u32| {
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: {name}}}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"{gpus}\"}}}}}}]\n"
+        )
+    };
+    for app in ["a", "b", "c"] {
+        r.write(
+            &format!("apps/{app}/kustomization.yaml"),
+            "resources: [deploy.yaml, ../../base]\nnamespace: team\nnamePrefix: x-\n",
+        )
+        .write(&format!("apps/{app}/deploy.yaml"), &deploy(app, 1));
+    }
+    r.write("base/kustomization.yaml", "resources: [svc.yaml]\n")
+        .write(
+            "base/svc.yaml",
+            "apiVersion: v1\nkind: Service\nmetadata: {name: svc}\nspec: {ports: [{port: 80}]}\n",
+        )
+        .write(
+            "charts/m/Chart.yaml",
+            "apiVersion: v2\nname: m\nversion: 0.1.0\n",
+        )
+        .write("charts/m/values.yaml", "gpus: 2\n")
+        .write(
+            "charts/m/templates/d.yaml",
+            &deploy("m", 2).replace("\"2\"", "{{ .Values.gpus | quote }}"),
+        )
+        .commit("apps");
+    r.git(&["branch", "same"]);
+    r.git(&["checkout", "-q", "-b", "one"]);
+    r.write("apps/b/deploy.yaml", &deploy("b", 4))
+        .commit("b takes 4");
+    r.git(&["checkout", "-q", "main"]);
+
+    let units = [
+        "kustomize/apps/a (kustomize apps/a)",
+        "kustomize/apps/b (kustomize apps/b)",
+        "kustomize/apps/c (kustomize apps/c)",
+        "helm/charts/m (helm charts/m)",
+    ];
+    let mut once: Vec<String> = units.iter().map(|s| s.to_string()).collect();
+    once.sort();
+    let (j, rendered) = check_renders(&r, "same");
+    assert_eq!(j["check"]["gpu_delta"].as_i64(), Some(0), "{j}");
+    assert_eq!(rendered, once, "a no-change check renders each unit once");
+
+    let (j, rendered) = check_renders(&r, "one");
+    assert_eq!(j["check"]["gpu_delta"].as_i64(), Some(3), "{j}");
+    let mut twice = once.clone();
+    twice.push(units[1].to_string());
+    twice.sort();
+    assert_eq!(rendered, twice, "only the changed app renders at both refs");
+}

@@ -574,3 +574,57 @@ fn convert_versions_serves_every_object_under_each_version() {
     let (status, _) = get_json(&emu, "/apis/nvidia.com/v1beta1/dynamocomponentdeployments");
     assert_eq!(status, 404);
 }
+
+/// The body of a GET as the server wrote it.
+fn get_text(emu: &Emulator, target: &str) -> String {
+    let mut s = TcpStream::connect(emu.addr()).unwrap();
+    write!(
+        s,
+        "GET {target} HTTP/1.1\r\nHost: {}\r\nAccept: application/json\r\nConnection: close\r\n\r\n",
+        emu.addr()
+    )
+    .unwrap();
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).unwrap();
+    raw.split_once("\r\n\r\n")
+        .expect("HTTP response")
+        .1
+        .to_string()
+}
+
+/// kube-apiserver writes `kind` first (its structs' order); `kubectl get -o json` writes keys
+/// alphabetically, `items` before `kind`. The emulator does the first, and the second on request,
+/// with the same content.
+#[test]
+fn keys_come_in_the_api_servers_order_or_kubectls() {
+    let server = demo(EmulatorOptions::default());
+    let kubectl_order = demo(EmulatorOptions {
+        alphabetical_keys: true,
+        ..EmulatorOptions::default()
+    });
+    let target = "/api/v1/namespaces/reasoning/pods";
+    let (a, b) = (get_text(&server, target), get_text(&kubectl_order, target));
+    assert!(
+        a.starts_with(r#"{"kind":"PodList","apiVersion":"v1","metadata":{"#),
+        "{}",
+        &a[..80.min(a.len())]
+    );
+    assert!(
+        a.contains(r#"{"metadata":{"#),
+        "items open with their metadata"
+    );
+    assert!(
+        b.starts_with(r#"{"apiVersion":"v1","items":["#),
+        "{}",
+        &b[..80.min(b.len())]
+    );
+    let (a, b): (Value, Value) = (
+        serde_json::from_str(&a).unwrap(),
+        serde_json::from_str(&b).unwrap(),
+    );
+    assert_eq!(a["items"], b["items"]);
+    // kubectl reads both.
+    for emu in [&server, &kubectl_order] {
+        assert!(kubectl_ok(emu, &["get", "pods", "-A", "-o", "name"]).contains("pod/"));
+    }
+}

@@ -112,6 +112,15 @@ fn a_synthetic_fleet_reads_the_same_through_the_api() {
     );
     assert!(live["fleet"]["gpus"]["requested"].as_u64().unwrap() > 0);
     assert!(!live["graphs"].as_array().unwrap().is_empty());
+    // The same with lists written in kubectl's alphabetical order (`items` before `kind`).
+    let alphabetical = Emulator::start(EmulatorOptions {
+        page_size: Some(50),
+        alphabetical_keys: true,
+        ..options("tests/fixtures/synthetic-small.json")
+    });
+    let (code, again, err) = live_inventory(&alphabetical, &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(comparable(again.unwrap()), comparable(live));
 }
 
 #[test]

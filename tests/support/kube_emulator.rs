@@ -53,6 +53,11 @@ pub struct EmulatorOptions {
     pub convert_versions: bool,
     /// Print every request (`GET /api/v1/pods?limit=500 -> 200`) on stderr.
     pub log_to_stderr: bool,
+    /// Write every object's keys in alphabetical order, as `kubectl get -o json` does (a `List`'s
+    /// `items` before its `kind`). Off: as kube-apiserver writes them, `kind`, `apiVersion` and
+    /// `metadata` first (its Go structs' field order), so a client that streams a list by its kind
+    /// is exercised both ways.
+    pub alphabetical_keys: bool,
 }
 
 impl EmulatorOptions {
@@ -644,8 +649,12 @@ impl State {
         if retry {
             resp = resp.header("Retry-After", "0");
         }
-        resp.body(Full::new(Bytes::from(body.to_string())))
-            .expect("response")
+        let text = if self.opts.alphabetical_keys {
+            body.to_string()
+        } else {
+            api_server_order(&body)
+        };
+        resp.body(Full::new(Bytes::from(text))).expect("response")
     }
 
     fn route(&self, path: &str, req: &Req) -> Reply {
@@ -839,6 +848,48 @@ impl State {
         Reply::ok(
             json!({"kind": kind, "apiVersion": api_version, "metadata": meta, "items": items}),
         )
+    }
+}
+
+/// JSON as kube-apiserver writes it: an object's `kind`, `apiVersion` and `metadata` first, then
+/// its other keys (Go encodes a struct's fields in declaration order; TypeMeta and ObjectMeta lead
+/// every API type), at every depth, so a list's `items` come after its `kind`.
+fn api_server_order(v: &Value) -> String {
+    let mut out = String::new();
+    write_ordered(v, &mut out);
+    out
+}
+
+fn write_ordered(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            const FIRST: [&str; 3] = ["kind", "apiVersion", "metadata"];
+            out.push('{');
+            let keys = FIRST
+                .iter()
+                .filter_map(|k| m.get_key_value(*k))
+                .chain(m.iter().filter(|(k, _)| !FIRST.contains(&k.as_str())));
+            for (n, (k, v)) in keys.enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_ordered(v, out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (n, v) in a.iter().enumerate() {
+                if n > 0 {
+                    out.push(',');
+                }
+                write_ordered(v, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
     }
 }
 
