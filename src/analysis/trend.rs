@@ -47,6 +47,9 @@ pub struct Trend {
     pub fastest: Option<String>,
     /// Why there is no trend (no history, a single step); `None` when there is one.
     pub unknown: Option<String>,
+    /// Why the tenants' busy GPUs are unknown (no GPU activity in the source); `None` when known.
+    /// Product lines carry no busy figures: gpuledger exports busy GPUs per tenant.
+    pub busy_unknown: Option<String>,
 }
 
 /// One tenant's or product line's GPUs over the window.
@@ -60,6 +63,10 @@ pub struct TrendRow {
     /// `change` over the covered span, per 7 days.
     pub per_week: Option<f64>,
     pub peak: Option<f64>,
+    /// Busy GPUs (DCGM, as gpuledger exported them) at the first and last step with busy data;
+    /// `null` when unknown ([`Trend::busy_unknown`] says why).
+    pub busy_start: Option<f64>,
+    pub busy_end: Option<f64>,
     /// GPUs at each covered step (parallel to [`Trend::covered`]).
     pub points: Vec<f64>,
 }
@@ -199,8 +206,42 @@ pub fn trend(
         tenants,
         fastest,
         unknown,
+        busy_unknown: Some("busy GPUs were not read".to_string()),
         covered,
     }
+}
+
+/// Adds each tenant's busy GPUs at the first and last step with busy data, from `busy` (series by
+/// tenant), or the reason they are unknown. At a step with busy data a tenant without a sample was
+/// busy on no GPU: gpuledger exports every tenant's busy GPUs when it knows them, and none when it
+/// does not.
+pub fn with_busy(t: &mut Trend, busy: Result<&ByName, String>) {
+    let by = match busy {
+        Ok(by) => by,
+        Err(why) => {
+            t.busy_unknown = Some(why);
+            return;
+        }
+    };
+    let steps: BTreeSet<i64> = by.values().flat_map(|p| p.keys().copied()).collect();
+    let (Some(first), Some(last)) = (steps.first(), steps.last()) else {
+        t.busy_unknown = Some(
+            "no busy GPUs in the window: gpuledger_tenant_gpus{state=\"used\"} has no sample (gpuledger serve reads DCGM only with --prometheus)"
+                .to_string(),
+        );
+        return;
+    };
+    let at = |name: &str, step: &i64| {
+        by.get(name)
+            .and_then(|p| p.get(step))
+            .copied()
+            .unwrap_or(0.0)
+    };
+    for row in &mut t.tenants {
+        row.busy_start = Some(at(&row.name, first));
+        row.busy_end = Some(at(&row.name, last));
+    }
+    t.busy_unknown = None;
 }
 
 fn row(name: &str, p: &BTreeMap<i64, f64>, covered: &[i64], known: bool) -> TrendRow {
@@ -230,6 +271,8 @@ fn row(name: &str, p: &BTreeMap<i64, f64>, covered: &[i64], known: bool) -> Tren
         peak: known
             .then(|| points.iter().copied().fold(f64::NEG_INFINITY, f64::max))
             .filter(|p| p.is_finite()),
+        busy_start: None,
+        busy_end: None,
         points,
     }
 }

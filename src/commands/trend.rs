@@ -8,7 +8,7 @@ use tokio::runtime::Runtime;
 use super::{Exit, Outcome, deliver};
 use crate::cli::TrendArgs;
 use gpuledger::analysis::trend::{
-    NO_PRODUCT_LINE, Source, by_label, namespace_owners, regroup, trend,
+    NO_PRODUCT_LINE, Source, by_label, namespace_owners, regroup, trend, with_busy,
 };
 use gpuledger::input;
 use gpuledger::live::range::Range;
@@ -17,6 +17,7 @@ use gpuledger::render::trend::TrendReport;
 use gpuledger::util::date::Timestamp;
 
 const OWN_TENANTS: &str = "sum by (tenant) (gpuledger_tenant_gpus{state=\"requested\"})";
+const OWN_BUSY: &str = "sum by (tenant) (gpuledger_tenant_gpus{state=\"used\"})";
 const OWN_LINES: &str = "sum by (product_line) (gpuledger_product_line_gpus{state=\"requested\"})";
 const KSM_REQUESTS: &str =
     "sum by (namespace) (kube_pod_container_resource_requests{resource=\"nvidia_com_gpu\"})";
@@ -80,19 +81,22 @@ pub async fn read(
     let own = prom.range(OWN_TENANTS, start, now, step).await?;
     if !own.is_empty() {
         let lines = prom.range(OWN_LINES, start, now, step).await?;
-        return Ok(trend(
+        let busy = prom.range(OWN_BUSY, start, now, step).await?;
+        let mut t = trend(
             Source::Gpuledger,
             format!("gpuledger_tenant_gpus and gpuledger_product_line_gpus (requested) in {base}"),
             (start, now, step),
             &by_label(&own, "tenant", "(none)"),
             &by_label(&lines, "product_line", NO_PRODUCT_LINE),
-        ));
+        );
+        with_busy(&mut t, Ok(&by_label(&busy, "tenant", "(none)")));
+        return Ok(t);
     }
     let requests = prom.range(KSM_REQUESTS, start, now, step).await?;
     let namespaces = by_label(&requests, "namespace", "");
     let labels = prom.instant(KSM_LABELS, now).await?;
     let owners = namespace_owners(&labels, namespaces.keys().cloned(), tenancy);
-    Ok(trend(
+    let mut t = trend(
         Source::KubeStateMetrics,
         format!(
             "kube_pod_container_resource_requests{{resource=\"nvidia_com_gpu\"}} by namespace (pending pods included), \
@@ -102,7 +106,12 @@ pub async fn read(
         (start, now, step),
         &regroup(&namespaces, &owners, |o| o.0.as_str()),
         &regroup(&namespaces, &owners, |o| o.1.as_str()),
-    ))
+    );
+    with_busy(
+        &mut t,
+        Err("kube-state-metrics has no GPU activity: busy GPUs come from gpuledger's own series (gpuledger serve with --prometheus, scraped by this Prometheus)".to_string()),
+    );
+    Ok(t)
 }
 
 /// The tenant table's trend column: with `--prometheus`, each tenant's change in GPUs per week

@@ -111,7 +111,12 @@ pub fn trend_doc(r: &TrendReport, terminal: bool) -> Doc {
         if rows.is_empty() {
             continue;
         }
+        // Busy GPUs are exported per tenant only.
+        let busy = first == "tenant" && t.busy_unknown.is_none();
         let mut headers = vec![first, ">start", ">end", ">change", ">per week", ">peak"];
+        if busy {
+            headers.extend([">busy start", ">busy end"]);
+        }
         if terminal {
             headers.push("trend");
         }
@@ -124,12 +129,23 @@ pub fn trend_doc(r: &TrendReport, terminal: bool) -> Doc {
                 signed(x.per_week).into(),
                 gpus(x.peak).into(),
             ];
+            if busy {
+                row.push(gpus(x.busy_start).into());
+                row.push(gpus(x.busy_end).into());
+            }
             if terminal {
                 row.push(spark(&x.points).into());
             }
             row
         });
         d.section(title, table, None);
+        if first == "tenant"
+            && let Some(why) = &t.busy_unknown
+        {
+            d.push(Block::Small(
+                Text::new().emph(format!("Busy GPUs unknown: {why}.")),
+            ));
+        }
     }
     if !terminal && t.unknown.is_none() {
         for line in &t.product_lines {

@@ -117,6 +117,15 @@ fn from_kube_state_metrics_per_tenant_and_product_line_with_exact_figures() {
     let t = &j["trend"];
     assert_eq!(t["source"], "kube-state-metrics");
     assert_eq!(t["covered"].as_array().unwrap().len(), 5);
+    // kube-state-metrics knows requests, not activity: busy is unknown, never 0.
+    assert!(
+        t["busy_unknown"]
+            .as_str()
+            .unwrap()
+            .contains("kube-state-metrics has no GPU activity"),
+        "{t}"
+    );
+    assert_eq!(t["tenants"][0]["busy_start"], Value::Null);
     assert_eq!(
         figures(&t["tenants"]),
         [
@@ -171,6 +180,12 @@ fn gpuledgers_own_series_are_preferred_and_no_history_is_unknown() {
             &[("tenant", "chat"), ("state", "requested")],
             &ramp(8.0),
         ),
+        // Busy per DCGM, as serve exports it: read at the same steps, 4 → 10.
+        Series::cycling(
+            "gpuledger_tenant_gpus",
+            &[("tenant", "chat"), ("state", "used")],
+            &ramp(2.0),
+        ),
         Series::new(
             "gpuledger_product_line_gpus",
             &[("product_line", "assistant"), ("state", "requested")],
@@ -191,6 +206,12 @@ fn gpuledgers_own_series_are_preferred_and_no_history_is_unknown() {
         figures(&j["trend"]["tenants"]),
         [row("chat", 10.0, 16.0, 6.0, 16.0)]
     );
+    let chat = &j["trend"]["tenants"][0];
+    assert_eq!(
+        (chat["busy_start"].as_f64(), chat["busy_end"].as_f64()),
+        (Some(4.0), Some(10.0))
+    );
+    assert_eq!(j["trend"]["busy_unknown"], Value::Null);
 
     let empty = Prometheus::start(&[]);
     let (code, out, err) = run(&empty, "markdown");
