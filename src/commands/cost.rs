@@ -73,25 +73,17 @@ pub fn run(args: &CostArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::R
     let text = render_cost(&report, args.output.format, &args.output.style());
     let stdout = deliver(text, args.output.output.as_deref(), &mut notes)?;
     // The command's own inputs: either failing is an error, with the report still written.
-    let mut exit = if failed.opencost || failed.records {
+    let exit = if failed.opencost || failed.records {
         Exit::Error
     } else {
         Exit::Clean
     };
-    for m in &report.incomplete {
-        notes.push(Note::Incomplete {
-            what: "report",
-            resource: m.resource.clone(),
-            reason: m.reason.clone(),
-        });
-        exit = Exit::Error;
-    }
-    Ok(Outcome {
-        commands: Vec::new(),
+    Ok(super::report_outcome(
+        &report.incomplete,
         stdout,
         notes,
         exit,
-    })
+    ))
 }
 
 /// What failed among the cost inputs: the report says what is unknown and why, and the notes

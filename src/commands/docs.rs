@@ -147,20 +147,12 @@ pub fn run(args: &DocsArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::R
         notes.push(Note::Say(format!("cannot read a document: {e}")));
         exit = Exit::Error;
     }
-    for m in &report.incomplete {
-        notes.push(Note::Incomplete {
-            what: "report",
-            resource: m.resource.clone(),
-            reason: m.reason.clone(),
-        });
-        exit = Exit::Error;
-    }
-    Ok(Outcome {
-        commands: Vec::new(),
+    Ok(super::report_outcome(
+        &report.incomplete,
         stdout,
         notes,
         exit,
-    })
+    ))
 }
 
 /// One document: as it is named in findings, where it is written, and its bytes.

@@ -73,20 +73,12 @@ pub fn run(args: &HeadroomArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyho
         notes.push(Note::Say(format!("load test unreadable: {e}")));
         exit = Exit::Error;
     }
-    for m in &report.incomplete {
-        notes.push(Note::Incomplete {
-            what: "report",
-            resource: m.resource.clone(),
-            reason: m.reason.clone(),
-        });
-        exit = Exit::Error;
-    }
-    Ok(Outcome {
-        commands: Vec::new(),
+    Ok(super::report_outcome(
+        &report.incomplete,
         stdout,
         notes,
         exit,
-    })
+    ))
 }
 
 /// The Prometheus of `--prometheus`, as the serving reader takes it.

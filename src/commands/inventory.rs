@@ -78,20 +78,12 @@ pub fn run(
         notes.push(Note::Say(format!("load test unreadable: {e}")));
         exit = Exit::Error;
     }
-    for m in &report.incomplete {
-        notes.push(Note::Incomplete {
-            what: "report",
-            resource: m.resource.clone(),
-            reason: m.reason.clone(),
-        });
-        exit = Exit::Error;
-    }
-    Ok(Outcome {
-        commands: Vec::new(),
+    Ok(super::report_outcome(
+        &report.incomplete,
         stdout,
         notes,
         exit,
-    })
+    ))
 }
 
 /// Reads the fleet (and, with `--repo`, the repository) and computes the inventory, with drift

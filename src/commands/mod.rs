@@ -98,6 +98,30 @@ pub struct Outcome {
     pub exit: Exit,
 }
 
+/// How a report command ends: a note per resource the report is missing and, if any, an error exit
+/// (an incomplete report under-counts; it is never a clean run), else `exit`.
+pub fn report_outcome(
+    incomplete: &[gpuledger::report::IncompleteInput],
+    stdout: Option<String>,
+    mut notes: Vec<Note>,
+    mut exit: Exit,
+) -> Outcome {
+    for m in incomplete {
+        notes.push(Note::Incomplete {
+            what: "report",
+            resource: m.resource.clone(),
+            reason: m.reason.clone(),
+        });
+        exit = Exit::Error;
+    }
+    Outcome {
+        commands: Vec::new(),
+        stdout,
+        notes,
+        exit,
+    }
+}
+
 /// Writes `text` to `path`, or returns it for standard output.
 pub fn deliver(
     text: String,
