@@ -17,9 +17,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
 
-use super::http::{Client, duration_text, excerpt};
+use super::http::duration_text;
+use super::range::Range;
 use crate::util::date::Timestamp;
 
 /// How many verified outcomes one record says, and how they are known.
@@ -342,12 +342,7 @@ pub async fn counters(
     seconds: u64,
 ) -> BTreeMap<String, Result<f64, String>> {
     let mut out = BTreeMap::new();
-    let client = match Client::new(
-        "Prometheus",
-        &src.url,
-        src.bearer_token.as_deref(),
-        src.timeout,
-    ) {
+    let prom = match Range::new(&src.url, src.bearer_token.as_deref(), src.timeout) {
         Ok(c) => c,
         Err(e) => {
             for s in selectors {
@@ -356,11 +351,11 @@ pub async fn counters(
             return out;
         }
     };
-    let time = end.unix().to_string();
+    let time = end.unix();
     for s in selectors {
         let result = if is_selector(s) {
             let query = counter_query(s, seconds);
-            one(&client, &query, &time).await
+            one(&prom, &query, time).await
         } else {
             Err(format!(
                 "{s:?} is not a counter selector (a metric name with optional {{label matchers}})"
@@ -371,72 +366,18 @@ pub async fn counters(
     out
 }
 
-async fn one(client: &Client, query: &str, time: &str) -> Result<f64, String> {
-    let base = client.shown_url();
-    let r = client
-        .get("/api/v1/query", &[("query", query), ("time", time)])
-        .await
-        .map_err(|e| e.to_string())?;
-    if !r.status.is_success() {
-        return Err(format!(
-            "Prometheus at {base} answered {} to `{query}`: {}",
-            r.status,
-            excerpt(&r.body)
-        ));
-    }
-    let parsed: Response = serde_json::from_slice(&r.body)
-        .map_err(|e| format!("Prometheus at {base}: not an API response ({e})"))?;
-    if parsed.status != "success" {
-        return Err(format!(
-            "Prometheus at {base}, `{query}`: {}",
-            parsed.error.unwrap_or_else(|| "error".into())
-        ));
-    }
-    let Some(Data {
-        result_type,
-        result,
-    }) = parsed.data
-    else {
-        return Err(format!("Prometheus at {base}: a success without data"));
+async fn one(prom: &Range, query: &str, time: i64) -> Result<f64, String> {
+    let series = prom.instant(query, time).await?;
+    let Some(sample) = series.first() else {
+        return Err(format!("no series for `{query}` in {}", prom.shown_url()));
     };
-    if result_type != "vector" {
-        return Err(format!(
-            "Prometheus at {base}, `{query}`: expected a vector, got {result_type}"
-        ));
-    }
-    let Some(sample) = result.first() else {
-        return Err(format!("no series for `{query}` in {base}"));
-    };
+    // A non-finite answer has no sample left: not a count.
     sample
-        .value
-        .1
-        .trim()
-        .parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .ok_or_else(|| format!("`{query}` is {:?}, not a count", sample.value.1))
-}
-
-#[derive(Deserialize)]
-struct Response {
-    status: String,
-    #[serde(default)]
-    data: Option<Data>,
-    #[serde(default)]
-    error: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Data {
-    #[serde(rename = "resultType")]
-    result_type: String,
-    #[serde(default)]
-    result: Vec<Sample>,
-}
-
-#[derive(Deserialize)]
-struct Sample {
-    value: (IgnoredAny, String),
+        .samples
+        .first()
+        .map(|(_, v)| *v)
+        .filter(|v| *v >= 0.0)
+        .ok_or_else(|| format!("`{query}` is not a count"))
 }
 
 #[cfg(test)]

@@ -1,16 +1,20 @@
-//! Prometheus range queries: the history `gpuledger trend` reads. gpuledger keeps no history of
-//! its own ("regenerate, don't remember"); the fleet's Prometheus has it, as gpuledger's exported
-//! series or as kube-state-metrics'.
+//! Prometheus queries answered as plain series: the one reader of the query API's answers for the
+//! history `gpuledger trend` reads (gpuledger keeps none of its own: "regenerate, don't
+//! remember"), the serving rates and histograms of headroom ([`super::serving`]) and the outcome
+//! counters of cost ([`super::outcomes`]). The DCGM reader ([`super::prometheus`]) keeps its own,
+//! which counts the samples it drops.
 //!
-//! A matrix answer becomes plain series (labels and `(unix seconds, value)` samples, oldest
-//! first); a non-finite sample is dropped, never read as zero.
+//! A matrix or vector answer becomes plain series (labels and `(unix seconds, value)` samples,
+//! oldest first); a non-finite sample is dropped, never read as zero. A failed request, a body that
+//! is not an API answer or an error answer is an `Err` naming the URL (never the token) and the
+//! query.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::http::Client;
+use super::http::{Client, excerpt};
 use super::prometheus::http_error;
 
 /// One series of a matrix.
@@ -110,7 +114,10 @@ impl Range {
             ));
         }
         let answer: Answer = serde_json::from_slice(&response.body).map_err(|e| {
-            format!("Prometheus at {base}, query `{query}`: not a query answer: {e}")
+            format!(
+                "Prometheus at {base}, query `{query}`: not a Prometheus API response ({e}): {}",
+                excerpt(&response.body)
+            )
         })?;
         if answer.status != "success" {
             return Err(format!(

@@ -20,14 +20,9 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::Deserialize;
-use serde::de::IgnoredAny;
-
-use super::http::{Client, duration_text, excerpt};
-use super::prometheus::{PromSource, ScrapeJobs, http_error};
-
-const RANGE_PATH: &str = "/api/v1/query_range";
-const QUERY_PATH: &str = "/api/v1/query";
+use super::http::duration_text;
+use super::prometheus::{PromSource, ScrapeJobs};
+use super::range::{Range, RangeSeries};
 
 /// The range of `rate()`: four scrapes at the common 15s–1m intervals, and what dashboards use.
 pub const RATE_RANGE: &str = "5m";
@@ -143,23 +138,17 @@ pub async fn serving(src: &PromSource, end: Option<i64>) -> Result<ServingMetric
             .and_then(|d| i64::try_from(d.as_secs()).map_err(|e| e.to_string()))?,
     };
     let start = end.saturating_sub(i64::try_from(window.as_secs()).unwrap_or(i64::MAX));
-    let client = Client::new(
-        "Prometheus",
-        &src.url,
-        src.bearer_token.as_deref(),
-        src.timeout,
-    )
-    .map_err(|e| e.to_string())?;
+    let prom = Range::new(&src.url, src.bearer_token.as_deref(), src.timeout)?;
     let q = Queries {
-        client: &client,
-        start: start.to_string(),
-        end: end.to_string(),
-        step: step.as_secs().to_string(),
+        prom: &prom,
+        start,
+        end,
+        step: step.as_secs(),
     };
     let mut out = ServingMetrics {
         source: format!(
             "{} over {w} (step {})",
-            client.shown_url(),
+            prom.shown_url(),
             duration_text(step)
         ),
         window,
@@ -199,7 +188,7 @@ pub async fn serving(src: &PromSource, end: Option<i64>) -> Result<ServingMetric
                 namespace,
                 pod,
                 engine: Engine::Vllm,
-                value: value(&m.value.1)?,
+                value: sample(&m)?,
             })
         })
         .collect();
@@ -209,8 +198,7 @@ pub async fn serving(src: &PromSource, end: Option<i64>) -> Result<ServingMetric
             .await?;
         let mut per_pod: BTreeMap<PodKey, Vec<(f64, f64)>> = BTreeMap::new();
         for (namespace, pod, m) in rows {
-            let (Some(le), Some(v)) = (m.metric.get("le").and_then(|l| le(l)), value(&m.value.1))
-            else {
+            let (Some(le), Some(v)) = (m.labels.get("le").and_then(|l| le(l)), sample(&m)) else {
                 continue;
             };
             per_pod.entry((namespace, pod)).or_default().push((le, v));
@@ -239,57 +227,14 @@ fn le(s: &str) -> Option<f64> {
     }
 }
 
-fn value(s: &str) -> Option<f64> {
-    s.trim().parse::<f64>().ok().filter(|v| v.is_finite())
-}
-
 struct Queries<'a> {
-    client: &'a Client,
-    start: String,
-    end: String,
-    step: String,
+    prom: &'a Range,
+    start: i64,
+    end: i64,
+    step: u64,
 }
 
 impl Queries<'_> {
-    async fn ask(&self, path: &str, params: &[(&str, &str)]) -> Result<Data, String> {
-        let query = params
-            .iter()
-            .find(|(k, _)| *k == "query")
-            .map(|(_, v)| *v)
-            .unwrap_or_default();
-        let base = self.client.shown_url();
-        let response = self
-            .client
-            .get(path, params)
-            .await
-            .map_err(|e| e.to_string())?;
-        if !response.status.is_success() {
-            return Err(http_error(
-                base,
-                query,
-                response.status,
-                &response.body,
-                self.client.has_token(),
-            ));
-        }
-        let fail = |e: String| format!("Prometheus at {base}, query `{query}`: {e}");
-        let r: Answer = serde_json::from_slice(&response.body).map_err(|e| {
-            fail(format!(
-                "not a Prometheus API response ({e}): {}",
-                excerpt(&response.body)
-            ))
-        })?;
-        if r.status != "success" {
-            return Err(fail(format!(
-                "status {}: {}",
-                r.status,
-                r.error.unwrap_or_default()
-            )));
-        }
-        r.data
-            .ok_or_else(|| fail("a success response without data".into()))
-    }
-
     /// A range query's series, each named by its pod.
     async fn range(
         &self,
@@ -297,96 +242,53 @@ impl Queries<'_> {
         engine: Engine,
         model: Option<&str>,
     ) -> Result<Vec<PodSeries>, String> {
-        let data = self
-            .ask(
-                RANGE_PATH,
-                &[
-                    ("query", query),
-                    ("start", &self.start),
-                    ("end", &self.end),
-                    ("step", &self.step),
-                ],
-            )
+        let series = self
+            .prom
+            .range(query, self.start, self.end, self.step)
             .await?;
-        let Data::Matrix(series) = data else {
-            return Err(format!("query `{query}`: expected a range vector (matrix)"));
-        };
-        let jobs = ScrapeJobs::of(series.iter().map(|s| &s.metric));
+        let jobs = ScrapeJobs::of(series.iter().map(|s| &s.labels));
         let mut out: Vec<PodSeries> = series
             .iter()
             .map(|s| PodSeries {
-                namespace: jobs.workload_label(&s.metric, "namespace"),
-                pod: jobs.workload_label(&s.metric, "pod"),
-                model: model.and_then(|m| s.metric.get(m).filter(|v| !v.is_empty()).cloned()),
+                namespace: jobs.workload_label(&s.labels, "namespace"),
+                pod: jobs.workload_label(&s.labels, "pod"),
+                model: model.and_then(|m| s.labels.get(m).filter(|v| !v.is_empty()).cloned()),
                 engine,
-                points: s
-                    .values
-                    .iter()
-                    .filter_map(|(t, v)| Some((t.floor() as i64, value(v)?)))
-                    .collect(),
+                points: s.samples.clone(),
             })
             .collect();
         out.sort_by(|a, b| (&a.namespace, &a.pod, &a.model).cmp(&(&b.namespace, &b.pod, &b.model)));
         Ok(out)
     }
 
-    /// An instant query at the end of the window: each sample with its pod.
+    /// An instant query at the end of the window: each series (its one finite sample, or none)
+    /// with its pod.
     async fn instant(
         &self,
         query: &str,
-    ) -> Result<Vec<(Option<String>, Option<String>, Instant)>, String> {
-        let data = self
-            .ask(QUERY_PATH, &[("query", query), ("time", &self.end)])
-            .await?;
-        let Data::Vector(samples) = data else {
-            return Err(format!("query `{query}`: expected an instant vector"));
-        };
-        let jobs = ScrapeJobs::of(samples.iter().map(|s| &s.metric));
-        let named: Vec<_> = samples
+    ) -> Result<Vec<(Option<String>, Option<String>, RangeSeries)>, String> {
+        let series = self.prom.instant(query, self.end).await?;
+        let jobs = ScrapeJobs::of(series.iter().map(|s| &s.labels));
+        let named: Vec<_> = series
             .iter()
             .map(|s| {
                 (
-                    jobs.workload_label(&s.metric, "namespace"),
-                    jobs.workload_label(&s.metric, "pod"),
+                    jobs.workload_label(&s.labels, "namespace"),
+                    jobs.workload_label(&s.labels, "pod"),
                 )
             })
             .collect();
         Ok(named
             .into_iter()
-            .zip(samples)
+            .zip(series)
             .map(|((n, p), s)| (n, p, s))
             .collect())
     }
 }
 
-#[derive(Deserialize)]
-struct Answer {
-    status: String,
-    #[serde(default)]
-    data: Option<Data>,
-    #[serde(default)]
-    error: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(tag = "resultType", content = "result", rename_all = "lowercase")]
-enum Data {
-    Vector(Vec<Instant>),
-    Matrix(Vec<Range>),
-    Scalar(IgnoredAny),
-    String(IgnoredAny),
-}
-
-#[derive(Deserialize)]
-struct Instant {
-    metric: BTreeMap<String, String>,
-    value: (IgnoredAny, String),
-}
-
-#[derive(Deserialize)]
-struct Range {
-    metric: BTreeMap<String, String>,
-    values: Vec<(f64, String)>,
+/// The one sample of an instant query's series.
+fn sample(s: &RangeSeries) -> Option<f64> {
+    s.samples.first().map(|(_, v)| *v)
 }
 
 /// The `q` quantile (0–1) of a cumulative histogram, as Prometheus's `histogram_quantile` computes
