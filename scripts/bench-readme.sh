@@ -8,8 +8,10 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 src="${1:-bench-out/bench.md}"
 [[ -s "$src" ]] || { echo "bench-readme.sh: $src is missing: run scripts/bench.sh first" >&2; exit 2; }
-grep -q '^<!-- bench:begin -->$' README.md && grep -q '^<!-- bench:end -->$' README.md ||
-  { echo "bench-readme.sh: README.md has no bench markers" >&2; exit 2; }
+if ! grep -q '^<!-- bench:begin -->$' README.md || ! grep -q '^<!-- bench:end -->$' README.md; then
+  echo "bench-readme.sh: README.md has no bench markers" >&2
+  exit 2
+fi
 python3 - "$src" <<'PY'
 import sys
 table = open(sys.argv[1]).read().strip("\n")

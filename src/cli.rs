@@ -28,6 +28,8 @@ pub struct Cli {
 }
 
 #[derive(Debug, Subcommand)]
+// Parsed once per run: the size of its largest variant (check's flags) costs nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// Fleet inventory: GPU tiers, requested vs pending, tenants, workloads, Dynamo graphs, public routes.
     #[command(after_help = INVENTORY_EXAMPLES)]
@@ -655,6 +657,33 @@ pub struct CheckArgs {
     )]
     pub fail_on: Vec<String>,
 
+    /// With live state: Prometheus (base URL), for the tenants' trend (a GPUs/week column, as
+    /// `gpuledger trend` computes it over --trend-window) and the GPUs busy and outcome counters
+    /// of the cost section.
+    #[arg(long, value_name = "URL", env = "GPULEDGER_PROMETHEUS")]
+    pub prometheus: Option<String>,
+
+    /// The environment variable holding a bearer token for Prometheus (managed Prometheus).
+    #[arg(long, value_name = "VAR", default_value = "GPULEDGER_PROMETHEUS_TOKEN")]
+    pub prometheus_token_env: String,
+
+    /// The window cost, outcomes and GPU activity are read over (`1h`, `24h`, `7d`).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    pub window: std::time::Duration,
+
+    /// With --prometheus: the window of the tenants' trend column.
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    pub trend_window: std::time::Duration,
+
+    /// With --prometheus: the step of the trend column's history.
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration)]
+    pub trend_step: std::time::Duration,
+
+    /// With live state: cost and outcomes, for allocated → busy → valuable of the tenants the
+    /// change moves.
+    #[command(flatten)]
+    pub cost: CostInputArgs,
+
     /// The clock: accepted-drift rules are checked against its date and the live state's age
     /// against it (YYYY-MM-DD is its midnight UTC) [default: now].
     #[arg(long, value_name = "DATE|RFC3339", value_parser = Timestamp::parse_now)]
@@ -1028,6 +1057,24 @@ impl RepoArgs {
 }
 
 impl CheckArgs {
+    /// The metric and cost side of the live inputs, as the report commands take it (the cluster
+    /// itself is read by [`CheckArgs::live`]).
+    pub fn metrics_live(&self) -> LiveArgs {
+        LiveArgs {
+            snapshot: Vec::new(),
+            kubeconfig: None,
+            context: Vec::new(),
+            timeout: input::DEFAULT_TIMEOUT_S,
+            request_timeout: input::DEFAULT_REQUEST_TIMEOUT_S,
+            quiet: true,
+            prometheus: self.prometheus.clone(),
+            prometheus_token_env: self.prometheus_token_env.clone(),
+            window: self.window,
+            trend_window: self.trend_window,
+            trend_step: self.trend_step,
+        }
+    }
+
     /// The live state, only when asked for: a laptop check without a cluster stays offline. A
     /// cluster is read with the same default timeouts as every other command.
     pub fn live(&self) -> Option<LiveSpec> {

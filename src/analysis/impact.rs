@@ -49,6 +49,7 @@ fn deltas(
                 gpus_head: h,
                 delta: sum::delta(h, b).named(n, "the change in GPUs declared")?,
                 contacts: Vec::new(),
+                gpus_per_week: None,
             })
         })
         .collect::<Result<_, Overflow>>()?;
@@ -432,6 +433,7 @@ pub fn impact(
         stagger: None,
         gates,
         docs: None,
+        valuable: None,
         config,
     })
 }

@@ -184,6 +184,41 @@ pub fn compute(
             check.stagger = Some(gpuledger::render::plan::verdict(&plan));
         }
     }
+    // With a Prometheus, each moved tenant's trend; with cost inputs, allocated → busy → valuable
+    // of the tenants the change moves: both read against the live state, beside the change.
+    if let (Some(p), Some((report, ..))) = (&live, &live_view) {
+        let metrics = args.metrics_live();
+        if args.prometheus.is_some() {
+            let mut r = report.clone();
+            super::trend::column(&mut r, &metrics, &cfg.tenancy, now, rt, &mut notes);
+            for row in &mut check.tenants {
+                row.gpus_per_week = r
+                    .tenants
+                    .iter()
+                    .find(|t| t.name == row.name)
+                    .and_then(|t| t.gpus_per_week);
+            }
+        }
+        if args.cost.given() {
+            let mut r = report.clone();
+            super::cost::attach(
+                &mut r, &p.objects, &cfg, &args.cost, &metrics, now, rt, &mut notes,
+            )?;
+            let moved: std::collections::BTreeSet<&str> = check
+                .tenants
+                .iter()
+                .filter(|t| t.delta != 0)
+                .map(|t| t.name.as_str())
+                .collect();
+            check.valuable = r.cost.map(|mut c| {
+                c.tenants.retain(|t| moved.contains(t.name.as_str()));
+                c.workloads
+                    .retain(|w| w.tenant.as_deref().is_some_and(|t| moved.contains(t)));
+                c.product_lines.clear();
+                c
+            });
+        }
+    }
     // The head's documents against the live state: the marked facts the change would leave
     // stale. Read from git's objects at the head ref (or the working tree), never run.
     let docs = match (&live, &live_view) {

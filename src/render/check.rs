@@ -107,9 +107,14 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
         // Only what the change moves; the rest is counted.
         let (moved, same): (Vec<_>, Vec<_>) = rows.iter().partition(|r| r.delta != 0);
         if !moved.is_empty() {
-            // Who to call is a column only when a moved tenant has a contact.
+            // Who to call is a column only when a moved tenant has a contact; the trend only when
+            // a Prometheus gave one.
             let contacts = moved.iter().any(|r| !r.contacts.is_empty());
+            let trend = moved.iter().any(|r| r.gpus_per_week.is_some());
             let mut headers = vec![first, ">base", ">head", ">delta"];
+            if trend {
+                headers.push(">GPUs/week");
+            }
             if contacts {
                 headers.push("contact");
             }
@@ -120,6 +125,13 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
                     r.gpus_head.to_string().into(),
                     format!("{:+}", r.delta).into(),
                 ];
+                if trend {
+                    row.push(
+                        r.gpus_per_week
+                            .map_or_else(|| "unknown".into(), |w| format!("{w:+.1}"))
+                            .into(),
+                    );
+                }
                 if contacts {
                     row.push(r.contacts.join(", ").into());
                 }
@@ -192,6 +204,10 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
                 .strong("Batch work added")
                 .plain(format!(": {s}")),
         );
+    }
+    // Allocated → busy → valuable of the tenants the change moves, when cost inputs were given.
+    if let Some(v) = &c.valuable {
+        d.extend(super::cost::headline(v, None));
     }
     if let (true, Some(why)) = (c.live, &c.drift_unknown) {
         d.paragraph(

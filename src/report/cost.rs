@@ -8,9 +8,9 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cost {
     /// The window costs and outcomes are counted over, RFC 3339 UTC.
     pub window_start: String,
@@ -36,7 +36,7 @@ pub struct Cost {
     /// Why a figure of the whole section is `null` (`total_cost`: OpenCost failed).
     pub unknown: BTreeMap<String, String>,
     /// Lines of the outcome-records file that did not read (`file:line: why`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
     /// Per workload (`namespace/Kind/name`), by total cost.
     pub workloads: Vec<CostRow>,
@@ -48,7 +48,7 @@ pub struct Cost {
     /// per namespace; counted in their tenants.
     pub other: Vec<OtherCost>,
     /// OpenCost's cost per model (`/inferenceCost`), when it serves it.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub inference: Vec<InferenceRow>,
     /// Why there is no inference cost: not served, or failed.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -56,7 +56,7 @@ pub struct Cost {
 }
 
 /// One workload, tenant or product line.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CostRow {
     /// `namespace/Kind/name`, the tenant, or the product line.
     pub name: String,
@@ -103,7 +103,7 @@ pub struct CostRow {
 }
 
 /// A cost by where it came from; `null` when OpenCost did not give it.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct Breakdown {
     pub gpu: Option<f64>,
     pub cpu: Option<f64>,
@@ -120,14 +120,14 @@ pub struct Breakdown {
 }
 
 /// OpenCost's cost of a namespace's pods that belong to no live workload.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OtherCost {
     pub namespace: String,
     pub tenant: String,
     pub total_cost: Option<f64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InferenceRow {
     pub model: String,
     pub namespace: Option<String>,

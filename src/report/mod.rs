@@ -800,6 +800,10 @@ pub struct Check {
     /// for the change), when there is a live state and a document marks a fact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub docs: Option<crate::docs::DocsStatus>,
+    /// Allocated → busy → valuable of the tenants the change moves (and their workloads), when
+    /// cost inputs were given with a live state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valuable: Option<crate::report::cost::Cost>,
     /// The configuration the check applied, and what the change does to it.
     pub config: ConfigReview,
 }
@@ -844,6 +848,10 @@ pub struct DeltaRow {
     /// namespaces' contact keys); empty when unknown or unmoved.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contacts: Vec<String>,
+    /// With a Prometheus, a tenant's change in GPUs per week over the trend window (`gpuledger
+    /// trend`); absent without one or when the trend is unknown (a note says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_per_week: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

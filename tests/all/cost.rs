@@ -359,3 +359,73 @@ fn the_drift_issue_folds_the_headline_in_when_given_cost_inputs() {
     );
     assert!(fold.contains("| eval/Job/grade-small | 2 | unknown | 900 | **unsuitable** |"));
 }
+
+/// A Git repository whose change scales the chat Deployment (tenant assistant, from its Namespace
+/// in Git) from 2 to 4 GPUs, on main → feature.
+pub(crate) fn chat_change_repo() -> super::support::Repo {
+    let r = super::support::Repo::new();
+    let deployment = |gpus: u64| {
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: chat, labels: {{tenant: assistant}}}}\n---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: chat, namespace: chat}}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"{gpus}\"}}}}}}]\n"
+        )
+    };
+    r.write("chat.yaml", &deployment(2)).commit("chat");
+    r.git(&["checkout", "-q", "-b", "feature"]);
+    r.write("chat.yaml", &deployment(4))
+        .commit("chat on 4 GPUs");
+    r
+}
+
+/// The pull-request check, given cost inputs with its live state, shows allocated → busy →
+/// valuable for the tenants the change moves (assistant), and not the others (research).
+#[test]
+fn the_check_shows_allocated_busy_valuable_for_the_tenants_it_moves() {
+    let oc = opencost("allocation-gen2.json", false);
+    let r = chat_change_repo();
+    let run = |format: &str| {
+        gpuledger(r.path())
+            .args([
+                "check", "--repo", ".", "--base", "main", "--head", "feature",
+            ])
+            .arg("--snapshot")
+            .arg(fixture("tests/fixtures/cost/cluster.json"))
+            .arg("--config")
+            .arg(fixture("tests/fixtures/cost/.gpuledger.yaml"))
+            .args(["--opencost", &oc.url(), "--outcomes"])
+            .arg(fixture("tests/fixtures/cost/outcomes.csv"))
+            .args(["--window", "1h", "--now", NOW, "--fail-on", "none"])
+            .args(["--format", format])
+            .output()
+            .unwrap()
+    };
+    let out = run("json");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = &j["check"]["valuable"];
+    let names = |rows: &Value| -> Vec<String> {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(names(&v["tenants"]), ["assistant"], "{v:#}");
+    assert_eq!(names(&v["workloads"]), ["chat/Deployment/chat"]);
+    // Its cost is the cost section's figure for the same tenant.
+    let whole = json(&oc.url());
+    assert_eq!(
+        v["tenants"][0]["total_cost"],
+        row(&whole["cost"]["tenants"], "assistant")["total_cost"]
+    );
+    let md = String::from_utf8(run("markdown").stdout).unwrap();
+    assert!(
+        md.contains("Allocated → busy → valuable, per tenant"),
+        "{md}"
+    );
+    assert!(!md.contains("| research |"), "{md}");
+}

@@ -276,3 +276,52 @@ fn the_inventory_has_a_trend_column_when_a_prometheus_is_given() {
     assert!(md.contains("| GPUs/week |"), "{md}");
     assert!(md.contains("| +1512 |"), "{md}");
 }
+
+/// With a Prometheus, the pull-request check gives each tenant it moves its trend: assistant's
+/// namespace chat grows 2 → 8 GPUs over 40 minutes in kube-state-metrics' history.
+#[test]
+fn the_check_has_a_trend_column_when_a_prometheus_is_given() {
+    let prom = Prometheus::start(&[
+        Series::cycling(
+            "kube_pod_container_resource_requests",
+            &ksm("chat", "chat-0", "nvidia_com_gpu"),
+            &ramp(0.0),
+        ),
+        Series::new(
+            "kube_namespace_labels",
+            &[("namespace", "chat"), ("label_tenant", "assistant")],
+            1.0,
+        ),
+    ]);
+    let r = super::cost::chat_change_repo();
+    let out = gpuledger(r.path())
+        .args([
+            "check", "--repo", ".", "--base", "main", "--head", "feature",
+        ])
+        .arg("--snapshot")
+        .arg(super::support::fixture("tests/fixtures/cost/cluster.json"))
+        .args(["--prometheus", &prom.url(), "--trend-window", "40m"])
+        .args([
+            "--trend-step",
+            "10m",
+            "--fail-on",
+            "none",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let assistant = &j["check"]["tenants"][0];
+    assert_eq!(
+        assistant["name"], "assistant",
+        "{:#}",
+        j["check"]["tenants"]
+    );
+    assert_eq!(assistant["gpus_per_week"], 6.0 / 2400.0 * 604_800.0);
+}
