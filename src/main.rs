@@ -117,7 +117,15 @@ fn register_secrets(cli: &Cli) {
         "GPULEDGER_OPENCOST_TOKEN".to_string(),
     ];
     match &cli.command {
-        Command::Github(GithubCommand::Comment(a)) => vars.push(a.github.token_env.clone()),
+        Command::Github(GithubCommand::Comment(a)) => {
+            vars.push(a.github.token_env.clone());
+            vars.push(a.check.prometheus_token_env.clone());
+            vars.push(a.check.cost.opencost_token_env.clone());
+        }
+        Command::Check(a) => {
+            vars.push(a.prometheus_token_env.clone());
+            vars.push(a.cost.opencost_token_env.clone());
+        }
         Command::Github(GithubCommand::Issue(a)) => {
             vars.push(a.github.token_env.clone());
             vars.push(a.live.prometheus_token_env.clone());
