@@ -84,10 +84,10 @@ pub fn key(tree: &Tree, unit: &Unit) -> Option<Key> {
     match &unit.how {
         How::Plain { .. } => return None,
         How::Kustomize { overlay, .. } => {
-            let (built, named) =
+            let reads =
                 sandbox::kustomize_reads(tree, &unit.path, overlay, ".gpuledger-wrap").ok()?;
-            roots.extend(built);
-            roots.extend(named);
+            roots.extend(reads.built);
+            roots.extend(reads.named);
         }
         How::Helm(a) => {
             let chart = sandbox::resolve(tree, "", &unit.path).ok()?;

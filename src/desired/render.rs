@@ -33,6 +33,7 @@ use crate::k8s::object::{Object, Source};
 use crate::k8s::read::read_str;
 use crate::util::process::{Run, run, which};
 
+mod batch;
 mod helm_charts;
 
 const ORIGIN: &str = "config.kubernetes.io/origin";
@@ -45,6 +46,9 @@ pub struct Tools {
     pub kustomize: Option<(PathBuf, Vec<String>)>,
     pub helm: Option<PathBuf>,
     pub timeout: Duration,
+    /// Whether kustomize units that cannot touch each other build in one process (the `batch`
+    /// module); `GPULEDGER_KUSTOMIZE_BATCH=0` builds each on its own.
+    pub batch: bool,
 }
 
 impl Tools {
@@ -66,6 +70,7 @@ impl Tools {
             kustomize,
             helm: from_env("GPULEDGER_HELM").or_else(|| which("helm")),
             timeout,
+            batch: std::env::var("GPULEDGER_KUSTOMIZE_BATCH").map_or(true, |v| v != "0"),
         }
     }
 }
@@ -180,30 +185,42 @@ impl<'t> Renderer<'t> {
             }
             results.push(found);
         }
+        // Kustomize units that cannot touch each other build together (the `batch` module); the
+        // batches go first, so the single units fill the pool behind them.
+        let (groups, alone) = if self.tools.batch {
+            batch::plan(self.tree, units, &todo, pool_size())
+        } else {
+            (Vec::new(), todo.clone())
+        };
+        let jobs: Vec<Vec<batch::Member>> = groups
+            .into_iter()
+            .chain(alone.into_iter().map(|n| vec![batch::Member::alone(n)]))
+            .collect();
         let next = AtomicUsize::new(0);
         let done: Mutex<Vec<(usize, Rendering)>> = Mutex::new(Vec::new());
         let work = || {
-            while let Some(&n) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
-                let Some(unit) = units.get(n) else { break };
-                let (result, ran) = self.run(first + n, unit, parsed);
-                if ran {
-                    if let Some(Some(k)) = keys.get(n) {
-                        self.cache.put(k.clone(), &result);
+            while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                for (n, result, ran) in self.run_group(first, job, units, parsed) {
+                    let Some(unit) = units.get(n) else { continue };
+                    if ran {
+                        if let Some(Some(k)) = keys.get(n) {
+                            self.cache.put(k.clone(), &result);
+                        }
+                        self.cache.log(format!(
+                            "{}/{} ({} {})",
+                            unit.app_kind,
+                            unit.app,
+                            how_name(&unit.how),
+                            rel(&unit.path)
+                        ));
                     }
-                    self.cache.log(format!(
-                        "{}/{} ({} {})",
-                        unit.app_kind,
-                        unit.app,
-                        how_name(&unit.how),
-                        rel(&unit.path)
-                    ));
-                }
-                if let Ok(mut d) = done.lock() {
-                    d.push((n, result));
+                    if let Ok(mut d) = done.lock() {
+                        d.push((n, result));
+                    }
                 }
             }
         };
-        let workers = pool_size().min(todo.len());
+        let workers = pool_size().min(jobs.len());
         if workers <= 1 {
             work();
         } else {
@@ -244,6 +261,36 @@ impl<'t> Renderer<'t> {
             How::Plain { files } => return (plain(files, parsed), false),
             how => how,
         };
+        let (root, home) = match self.site() {
+            Ok(site) => site,
+            Err(e) => return (Err(e), false),
+        };
+        let result = match how {
+            How::Kustomize {
+                overlay,
+                recurse_plain,
+            } => kustomize(
+                &Site {
+                    tree: self.tree,
+                    root,
+                    home,
+                    renderer: self,
+                },
+                i,
+                unit,
+                overlay,
+                *recurse_plain,
+                parsed,
+            ),
+            How::Helm(args) => helm(self.tree, root, home, i, unit, args, self.tools),
+            How::Plain { .. } => Ok(Vec::new()),
+        };
+        (result, true)
+    }
+
+    /// The repository's copy on disk and the renderers' HOME, made the first time a renderer
+    /// needs them; when they cannot be made, the problem is recorded once and each unit says so.
+    fn site(&self) -> Result<(&Path, &Path), String> {
         let tree = self.tree;
         let tmp = self.tmp.get_or_init(|| {
             tree.materialize()
@@ -256,39 +303,14 @@ impl<'t> Renderer<'t> {
                 .map_err(|e| format!("cannot create a temporary directory: {e}"))
         });
         match (tmp, home) {
+            (Ok(t), Ok(h)) => Ok((t.path(), h.path())),
             (Err(e), _) | (_, Err(e)) => {
                 if let Ok(mut p) = self.problems.lock()
                     && !p.contains(e)
                 {
                     p.push(e.clone());
                 }
-                (
-                    Err("the repository could not be written to disk for rendering".to_string()),
-                    false,
-                )
-            }
-            (Ok(t), Ok(h)) => {
-                let result = match how {
-                    How::Kustomize {
-                        overlay,
-                        recurse_plain,
-                    } => kustomize(
-                        &Site {
-                            tree,
-                            root: t.path(),
-                            home: h.path(),
-                            renderer: self,
-                        },
-                        i,
-                        unit,
-                        overlay,
-                        *recurse_plain,
-                        parsed,
-                    ),
-                    How::Helm(args) => helm(tree, t.path(), h.path(), i, unit, args, self.tools),
-                    How::Plain { .. } => Ok(Vec::new()),
-                };
-                (result, true)
+                Err("the repository could not be written to disk for rendering".to_string())
             }
         }
     }
@@ -446,26 +468,8 @@ fn kustomize(
         let _one_at_a_time = site.renderer.inflating.lock();
         helm_charts::inflate(tree, root, home, &built, tools)?;
     }
-    // Flux's kustomize-controller builds with no load restriction inside the repository (fluxcd/pkg
-    // kustomize/kustomize_generator.go, SecureBuild: LoadRestrictionsNone on a filesystem that
-    // refuses anything outside the root), so an overlay may read a patch beside its directory; the
-    // sandbox has already checked that every path stays in the repository. Argo CD and bare
-    // kustomize keep kustomize's default, root-only.
-    let restrictor = if unit.app_kind == "Kustomization" {
-        "LoadRestrictionsNone"
-    } else {
-        "LoadRestrictionsRootOnly"
-    };
-    let wrap = root.join(&wrap_name);
-    let mut k = overlay.clone();
-    k.insert(
-        "apiVersion".into(),
-        json!("kustomize.config.k8s.io/v1beta1"),
-    );
-    k.insert("kind".into(), json!("Kustomization"));
-    k.insert("resources".into(), json!([format!("../{}", unit.path)]));
-    k.insert("buildMetadata".into(), json!(["originAnnotations"]));
-    write(&wrap.join("kustomization.yaml"), &Value::Object(k))?;
+    let restrictor = restrictor(unit);
+    write_wrapper(root, &wrap_name, unit, overlay)?;
     let mut args = pre.clone();
     args.push(wrap_name.clone());
     args.push("--load-restrictor".into());
@@ -511,8 +515,64 @@ fn kustomize(
     let out = substitute(out, unit)?;
     let mut objs =
         read_str(&out, &format!("{} (kustomize)", rel(&unit.path))).map_err(|e| e.to_string())?;
-    for o in &mut objs {
-        let origin = o.meta.annotations.remove(ORIGIN);
+    attribute(&mut objs, &wrap_name, parsed);
+    Ok(objs)
+}
+
+/// The load restrictor a unit builds with. Flux's kustomize-controller builds with no load
+/// restriction inside the repository (fluxcd/pkg kustomize/kustomize_generator.go, SecureBuild:
+/// LoadRestrictionsNone on a filesystem that refuses anything outside the root), so an overlay may
+/// read a patch beside its directory; the sandbox has already checked that every path stays in the
+/// repository. Argo CD and bare kustomize keep kustomize's default, root-only.
+fn restrictor(unit: &Unit) -> &'static str {
+    if unit.app_kind == "Kustomization" {
+        "LoadRestrictionsNone"
+    } else {
+        "LoadRestrictionsRootOnly"
+    }
+}
+
+/// Writes the unit's wrapper kustomization at the copy's root: the app's own options (prefix,
+/// images, patches, …) over the unit's directory, with origin annotations on.
+fn write_wrapper(
+    root: &Path,
+    wrap_name: &str,
+    unit: &Unit,
+    overlay: &Map<String, Value>,
+) -> Result<(), String> {
+    let mut k = overlay.clone();
+    k.insert(
+        "apiVersion".into(),
+        json!("kustomize.config.k8s.io/v1beta1"),
+    );
+    k.insert("kind".into(), json!("Kustomization"));
+    k.insert("resources".into(), json!([format!("../{}", unit.path)]));
+    k.insert("buildMetadata".into(), json!(["originAnnotations"]));
+    write(
+        &root.join(wrap_name).join("kustomization.yaml"),
+        &Value::Object(k),
+    )
+}
+
+/// The tree path of the file kustomize's origin annotation names, for a build rooted at the
+/// top-level directory `built_in` (a wrapper or a batch): kustomize joins the paths it followed
+/// from there (kustomize api/resource/origin.go, `Append`).
+fn origin_path(o: &Object, built_in: &str) -> Option<String> {
+    let origin = o.meta.annotations.get(ORIGIN)?;
+    let path = origin
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("path:"))
+        .map(str::trim)?;
+    normalize(&format!("{built_in}/{path}"))
+}
+
+/// Gives each object of a kustomize build the source it came from — the file kustomize's origin
+/// annotation names (and its line there), or an inflated chart's template — and drops the
+/// annotations gpuledger asked for.
+fn attribute(objs: &mut [Object], built_in: &str, parsed: &Parsed) {
+    for o in objs {
+        let tree_path = origin_path(o, built_in);
+        o.meta.annotations.remove(ORIGIN);
         // An object of an inflated chart comes from its template, not from the generated file.
         if let Some(template) = o.meta.annotations.remove(helm_charts::TEMPLATE_ANNOTATION) {
             o.source = Source {
@@ -521,17 +581,7 @@ fn kustomize(
             };
             continue;
         }
-        let Some(origin) = origin else {
-            continue;
-        };
-        let Some(path) = origin
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("path:"))
-            .map(str::trim)
-        else {
-            continue;
-        };
-        let Some(tree_path) = normalize(&format!("{wrap_name}/{path}")) else {
+        let Some(tree_path) = tree_path else {
             continue;
         };
         let line = parsed
@@ -547,7 +597,6 @@ fn kustomize(
             line,
         };
     }
-    Ok(objs)
 }
 
 /// The environment of a renderer: a HOME outside the repository's copy (so a repository cannot

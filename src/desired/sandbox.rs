@@ -255,19 +255,31 @@ pub fn kustomize(
     overlay: &Map<String, Value>,
     wrap_dir: &str,
 ) -> Result<Vec<String>, String> {
-    kustomize_reads(tree, start, overlay, wrap_dir).map(|(built, _)| built)
+    kustomize_reads(tree, start, overlay, wrap_dir).map(|r| r.built)
+}
+
+/// What a kustomize unit reads, as [`kustomize_reads`] finds it.
+#[derive(Debug, Clone, Default)]
+pub struct Reads {
+    /// The directories of the kustomizations it builds, in the order they were reached.
+    pub built: Vec<String>,
+    /// Every path (file or directory) the kustomizations and the overlay name, as tree paths.
+    pub named: BTreeSet<String>,
+    /// Every top-level field any of its kustomizations (or the overlay) sets.
+    pub fields: BTreeSet<String>,
 }
 
 /// [`kustomize`], and every path (file or directory) the kustomizations and the overlay name, as
 /// tree paths: with the directories built, what a kustomize unit can read (the render cache keys
-/// on their contents).
+/// on their contents, and batching keeps units that read the same paths apart).
 pub fn kustomize_reads(
     tree: &Tree,
     start: &str,
     overlay: &Map<String, Value>,
     wrap_dir: &str,
-) -> Result<(Vec<String>, BTreeSet<String>), String> {
+) -> Result<Reads, String> {
     let mut named = BTreeSet::new();
+    let mut fields: BTreeSet<String> = overlay.keys().cloned().collect();
     let mut todo = check_one(
         tree,
         wrap_dir,
@@ -298,12 +310,17 @@ pub fn kustomize_reads(
                 _ => return Err(format!("{file}: is not a kustomization (not a mapping)")),
             };
             todo.extend(check_one(tree, &dir, &file, &k, &mut named)?);
+            fields.extend(k.keys().cloned());
             if built.last() != Some(&dir) {
                 built.push(dir.clone());
             }
         }
     }
-    Ok((built, named))
+    Ok(Reads {
+        built,
+        named,
+        fields,
+    })
 }
 
 /// Checks a helm unit before helm runs: the chart directory, its `file://` dependencies, its values

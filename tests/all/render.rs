@@ -1035,3 +1035,129 @@ spec:
         BTreeMap::from([("ml/Deployment/web".to_string(), 32)])
     );
 }
+
+/// Renders `repo` as JSON with kustomize batching on or off; the report, and the debug lines that
+/// say how many kustomize builds ran together.
+fn render_batched(repo: &std::path::Path, batch: bool) -> (serde_json::Value, Vec<String>, String) {
+    let out = gpuledger(repo)
+        .args(["render", "--repo", ".", "--format", "json"])
+        .env("GPULEDGER_LOG", "gpuledger::desired=debug")
+        .env("GPULEDGER_KUSTOMIZE_BATCH", if batch { "1" } else { "0" })
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let together = err
+        .lines()
+        .filter(|l| l.contains("built together"))
+        .map(str::to_string)
+        .collect();
+    (json, together, err)
+}
+
+/// Kustomize apps built together in one process give every app exactly what it gets built alone:
+/// the same objects, sources and lines, and each broken app its own error. Apps sharing a base
+/// never share a build, a build where two apps declare the same object is halved until it builds,
+/// and an app that renames objects builds alone.
+#[test]
+fn kustomize_apps_built_together_are_the_apps_built_alone() {
+    let r = Repo::new();
+    for (i, app) in ["a", "b", "c", "d", "e", "f"].iter().enumerate() {
+        r.write(
+            &format!("apps/{app}/kustomization.yaml"),
+            "resources: [deploy.yaml]\nnamespace: team\n",
+        )
+        .write(
+            &format!("apps/{app}/deploy.yaml"),
+            &format!("# app {app}\n{}", deployment(app, 1, i as u64 + 1)),
+        );
+    }
+    // Two apps over one base: never in one build (the base's origin would name both).
+    r.write(
+        "base/kustomization.yaml",
+        "resources: [svc.yaml, gpu.yaml]\n",
+    )
+    .write(
+        "base/svc.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: svc}\nspec: {ports: [{port: 80}]}\n",
+    )
+    .write("base/gpu.yaml", &deployment("shared", 1, 2));
+    for app in ["g", "h"] {
+        r.write(
+            &format!("apps/{app}/kustomization.yaml"),
+            &format!("resources: [../../base]\nnamespace: {app}\n"),
+        );
+    }
+    // Two apps declaring the same object: their common build fails, each builds on its own.
+    for app in ["i", "j"] {
+        r.write(
+            &format!("apps/{app}/kustomization.yaml"),
+            "resources: [ns.yaml, deploy.yaml]\n",
+        )
+        .write(
+            &format!("apps/{app}/ns.yaml"),
+            "apiVersion: v1\nkind: Namespace\nmetadata: {name: shared}\n",
+        )
+        .write(
+            &format!("apps/{app}/deploy.yaml"),
+            &deployment(&format!("w-{app}"), 1, 1),
+        );
+    }
+    // Renames: built alone. A broken app: its own error, nobody else's.
+    r.write(
+        "apps/k/kustomization.yaml",
+        "resources: [deploy.yaml]\nnamePrefix: k-\nnamespace: team\n",
+    )
+    .write("apps/k/deploy.yaml", &deployment("k", 1, 3))
+    .write(
+        "apps/l/kustomization.yaml",
+        "resources: [deploy.yaml, missing.yaml]\n",
+    )
+    .write("apps/l/deploy.yaml", &deployment("l", 1, 5))
+    .commit("apps");
+
+    let (together, builds, err) = render_batched(r.path(), true);
+    let (alone, none, _) = render_batched(r.path(), false);
+    assert!(none.is_empty(), "{none:?}");
+    assert!(!builds.is_empty(), "no apps were built together: {err}");
+    assert_eq!(together, alone, "built together and alone differ");
+
+    let gpus = desired_gpus(&together);
+    for (i, app) in ["a", "b", "c", "d", "e", "f"].iter().enumerate() {
+        assert_eq!(
+            gpus[&format!("team/Deployment/{app}")],
+            i as u64 + 1,
+            "{gpus:?}"
+        );
+    }
+    assert_eq!(gpus["team/Deployment/k-k"], 3);
+    assert_eq!(gpus["g/Deployment/shared"], 2);
+    assert_eq!(gpus["h/Deployment/shared"], 2);
+    assert_eq!(gpus["default/Deployment/w-i"], 1);
+    assert_eq!(gpus["default/Deployment/w-j"], 1);
+    let status: BTreeMap<&str, (&str, &str)> = together["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["path"].as_str().unwrap(),
+                (
+                    a["status"].as_str().unwrap(),
+                    a["error"].as_str().unwrap_or_default(),
+                ),
+            )
+        })
+        .collect();
+    let (s, e) = status["apps/l"];
+    assert_eq!(s, "error");
+    assert!(e.contains("missing.yaml"), "{e}");
+    for (path, (s, e)) in &status {
+        assert!(*path == "apps/l" || *s == "rendered", "{path}: {s} {e}");
+    }
+    // Each workload keeps the file and line kustomize's origin annotation leads to.
+    let text = together.to_string();
+    assert!(text.contains("\"apps/c/deploy.yaml:5\""), "{text}");
+    assert!(text.contains("\"base/gpu.yaml:4\""), "{text}");
+}

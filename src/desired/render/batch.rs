@@ -1,0 +1,376 @@
+//! Kustomize units built together: one `kustomize build` over a kustomization that lists many
+//! units' wrappers, its objects handed back to their units by kustomize's origin annotations.
+//!
+//! Starting kustomize costs far more than building one small app, so a repository of hundreds of
+//! kustomize apps renders in a few processes instead of hundreds. A batch must give every unit
+//! exactly the objects it would get alone, so only units that cannot touch each other share one:
+//!
+//! - kustomize runs a few steps once, at the top of a build, over everything it gathered (kustomize
+//!   api/internal/target/kusttarget.go, `makeCustomizedResMap`): name hashes, fixing references to
+//!   renamed objects, and `vars`. A unit that renames anything (a name prefix or suffix, a
+//!   generator, a hash annotation, a transformer or generator plugin) or declares vars, or that
+//!   changes kustomize's global schema (`openapi`, `crds`, `configurations`), builds alone, so in a
+//!   batch these steps have nothing to do;
+//! - units that read a common path (a shared base, a patch, a component) never share a batch, so
+//!   the file an origin annotation names belongs to one unit only, and an object whose origin is
+//!   missing or names no unit's path fails the batch;
+//! - units with `helmCharts`, without a kustomization of their own (a generated one is written per
+//!   unit), or with Flux substitutions take the one-by-one path, as do units of different load
+//!   restrictors.
+//!
+//! A batch that fails for any reason — two units declaring the same object, one unit's own error —
+//! is split in two and each half built again, down to single units, which render one by one and
+//! report their own errors.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use super::{
+    Parsed, Renderer, Rendering, attribute, origin_path, restrictor, write, write_wrapper,
+};
+use crate::desired::sandbox;
+use crate::desired::tree::{Tree, is_kustomize_dir};
+use crate::desired::{How, Unit};
+use crate::k8s::object::Object;
+use crate::k8s::read::read_str;
+use crate::util::process::{Run, run};
+
+/// The largest batch: a failed batch is halved until it builds, so this bounds what one bad unit
+/// costs its neighbours (about log2 of it extra builds).
+const MAX_BATCH: usize = 100;
+
+/// Fields that make a unit build alone (see the module's note).
+const ALONE: [&str; 16] = [
+    "namePrefix",
+    "nameSuffix",
+    "configMapGenerator",
+    "secretGenerator",
+    "generators",
+    "transformers",
+    "validators",
+    "vars",
+    "openapi",
+    "crds",
+    "configurations",
+    "helmCharts",
+    "helmChartInflationGenerator",
+    "helmGlobals",
+    "generatorOptions",
+    "buildMetadata",
+];
+
+/// A unit that may share a build: its index in the batch of units and every path it reads.
+#[derive(Debug, Clone)]
+pub(super) struct Member {
+    pub n: usize,
+    roots: Vec<String>,
+}
+
+impl Member {
+    /// A unit rendered on its own.
+    pub(super) fn alone(n: usize) -> Member {
+        Member {
+            n,
+            roots: Vec::new(),
+        }
+    }
+}
+
+/// The paths a kustomize unit reads, when it may share a build with others; `None` when it must
+/// build alone.
+pub(super) fn batchable(tree: &Tree, unit: &Unit) -> Option<Vec<String>> {
+    let How::Kustomize { overlay, .. } = &unit.how else {
+        return None;
+    };
+    if unit.substitute.is_some() || !is_kustomize_dir(tree, &unit.path) {
+        return None;
+    }
+    let reads = sandbox::kustomize_reads(tree, &unit.path, overlay, ".gpuledger-wrap").ok()?;
+    if reads.fields.iter().any(|f| ALONE.contains(&f.as_str())) {
+        return None;
+    }
+    let mut roots: BTreeSet<String> = reads.named;
+    roots.extend(reads.built);
+    roots.insert(unit.path.clone());
+    // An object annotated for a name hash is renamed at the top of the build.
+    for r in &roots {
+        let files: Vec<&str> = if tree.is_dir(r) {
+            tree.files_under(r).collect()
+        } else {
+            vec![r.as_str()]
+        };
+        for f in files {
+            if tree
+                .read(f)
+                .is_ok_and(|b| b.windows(NEEDS_HASH.len()).any(|w| w == NEEDS_HASH))
+            {
+                return None;
+            }
+        }
+    }
+    Some(roots.into_iter().collect())
+}
+
+const NEEDS_HASH: &[u8] = b"kustomize.config.k8s.io/needs-hash";
+
+/// Whether two sets of tree paths share a path, or one holds a directory the other reads inside.
+fn overlaps(taken: &BTreeSet<String>, roots: &[String]) -> bool {
+    roots.iter().any(|r| {
+        if r.is_empty() || taken.contains("") {
+            return true;
+        }
+        // An ancestor of r (or r itself) taken...
+        let mut p = r.as_str();
+        loop {
+            if taken.contains(p) {
+                return true;
+            }
+            match p.rsplit_once('/') {
+                Some((parent, _)) => p = parent,
+                None => break,
+            }
+        }
+        // ...or something inside r.
+        let inside = format!("{r}/");
+        taken
+            .range(inside.clone()..)
+            .next()
+            .is_some_and(|t| t.starts_with(&inside))
+    })
+}
+
+/// Splits the batchable units into batches of one restrictor each whose paths do not overlap,
+/// `parts` or more of them (one per worker) of at most [`MAX_BATCH`] units. A unit that overlaps
+/// every open batch opens a new one.
+pub(super) fn group(members: Vec<(Member, &'static str)>, parts: usize) -> Vec<Vec<Member>> {
+    let count = members.len();
+    let size = count.div_ceil(parts.max(1)).clamp(1, MAX_BATCH);
+    struct Open {
+        restrictor: &'static str,
+        taken: BTreeSet<String>,
+        members: Vec<Member>,
+    }
+    let mut open: Vec<Open> = Vec::new();
+    for (m, restrictor) in members {
+        let fits = open.iter().position(|b| {
+            b.restrictor == restrictor && b.members.len() < size && !overlaps(&b.taken, &m.roots)
+        });
+        let i = fits.unwrap_or_else(|| {
+            open.push(Open {
+                restrictor,
+                taken: BTreeSet::new(),
+                members: Vec::new(),
+            });
+            open.len() - 1
+        });
+        let Some(b) = open.get_mut(i) else { continue };
+        b.taken.extend(m.roots.iter().cloned());
+        b.members.push(m);
+    }
+    open.into_iter().map(|b| b.members).collect()
+}
+
+/// The batchable units among `todo` (indices into `units`), grouped; and the rest.
+pub(super) fn plan(
+    tree: &Tree,
+    units: &[&Unit],
+    todo: &[usize],
+    parts: usize,
+) -> (Vec<Vec<Member>>, Vec<usize>) {
+    let mut members = Vec::new();
+    let mut alone = Vec::new();
+    for &n in todo {
+        match units
+            .get(n)
+            .and_then(|u| Some((batchable(tree, u)?, restrictor(u))))
+        {
+            Some((roots, r)) => members.push((Member { n, roots }, r)),
+            None => alone.push(n),
+        }
+    }
+    // Two units are not worth a batch's bookkeeping.
+    if members.len() < 3 {
+        alone.extend(members.into_iter().map(|(m, _)| m.n));
+        alone.sort_unstable();
+        return (Vec::new(), alone);
+    }
+    let mut groups = group(members, parts);
+    // A batch of one is a unit alone.
+    groups.retain(|g| {
+        if let [m] = g.as_slice() {
+            alone.push(m.n);
+            false
+        } else {
+            true
+        }
+    });
+    (groups, alone)
+}
+
+impl Renderer<'_> {
+    /// Renders a batch: built together when it can be, else halved and tried again, down to single
+    /// units rendered one by one. Returns each unit's result and whether a renderer ran.
+    pub(super) fn run_group(
+        &self,
+        first: usize,
+        group: &[Member],
+        units: &[&Unit],
+        parsed: &Parsed,
+    ) -> Vec<(usize, Rendering, bool)> {
+        if let [m] = group {
+            let Some(unit) = units.get(m.n) else {
+                return Vec::new();
+            };
+            let (r, ran) = self.run(first + m.n, unit, parsed);
+            return vec![(m.n, r, ran)];
+        }
+        match self.build_together(first, group, units, parsed) {
+            Ok(each) => each
+                .into_iter()
+                .map(|(n, objs)| (n, Ok(objs), true))
+                .collect(),
+            Err(why) => {
+                tracing::debug!(units = group.len(), %why, "batch split");
+                let (a, b) = group.split_at(group.len() / 2);
+                let mut out = self.run_group(first, a, units, parsed);
+                out.extend(self.run_group(first, b, units, parsed));
+                out
+            }
+        }
+    }
+
+    /// One `kustomize build` over the batch's wrappers; each unit's objects, or why the batch
+    /// cannot be used as it is.
+    fn build_together(
+        &self,
+        first: usize,
+        group: &[Member],
+        units: &[&Unit],
+        parsed: &Parsed,
+    ) -> Result<Vec<(usize, Vec<Object>)>, String> {
+        let (program, pre) = self.tools.kustomize.as_ref().ok_or("no kustomize")?;
+        let (root, home) = self.site()?;
+        let mut wrappers = Vec::new();
+        let mut restrict = None;
+        for m in group {
+            let unit = units.get(m.n).ok_or("no such unit")?;
+            let How::Kustomize { overlay, .. } = &unit.how else {
+                return Err("not a kustomize unit".into());
+            };
+            let wrap_name = format!(".gpuledger-wrap-{}", first + m.n);
+            write_wrapper(root, &wrap_name, unit, overlay)?;
+            wrappers.push(format!("../{wrap_name}"));
+            restrict = Some(restrictor(unit));
+        }
+        let batch = format!(
+            ".gpuledger-batch-{}",
+            self.count
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let k = json!({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": wrappers,
+            "buildMetadata": ["originAnnotations"],
+        });
+        write(&root.join(&batch).join("kustomization.yaml"), &k)?;
+        let mut args = pre.clone();
+        args.extend([
+            batch.clone(),
+            "--load-restrictor".into(),
+            restrict.unwrap_or("LoadRestrictionsRootOnly").into(),
+        ]);
+        let out = run(&Run {
+            program,
+            args,
+            cwd: root,
+            env: super::sandbox_env(home),
+            timeout: self.tools.timeout,
+        })?;
+        let objs = read_str(&out, &format!("{batch} (kustomize)")).map_err(|e| e.to_string())?;
+        let mut each: Vec<(usize, Vec<Object>)> = group.iter().map(|m| (m.n, Vec::new())).collect();
+        for o in objs {
+            let path = origin_path(&o, &batch)
+                .ok_or_else(|| format!("{}/{} has no origin annotation", o.kind, o.meta.name))?;
+            let owner = group
+                .iter()
+                .position(|m| m.roots.iter().any(|r| within(&path, r)))
+                .ok_or_else(|| format!("{path} is read by no unit of the batch"))?;
+            if let Some((_, objs)) = each.get_mut(owner) {
+                objs.push(o);
+            }
+        }
+        for (_, objs) in &mut each {
+            attribute(objs, &batch, parsed);
+        }
+        tracing::debug!(units = group.len(), "built together");
+        Ok(each)
+    }
+}
+
+/// Whether the tree path `path` is `root` or inside it.
+fn within(path: &str, root: &str) -> bool {
+    root.is_empty()
+        || path == root
+        || path
+            .strip_prefix(root)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(paths: &[&str]) -> BTreeSet<String> {
+        paths.iter().map(|p| p.to_string()).collect()
+    }
+
+    fn roots(paths: &[&str]) -> Vec<String> {
+        paths.iter().map(|p| p.to_string()).collect()
+    }
+
+    #[test]
+    fn paths_overlap_when_one_holds_the_other() {
+        let taken = set(&["apps/a", "base/common", "patches/p.yaml"]);
+        assert!(overlaps(&taken, &roots(&["apps/a"])));
+        assert!(overlaps(&taken, &roots(&["apps/a/sub"])));
+        assert!(overlaps(&taken, &roots(&["base"])));
+        assert!(overlaps(&taken, &roots(&["patches/p.yaml"])));
+        assert!(overlaps(&taken, &roots(&[""])));
+        assert!(!overlaps(&taken, &roots(&["apps/ab"])));
+        assert!(!overlaps(&taken, &roots(&["apps/b", "base/other"])));
+        assert!(overlaps(&taken, &roots(&["apps"])));
+        assert!(within("apps/a/x.yaml", "apps/a"));
+        assert!(!within("apps/ab/x.yaml", "apps/a"));
+        assert!(within("x.yaml", ""));
+    }
+
+    #[test]
+    fn units_that_share_a_base_never_share_a_batch() {
+        let m = |n: usize, r: &[&str]| (Member { n, roots: roots(r) }, "LoadRestrictionsRootOnly");
+        let members = vec![
+            m(0, &["apps/a", "base"]),
+            m(1, &["apps/b", "base"]),
+            m(2, &["apps/c"]),
+            m(3, &["apps/d"]),
+            (
+                Member {
+                    n: 4,
+                    roots: roots(&["flux/e"]),
+                },
+                "LoadRestrictionsNone",
+            ),
+        ];
+        let groups = group(members, 1);
+        let ns: Vec<Vec<usize>> = groups
+            .iter()
+            .map(|g| g.iter().map(|m| m.n).collect())
+            .collect();
+        assert_eq!(ns, vec![vec![0, 2, 3], vec![1], vec![4]]);
+        // One per worker when they fit: two workers, four units, two batches of two.
+        let members = (0..4).map(|n| m(n, &[&format!("apps/{n}")])).collect();
+        let sizes: Vec<usize> = group(members, 2).iter().map(Vec::len).collect();
+        assert_eq!(sizes, vec![2, 2]);
+    }
+}
