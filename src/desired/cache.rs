@@ -77,9 +77,29 @@ impl RenderCache {
     }
 }
 
+/// What a rendered unit reads: every file of the repository it can open (as tree paths), the paths
+/// its kustomizations name (with the directories they build), and the fields they set.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub key: Key,
+    pub files: Vec<String>,
+    /// The unit's directory, the kustomization directories it builds and every path they (and the
+    /// app's overlay) name; or the chart, its dependencies and values files.
+    pub roots: BTreeSet<String>,
+    /// Every top-level field of the unit's kustomizations and overlay (empty for helm).
+    pub fields: BTreeSet<String>,
+}
+
 /// The unit's key, or `None` when what it reads cannot be told (then it is not cached).
 pub fn key(tree: &Tree, unit: &Unit) -> Option<Key> {
+    inputs(tree, unit).map(|i| i.key)
+}
+
+/// What the unit reads and its key, or `None` when that cannot be told (plain YAML, which is
+/// parsed in process, or a unit the sandbox refuses).
+pub fn inputs(tree: &Tree, unit: &Unit) -> Option<Inputs> {
     let mut roots: BTreeSet<String> = BTreeSet::new();
+    let mut fields = BTreeSet::new();
     roots.insert(unit.path.clone());
     match &unit.how {
         How::Plain { .. } => return None,
@@ -88,6 +108,7 @@ pub fn key(tree: &Tree, unit: &Unit) -> Option<Key> {
                 sandbox::kustomize_reads(tree, &unit.path, overlay, ".gpuledger-wrap").ok()?;
             roots.extend(reads.built);
             roots.extend(reads.named);
+            fields = reads.fields;
         }
         How::Helm(a) => {
             let chart = sandbox::resolve(tree, "", &unit.path).ok()?;
@@ -137,10 +158,10 @@ pub fn key(tree: &Tree, unit: &Unit) -> Option<Key> {
         "{}\n{}\n{:?}\n{:?}\n{}\n{:?}\n",
         unit.app_kind, unit.path, unit.how, unit.namespace, unit.force_namespace, unit.substitute
     );
-    for f in files {
+    for f in &files {
         desc.push_str(f);
         desc.push('\t');
-        match tree.files.get(f) {
+        match tree.files.get(*f) {
             Some(Entry::File(b)) => desc.push_str(&blob(b)),
             Some(Entry::Symlink(t)) => {
                 // A copy of its target is what the renderer sees.
@@ -155,7 +176,12 @@ pub fn key(tree: &Tree, unit: &Unit) -> Option<Key> {
         }
         desc.push('\n');
     }
-    Some(Key(blob_id(desc.as_bytes())?))
+    Some(Inputs {
+        key: Key(blob_id(desc.as_bytes())?),
+        files: files.into_iter().map(str::to_string).collect(),
+        roots,
+        fields,
+    })
 }
 
 fn blob_id(bytes: &[u8]) -> Option<git2::Oid> {

@@ -15,7 +15,7 @@
 //! reports in its origin annotation (and the line found there), the chart template for helm and for
 //! a kustomization's inflated charts.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::cache::{self, Key, RenderCache};
+use super::cache::{self, Inputs, Key, RenderCache};
 use super::follow::Parsed;
 use super::sandbox;
 use super::tree::{Tree, is_kustomize_dir, join, normalize};
@@ -92,8 +92,10 @@ fn kustomize_args(p: PathBuf) -> (PathBuf, Vec<String>) {
     (p, vec![sub.into()])
 }
 
-/// Renders units, writing the repository to a temporary directory the first time a unit needs
-/// kustomize or helm (plain YAML never does). Units of one batch render in parallel on a bounded
+/// Renders units, writing to a temporary directory the files of the repository each kustomize or
+/// helm unit reads (plain YAML never needs them): the files its cache key covers, or the whole
+/// repository for a unit whose reads cannot be told. A unit that fails on that partial copy is
+/// tried again on the whole repository, so the partial copy saves time and never changes a result. Units of one batch render in parallel on a bounded
 /// pool of threads, one per core; results come back in the batch's order. A unit whose inputs the
 /// shared [`RenderCache`] has seen (in this tree or in another tree of the same run) is not
 /// rendered again.
@@ -102,6 +104,8 @@ pub struct Renderer<'t> {
     tools: &'t Tools,
     cache: &'t RenderCache,
     tmp: OnceLock<Result<tempfile::TempDir, String>>,
+    /// The repository's files written to `tmp` so far, or all of them.
+    written: Mutex<Written>,
     /// The renderers' HOME: a directory of its own, never part of the repository's copy.
     home: OnceLock<Result<tempfile::TempDir, String>>,
     /// The repository's `.sourceignore`s, read once for all its Flux units.
@@ -115,6 +119,13 @@ pub struct Renderer<'t> {
     /// How many units have been numbered (each gets its own wrapper and values file names).
     count: AtomicUsize,
     problems: Mutex<Vec<String>>,
+}
+
+/// Which of the repository's files are in the copy on disk.
+#[derive(Default)]
+struct Written {
+    files: HashSet<String>,
+    whole: bool,
 }
 
 /// A unit's objects, or the error that stopped it.
@@ -132,6 +143,7 @@ impl<'t> Renderer<'t> {
             tools,
             cache,
             tmp: OnceLock::new(),
+            written: Mutex::new(Written::default()),
             home: OnceLock::new(),
             ignore: OnceLock::new(),
             inflating: Mutex::new(()),
@@ -164,12 +176,16 @@ impl<'t> Renderer<'t> {
         parsed: &Parsed,
     ) -> Vec<Result<Vec<Object>, String>> {
         let first = self.count.fetch_add(units.len(), Ordering::Relaxed);
-        let keys: Vec<Option<Key>> = units
+        let inputs: Vec<Option<Inputs>> = units
             .iter()
             .map(|u| match u.how {
                 How::Plain { .. } => None,
-                _ => cache::key(self.tree, u),
+                _ => cache::inputs(self.tree, u),
             })
+            .collect();
+        let keys: Vec<Option<Key>> = inputs
+            .iter()
+            .map(|i| i.as_ref().map(|i| i.key.clone()))
             .collect();
         // The first unit of each key renders; later ones of the batch take its result.
         let mut leader: HashMap<&Key, usize> = HashMap::new();
@@ -188,7 +204,7 @@ impl<'t> Renderer<'t> {
         // Kustomize units that cannot touch each other build together (the `batch` module); the
         // batches go first, so the single units fill the pool behind them.
         let (groups, alone) = if self.tools.batch {
-            batch::plan(self.tree, units, &todo, pool_size())
+            batch::plan(self.tree, units, &inputs, &todo, pool_size())
         } else {
             (Vec::new(), todo.clone())
         };
@@ -200,7 +216,7 @@ impl<'t> Renderer<'t> {
         let done: Mutex<Vec<(usize, Rendering)>> = Mutex::new(Vec::new());
         let work = || {
             while let Some(job) = jobs.get(next.fetch_add(1, Ordering::Relaxed)) {
-                for (n, result, ran) in self.run_group(first, job, units, parsed) {
+                for (n, result, ran) in self.run_group(first, job, units, &inputs, parsed) {
                     let Some(unit) = units.get(n) else { continue };
                     if ran {
                         if let Some(Some(k)) = keys.get(n) {
@@ -256,16 +272,42 @@ impl<'t> Renderer<'t> {
     }
 
     /// Renders one unit, unplaced; says whether a renderer ran (whether the result may be cached).
-    fn run(&self, i: usize, unit: &Unit, parsed: &Parsed) -> (Result<Vec<Object>, String>, bool) {
-        let how = match &unit.how {
-            How::Plain { files } => return (plain(files, parsed), false),
-            how => how,
-        };
-        let (root, home) = match self.site() {
-            Ok(site) => site,
+    /// `inputs` are the files it reads, when they can be told; a unit that fails on a copy holding
+    /// only those is rendered again on the whole repository.
+    fn run(
+        &self,
+        i: usize,
+        unit: &Unit,
+        parsed: &Parsed,
+        inputs: Option<&Inputs>,
+    ) -> (Result<Vec<Object>, String>, bool) {
+        if let How::Plain { files } = &unit.how {
+            return (plain(files, parsed), false);
+        }
+        let needs = inputs.map(|i| i.files.as_slice());
+        let result = match self.site(needs) {
+            Ok((root, home)) => self.run_in(root, home, i, unit, parsed),
             Err(e) => return (Err(e), false),
         };
-        let result = match how {
+        if result.is_err()
+            && needs.is_some()
+            && !self.is_whole()
+            && let Ok((root, home)) = self.site(None)
+        {
+            return (self.run_in(root, home, i, unit, parsed), true);
+        }
+        (result, true)
+    }
+
+    fn run_in(
+        &self,
+        root: &Path,
+        home: &Path,
+        i: usize,
+        unit: &Unit,
+        parsed: &Parsed,
+    ) -> Result<Vec<Object>, String> {
+        match &unit.how {
             How::Kustomize {
                 overlay,
                 recurse_plain,
@@ -284,16 +326,21 @@ impl<'t> Renderer<'t> {
             ),
             How::Helm(args) => helm(self.tree, root, home, i, unit, args, self.tools),
             How::Plain { .. } => Ok(Vec::new()),
-        };
-        (result, true)
+        }
     }
 
-    /// The repository's copy on disk and the renderers' HOME, made the first time a renderer
-    /// needs them; when they cannot be made, the problem is recorded once and each unit says so.
-    fn site(&self) -> Result<(&Path, &Path), String> {
-        let tree = self.tree;
+    fn is_whole(&self) -> bool {
+        self.written.lock().is_ok_and(|w| w.whole)
+    }
+
+    /// The repository's copy on disk, holding at least the files `needs` (all of them for `None`),
+    /// and the renderers' HOME, made the first time a renderer needs them; when they cannot be
+    /// made, the problem is recorded once and each unit says so.
+    fn site(&self, needs: Option<&[String]>) -> Result<(&Path, &Path), String> {
         let tmp = self.tmp.get_or_init(|| {
-            tree.materialize()
+            tempfile::Builder::new()
+                .prefix("gpuledger-render-")
+                .tempdir()
                 .map_err(|e| format!("cannot write the repository to a temporary directory: {e}"))
         });
         let home = self.home.get_or_init(|| {
@@ -302,17 +349,53 @@ impl<'t> Renderer<'t> {
                 .tempdir()
                 .map_err(|e| format!("cannot create a temporary directory: {e}"))
         });
-        match (tmp, home) {
-            (Ok(t), Ok(h)) => Ok((t.path(), h.path())),
-            (Err(e), _) | (_, Err(e)) => {
-                if let Ok(mut p) = self.problems.lock()
-                    && !p.contains(e)
-                {
-                    p.push(e.clone());
-                }
-                Err("the repository could not be written to disk for rendering".to_string())
+        let problem = |e: &String| {
+            if let Ok(mut p) = self.problems.lock()
+                && !p.contains(e)
+            {
+                p.push(e.clone());
             }
+            "the repository could not be written to disk for rendering".to_string()
+        };
+        let (t, h) = match (tmp, home) {
+            (Ok(t), Ok(h)) => (t.path(), h.path()),
+            (Err(e), _) | (_, Err(e)) => return Err(problem(e)),
+        };
+        // Files are written once: a unit may rewrite its copy (inflated charts, a generated
+        // kustomization), and no later unit's needs write over that.
+        let mut written = self
+            .written
+            .lock()
+            .map_err(|_| "the repository's copy is unusable".to_string())?;
+        if !written.whole {
+            let missing: Vec<&str> = match needs {
+                Some(files) => files
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|f| !written.files.contains(*f))
+                    .collect(),
+                None => self
+                    .tree
+                    .files
+                    .keys()
+                    .map(String::as_str)
+                    .filter(|f| !written.files.contains(*f))
+                    .collect(),
+            };
+            self.tree
+                .write_files(t, missing.iter().copied())
+                .map_err(|e| {
+                    problem(&format!(
+                        "cannot write the repository to a temporary directory: {e}"
+                    ))
+                })?;
+            if !missing.is_empty() {
+                tracing::debug!(files = missing.len(), "copied to disk");
+            }
+            written.files.extend(missing.iter().map(|f| f.to_string()));
+            written.whole |= needs.is_none();
         }
+        Ok((t, h))
     }
 }
 

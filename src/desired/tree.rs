@@ -3,8 +3,8 @@
 //! `--ref` reads trees and blobs through git2 without touching the user's work tree; without it, the
 //! working directory is read as it is (uncommitted changes included), which is what a local
 //! pre-merge check wants. Either way the renderers see the same [`Tree`]: a sorted list of files with
-//! their bytes. External renderers (kustomize, helm) need files on disk, so [`Tree::materialize`]
-//! writes the tree into a temporary directory that is removed when dropped. Symlinks are resolved
+//! their bytes. External renderers (kustomize, helm) need files on disk, so [`Tree::write_files`]
+//! writes the files a unit reads into the renderer's temporary directory. Symlinks are resolved
 //! inside the tree only: one that points outside the repository is refused, never followed.
 
 use std::collections::BTreeMap;
@@ -140,23 +140,20 @@ impl Tree {
         self.files.contains_key(path)
     }
 
-    /// Writes the tree into a new temporary directory. Symlinks inside the tree become copies of
-    /// their targets; symlinks that leave the tree are not written (reading them is refused above).
-    pub fn materialize(&self) -> Result<tempfile::TempDir, Error> {
-        let dir = tempfile::Builder::new()
-            .prefix("gpuledger-render-")
-            .tempdir()
-            .map_err(|source| Error::Write {
-                path: std::env::temp_dir(),
-                source,
-            })?;
-        for path in self.files.keys() {
+    /// Writes these files of the tree under `dir`. Symlinks inside the tree become copies of their
+    /// targets; symlinks that leave the tree are not written (reading them is refused above).
+    pub fn write_files<'p>(
+        &self,
+        dir: &Path,
+        paths: impl IntoIterator<Item = &'p str>,
+    ) -> Result<(), Error> {
+        for path in paths {
             // Names gpuledger writes itself (wrapper kustomizations, values files) are its own.
             if path.starts_with(".gpuledger-") {
                 continue;
             }
             let Ok(bytes) = self.read(path) else { continue };
-            let dest = dir.path().join(path);
+            let dest = dir.join(path);
             let write = |d: &Path| -> std::io::Result<()> {
                 if let Some(parent) = d.parent() {
                     std::fs::create_dir_all(parent)?;
@@ -168,7 +165,7 @@ impl Tree {
                 source,
             })?;
         }
-        Ok(dir)
+        Ok(())
     }
 }
 

@@ -1161,3 +1161,43 @@ fn kustomize_apps_built_together_are_the_apps_built_alone() {
     assert!(text.contains("\"apps/c/deploy.yaml:5\""), "{text}");
     assert!(text.contains("\"base/gpu.yaml:4\""), "{text}");
 }
+
+/// Only the files a kustomize or helm app reads are written to disk for its renderer: plain YAML
+/// is parsed in process, and an app's neighbours stay in memory.
+#[test]
+fn renderers_get_only_the_files_they_read_on_disk() {
+    let r = Repo::new();
+    r.write(
+        "apps/a/kustomization.yaml",
+        "resources: [d.yaml, ../../base]\n",
+    )
+    .write("apps/a/d.yaml", &deployment("a", 1, 2))
+    .write("base/kustomization.yaml", "resources: [s.yaml]\n")
+    .write(
+        "base/s.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n",
+    );
+    for i in 0..20 {
+        r.write(
+            &format!("plain/p{i}/d.yaml"),
+            &deployment(&format!("p{i}"), 1, 1),
+        );
+    }
+    r.commit("one kustomize app, twenty plain ones");
+    let (json, _, err) = render_batched(r.path(), true);
+    let copied: usize = err
+        .lines()
+        .filter(|l| l.contains("copied to disk"))
+        .filter_map(|l| {
+            l.split("files=")
+                .nth(1)?
+                .split_whitespace()
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .sum();
+    assert_eq!(copied, 4, "apps/a's two files and its base's two: {err}");
+    assert_eq!(desired_gpus(&json)["default/Deployment/a"], 2);
+    assert_eq!(desired_gpus(&json).len(), 21, "{json}");
+}

@@ -29,7 +29,7 @@ use serde_json::json;
 use super::{
     Parsed, Renderer, Rendering, attribute, origin_path, restrictor, write, write_wrapper,
 };
-use crate::desired::sandbox;
+use crate::desired::cache::Inputs;
 use crate::desired::tree::{Tree, is_kustomize_dir};
 use crate::desired::{How, Unit};
 use crate::k8s::object::Object;
@@ -79,37 +79,22 @@ impl Member {
 
 /// The paths a kustomize unit reads, when it may share a build with others; `None` when it must
 /// build alone.
-pub(super) fn batchable(tree: &Tree, unit: &Unit) -> Option<Vec<String>> {
-    let How::Kustomize { overlay, .. } = &unit.how else {
-        return None;
-    };
-    if unit.substitute.is_some() || !is_kustomize_dir(tree, &unit.path) {
-        return None;
-    }
-    let reads = sandbox::kustomize_reads(tree, &unit.path, overlay, ".gpuledger-wrap").ok()?;
-    if reads.fields.iter().any(|f| ALONE.contains(&f.as_str())) {
+pub(super) fn batchable(tree: &Tree, unit: &Unit, inputs: &Inputs) -> Option<Vec<String>> {
+    if !matches!(unit.how, How::Kustomize { .. })
+        || unit.substitute.is_some()
+        || !is_kustomize_dir(tree, &unit.path)
+    {
         return None;
     }
-    let mut roots: BTreeSet<String> = reads.named;
-    roots.extend(reads.built);
-    roots.insert(unit.path.clone());
+    if inputs.fields.iter().any(|f| ALONE.contains(&f.as_str())) {
+        return None;
+    }
     // An object annotated for a name hash is renamed at the top of the build.
-    for r in &roots {
-        let files: Vec<&str> = if tree.is_dir(r) {
-            tree.files_under(r).collect()
-        } else {
-            vec![r.as_str()]
-        };
-        for f in files {
-            if tree
-                .read(f)
-                .is_ok_and(|b| b.windows(NEEDS_HASH.len()).any(|w| w == NEEDS_HASH))
-            {
-                return None;
-            }
-        }
-    }
-    Some(roots.into_iter().collect())
+    let hashed = inputs.files.iter().any(|f| {
+        tree.read(f)
+            .is_ok_and(|b| b.windows(NEEDS_HASH.len()).any(|w| w == NEEDS_HASH))
+    });
+    (!hashed).then(|| inputs.roots.iter().cloned().collect())
 }
 
 const NEEDS_HASH: &[u8] = b"kustomize.config.k8s.io/needs-hash";
@@ -175,15 +160,18 @@ pub(super) fn group(members: Vec<(Member, &'static str)>, parts: usize) -> Vec<V
 pub(super) fn plan(
     tree: &Tree,
     units: &[&Unit],
+    inputs: &[Option<Inputs>],
     todo: &[usize],
     parts: usize,
 ) -> (Vec<Vec<Member>>, Vec<usize>) {
     let mut members = Vec::new();
     let mut alone = Vec::new();
     for &n in todo {
-        match units
-            .get(n)
-            .and_then(|u| Some((batchable(tree, u)?, restrictor(u))))
+        let unit = units.get(n);
+        let found = inputs.get(n).and_then(Option::as_ref);
+        match unit
+            .zip(found)
+            .and_then(|(u, i)| Some((batchable(tree, u, i)?, restrictor(u))))
         {
             Some((roots, r)) => members.push((Member { n, roots }, r)),
             None => alone.push(n),
@@ -216,16 +204,18 @@ impl Renderer<'_> {
         first: usize,
         group: &[Member],
         units: &[&Unit],
+        inputs: &[Option<Inputs>],
         parsed: &Parsed,
     ) -> Vec<(usize, Rendering, bool)> {
         if let [m] = group {
             let Some(unit) = units.get(m.n) else {
                 return Vec::new();
             };
-            let (r, ran) = self.run(first + m.n, unit, parsed);
+            let found = inputs.get(m.n).and_then(Option::as_ref);
+            let (r, ran) = self.run(first + m.n, unit, parsed, found);
             return vec![(m.n, r, ran)];
         }
-        match self.build_together(first, group, units, parsed) {
+        match self.build_together(first, group, units, inputs, parsed) {
             Ok(each) => each
                 .into_iter()
                 .map(|(n, objs)| (n, Ok(objs), true))
@@ -233,8 +223,8 @@ impl Renderer<'_> {
             Err(why) => {
                 tracing::debug!(units = group.len(), %why, "batch split");
                 let (a, b) = group.split_at(group.len() / 2);
-                let mut out = self.run_group(first, a, units, parsed);
-                out.extend(self.run_group(first, b, units, parsed));
+                let mut out = self.run_group(first, a, units, inputs, parsed);
+                out.extend(self.run_group(first, b, units, inputs, parsed));
                 out
             }
         }
@@ -247,10 +237,16 @@ impl Renderer<'_> {
         first: usize,
         group: &[Member],
         units: &[&Unit],
+        inputs: &[Option<Inputs>],
         parsed: &Parsed,
     ) -> Result<Vec<(usize, Vec<Object>)>, String> {
         let (program, pre) = self.tools.kustomize.as_ref().ok_or("no kustomize")?;
-        let (root, home) = self.site()?;
+        let needs: Vec<String> = group
+            .iter()
+            .filter_map(|m| inputs.get(m.n).and_then(Option::as_ref))
+            .flat_map(|i| i.files.iter().cloned())
+            .collect();
+        let (root, home) = self.site(Some(&needs))?;
         let mut wrappers = Vec::new();
         let mut restrict = None;
         for m in group {
