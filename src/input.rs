@@ -190,7 +190,7 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> anyhow::Result<L
             for path in paths {
                 let snap = read_snapshot(path)?;
                 tracing::debug!(file = %path.display(), objects = snap.objects.len(), "read snapshot");
-                objects.extend(snap.objects);
+                crate::k8s::read::append(&mut objects, snap.objects);
                 let m = snap.meta;
                 let plain_dump = m.is_empty();
                 let read_at = match (m.read_at, m.read_at_invalid) {

@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::analysis::tenancy::Resolver;
 use crate::config::{Config, IdleRule};
 use crate::k8s::object::{Kind, Object};
-use crate::k8s::types::Labels;
+use crate::k8s::types::{LabelMap, Labels};
 use crate::live::opencost::{Allocation, CostData, Costs, Window, sanitize_label};
 use crate::live::outcomes::{OutcomeFile, Verified};
 use crate::report::Report;
@@ -468,7 +468,7 @@ pub fn cost(
     let mut other_rows: Vec<CostRow> = Vec::new();
     for (t, a) in &accs {
         let Target::Other(ns) = t else { continue };
-        let labels = other_labels.get(ns).cloned().unwrap_or_default();
+        let labels: LabelMap = other_labels.get(ns).map(LabelMap::from).unwrap_or_default();
         let tenant = resolver.tenant(&labels, ns);
         let mut row = CostRow {
             name: ns.clone(),

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::config::Config;
 use crate::k8s::object::{Body, Kind, Object};
-use crate::k8s::types::{IngressBackend, Labels, ServiceSpec};
+use crate::k8s::types::{IngressBackend, LabelMap, ServiceSpec, Text};
 use crate::report::RouteRow;
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::owners::{PodState, Workloads};
@@ -40,7 +40,7 @@ const INTERNAL_MARKERS: [(&str, Option<&str>); 4] = [
     ),
 ];
 
-fn annotated_public(a: &Labels) -> bool {
+fn annotated_public(a: &LabelMap) -> bool {
     a.get(PUBLIC_ANNOTATION).is_some_and(|v| v == "true")
 }
 
@@ -79,13 +79,13 @@ fn service_public(o: &Object, s: &ServiceSpec) -> Option<String> {
     if annotated_public(a) {
         return Some(format!("annotation {PUBLIC_ANNOTATION}"));
     }
-    match a.get(AWS_LB_SCHEME).map(String::as_str) {
+    match a.get(AWS_LB_SCHEME).map(Text::as_str) {
         Some("internet-facing") => return Some("AWS load balancer scheme internet-facing".into()),
         Some(_) => return None,
         None => {}
     }
     let internal = INTERNAL_MARKERS.iter().any(|(k, want)| {
-        a.get(*k).is_some_and(|v| match want {
+        a.get(k).is_some_and(|v| match want {
             Some(w) => v.eq_ignore_ascii_case(w),
             None => v != "false",
         })
@@ -139,7 +139,7 @@ pub fn public_routes(
                 .get(ALB_SCHEME)
                 .is_some_and(|s| s == "internet-facing")
         })
-        .filter_map(|o| o.meta.annotations.get(ALB_GROUP).map(String::as_str))
+        .filter_map(|o| o.meta.annotations.get(ALB_GROUP).map(Text::as_str))
         .collect();
     let gateways: HashMap<(&str, &str), &Object> = objects
         .iter()
@@ -156,7 +156,7 @@ pub fn public_routes(
                     .meta
                     .annotations
                     .get(INGRESS_CLASS_ANNOTATION)
-                    .map(String::as_str));
+                    .map(Text::as_str));
                 let Some(why) = ingress_public(o, class, cfg, &public_groups) else {
                     continue;
                 };
@@ -316,7 +316,7 @@ fn trace(
     let services: HashMap<(&str, &str), &ServiceSpec> = objects
         .iter()
         .filter_map(|o| match &o.body {
-            Body::Service(s) => Some(((o.namespace(), o.meta.name.as_str()), s)),
+            Body::Service(s) => Some(((o.namespace(), o.meta.name.as_str()), &**s)),
             _ => None,
         })
         .collect();

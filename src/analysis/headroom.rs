@@ -25,6 +25,7 @@ use crate::config::{HeadroomConfig, Scale};
 use crate::headroom::loadtest::{self, LoadTest};
 use crate::intent::{LatencyBound, WorkClass};
 use crate::k8s::object::{Body, Object};
+use crate::k8s::types::Text;
 use crate::live::serving::{
     Engine, PodHistogram, PodSeries, ServingMetrics, histogram_quantile, quantile,
 };
@@ -542,7 +543,9 @@ impl Live {
                 .get(MODEL_LABEL)
                 .or_else(|| wl.labels.get(MODEL_LABEL))
             {
-                live.model.entry(id.clone()).or_insert_with(|| m.clone());
+                live.model
+                    .entry(id.clone())
+                    .or_insert_with(|| m.to_string());
             }
             let gpu_pod = w.pods.iter().any(|g| g.object == i && g.gpus.whole > 0);
             if gpu_pod {
@@ -550,7 +553,7 @@ impl Live {
                     p.spec
                         .containers
                         .iter()
-                        .flat_map(|c| c.command.iter().chain(&c.args).map(String::as_str)),
+                        .flat_map(|c| c.command.iter().chain(&c.args).map(Text::as_str)),
                 );
                 if let Some(m) = model {
                     live.model.entry(id.clone()).or_insert(m);

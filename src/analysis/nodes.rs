@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use crate::config::Config;
 use crate::k8s::gpus::{GpuResource, Gpus};
 use crate::k8s::object::{Body, Object};
-use crate::k8s::types::Labels;
+use crate::k8s::types::{LabelMap, Text};
 use crate::report::ModelRow;
 use crate::util::sum::{self, Named, Overflow};
 
@@ -29,7 +29,7 @@ const NOT_READY_TAINTS: [&str; 2] = [
 #[derive(Debug, Clone)]
 pub struct GpuNode<'a> {
     pub name: &'a str,
-    pub labels: &'a Labels,
+    pub labels: &'a LabelMap,
     pub capacity: u64,
     pub allocatable: u64,
     pub placeable: bool,
@@ -61,7 +61,7 @@ pub fn models(
         let model = n
             .labels
             .get(GPU_PRODUCT_LABEL)
-            .map(String::as_str)
+            .map(Text::as_str)
             .filter(|m| !m.trim().is_empty())
             .unwrap_or("unknown");
         let e = by.entry(model).or_insert_with(|| ModelRow {

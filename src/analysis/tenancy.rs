@@ -9,16 +9,14 @@ use std::collections::HashMap;
 
 use crate::config::{Fallback, Resolution, Tenancy};
 use crate::k8s::object::{Kind, Object};
-use crate::k8s::types::Labels;
+use crate::k8s::types::LabelMap;
 
 /// Namespace labels, indexed once.
 pub struct Resolver<'a> {
     cfg: &'a Tenancy,
-    namespaces: HashMap<&'a str, &'a Labels>,
-    annotations: HashMap<&'a str, &'a Labels>,
+    namespaces: HashMap<&'a str, &'a LabelMap>,
+    annotations: HashMap<&'a str, &'a LabelMap>,
 }
-
-static NO_LABELS: Labels = Labels::new();
 
 impl<'a> Resolver<'a> {
     pub fn new(cfg: &'a Tenancy, objects: &'a [Object]) -> Resolver<'a> {
@@ -40,17 +38,14 @@ impl<'a> Resolver<'a> {
         &self,
         r: &Resolution,
         default_fallback: Fallback,
-        labels: &Labels,
+        labels: &LabelMap,
         namespace: &str,
     ) -> Option<String> {
-        let ns_labels = self
-            .namespaces
-            .get(namespace)
-            .copied()
-            .unwrap_or(&NO_LABELS);
-        let pick = |keys: &[String], l: &Labels| {
+        let none = LabelMap::new();
+        let ns_labels = self.namespaces.get(namespace).copied().unwrap_or(&none);
+        let pick = |keys: &[String], l: &LabelMap| {
             keys.iter()
-                .find_map(|k| l.get(k).filter(|v| !v.is_empty()).cloned())
+                .find_map(|k| l.get(k).filter(|v| !v.is_empty()).map(|v| v.to_string()))
         };
         pick(&r.workload_labels, labels)
             .or_else(|| pick(&r.namespace_labels, ns_labels))
@@ -61,12 +56,12 @@ impl<'a> Resolver<'a> {
     }
 
     /// The tenant; "(none)" only when the fallback is `none` and nothing matched.
-    pub fn tenant(&self, labels: &Labels, namespace: &str) -> String {
+    pub fn tenant(&self, labels: &LabelMap, namespace: &str) -> String {
         self.resolve(&self.cfg.tenant, Fallback::Namespace, labels, namespace)
             .unwrap_or_else(|| "(none)".to_string())
     }
 
-    pub fn product_line(&self, labels: &Labels, namespace: &str) -> Option<String> {
+    pub fn product_line(&self, labels: &LabelMap, namespace: &str) -> Option<String> {
         self.resolve(&self.cfg.product_line, Fallback::None, labels, namespace)
     }
 
@@ -86,10 +81,11 @@ impl<'a> Resolver<'a> {
         {
             return vec![c.trim().to_string()];
         }
+        let none = LabelMap::new();
         let mut found: Vec<String> = namespaces
             .filter_map(|ns| {
-                let annotations = self.annotations.get(ns).copied().unwrap_or(&NO_LABELS);
-                let labels = self.namespaces.get(ns).copied().unwrap_or(&NO_LABELS);
+                let annotations = self.annotations.get(ns).copied().unwrap_or(&none);
+                let labels = self.namespaces.get(ns).copied().unwrap_or(&none);
                 self.cfg.contact_keys.iter().find_map(|k| {
                     annotations
                         .get(k)
@@ -112,11 +108,8 @@ mod tests {
     use crate::config::Config;
     use crate::k8s::read::read_str;
 
-    fn labels(pairs: &[(&str, &str)]) -> Labels {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+    fn labels(pairs: &[(&str, &str)]) -> LabelMap {
+        pairs.iter().copied().collect()
     }
 
     const NAMESPACES: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n  labels: {tenant: acme, product-line: search}\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: scratch\n";

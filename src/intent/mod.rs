@@ -16,7 +16,7 @@ pub mod lint;
 
 use serde::Serialize;
 
-use crate::k8s::types::Labels;
+use crate::k8s::types::{LabelMap, Labels};
 use crate::util::date::Timestamp;
 
 pub const PREFIX: &str = "gpuledger.io/";
@@ -151,9 +151,9 @@ impl Facts {
     /// template's labels, where KAI and Kueue put theirs).
     pub fn read(
         kind: &str,
-        annotations: &Labels,
-        labels: &Labels,
-        template_labels: Option<&Labels>,
+        annotations: &LabelMap,
+        labels: &LabelMap,
+        template_labels: Option<&LabelMap>,
         active_deadline_s: Option<u64>,
     ) -> Facts {
         let get = |k: &str| {

@@ -129,19 +129,23 @@ pub struct JobBody {
 
 /// The typed body of an object, by kind.
 #[derive(Debug, Clone)]
+///
+/// Pods and nodes, most of any fleet, are kept inline; the other kinds are boxed, so that an
+/// object costs the size of a pod's body, not of the largest spec (a LeaderWorkerSet's two pod
+/// templates).
 pub enum Body {
     Pod(PodBody),
     Node(NodeBody),
-    Replicated(ReplicatedSpec),
-    Job(JobBody),
-    CronJob(CronJobSpec),
-    LeaderWorkerSet(LwsSpec),
-    DynamoGraph(DynamoGraphSpec),
-    InferenceService(InferenceServiceSpec),
-    Ingress(IngressSpec),
-    Service(ServiceSpec),
-    HttpRoute(HttpRouteSpec),
-    Hpa(HpaSpec),
+    Replicated(Box<ReplicatedSpec>),
+    Job(Box<JobBody>),
+    CronJob(Box<CronJobSpec>),
+    LeaderWorkerSet(Box<LwsSpec>),
+    DynamoGraph(Box<DynamoGraphSpec>),
+    InferenceService(Box<InferenceServiceSpec>),
+    Ingress(Box<IngressSpec>),
+    Service(Box<ServiceSpec>),
+    HttpRoute(Box<HttpRouteSpec>),
+    Hpa(Box<HpaSpec>),
     /// The spec of a GitOps object (Argo CD, Flux), as JSON: its shape varies by version and it may
     /// carry arbitrary Helm values.
     Raw(serde_json::Value),
@@ -157,17 +161,17 @@ impl Body {
             Kind::Pod => Body::Pod(PodBody::default()),
             Kind::Node => Body::Node(NodeBody::default()),
             Kind::Deployment | Kind::ReplicaSet | Kind::StatefulSet => {
-                Body::Replicated(ReplicatedSpec::default())
+                Body::Replicated(Box::default())
             }
-            Kind::Job => Body::Job(JobBody::default()),
-            Kind::CronJob => Body::CronJob(CronJobSpec::default()),
-            Kind::LeaderWorkerSet => Body::LeaderWorkerSet(LwsSpec::default()),
-            Kind::DynamoGraphDeployment => Body::DynamoGraph(DynamoGraphSpec::default()),
-            Kind::InferenceService => Body::InferenceService(InferenceServiceSpec::default()),
-            Kind::Ingress => Body::Ingress(IngressSpec::default()),
-            Kind::Service => Body::Service(ServiceSpec::default()),
-            Kind::HttpRoute => Body::HttpRoute(HttpRouteSpec::default()),
-            Kind::HorizontalPodAutoscaler => Body::Hpa(HpaSpec::default()),
+            Kind::Job => Body::Job(Box::default()),
+            Kind::CronJob => Body::CronJob(Box::default()),
+            Kind::LeaderWorkerSet => Body::LeaderWorkerSet(Box::default()),
+            Kind::DynamoGraphDeployment => Body::DynamoGraph(Box::default()),
+            Kind::InferenceService => Body::InferenceService(Box::default()),
+            Kind::Ingress => Body::Ingress(Box::default()),
+            Kind::Service => Body::Service(Box::default()),
+            Kind::HttpRoute => Body::HttpRoute(Box::default()),
+            Kind::HorizontalPodAutoscaler => Body::Hpa(Box::default()),
             Kind::Application
             | Kind::ApplicationSet
             | Kind::FluxKustomization
@@ -194,16 +198,16 @@ impl Body {
         match self {
             Body::Pod(b) => b.spec = opt(d)?,
             Body::Node(b) => b.spec = opt(d)?,
-            Body::Replicated(s) => *s = opt(d)?,
+            Body::Replicated(s) => **s = opt(d)?,
             Body::Job(b) => b.spec = opt(d)?,
-            Body::CronJob(s) => *s = opt(d)?,
-            Body::LeaderWorkerSet(s) => *s = opt(d)?,
-            Body::DynamoGraph(s) => *s = opt(d)?,
-            Body::InferenceService(s) => *s = opt(d)?,
-            Body::Ingress(s) => *s = opt(d)?,
-            Body::Service(s) => *s = opt(d)?,
-            Body::HttpRoute(s) => *s = opt(d)?,
-            Body::Hpa(s) => *s = opt(d)?,
+            Body::CronJob(s) => **s = opt(d)?,
+            Body::LeaderWorkerSet(s) => **s = opt(d)?,
+            Body::DynamoGraph(s) => **s = opt(d)?,
+            Body::InferenceService(s) => **s = opt(d)?,
+            Body::Ingress(s) => **s = opt(d)?,
+            Body::Service(s) => **s = opt(d)?,
+            Body::HttpRoute(s) => **s = opt(d)?,
+            Body::Hpa(s) => **s = opt(d)?,
             Body::Raw(v) | Body::WithStatus(v, _) => *v = serde_json::Value::deserialize(d)?,
             Body::None => {
                 IgnoredAny::deserialize(d)?;
@@ -544,7 +548,7 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
         if typed == Kind::List || (items_seen && kind.ends_with("List")) {
             if let Some((slot, annotations)) = self.continue_token {
                 let meta = meta.map(|(m, _)| m).unwrap_or_default();
-                *annotations = meta.annotations;
+                *annotations = meta.annotations.to_labels();
                 *slot = meta.list_continue.filter(|c| !c.is_empty());
             }
             return Ok(());
@@ -599,8 +603,9 @@ fn finish(
     let typed = Kind::of(&api_version, &kind);
     {
         let (mut meta, line) = meta.unwrap_or_default();
-        if meta.name.is_empty()
-            && let Some(g) = meta.generate_name.take().filter(|g| !g.is_empty())
+        // The generated name serves only here: an object keeps its name.
+        if let Some(g) = meta.generate_name.take().filter(|g| !g.is_empty())
+            && meta.name.is_empty()
         {
             meta.name = g;
         }

@@ -234,6 +234,9 @@ pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String
                 message: e.to_string(),
             },
         })?;
+    // Strings are shared within a page; the table goes with it, so that a long-running `serve`
+    // never keeps the strings of objects it dropped (pages may be read on any thread).
+    super::types::forget_interned();
     for o in &mut doc.objects {
         o.source.file = file.clone();
     }
@@ -278,6 +281,7 @@ fn read_from(
 ) -> Result<(Vec<Object>, Labels), ReadError> {
     super::object::take_trimmed(); // what an earlier, failed read on this thread left
     super::object::take_field_error();
+    super::types::forget_interned();
     let (mut objects, meta) =
         if opens_like_json(&mut input.reader().map_err(ReadError::Io)?).map_err(ReadError::Io)? {
             let json = input.json(file);
@@ -302,6 +306,8 @@ fn read_from(
         } else {
             read_yaml(input.reader().map_err(ReadError::Io)?, file, size)?
         };
+    // The objects keep the strings they share; the table that found them is done.
+    super::types::forget_interned();
     for o in &mut objects {
         o.source.file = file.clone();
     }
@@ -349,10 +355,20 @@ fn read_json(reader: impl BufRead, file: &str) -> Result<(Vec<Object>, Labels), 
                 other => JsonFailure::Read(other),
             }
         })?;
-        objects.extend(doc.objects);
+        append(&mut objects, doc.objects);
         keep_meta(&mut meta, doc.list_annotations);
     }
     Ok((objects, meta))
+}
+
+/// `all += more`, taking `more`'s allocation when `all` is empty (one document, the usual case):
+/// copying a fleet's objects would hold them twice at the peak.
+pub fn append(all: &mut Vec<Object>, more: Vec<Object>) {
+    if all.is_empty() {
+        *all = more;
+    } else {
+        all.extend(more);
+    }
 }
 
 fn read_yaml(
@@ -367,7 +383,7 @@ fn read_yaml(
         yaml_options(size),
     ) {
         let doc = doc.map_err(|e| yaml_error(&e, file))?;
-        objects.extend(doc.objects);
+        append(&mut objects, doc.objects);
         keep_meta(&mut meta, doc.list_annotations);
     }
     Ok((objects, meta))
@@ -507,6 +523,7 @@ fn plain_types(message: &str) -> String {
 mod tests {
     use super::*;
     use crate::k8s::object::Body;
+    use crate::k8s::types::Text;
 
     /// kubectl writes a List's keys in alphabetical order, `items` before `kind`: items stream by
     /// as they are read, those of a typed list that name no kind wait for the list's kind, and the
@@ -636,7 +653,7 @@ mod tests {
         let objs = read_str(&text, "t.yaml").unwrap();
         let m = &objs[0].meta;
         assert_eq!(m.name.len(), 253);
-        let keys: Vec<&str> = m.labels.keys().map(String::as_str).collect();
+        let keys: Vec<&str> = m.labels.keys().map(Text::as_str).collect();
         assert_eq!(keys, ["a", &format!("example.com/{ok}")]);
         let Body::Pod(p) = &objs[0].body else {
             panic!()

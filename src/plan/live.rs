@@ -124,7 +124,7 @@ fn root_label<'a>(
         .iter()
         .find(|o| o.meta.namespace.as_deref() == Some(ns) && o.kind == kind && o.meta.name == name)
         .and_then(|o| o.meta.labels.get(key))
-        .map(String::as_str)
+        .map(crate::k8s::types::Text::as_str)
 }
 
 /// Each Kueue Workload's state, keyed by the object that owns it (namespace, kind, name).

@@ -24,7 +24,8 @@
 use crate::k8s::gpus::{GpuResource, Gpus};
 use crate::k8s::object::{Body, Kind, Object};
 use crate::k8s::types::{
-    DynamoComponent, DynamoContainer, DynamoService, Labels, LwsSpec, PodTemplate, Predictor,
+    DynamoComponent, DynamoContainer, DynamoService, LabelMap, LwsSpec, PodTemplate, Predictor,
+    Text,
 };
 use crate::util::sum::{self, Named, Overflow, TooLarge};
 
@@ -191,11 +192,11 @@ fn shape_of(obj: &Object, lookup: &Lookup<'_>) -> Result<Option<GpuShape>, TooLa
 }
 
 /// A role name carried by a pod template's labels (llm-d, Dynamo), if any.
-pub fn template_role(labels: &Labels) -> Option<&str> {
+pub fn template_role(labels: &LabelMap) -> Option<&str> {
     [labels::LLMD_ROLE, labels::DYNAMO_SUB_COMPONENT_TYPE]
         .iter()
-        .find_map(|k| labels.get(*k))
-        .map(String::as_str)
+        .find_map(|k| labels.get(k))
+        .map(Text::as_str)
         .filter(|s| !s.is_empty())
 }
 

@@ -21,7 +21,6 @@ use serde::Serialize;
 
 use crate::k8s::gpus::Gpus;
 use crate::k8s::object::{Body, Object, Source};
-use crate::k8s::types::Labels;
 use crate::util::date::Timestamp;
 use crate::util::sum::{self, Named, Overflow, TooLarge};
 
@@ -255,7 +254,7 @@ pub struct Workload {
     /// references or well-known labels).
     pub object_present: bool,
     /// Labels of the root object, or of the topmost object found when the root is missing.
-    pub labels: Labels,
+    pub labels: crate::k8s::types::LabelMap,
     /// Declared shape from the root object's spec, or inferred from its pods when the root is absent.
     pub shape: GpuShape,
     /// True when `shape` was read from the spec rather than inferred from pods.

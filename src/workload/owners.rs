@@ -242,7 +242,10 @@ impl<'a> Roots<'a> {
 }
 
 /// `llama-7d9f8b6c4` with pod-template-hash `7d9f8b6c4` was made by Deployment `llama`.
-fn deployment_of_replicaset<'r>(r: &'r OwnerRef, hash: Option<&String>) -> Option<&'r str> {
+fn deployment_of_replicaset<'r>(
+    r: &'r OwnerRef,
+    hash: Option<&crate::k8s::types::Text>,
+) -> Option<&'r str> {
     if r.kind != "ReplicaSet" {
         return None;
     }
@@ -329,7 +332,7 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
                     o.meta
                         .labels
                         .get(labels::DYNAMO_COMPONENT)
-                        .map(String::as_str)
+                        .map(crate::k8s::types::Text::as_str)
                 })
                 .unwrap_or("main");
             *b.pod_roles
@@ -518,7 +521,7 @@ fn intent_of(
         .annotations
         .iter()
         .filter(|(k, _)| k.starts_with(crate::intent::PREFIX))
-        .map(|(k, v)| (k.clone(), v.clone()))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let job = match &o.body {
         crate::k8s::object::Body::Job(j) => Some(&j.spec),
