@@ -1,23 +1,36 @@
 #!/usr/bin/env bash
-# Puts bench-out/bench.md (written by scripts/bench.sh) into README.md between the lines
-# `<!-- bench:begin -->` and `<!-- bench:end -->`, so the Performance section's figures are the
-# script's output, never typed by hand.
+# Assembles the section files scripts/bench.sh writes (bench-out/bench-<section>.md) into README.md
+# between the lines `<!-- bench:begin -->` and `<!-- bench:end -->`, in a fixed order, so the
+# Performance section's figures are the script's output, never typed by hand. A section without a
+# file is left out (run `scripts/bench.sh`, or `--only <section>` for each, first).
 #
-#   scripts/bench-readme.sh [FILE]   (default bench-out/bench.md)
+#   scripts/bench-readme.sh [DIR]   (default bench-out)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-src="${1:-bench-out/bench.md}"
-[[ -s "$src" ]] || { echo "bench-readme.sh: $src is missing: run scripts/bench.sh first" >&2; exit 2; }
+dir="${1:-bench-out}"
+order=(inventory live drift render check scaling plan)
+files=()
+for section in "${order[@]}"; do
+  if [[ -s "$dir/bench-$section.md" ]]; then
+    files+=("$dir/bench-$section.md")
+    if grep -q -- '--pods\|--nodes\|--apps' "$dir/bench-$section.md"; then
+      echo "bench-readme.sh: warning: $dir/bench-$section.md was measured at other than the default sizes" >&2
+    fi
+  else
+    echo "bench-readme.sh: no $dir/bench-$section.md: section $section left out" >&2
+  fi
+done
+((${#files[@]})) || { echo "bench-readme.sh: no section files in $dir: run scripts/bench.sh first" >&2; exit 2; }
 if ! grep -q '^<!-- bench:begin -->$' README.md || ! grep -q '^<!-- bench:end -->$' README.md; then
   echo "bench-readme.sh: README.md has no bench markers" >&2
   exit 2
 fi
-python3 - "$src" <<'PY'
+python3 - "${files[@]}" <<'PY'
 import sys
-table = open(sys.argv[1]).read().strip("\n")
+body = "\n\n".join(open(p).read().strip("\n") for p in sys.argv[1:])
 text = open("README.md").read()
 head, rest = text.split("<!-- bench:begin -->\n", 1)
 _, tail = rest.split("<!-- bench:end -->\n", 1)
-open("README.md", "w").write(head + "<!-- bench:begin -->\n" + table + "\n<!-- bench:end -->\n" + tail)
+open("README.md", "w").write(head + "<!-- bench:begin -->\n" + body + "\n<!-- bench:end -->\n" + tail)
 PY
-echo "bench-readme.sh: README.md updated from $src" >&2
+echo "bench-readme.sh: README.md updated from ${files[*]}" >&2

@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# Benchmarks gpuledger on a synthetic fleet snapshot and prints a small report.
+# Benchmarks gpuledger on synthetic fleets and repositories, each beside a peer on the same input.
 #
 #   scripts/bench.sh [--nodes N] [--pods N] [--apps N] [--no-build]
-#                    [--only inventory|render|drift|live|plan|check]
+#                    [--only inventory|render|drift|live|plan|check|scaling]
 #   (defaults: 5000 nodes, 100000 pods, 400 apps for check, every section; --no-build measures the
 #   release binaries already in target/release)
 #
-# Builds the release binary and the synth-fleet example, generates bench-out/fleet-<pods>.json once
-# (delete it to regenerate, e.g. after changing --nodes), then measures each command RUNS times
-# (default 3, env RUNS=…; BASELINE=<another gpuledger binary> adds its render and check beside the
-# check section's) and keeps the best wall time and the highest peak RSS. It uses
-# /usr/bin/time when present, else a small python3 wrapper (a fresh python process per
-# measurement, so the RSS is that command's alone). Nothing is installed.
+# Builds the release binary and the synth-fleet and kube-emulator examples, generates each fleet
+# once as bench-out/fleet-<nodes>n-<pods>p.json with its GitOps repository (one workload per 20
+# pods) beside it (delete them to regenerate), then measures each command RUNS times (default 3,
+# env RUNS=…; BASELINE=<another gpuledger binary> adds its render and check beside the check
+# section's) and keeps the best wall time and the highest peak RSS. It uses /usr/bin/time when
+# present, else a small python3 wrapper (a fresh python process per measurement, so the RSS is that
+# command's alone). Nothing is installed but the live section's Rust peer, kubectl-view-allocations
+# (`cargo install --locked` into bench-out/peers, once; its column is skipped when it cannot build).
+#
+# Sizes: inventory, drift and check at --pods/--nodes/--apps; live at a fifth of the fleet
+# (20,000 pods by default) and the whole; scaling at a quarter, a half and the whole of each
+# (25k/50k/100k pods, 100/200/400 apps by default).
+#
+# Output: the rows and PASS/FAIL checks on stdout, and one markdown file per section run,
+# bench-out/bench-<section>.md (what was measured and how, its table, its checks);
+# scripts/bench-readme.sh assembles those files into the README's Performance section.
 #
 # The PASS/FAIL lines are a report, not a test: the script exits 0 on FAIL, and non-zero only
-# when a build, the generator or a measured command itself fails.
-#
-# Layout: helpers, then one function per section (section_inventory today); add later sections
-# (render, live cluster) as new section_* functions and call them from main at the bottom.
+# when a build, a generator or a measured command itself fails.
 set -euo pipefail
 
 NODES=5000
@@ -31,6 +38,7 @@ RUNS="${RUNS:-3}"
 usage() {
   sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
 }
+SECTIONS="inventory render drift live plan check scaling"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -43,15 +51,20 @@ while [[ $# -gt 0 ]]; do
     *) echo "bench.sh: unknown argument: $1" >&2; usage >&2; exit 2 ;;
   esac
 done
+if [[ -n "$ONLY" && " $SECTIONS " != *" $ONLY "* ]]; then
+  echo "bench.sh: unknown section: $ONLY (one of: $SECTIONS)" >&2
+  exit 2
+fi
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=bench-out
-SNAPSHOT="$OUT/fleet-$PODS.json"
 GPULEDGER=target/release/gpuledger
 SYNTH=target/release/examples/synth-fleet
 mkdir -p "$OUT"
 TMP="$(mktemp -d)"
-trap 'rm -rf "$TMP"' EXIT
+# The live section's emulator holds a whole fleet in memory: never leave it behind.
+EMULATOR_PID=""
+trap '[[ -z "$EMULATOR_PID" ]] || kill "$EMULATOR_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
@@ -111,12 +124,18 @@ measure() {
   PEAK_RSS_MIB=$(awk -v k="$peak" 'BEGIN { printf "%.1f", k / 1024 }')
 }
 
-# Report rows and checks, printed at the end.
+# Report rows and checks, printed at the end; each section also writes its own markdown file
+# (section_begin … section_end).
 ROWS=()
 MD_ROWS=()
 CHECKS=()
+MD_TABLE=()
+SEC_ROW0=0
+SEC_CHECK0=0
+SEC_LOAD=""
+SEC_T0=0
 row() {
-  ROWS+=("$(printf '%-34s %12s %14s %10s' "$1" "$2" "$3" "$4")")
+  ROWS+=("$(printf '%-64s %12s %14s %10s' "$1" "$2" "$3" "$4")")
   MD_ROWS+=("| $1 | $2 | $3 | $4 |")
 }
 # check DESCRIPTION A OP B: compares two numbers with awk (OP is < or >).
@@ -125,6 +144,48 @@ check() {
   verdict=$(awk -v a="$2" -v b="$4" -v op="$3" \
     'BEGIN { ok = (op == "<") ? (a + 0 < b + 0) : (a + 0 > b + 0); print ok ? "PASS" : "FAIL" }')
   CHECKS+=("$verdict: $desc")
+}
+
+# ratio A B: A / B to two decimals.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b + 0 > 0) printf "%.2f", a / b; else print "-" }'; }
+
+section_begin() {
+  SEC_ROW0=${#MD_ROWS[@]}
+  SEC_CHECK0=${#CHECKS[@]}
+  MD_TABLE=()
+  SEC_LOAD=$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)
+  SEC_T0=$SECONDS
+  ROWS+=("" "[$1]")
+}
+
+# section_end NAME TITLE INPUTS: writes bench-out/bench-NAME.md: the section's title, how it was
+# measured (the command that redoes it, its inputs, the build, runs, cores, the load average before
+# the section started, the date), its table (MD_TABLE when the section set one, else the rows of the
+# default table) and its checks.
+section_end() {
+  local name="$1" title="$2" inputs="$3" file="$OUT/bench-$1.md" cmd
+  cmd="scripts/bench.sh --only $name"
+  [[ "$NODES $PODS" == "5000 100000" ]] || cmd+=" --nodes $NODES --pods $PODS"
+  [[ "$CHECK_APPS" == 400 ]] || cmd+=" --apps $CHECK_APPS"
+  [[ "$RUNS" == 3 ]] || cmd="RUNS=$RUNS $cmd"
+  {
+    echo "### $title"
+    echo
+    echo "Measured by \`$cmd\` ($inputs; release build, best of $RUNS runs, $(nproc) cores, load average $SEC_LOAD before the section, $(date -u +%Y-%m-%d)${BASELINE:+; baseline: $BASELINE}):"
+    echo
+    if ((${#MD_TABLE[@]})); then
+      printf '%s\n' "${MD_TABLE[@]}"
+    else
+      echo "| what | best wall s | peak RSS MiB | input MiB |"
+      echo "|---|---:|---:|---:|"
+      printf '%s\n' "${MD_ROWS[@]:SEC_ROW0}"
+    fi
+    if ((${#CHECKS[@]} > SEC_CHECK0)); then
+      echo
+      printf -- '- %s\n' "${CHECKS[@]:SEC_CHECK0}"
+    fi
+  } >"$file"
+  log "wrote $file (the section took $((SECONDS - SEC_T0)) s, generating inputs included)"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -136,22 +197,30 @@ setup() {
     log "building (cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator)"
     cargo build --release --bin gpuledger --example synth-fleet --example kube-emulator
   fi
-  if [[ "$ONLY" == render || "$ONLY" == plan || "$ONLY" == check ]]; then
+}
+
+# ensure_fleet PODS NODES: sets FLEET (bench-out/fleet-<nodes>n-<pods>p.json, indented JSON in
+# kubectl's key order) and FLEET_REPO (its GitOps repository, one workload per 20 pods, committed),
+# generating both once. (synth-fleet writes fewer workloads when the fleet has fewer GPU
+# Deployments and StatefulSets than that.)
+FLEET=""
+FLEET_REPO=""
+ensure_fleet() {
+  local pods="$1" nodes="$2"
+  FLEET="$OUT/fleet-${nodes}n-${pods}p.json"
+  FLEET_REPO="$OUT/drift-repo-${nodes}n-${pods}p"
+  if [[ -s "$FLEET" && -d "$FLEET_REPO/.git" ]]; then
+    log "reusing $FLEET (delete it to regenerate)"
     return
   fi
-  if [[ ! -s "$SNAPSHOT" || ! -d "$OUT/drift-repo-$PODS/.git" ]]; then
-    log "generating $SNAPSHOT ($NODES nodes, $PODS pods) and its GitOps repository"
-    rm -rf "$OUT/drift-repo-$PODS"
-    "$SYNTH" --nodes "$NODES" --pods "$PODS" --format json --output "$SNAPSHOT.tmp" \
-      --repo-out "$OUT/drift-repo-$PODS" --repo-workloads 5000
-    mv "$SNAPSHOT.tmp" "$SNAPSHOT"
-    git -C "$OUT/drift-repo-$PODS" init -q
-    git -C "$OUT/drift-repo-$PODS" add -A
-    git -C "$OUT/drift-repo-$PODS" -c user.name=bench -c user.email=bench@example.com commit -q -m "synthetic repo"
-  else
-    log "reusing $SNAPSHOT (delete it to regenerate)"
-  fi
-  SNAPSHOT_MIB=$(mib_of_file "$SNAPSHOT")
+  log "generating $FLEET ($nodes nodes, $pods pods) and its GitOps repository ($((pods / 20)) workloads)"
+  rm -rf "$FLEET_REPO"
+  "$SYNTH" --nodes "$nodes" --pods "$pods" --format json --output "$FLEET.tmp" \
+    --repo-out "$FLEET_REPO" --repo-workloads $((pods / 20))
+  mv "$FLEET.tmp" "$FLEET"
+  git -C "$FLEET_REPO" init -q
+  git -C "$FLEET_REPO" add -A
+  git -C "$FLEET_REPO" -c user.name=bench -c user.email=bench@example.com commit -q -m "synthetic repo"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -174,7 +243,7 @@ inventory_pair() {
   row "python3 load, $label" "$py_wall" "$py_rss" "$mib"
   check "inventory ($label) at least 5x faster than python loading the file" \
     "$(awk -v a="$ledger_wall" 'BEGIN { print a * 5 }')" "<" "$py_wall"
-  check "inventory ($label) peak memory at most $max_share of the file" \
+  check "inventory ($label) peak memory at most $([[ "$max_share" == 1 ]] && echo "the file's size" || echo "$max_share of the file")" \
     "$ledger_rss" "<" "$(awk -v m="$mib" -v s="$max_share" 'BEGIN { split(s, f, "/"); print (f[2] ? m * f[1] / f[2] : m * s) + 0.001 }')"
 }
 
@@ -182,13 +251,16 @@ section_inventory() {
   # The snapshot as kubectl writes a List (items before kind, as synth-fleet writes it), the same
   # with kind first (as kube-apiserver orders an object), each indented and compact; YAML at a
   # tenth of the pods. Derived files are made once and kept in bench-out/.
-  local compact="$OUT/fleet-$PODS-compact.json" kind_first="$OUT/fleet-$PODS-kind-first.json"
-  local kind_first_compact="$OUT/fleet-$PODS-kind-first-compact.json"
+  section_begin inventory
+  ensure_fleet "$PODS" "$NODES"
+  local snapshot="$FLEET" stem="${FLEET%.json}"
+  local compact="$stem-compact.json" kind_first="$stem-kind-first.json"
+  local kind_first_compact="$stem-kind-first-compact.json"
   local yaml_pods=$((PODS / 10)) yaml_nodes=$((NODES / 10))
-  local yaml="$OUT/fleet-$yaml_pods.yaml"
+  local yaml="$OUT/fleet-${yaml_nodes}n-${yaml_pods}p.yaml"
   if [[ ! -s "$compact" || ! -s "$kind_first" || ! -s "$kind_first_compact" ]]; then
-    log "writing the compact and kind-first variants of $SNAPSHOT"
-    python3 - "$SNAPSHOT" "$compact" "$kind_first" "$kind_first_compact" <<'PY'
+    log "writing the compact and kind-first variants of $snapshot"
+    python3 - "$snapshot" "$compact" "$kind_first" "$kind_first_compact" <<'PY'
 import json, sys
 src, compact, kind_first, kind_first_compact = sys.argv[1:]
 doc = json.load(open(src))
@@ -210,7 +282,7 @@ PY
     "$SYNTH" --nodes "$yaml_nodes" --pods "$yaml_pods" --format yaml --output "$yaml"
   fi
   local py_json=(python3 -c 'import json,sys; json.load(open(sys.argv[1]))')
-  inventory_pair "indented JSON, kubectl order" "$SNAPSHOT" 1/2 "${py_json[@]}"
+  inventory_pair "indented JSON, kubectl order" "$snapshot" 1/2 "${py_json[@]}"
   inventory_pair "indented JSON, kind first" "$kind_first" 1/2 "${py_json[@]}"
   inventory_pair "compact JSON, kubectl order" "$compact" 1 "${py_json[@]}"
   inventory_pair "compact JSON, kind first" "$kind_first_compact" 1 "${py_json[@]}"
@@ -220,6 +292,8 @@ PY
   else
     log "YAML row skipped: python3 has no yaml.CSafeLoader (apt-get install python3-yaml)"
   fi
+  section_end inventory "Inventory from a snapshot file, beside Python loading it" \
+    "$NODES nodes and $PODS pods, $(mib_of_file "$snapshot") MiB of indented JSON from synth-fleet; YAML at $yaml_pods pods"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -227,6 +301,7 @@ PY
 # ---------------------------------------------------------------------------------------------
 
 section_render() {
+  section_begin render
   local repo="$OUT/repo-$FILES"
   if [[ ! -d "$repo/.git" ]]; then
     log "generating $repo ($FILES plain-YAML files, committed)"
@@ -278,6 +353,7 @@ PY
     "$GPULEDGER" render --repo "$repo" --ref HEAD --format json --output /dev/null
   row "gpuledger render, $FILES files @HEAD" "$BEST_WALL" "$PEAK_RSS_MIB" "$(du -sm "$repo" --exclude=.git | cut -f1)"
   check "gpuledger render of $FILES plain-YAML files under 2 s" "$BEST_WALL" "<" 2
+  section_end render "Render of a plain-YAML repository" "$FILES plain-YAML files, committed"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -285,67 +361,104 @@ PY
 # ---------------------------------------------------------------------------------------------
 
 section_drift() {
-  local repo="$OUT/drift-repo-$PODS" log="$TMP/drift.log" join_ms
+  section_begin drift
+  ensure_fleet "$PODS" "$NODES"
+  local log="$TMP/drift.log" join_ms workloads
+  workloads=$(git -C "$FLEET_REPO" ls-files | wc -l)
   measure "gpuledger drift" \
-    env GPULEDGER_LOG=gpuledger=debug "$GPULEDGER" drift --repo "$repo" --ref HEAD --snapshot "$SNAPSHOT" \
-    --no-fail --format json --output /dev/null
-  row "gpuledger drift (whole run)" "$BEST_WALL" "$PEAK_RSS_MIB" "$SNAPSHOT_MIB"
-  GPULEDGER_LOG=gpuledger=debug "$GPULEDGER" drift --repo "$repo" --ref HEAD --snapshot "$SNAPSHOT" \
+    "$GPULEDGER" drift --repo "$FLEET_REPO" --ref HEAD --snapshot "$FLEET" --no-fail --format json --output /dev/null
+  row "gpuledger drift (whole run)" "$BEST_WALL" "$PEAK_RSS_MIB" "$(mib_of_file "$FLEET")"
+  GPULEDGER_LOG=gpuledger=debug "$GPULEDGER" drift --repo "$FLEET_REPO" --ref HEAD --snapshot "$FLEET" \
     --no-fail --format json --output /dev/null 2>"$log"
   join_ms=$(sed -n 's/.*elapsed_ms=\([0-9.]*\).*drift join.*/\1/p; s/.*drift join.*elapsed_ms=\([0-9.]*\).*/\1/p' "$log" | head -n 1)
   [[ -n "$join_ms" ]] || { echo "bench.sh: no drift join timing in the debug log" >&2; cat "$log" >&2; exit 1; }
   row "  of which the drift join" "$(awk -v m="$join_ms" 'BEGIN { printf "%.3f", m / 1000 }')" "" ""
-  check "drift join (100k pods against 5,000 workloads) under 1 s" "$join_ms" "<" 1000
+  check "drift join ($PODS pods against $workloads workloads) under 1 s" "$join_ms" "<" 1000
+  section_end drift "Drift of a fleet against its GitOps repository" \
+    "$NODES nodes and $PODS pods against a repository of $workloads workloads, both from synth-fleet"
 }
 
 # ---------------------------------------------------------------------------------------------
 # Section: the live inventory through the Kubernetes API emulator, beside kubectl get pods
 # ---------------------------------------------------------------------------------------------
 
-section_live() {
-  local out="$TMP/emulator.out" kubeconfig pid i
-  log "starting the API emulator on $SNAPSHOT (loading takes a while)"
-  target/release/examples/kube-emulator --snapshot "$SNAPSHOT" --port 0 --page-size 500 --convert-versions \
+# live_at PODS NODES: the emulator serving that fleet (kind-first keys, as kube-apiserver writes
+# them; kubectl's alphabetical order is tested in tests/all/live.rs and tests/all/emulator.rs),
+# gpuledger's whole live inventory beside kubectl get pods and kubectl-view-allocations (pods and
+# nodes only), with issue 19's checks.
+live_at() {
+  local pods="$1" nodes="$2" out="$TMP/emulator.out" kubeconfig i ledger ledger_rss kubectl_wall need_mib avail_mib
+  local peer=bench-out/peers/bin/kubectl-view-allocations
+  ensure_fleet "$pods" "$nodes"
+  log "starting the API emulator on $FLEET (loading takes a while)"
+  : >"$out"
+  target/release/examples/kube-emulator --snapshot "$FLEET" --port 0 --page-size 500 --convert-versions \
     >"$out" 2>/dev/null &
-  pid=$!
-  # The emulator holds the whole fleet in memory: never leave it behind, whatever happens.
-  trap 'kill "$pid" 2>/dev/null; rm -rf "$TMP"' EXIT
+  EMULATOR_PID=$!
   for ((i = 0; i < 600; i++)); do
     [[ -s "$out" ]] && break
-    kill -0 "$pid" 2>/dev/null || { echo "bench.sh: the emulator exited" >&2; exit 1; }
+    kill -0 "$EMULATOR_PID" 2>/dev/null || { echo "bench.sh: the emulator exited" >&2; exit 1; }
     sleep 1
   done
   kubeconfig=$(head -n 1 "$out")
-  [[ -n "$kubeconfig" ]] || { kill "$pid"; echo "bench.sh: the emulator printed no kubeconfig" >&2; exit 1; }
-  measure "gpuledger inventory (live, every resource)" \
+  [[ -n "$kubeconfig" ]] || { echo "bench.sh: the emulator printed no kubeconfig" >&2; exit 1; }
+  measure "gpuledger inventory (live, $pods pods, every resource)" \
     "$GPULEDGER" inventory --kubeconfig "$kubeconfig" --quiet --timeout 3600 --format json --output /dev/null
-  local ledger=$BEST_WALL ledger_rss=$PEAK_RSS_MIB
-  row "gpuledger inventory --kubeconfig" "$BEST_WALL" "$PEAK_RSS_MIB" ""
-  # The inner shell expands $1, the kubeconfig passed after it.
-  # shellcheck disable=SC2016
-  measure "kubectl get pods -A -o json" \
-    sh -c 'kubectl --kubeconfig "$1" get pods -A -o json >/dev/null' sh "$kubeconfig"
-  row "kubectl get pods -A -o json" "$BEST_WALL" "$PEAK_RSS_MIB" ""
-  local kubectl_wall=$BEST_WALL
-  # The Rust peer, pods and nodes only; without --ignore-taints it hides tainted GPU nodes.
-  local peer=bench-out/peers/bin/kubectl-view-allocations
+  ledger=$BEST_WALL ledger_rss=$PEAK_RSS_MIB
+  row "gpuledger inventory --kubeconfig, $pods pods (every resource)" "$BEST_WALL" "$PEAK_RSS_MIB" ""
+  # kubectl holds the whole list as objects: about 95 KiB a pod (1.9 GiB at 20,000 pods here).
+  # Beside the emulator, which holds the fleet too, it can exhaust the machine's memory and bring
+  # the OOM killer onto other processes: it is skipped, with a row saying so, when the memory
+  # available now is below 100 KiB a pod.
+  kubectl_wall=""
+  need_mib=$((pods * 100 / 1024)) avail_mib=$(awk '/^MemAvailable:/ { printf "%d", $2 / 1024 }' /proc/meminfo 2>/dev/null)
+  if ((${avail_mib:-0} >= need_mib)); then
+    # The inner shell expands $1, the kubeconfig passed after it.
+    # shellcheck disable=SC2016
+    measure "kubectl get pods -A -o json ($pods pods)" \
+      sh -c 'kubectl --kubeconfig "$1" get pods -A -o json >/dev/null' sh "$kubeconfig"
+    row "kubectl get pods -A -o json, $pods pods" "$BEST_WALL" "$PEAK_RSS_MIB" ""
+    kubectl_wall=$BEST_WALL
+  else
+    log "kubectl get pods skipped at $pods pods: it needs about $need_mib MiB, ${avail_mib:-unknown} MiB available beside the emulator"
+    row "kubectl get pods -A -o json, $pods pods: skipped, needs about $need_mib MiB, ${avail_mib:-unknown} MiB available" "-" "-" ""
+  fi
+  if [[ -x "$peer" ]]; then
+    # The Rust peer, pods and nodes only; without --ignore-taints it hides tainted GPU nodes.
+    # shellcheck disable=SC2016
+    measure "kubectl-view-allocations ($pods pods; pods and nodes)" \
+      sh -c 'KUBECONFIG="$1" "$2" --ignore-taints -r nvidia.com/gpu >/dev/null' sh "$kubeconfig" "$peer"
+    row "kubectl-view-allocations -r nvidia.com/gpu, $pods pods (pods and nodes)" "$BEST_WALL" "$PEAK_RSS_MIB" ""
+    check "live inventory of $pods pods (every resource) within kubectl-view-allocations' time (pods and nodes)" \
+      "$ledger" "<" "$(awk -v w="$BEST_WALL" 'BEGIN { print w + 0.0005 }')"
+    check "live inventory of $pods pods: peak memory below kubectl-view-allocations'" "$ledger_rss" "<" "$PEAK_RSS_MIB"
+  fi
+  if [[ -n "$kubectl_wall" ]]; then
+    check "live inventory of $pods pods (every resource) faster than kubectl get pods -A -o json" "$ledger" "<" "$kubectl_wall"
+  fi
+  kill "$EMULATOR_PID" 2>/dev/null || true
+  wait "$EMULATOR_PID" 2>/dev/null || true
+  EMULATOR_PID=""
+}
+
+section_live() {
+  section_begin live
+  local small=$((PODS / 5)) small_nodes=$((NODES / 5)) peer=bench-out/peers/bin/kubectl-view-allocations
+  local peer_note="kubectl-view-allocations from \`cargo install --locked\`"
   if [[ ! -x "$peer" ]]; then
     log "installing kubectl-view-allocations into bench-out/peers (once)"
     cargo install --locked kubectl-view-allocations --root bench-out/peers >"$TMP/peer.log" 2>&1 ||
-      log "kubectl-view-allocations did not build: its column is skipped ($(tail -n 1 "$TMP/peer.log"))"
+      log "kubectl-view-allocations did not build: its rows and checks are skipped ($(tail -n 1 "$TMP/peer.log"))"
   fi
   if [[ -x "$peer" ]]; then
-    # shellcheck disable=SC2016
-    measure "kubectl-view-allocations (pods and nodes)" \
-      sh -c 'KUBECONFIG="$1" "$2" --ignore-taints -r nvidia.com/gpu >/dev/null' sh "$kubeconfig" "$peer"
-    row "kubectl-view-allocations -r gpu" "$BEST_WALL" "$PEAK_RSS_MIB" ""
-    check "live inventory (every resource) within kubectl-view-allocations' time (pods and nodes)" \
-      "$ledger" "<" "$(awk -v w="$BEST_WALL" 'BEGIN { print w + 0.0005 }')"
-    check "live inventory peak memory below kubectl-view-allocations'" "$ledger_rss" "<" "$PEAK_RSS_MIB"
+    peer_note+=" $("$peer" --version 2>/dev/null | awk '{ print $NF }')"
+  else
+    peer_note="kubectl-view-allocations skipped: it did not build"
   fi
-  kill "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  check "live inventory (every resource) faster than kubectl get pods -A -o json" "$ledger" "<" "$kubectl_wall"
+  live_at "$small" "$small_nodes"
+  live_at "$PODS" "$NODES"
+  section_end live "Live inventory through the Kubernetes API emulator" \
+    "$small and $PODS pods ($small_nodes and $NODES nodes) from synth-fleet served by examples/kube-emulator, kind-first keys, pages of 500; kubectl $(kubectl version --client 2>/dev/null | head -n 1 | awk '{ print $NF }'); $peer_note"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -382,6 +495,7 @@ plan_gap() {
 }
 
 section_plan() {
+  section_begin plan
   local nodes=() i objective gap
   for i in $(seq 1 40); do nodes+=(--node 8); done
   plan_jobs 1000 1 "$TMP/jobs-1000.yaml"
@@ -403,6 +517,8 @@ section_plan() {
     check "plan of 40 jobs ($objective) in under 1 s" "$BEST_WALL" "<" 1
     check "plan of 40 jobs ($objective) exact (gap 0)" "${gap%% *}" "<" 0.0005
   done
+  section_end plan "Stagger planner" \
+    "seeded synthetic jobs: 1,000 on 320 GPUs over 40 nodes and 40 on 64 GPUs over 16 nodes, 48 h on 15-minute slots"
 }
 
 # ---------------------------------------------------------------------------------------------
@@ -411,8 +527,14 @@ section_plan() {
 # no-change check renders nothing twice)
 # ---------------------------------------------------------------------------------------------
 
-section_check() {
-  local repo="$OUT/check-repo-$CHECK_APPS" half=$((CHECK_APPS / 2)) render_wall floor one no_change changed
+# make_check_repo APPS: sets CHECK_REPO to bench-out/check-repo-APPS, an ApplicationSet over APPS/2
+# kustomize apps (apps/k-*) and APPS/2 plain apps (apps/p-*) on branch main, and a branch `change`
+# where one kustomize app has one replica more; generated once.
+CHECK_REPO=""
+make_check_repo() {
+  local apps="$1" half=$(($1 / 2)) repo changed
+  repo="$OUT/check-repo-$apps"
+  CHECK_REPO="$repo"
   if [[ ! -d "$repo/.git" ]]; then
     log "generating $repo (an ApplicationSet over $half kustomize apps and $half plain apps)"
     rm -rf "$repo"
@@ -473,6 +595,13 @@ PY
     git -C "$repo" -c user.name=bench -c user.email=bench@example.com commit -q -am "$changed: 3 replicas"
     git -C "$repo" checkout -q main
   fi
+}
+
+section_check() {
+  section_begin check
+  local repo render_wall floor one no_change
+  make_check_repo "$CHECK_APPS"
+  repo="$CHECK_REPO"
   # The floor: kustomize on one app directory by hand (mostly the process start).
   measure "kubectl kustomize (one app, by hand)" kubectl kustomize "$repo/apps/k-000"
   floor=$BEST_WALL
@@ -504,55 +633,95 @@ PY
     "$one" "<" "$(awk -v r="$render_wall" -v f="$floor" 'BEGIN { print r + 2 * f + 1 }')"
   check "check of no change within one render + 1 s (nothing rendered twice)" \
     "$no_change" "<" "$(awk -v r="$render_wall" 'BEGIN { print r + 1 }')"
+  section_end check "Pre-merge check of a one-app change" \
+    "an ApplicationSet over $((CHECK_APPS / 2)) kustomize and $((CHECK_APPS / 2)) plain apps, one kustomize app changed on the head branch; $(kubectl version --client 2>/dev/null | grep -i kustomize)"
 }
 
-# Later sections go here, each adding rows and checks.
+# ---------------------------------------------------------------------------------------------
+# Section: scaling (issue 19 §4): inventory, drift, render and check at 1x, 2x and 4x the input,
+# each beside its peer on the same input, and whether each grows linearly or better
+# ---------------------------------------------------------------------------------------------
+
+# scale_row NAME T1 T2 T4: a row of the scaling table (seconds at 1x, 2x, 4x, and 4x/1x).
+scale_row() {
+  local r
+  r=$(ratio "$4" "$2")
+  ROWS+=("$(printf '%-64s %9s %9s %9s %7s' "$1" "$2" "$3" "$4" "$r")")
+  MD_TABLE+=("| $1 | $2 | $3 | $4 | $r |")
+}
+
+# scale_check NAME T1 T4: linear or better is 4x/1x at most 4, with 25% for noise.
+scale_check() {
+  check "$1 grows linearly or better: 4x/1x $(ratio "$3" "$2") at most 5" "$3" "<" "$(awk -v a="$2" 'BEGIN { print a * 5 + 0.0005 }')"
+}
+
+section_scaling() {
+  section_begin scaling
+  local f pods nodes apps repo
+  local inv=() py=() drift=() render=() loop=() one=() pods_at=() apps_at=() workloads_at=()
+  local py_json=(python3 -c 'import json,sys; json.load(open(sys.argv[1]))')
+  for f in 1 2 4; do
+    pods=$((PODS * f / 4)) nodes=$((NODES * f / 4))
+    pods_at+=("$pods")
+    ensure_fleet "$pods" "$nodes"
+    workloads_at+=("$(git -C "$FLEET_REPO" ls-files | wc -l)")
+    measure "gpuledger inventory ($pods pods)" \
+      "$GPULEDGER" inventory --snapshot "$FLEET" --format json --output /dev/null
+    inv+=("$BEST_WALL")
+    measure "python3 json.load ($pods pods)" "${py_json[@]}" "$FLEET"
+    py+=("$BEST_WALL")
+    measure "gpuledger drift ($pods pods, ${workloads_at[-1]} workloads)" \
+      "$GPULEDGER" drift --repo "$FLEET_REPO" --ref HEAD --snapshot "$FLEET" --no-fail --format json --output /dev/null
+    drift+=("$BEST_WALL")
+  done
+  for f in 1 2 4; do
+    apps=$((CHECK_APPS * f / 4))
+    apps_at+=("$apps")
+    make_check_repo "$apps"
+    repo="$CHECK_REPO"
+    measure "gpuledger render --ref main ($apps apps)" \
+      "$GPULEDGER" render --repo "$repo" --ref main --format json --output /dev/null
+    render+=("$BEST_WALL")
+    # The peer: what a CI script without gpuledger does, kubectl kustomize on each kustomize app.
+    # shellcheck disable=SC2016
+    measure "kubectl kustomize loop over $((apps / 2)) kustomize apps" \
+      sh -c 'for d in "$1"/apps/k-*/; do kubectl kustomize "$d" >/dev/null || exit 1; done' sh "$repo"
+    loop+=("$BEST_WALL")
+    measure "gpuledger check ($apps apps, one changed)" \
+      "$GPULEDGER" check --repo "$repo" --base main --head change --format json --output /dev/null
+    one+=("$BEST_WALL")
+  done
+  ROWS+=("$(printf '%-64s %9s %9s %9s %7s' "wall s at" 1x 2x 4x 4x/1x)")
+  MD_TABLE+=("| wall time, s | 1x | 2x | 4x | 4x/1x |" "|---|---:|---:|---:|---:|")
+  local p="${pods_at[0]}/${pods_at[1]}/${pods_at[2]} pods" a="${apps_at[0]}/${apps_at[1]}/${apps_at[2]} apps"
+  scale_row "gpuledger inventory, $p" "${inv[@]}"
+  scale_row "gpuledger drift, $p" "${drift[@]}"
+  scale_row "python3 json.load of the same file (peer of both)" "${py[@]}"
+  scale_row "gpuledger render --ref main, $a" "${render[@]}"
+  scale_row "gpuledger check, $a, one changed" "${one[@]}"
+  scale_row "kubectl kustomize on each kustomize app (peer of both)" "${loop[@]}"
+  scale_check "inventory" "${inv[0]}" "${inv[2]}"
+  scale_check "drift" "${drift[0]}" "${drift[2]}"
+  scale_check "render" "${render[0]}" "${render[2]}"
+  scale_check "check" "${one[0]}" "${one[2]}"
+  section_end scaling "Scaling: 1x, 2x and 4x the input" \
+    "fleets of ${pods_at[0]}, ${pods_at[1]} and ${pods_at[2]} pods with $((NODES / 4)), $((NODES / 2)) and $NODES nodes and GitOps repositories of ${workloads_at[0]}, ${workloads_at[1]} and ${workloads_at[2]} workloads, from synth-fleet; the check section's ApplicationSet repository at ${apps_at[0]}, ${apps_at[1]} and ${apps_at[2]} apps, half kustomize, one changed"
+}
 
 # ---------------------------------------------------------------------------------------------
 # Main
 # ---------------------------------------------------------------------------------------------
 
 setup
-if [[ -z "$ONLY" || "$ONLY" == inventory ]]; then
-  section_inventory
-fi
-if [[ -z "$ONLY" || "$ONLY" == render ]]; then
-  section_render
-fi
-if [[ -z "$ONLY" || "$ONLY" == drift ]]; then
-  section_drift
-fi
-if [[ -z "$ONLY" || "$ONLY" == live ]]; then
-  section_live
-fi
-if [[ -z "$ONLY" || "$ONLY" == plan ]]; then
-  section_plan
-fi
-if [[ -z "$ONLY" || "$ONLY" == check ]]; then
-  section_check
-fi
+for section in $SECTIONS; do
+  if [[ -z "$ONLY" || "$ONLY" == "$section" ]]; then
+    "section_$section"
+  fi
+done
 
 echo
-echo "gpuledger bench: $SNAPSHOT ($NODES nodes, $PODS pods), best of $RUNS runs"
-printf '%-34s %12s %14s %10s\n' "what" "best wall s" "peak RSS MiB" "file MiB"
-printf '%s\n' "${ROWS[@]}"
+echo "gpuledger bench: $NODES nodes, $PODS pods, $CHECK_APPS apps for check, best of $RUNS runs"
+printf '%-64s %12s %14s %10s' "what" "best wall s" "peak RSS MiB" "file MiB"
+printf '%s\n' "" "${ROWS[@]}"
 echo
 printf '%s\n' "${CHECKS[@]}"
-
-# The same as markdown, for the README's Performance section (scripts/bench-readme.sh puts it
-# between the README's bench markers).
-{
-  case "$ONLY" in
-    check) input="$CHECK_APPS apps" ;;
-    render | plan) input="synthetic repositories and jobs" ;;
-    *) input="$NODES nodes, $PODS pods, $CHECK_APPS apps for check" ;;
-  esac
-  echo "Measured by \`scripts/bench.sh${ONLY:+ --only $ONLY}\` ($input; release build, best of $RUNS runs, $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown), $(date -u +%Y-%m-%d)${BASELINE:+; baseline: $BASELINE}):"
-  echo
-  echo "| what | best wall s | peak RSS MiB | input MiB |"
-  echo "|---|---:|---:|---:|"
-  printf '%s\n' "${MD_ROWS[@]}"
-  echo
-  printf -- '- %s\n' "${CHECKS[@]}"
-} >"$OUT/bench.md"
-log "wrote $OUT/bench.md"
