@@ -286,12 +286,23 @@ impl LabelMap {
         Some(self.edit(|v| v.remove(i).1))
     }
 
-    /// Keeps the entries `keep` says yes to.
+    /// Keeps the entries `keep` says yes to, asking once about each (`keep` may note what it
+    /// drops).
     pub fn retain(&mut self, mut keep: impl FnMut(&Text, &Text) -> bool) {
-        if self.entries().iter().all(|(k, v)| keep(k, v)) {
+        let Some(first) = self.entries().iter().position(|(k, v)| !keep(k, v)) else {
             return;
-        }
-        self.edit(|v| v.retain(|(k, val)| keep(k, val)));
+        };
+        let mut at = 0;
+        self.edit(|v| {
+            v.retain(|(k, val)| {
+                at += 1;
+                match (at - 1).cmp(&first) {
+                    std::cmp::Ordering::Less => true,
+                    std::cmp::Ordering::Equal => false,
+                    std::cmp::Ordering::Greater => keep(k, val),
+                }
+            })
+        });
     }
 
     /// The same entries as an owned map.
