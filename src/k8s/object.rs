@@ -319,6 +319,23 @@ fn name_trimmed(object: &str) {
     });
 }
 
+/// Where this thread's notes stand, to go back to with [`reset_trimmed`] when a read is retried.
+pub(crate) fn trimmed_mark() -> (usize, usize) {
+    TRIMMED.with(|t| {
+        let t = t.borrow();
+        (t.0.len(), t.1)
+    })
+}
+
+/// Forgets the notes taken since `mark` (their object is read again).
+pub(crate) fn reset_trimmed(mark: (usize, usize)) {
+    TRIMMED.with(|t| {
+        let mut t = t.borrow_mut();
+        t.0.truncate(mark.0);
+        t.1 = mark.1;
+    });
+}
+
 /// The notes of this thread's reads since the last call (at most [`MAX_TRIMMED`]), and how many
 /// there were in all.
 pub fn take_trimmed() -> (Vec<Trimmed>, usize) {
@@ -415,7 +432,7 @@ struct DocumentSeed<'a, M> {
 }
 
 /// An item read before its list's kind: what it said, and where it goes among the list's objects.
-struct Deferred {
+pub(super) struct Deferred {
     at: usize,
     api_version: Option<String>,
     kind: Option<String>,
@@ -557,6 +574,67 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
         out.push(object);
         Ok(())
     }
+}
+
+/// One element of a list's `items` read on its own, as [`DocumentSeed`] reads it inside the list:
+/// the objects it holds and, when its list's kind is not known yet, the item that waits for it.
+/// The list's item type comes from [`set_item_type`] (a `Deserialize` has no seed): the chunked
+/// JSON reader (`super::json`) parses items one by one from a window of the file.
+pub(super) struct ListItem {
+    pub objects: Vec<Object>,
+    /// `at` counts from this item's first object.
+    pub deferred: Vec<Deferred>,
+}
+
+thread_local! {
+    /// The item type of the list being read (its apiVersion and kind), and whether an item that
+    /// names none waits for the list's kind (which has not come yet).
+    static ITEM_TYPE: RefCell<(Option<(String, String)>, bool)> = const { RefCell::new((None, false)) };
+}
+
+/// Sets the item type [`ListItem`]s are read with on this thread, from the list's apiVersion and
+/// kind so far (as the `items` branch of [`DocumentSeed`] does).
+pub(super) fn set_item_type(api_version: Option<&str>, kind: Option<&str>) {
+    let defaults = list_item_type(api_version, kind).map(|(v, k)| (v.to_string(), k.to_string()));
+    ITEM_TYPE.with(|t| *t.borrow_mut() = (defaults, kind.is_none()));
+}
+
+impl<'de> Deserialize<'de> for ListItem {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let (defaults, defer) = ITEM_TYPE.with(|t| t.borrow().clone());
+        let mut objects = Vec::new();
+        let mut deferred = Vec::new();
+        DocumentSeed::<ObjectMeta> {
+            out: &mut objects,
+            continue_token: None,
+            defaults: defaults.as_ref().map(|(v, k)| (v.as_str(), k.as_str())),
+            deferred: defer.then_some(&mut deferred),
+            marker: std::marker::PhantomData,
+        }
+        .deserialize(d)?;
+        Ok(ListItem { objects, deferred })
+    }
+}
+
+impl Deferred {
+    /// The same item, `by` objects further down the list.
+    pub(super) fn shifted(mut self, by: usize) -> Deferred {
+        self.at += by;
+        self
+    }
+}
+
+/// Completes the items that waited for their list's kind, now that the list is read.
+pub(super) fn place_items(
+    out: &mut Vec<Object>,
+    waiting: Vec<Deferred>,
+    api_version: Option<&str>,
+    kind: Option<&str>,
+) -> Result<(), String> {
+    if waiting.is_empty() {
+        return Ok(());
+    }
+    place_waiting(out, waiting, list_item_type(api_version, kind))
 }
 
 /// Items that waited for their list's kind, completed with the item type it names and put back in

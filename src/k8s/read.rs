@@ -98,7 +98,7 @@ pub struct Snapshot {
 
 /// The first top-level list's `gpuledger.io/…` annotations (a file of concatenated snapshots is
 /// described by its first).
-fn keep_meta(kept: &mut Labels, found: Labels) {
+pub(super) fn keep_meta(kept: &mut Labels, found: Labels) {
     if kept.is_empty() {
         kept.extend(
             found
@@ -195,19 +195,37 @@ impl Input<'_> {
 }
 
 impl Input<'_> {
-    /// The input read as a JSON stream through a reader of its concrete type: serde_json reads
-    /// byte by byte, and through a `dyn BufRead` every byte is a call the compiler cannot inline.
+    /// The input read as a JSON stream: first by the fast path over a window of the input
+    /// ([`super::json`]), and, when that meets anything it does not expect, again from the start
+    /// by serde_json's streaming reader, which says what is wrong and where. The streaming reader
+    /// gets a reader of its concrete type: serde_json reads byte by byte, and through a
+    /// `dyn BufRead` every byte is a call the compiler cannot inline.
     fn json(&mut self, file: &str) -> Result<(Vec<Object>, Labels), JsonFailure> {
+        let io = |e| JsonFailure::Read(ReadError::Io(e));
+        let fast = match self {
+            Input::Bytes(b) => {
+                let b = b.strip_prefix(BOM).unwrap_or(b);
+                super::json::read_stream(b, u64::try_from(b.len()).ok())
+            }
+            Input::File(f) => {
+                f.seek(SeekFrom::Start(0)).map_err(io)?;
+                let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                super::json::read_stream(&*f, size)
+            }
+        }
+        .map_err(io)?;
+        if let Some(found) = fast {
+            return Ok(found);
+        }
+        // What the fast path noted before it gave up is noted again.
+        super::object::take_trimmed();
+        super::object::take_field_error();
         match self {
             Input::Bytes(b) => read_json(b.strip_prefix(BOM).unwrap_or(b), file),
             Input::File(f) => {
-                f.seek(SeekFrom::Start(0))
-                    .map_err(|e| JsonFailure::Read(ReadError::Io(e)))?;
+                f.seek(SeekFrom::Start(0)).map_err(io)?;
                 let mut r = BufReader::with_capacity(256 * 1024, &*f);
-                if r.fill_buf()
-                    .map_err(|e| JsonFailure::Read(ReadError::Io(e)))?
-                    .starts_with(BOM)
-                {
+                if r.fill_buf().map_err(io)?.starts_with(BOM) {
                     r.consume(BOM.len());
                 }
                 read_json(r, file)
@@ -245,7 +263,7 @@ pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String
     Ok((doc.objects, doc.continue_token))
 }
 
-enum ReadError {
+pub(super) enum ReadError {
     Io(io::Error),
     Input(InputError),
 }
@@ -334,14 +352,17 @@ fn warn_trimmed(file: &str) {
     }
 }
 
-enum JsonFailure {
+pub(super) enum JsonFailure {
     /// The input is not JSON (a syntax error, or it ends mid-value): try it as YAML.
     NotJson(InputError),
     /// The input is JSON but not valid Kubernetes objects, or could not be read.
     Read(ReadError),
 }
 
-fn read_json(reader: impl BufRead, file: &str) -> Result<(Vec<Object>, Labels), JsonFailure> {
+pub(super) fn read_json(
+    reader: impl BufRead,
+    file: &str,
+) -> Result<(Vec<Object>, Labels), JsonFailure> {
     let mut objects = Vec::new();
     let mut meta = Labels::new();
     for doc in serde_json::Deserializer::from_reader(reader).into_iter::<Document<ObjectMeta>>() {

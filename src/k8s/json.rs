@@ -1,0 +1,461 @@
+//! The fast path for JSON input: a `List`'s items parsed one by one from a window of the file.
+//!
+//! serde_json reads from an `io::Read` byte by byte (its `IoRead`), several times slower than from a
+//! slice, and a fleet's snapshot is too large to hold whole (peak memory stays well below the
+//! file's size). So the top-level objects of a JSON stream are walked here by hand, over a window
+//! that slides along the input: each element of `items` is parsed from a slice of the window as
+//! the list itself would read it ([`ListItem`]), and every other value of the top-level object is
+//! kept as its text. Those texts, with `items` empty, are then read as one small document, so the
+//! rules of a list and of a lone object stay in one place (`super::object`), whatever the key
+//! order (`kubectl get -o json` writes `items` before `kind`).
+//!
+//! Anything this walk does not expect (a top-level array, a syntax error, a value of the wrong
+//! type, input that ends early) gives `None`: the caller then reads the whole input with the
+//! streaming reader, which returns the same objects, or the error with its line and column. The
+//! fast path changes how long a read takes, never what it returns.
+
+use std::io::{self, Read};
+
+use serde::de::{DeserializeOwned, IgnoredAny};
+
+use super::object::{self, Deferred, Document, ListItem, Object};
+use super::read::{append, keep_meta};
+use super::types::{Labels, ObjectMeta};
+
+/// How much of the input the window holds to begin with; it doubles for a value larger than that.
+const WINDOW: usize = 8 << 20;
+
+/// The window is refilled before a value when less than this is left ahead of it, so that most
+/// values are parsed once (one cut off by the window's end is parsed again after a refill).
+const AHEAD: usize = 1 << 20;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The objects of a JSON stream of top-level objects (Lists or lone objects) and the first list's
+/// `gpuledger.io/…` annotations, or `None` when the input is anything else (see the module docs).
+pub(super) fn read_stream(
+    r: impl Read,
+    size: Option<u64>,
+) -> io::Result<Option<(Vec<Object>, Labels)>> {
+    read_with(Window::new(r, size, WINDOW, AHEAD))
+}
+
+fn read_with<R: Read>(mut w: Window<R>) -> io::Result<Option<(Vec<Object>, Labels)>> {
+    w.more()?;
+    if w.rest().starts_with(BOM) {
+        w.pos += BOM.len();
+    }
+    let mut objects = Vec::new();
+    let mut meta = Labels::new();
+    loop {
+        match w.peek()? {
+            None => break,
+            Some(b'{') => w.pos += 1,
+            Some(_) => return Ok(None),
+        }
+        let Some((found, annotations)) = top_object(&mut w)? else {
+            return Ok(None);
+        };
+        append(&mut objects, found);
+        keep_meta(&mut meta, annotations);
+    }
+    Ok(Some((objects, meta)))
+}
+
+/// One top-level object, past its `{`: the objects of its `items` (when it has them) followed by
+/// the object itself unless it is a list, and the list's annotations.
+fn top_object<R: Read>(w: &mut Window<R>) -> io::Result<Option<(Vec<Object>, Labels)>> {
+    // The object's text without its items, read as a document at the end.
+    let mut rest = b"{".to_vec();
+    let mut api_version: Option<String> = None;
+    let mut kind: Option<String> = None;
+    let mut items: Option<(Vec<Object>, Vec<Deferred>)> = None;
+    if w.peek()? == Some(b'}') {
+        w.pos += 1;
+    } else {
+        loop {
+            let Some(key) = w.value::<String>()? else {
+                return Ok(None);
+            };
+            if w.peek()? != Some(b':') {
+                return Ok(None);
+            }
+            w.pos += 1;
+            if rest.len() > 1 {
+                rest.push(b',');
+            }
+            serde_json::to_writer(&mut rest, &key)?;
+            rest.push(b':');
+            if key == "items" && w.peek()? == Some(b'[') {
+                if items.is_some() {
+                    return Ok(None); // twice: left to the streaming reader
+                }
+                w.pos += 1;
+                let Some(read) = read_items(w, api_version.as_deref(), kind.as_deref())? else {
+                    return Ok(None);
+                };
+                items = Some(read);
+                rest.extend_from_slice(b"[]");
+            } else {
+                let Some(raw) = w.raw()? else {
+                    return Ok(None);
+                };
+                // The list's type so far, for the items that follow (a later key wins, as in
+                // the list's own reader); a value that is not a string fails the document below.
+                match key.as_str() {
+                    "apiVersion" => api_version = serde_json::from_slice(&raw).ok(),
+                    "kind" => kind = serde_json::from_slice(&raw).ok(),
+                    _ => {}
+                }
+                rest.extend_from_slice(&raw);
+            }
+            match w.peek()? {
+                Some(b',') => w.pos += 1,
+                Some(b'}') => {
+                    w.pos += 1;
+                    break;
+                }
+                _ => return Ok(None),
+            }
+        }
+    }
+    rest.push(b'}');
+    let mut out = Vec::new();
+    if let Some((found, waiting)) = items {
+        out = found;
+        if object::place_items(&mut out, waiting, api_version.as_deref(), kind.as_deref()).is_err()
+        {
+            return Ok(None);
+        }
+    }
+    let Ok(doc) = serde_json::from_slice::<Document<ObjectMeta>>(&rest) else {
+        return Ok(None);
+    };
+    // The list's own object, if it is not a list, comes after its items (as the reader pushes it).
+    out.extend(doc.objects);
+    Ok(Some((out, doc.list_annotations)))
+}
+
+/// The elements of an `items` array, past its `[`, read with the list's type so far.
+fn read_items<R: Read>(
+    w: &mut Window<R>,
+    api_version: Option<&str>,
+    kind: Option<&str>,
+) -> io::Result<Option<(Vec<Object>, Vec<Deferred>)>> {
+    object::set_item_type(api_version, kind);
+    let mut out = Vec::new();
+    let mut waiting = Vec::new();
+    if w.peek()? == Some(b']') {
+        w.pos += 1;
+        return Ok(Some((out, waiting)));
+    }
+    loop {
+        let Some(item) = w.value::<ListItem>()? else {
+            return Ok(None);
+        };
+        let at = out.len();
+        waiting.extend(item.deferred.into_iter().map(|d| d.shifted(at)));
+        out.extend(item.objects);
+        match w.peek()? {
+            Some(b',') => w.pos += 1,
+            Some(b']') => {
+                w.pos += 1;
+                return Ok(Some((out, waiting)));
+            }
+            _ => return Ok(None),
+        }
+    }
+}
+
+/// The byte of `text` a parse error points at (serde_json counts columns in bytes from 0 past
+/// the line's start, see `SliceRead::position_of_index` in its `read.rs`).
+fn error_at(text: &[u8], e: &serde_json::Error) -> usize {
+    let line_start = match e.line() {
+        0 => return 0,
+        1 => 0,
+        n => text
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .nth(n - 2)
+            .map_or(text.len(), |(i, _)| i + 1),
+    };
+    line_start + e.column()
+}
+
+/// A window on the input: `buf[pos..]` is read and not yet parsed.
+struct Window<R> {
+    input: R,
+    buf: Vec<u8>,
+    pos: usize,
+    /// The input has no more bytes.
+    eof: bool,
+    /// See [`AHEAD`].
+    ahead: usize,
+    /// How many bytes the last value parsed took (blanks before it included).
+    last: usize,
+}
+
+impl<R: Read> Window<R> {
+    fn new(input: R, size: Option<u64>, window: usize, ahead: usize) -> Window<R> {
+        // A small input gets a small window (rendered manifests, API pages).
+        let capacity = size
+            .and_then(|s| usize::try_from(s).ok())
+            .map_or(window, |s| s.saturating_add(1).min(window));
+        Window {
+            input,
+            buf: Vec::with_capacity(capacity),
+            pos: 0,
+            eof: false,
+            ahead,
+            last: 0,
+        }
+    }
+
+    fn rest(&self) -> &[u8] {
+        self.buf.get(self.pos..).unwrap_or_default()
+    }
+
+    /// Reads more of the input: the unparsed bytes move to the front, and the window fills up to
+    /// its capacity, which doubles when they already fill it (one value larger than the window).
+    fn more(&mut self) -> io::Result<()> {
+        if self.eof {
+            return Ok(());
+        }
+        self.buf.drain(..self.pos);
+        self.pos = 0;
+        if self.buf.len() == self.buf.capacity() {
+            self.buf.reserve(self.buf.capacity().max(1));
+        }
+        let mut filled = self.buf.len();
+        self.buf.resize(self.buf.capacity(), 0);
+        while let Some(free) = self.buf.get_mut(filled..).filter(|f| !f.is_empty()) {
+            match self.input.read(free) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.buf.truncate(filled);
+                    return Err(e);
+                }
+            }
+        }
+        self.buf.truncate(filled);
+        Ok(())
+    }
+
+    /// The next byte past blanks (consumed), without consuming it; `None` at the end of the input.
+    fn peek(&mut self) -> io::Result<Option<u8>> {
+        loop {
+            let blanks = self
+                .rest()
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\n' | b'\t' | b'\r'))
+                .count();
+            self.pos += blanks;
+            if let Some(&b) = self.rest().first() {
+                return Ok(Some(b));
+            }
+            if self.eof {
+                return Ok(None);
+            }
+            self.more()?;
+        }
+    }
+
+    /// The value at the position, parsed from the window; `None` if it is not a `T` (or not JSON).
+    /// A value the window's end cuts off is parsed again once the window holds more.
+    fn value<T: DeserializeOwned>(&mut self) -> io::Result<Option<T>> {
+        loop {
+            if self.buf.len() - self.pos < self.ahead && !self.eof {
+                self.more()?;
+            }
+            let notes = object::trimmed_mark();
+            let rest = self.rest();
+            let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<T>();
+            let (parsed, used) = match values.next() {
+                Some(Ok(v)) => (Some(v), values.byte_offset()),
+                // Cut off by the window's end: serde_json says so (`Eof`), except of a number
+                // cut short (`1.`, `2e`), which it calls invalid at the end of the slice.
+                Some(Err(e)) if e.is_eof() || error_at(rest, &e) >= rest.len() => {
+                    (None, rest.len())
+                }
+                Some(Err(_)) => return Ok(None),
+                None => (None, rest.len()),
+            };
+            // A number the window cuts is a number all the same: a value that ends where the
+            // window ends is only trusted at the end of the input.
+            if used < rest.len() || self.eof {
+                if parsed.is_some() {
+                    self.pos += used;
+                    self.last = used;
+                }
+                return Ok(parsed);
+            }
+            // Cut off: what its partial read noted is noted again on the next try.
+            object::reset_trimmed(notes);
+            object::take_field_error();
+            let before = self.buf.len() - self.pos;
+            self.more()?;
+            if self.buf.len() - self.pos == before && self.eof {
+                return Ok(None); // the input ends inside the value
+            }
+        }
+    }
+
+    /// The text of the value at the position (with the blanks before it).
+    fn raw(&mut self) -> io::Result<Option<Vec<u8>>> {
+        if self.value::<IgnoredAny>()?.is_none() {
+            return Ok(None);
+        }
+        // `value` parses from the window as it stands when it returns: the value's bytes are the
+        // last `self.last` before the position.
+        let from = self.pos - self.last;
+        Ok(self.buf.get(from..self.pos).map(<[u8]>::to_vec))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::k8s::read::read_json;
+
+    /// A reader that hands out at most three bytes a call, as a pipe may.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = out.len().min(3).min(self.0.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// What a read returned and noted, in a form two reads can be compared by.
+    fn seen(found: &(Vec<Object>, Labels)) -> String {
+        let (notes, total) = object::take_trimmed();
+        format!("{:?}\n{:?}\n{notes:?} {total}", found.0, found.1)
+    }
+
+    /// The streaming reader's answer, or `None` if it fails.
+    fn streaming(text: &str) -> Option<String> {
+        object::take_trimmed();
+        object::take_field_error();
+        read_json(text.as_bytes(), "t.json")
+            .ok()
+            .map(|found| seen(&found))
+    }
+
+    /// The fast path over windows of every small size (each value cut somewhere by a window's
+    /// end), a large one, and a trickling reader: each returns what the streaming reader returns,
+    /// or gives up (`None`), which it must when the streaming reader fails. `fast` says whether
+    /// it must also take the input whole.
+    fn same_as_streaming(text: &str, fast: bool) -> Option<String> {
+        let want = streaming(text);
+        let bytes = text.as_bytes();
+        // Without reading ahead, a window of w bytes cuts the input's first value at w.
+        let mut windows: Vec<(usize, usize)> = (1..=256).map(|w| (w, 0)).collect();
+        windows.extend((1..=48).map(|w| (w, w / 2)));
+        windows.extend([(7, 100), (1 << 20, 1 << 10)]);
+        let mut reads: Vec<(String, Option<String>)> = Vec::new();
+        for (window, ahead) in windows {
+            object::take_trimmed();
+            let got = read_with(Window::new(bytes, None, window, ahead)).unwrap();
+            reads.push((
+                format!("window {window}, ahead {ahead}"),
+                got.map(|f| seen(&f)),
+            ));
+        }
+        object::take_trimmed();
+        let got = read_with(Window::new(Trickle(bytes), None, 16, 4)).unwrap();
+        reads.push(("trickle".to_string(), got.map(|f| seen(&f))));
+        for (how, got) in reads {
+            match (&got, &want) {
+                (None, _) if !fast || want.is_none() => {}
+                (Some(_), Some(_)) if got == want => {}
+                _ => panic!("{how}: fast {got:?}, streaming {want:?}: {text}"),
+            }
+        }
+        want
+    }
+
+    const POD: &str = r#"{"metadata": {"name": "a", "namespace": "ml", "labels": {"app": "w\u00e9b", "t": "x"}}, "spec": {"nodeName": "n1", "containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "2"}, "requests": {"cpu": 1.5}}}]}, "status": {"phase": "Running"}}"#;
+
+    #[test]
+    fn lists_in_any_key_order_read_as_the_streaming_reader_reads_them() {
+        let kubectl = format!(
+            r#"{{"apiVersion": "v1", "items": [{POD}, {{"apiVersion": "v1", "kind": "Node", "metadata": {{"name": "n1"}}, "status": {{"allocatable": {{"nvidia.com/gpu": "8"}}}}}}, {{"metadata": {{"generateName": "b-"}}}}], "kind": "PodList", "metadata": {{"resourceVersion": "1", "annotations": {{"gpuledger.io/context": "prod", "other": "x"}}}}}}"#
+        );
+        let found = same_as_streaming(&kubectl, true).unwrap();
+        assert!(found.contains("\"n1\"") && found.contains("gpuledger.io/context"));
+        // kind first; kind-less items of an untyped List are not objects (both readers fail).
+        let kind_first = kubectl.replacen(
+            r#""apiVersion": "v1", "items""#,
+            r#""kind": "PodList", "apiVersion": "v1", "items""#,
+            1,
+        );
+        assert_eq!(same_as_streaming(&kind_first, true), Some(found.clone()));
+        assert_eq!(
+            same_as_streaming(&kubectl.replace("PodList", "List"), true),
+            None
+        );
+        // Items without apiVersion before it; spec before kind; an empty list; no items at all.
+        let late = format!(r#"{{"items": [{POD}], "kind": "PodList", "apiVersion": "v1"}}"#);
+        assert!(same_as_streaming(&late, true).unwrap().contains("Running"));
+        let spec_first = r#"{"spec": {"replicas": 3}, "metadata": {"name": "d"}, "kind": "Deployment", "apiVersion": "apps/v1"}"#;
+        assert!(
+            same_as_streaming(spec_first, true)
+                .unwrap()
+                .contains("replicas")
+        );
+        same_as_streaming(
+            r#"{"apiVersion": "v1", "items": [], "kind": "List", "metadata": {}}"#,
+            true,
+        )
+        .unwrap();
+        assert_eq!(same_as_streaming("{}", true), None);
+        same_as_streaming(
+            r#"{"items": [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}}]}"#,
+            true,
+        )
+        .unwrap();
+        // A stream of documents, numbers and literals at the window's end.
+        let stream = format!(
+            "{kubectl}\n{spec_first}  \n{{\"apiVersion\":\"v1\",\"kind\":\"List\",\"n\":12345678,\"f\":-1.5e3,\"t\":true,\"z\":null,\"items\":[{spec_first}]}}\n"
+        );
+        same_as_streaming(&stream, true).unwrap();
+        // Labels beyond the API's limits are cut and noted once, however often a read is retried.
+        let long = format!(
+            r#"{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {{"name": "c", "labels": {{"a": "{}"}}}}}}"#,
+            "x".repeat(70)
+        );
+        let cut =
+            same_as_streaming(&format!(r#"{{"kind": "List", "items": [{long}]}}"#), true).unwrap();
+        assert!(cut.ends_with(" 1"), "{cut}");
+    }
+
+    #[test]
+    fn what_the_fast_path_does_not_expect_is_left_to_the_streaming_reader() {
+        let pod = r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}}"#;
+        for text in [
+            format!("[{pod}]"),                                      // a top-level array
+            format!(r#"{{"kind": "List", "items": [{pod}]"#),         // ends early
+            format!(r#"{{"kind": "List", "items": [{pod},]}}"#),      // a syntax error
+            format!(r#"{{"kind": "List", "items": [{pod}], "items": []}}"#), // items twice
+            r#"{"kind": "List", "items": {}}"#.to_string(),         // items not an array
+            r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"containers": 3}}"#.to_string(),
+            format!("{pod} 7"),                                      // a number after the object
+        ] {
+            let fast = read_with(Window::new(text.as_bytes(), None, 8, 4)).unwrap();
+            assert!(fast.is_none(), "{text}");
+            same_as_streaming(&text, false);
+        }
+        // …and errors keep the streaming reader's line and column.
+        let err = crate::k8s::read::read_str("{\"kind\": \"List\",\n \"items\": [\n {\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": 3}}]}", "t.json").unwrap_err();
+        assert_eq!((err.line, err.column.is_some()), (Some(3), true), "{err}");
+    }
+}
