@@ -25,6 +25,26 @@ use cli::{Cli, Command, GithubCommand};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// `mi_option_arena_eager_commit` in `mi_option_e` (mimalloc.h, the same in its v2 and v3).
+#[cfg(target_os = "linux")]
+const MI_OPTION_ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
+
+/// Arenas are committed as they are used, not whole (mimalloc commits them eagerly where the OS
+/// overcommits): the kernel then clears only pages the program touches, which cut the system time
+/// of a 100,000-pod inventory by half or more and kept a 10,000-pod YAML read below its file's
+/// size. Runs before `main`, ahead of the first arena, from Linux's ELF initialisers (elsewhere
+/// mimalloc keeps its default).
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static MIMALLOC_OPTIONS: extern "C" fn() = {
+    extern "C" fn set() {
+        // SAFETY: sets an integer option; mimalloc reads it when it next reserves an arena.
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_ARENA_EAGER_COMMIT, 0) };
+    }
+    set
+};
+
 fn main() -> ExitCode {
     // clap's own output (help, usage errors that echo a value) takes the same path as ours.
     let cli = match Cli::try_parse() {
