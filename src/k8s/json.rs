@@ -19,7 +19,7 @@ use std::io::{self, Read};
 use serde::de::{DeserializeOwned, IgnoredAny};
 
 use super::object::{self, Deferred, Document, ListItem, Object};
-use super::read::{append, keep_meta};
+use super::read::{BOM, append, keep_meta};
 use super::types::{Labels, ObjectMeta};
 
 /// How much of the input the window holds to begin with; it doubles for a value larger than that.
@@ -28,8 +28,6 @@ const WINDOW: usize = 8 << 20;
 /// The window is refilled before a value when less than this is left ahead of it, so that most
 /// values are parsed once (one cut off by the window's end is parsed again after a refill).
 const AHEAD: usize = 1 << 20;
-
-const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// The objects of a JSON stream of top-level objects (Lists or lone objects) and the first list's
 /// `gpuledger.io/…` annotations, or `None` when the input is anything else (see the module docs).
@@ -227,23 +225,11 @@ impl<R: Read> Window<R> {
         if self.buf.len() == self.buf.capacity() {
             self.buf.reserve(self.buf.capacity().max(1));
         }
-        let mut filled = self.buf.len();
-        self.buf.resize(self.buf.capacity(), 0);
-        while let Some(free) = self.buf.get_mut(filled..).filter(|f| !f.is_empty()) {
-            match self.input.read(free) {
-                Ok(0) => {
-                    self.eof = true;
-                    break;
-                }
-                Ok(n) => filled += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.buf.truncate(filled);
-                    return Err(e);
-                }
-            }
-        }
-        self.buf.truncate(filled);
+        let free = self.buf.capacity() - self.buf.len();
+        let read = (&mut self.input)
+            .take(u64::try_from(free).unwrap_or(u64::MAX))
+            .read_to_end(&mut self.buf)?;
+        self.eof = read < free;
         Ok(())
     }
 

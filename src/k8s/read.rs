@@ -203,10 +203,7 @@ impl Input<'_> {
     fn json(&mut self, file: &str) -> Result<(Vec<Object>, Labels), JsonFailure> {
         let io = |e| JsonFailure::Read(ReadError::Io(e));
         let fast = match self {
-            Input::Bytes(b) => {
-                let b = b.strip_prefix(BOM).unwrap_or(b);
-                super::json::read_stream(b, u64::try_from(b.len()).ok())
-            }
+            Input::Bytes(b) => super::json::read_stream(*b, u64::try_from(b.len()).ok()),
             Input::File(f) => {
                 f.seek(SeekFrom::Start(0)).map_err(io)?;
                 let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
@@ -234,7 +231,8 @@ impl Input<'_> {
     }
 }
 
-const BOM: &[u8] = b"\xEF\xBB\xBF";
+/// A UTF-8 byte order mark, which every reader skips.
+pub(super) const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// One page of a list response from the API server (JSON): its objects and the token of the next
 /// page, if any. `source` names the cluster resource in errors and in each object's source.
