@@ -397,8 +397,8 @@ pub struct PlanArgs {
     pub node: Vec<u64>,
 
     /// After meeting every deadline: finish as early as possible, or use the fewest GPUs at once.
-    #[arg(long, value_enum, default_value_t = gpuledger::plan::Objective::Earliest)]
-    pub objective: gpuledger::plan::Objective,
+    #[arg(long, value_enum, default_value_t = ObjectiveArg::Earliest)]
+    pub objective: ObjectiveArg,
 
     /// The time grid: jobs start on slot boundaries from --now (`15m`, `1h`).
     #[arg(long, value_name = "DURATION", default_value = "15m", value_parser = gpuledger::plan::file::parse_duration)]
@@ -1109,6 +1109,24 @@ impl CheckArgs {
             render_timeout: std::time::Duration::from_secs(self.render_timeout),
             cluster: self.cluster.clone(),
             cluster_hint: None,
+        }
+    }
+}
+
+/// `--objective`: what the plan optimises after meeting every deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ObjectiveArg {
+    /// Finish all work as early as possible (slack for retries).
+    Earliest,
+    /// The lowest peak of GPUs in use, then as early as possible.
+    MinPeak,
+}
+
+impl From<ObjectiveArg> for gpuledger::plan::Objective {
+    fn from(o: ObjectiveArg) -> Self {
+        match o {
+            ObjectiveArg::Earliest => gpuledger::plan::Objective::Earliest,
+            ObjectiveArg::MinPeak => gpuledger::plan::Objective::MinPeak,
         }
     }
 }

@@ -271,6 +271,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
     let idle = idle_rows(&tenants);
     Ok(Report {
         schema: SCHEMA,
+        kind: Kind::Inventory,
         sources,
         complete: incomplete.is_empty(),
         incomplete,

@@ -179,6 +179,7 @@ pub fn inventory_with_metrics(
 
     Ok(Report {
         schema: SCHEMA,
+        kind: Kind::Inventory,
         sources,
         complete: true,
         incomplete: Vec::new(),

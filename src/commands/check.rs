@@ -272,6 +272,7 @@ pub fn compute(
     );
     let report = CheckReport {
         schema: SCHEMA,
+        kind: gpuledger::report::Kind::Check,
         sources,
         check,
         provenance,
@@ -282,7 +283,7 @@ pub fn compute(
 /// The `stale-docs` gate: fails when a marked fact of the head's documents differs from the live
 /// state, and — as every gate — when it cannot be evaluated: no live state, a fact the report
 /// cannot confirm, a document that cannot be read.
-fn docs_gate(docs: Option<&gpuledger::docs::DocsStatus>) -> gpuledger::report::Gate {
+fn docs_gate(docs: Option<&gpuledger::report::facts::DocsStatus>) -> gpuledger::report::Gate {
     let gate = |failed: bool, unknown: bool, why: String| gpuledger::report::Gate {
         name: "stale-docs".into(),
         failed,

@@ -17,10 +17,11 @@ use crate::cli::DocsArgs;
 use gpuledger::analysis::drift::drift;
 use gpuledger::analysis::inventory::{inventory_with_metrics, live_workloads};
 use gpuledger::analysis::usage::Metrics;
-use gpuledger::docs::{DocsReport, DocsStatus, Evaluated, Facts, evaluate};
+use gpuledger::facts::{Evaluated, Facts, evaluate};
 use gpuledger::input::{self, RepoSpec};
 use gpuledger::live::kube::Progress;
-use gpuledger::render::docs::render_docs;
+use gpuledger::render::facts::render_docs;
+use gpuledger::report::facts::{DocsReport, DocsStatus};
 use gpuledger::report::{Provenance, Report, SCHEMA};
 use gpuledger::util::date::Timestamp;
 
@@ -128,6 +129,7 @@ pub fn run(args: &DocsArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::R
     };
     let out = DocsReport {
         schema: SCHEMA,
+        kind: gpuledger::report::Kind::Docs,
         sources: report.sources.clone(),
         docs: status,
     };
@@ -169,12 +171,12 @@ fn check_documents(
     report: &Report,
     status: &mut DocsStatus,
 ) -> Vec<Option<Evaluated>> {
-    let facts = Facts::new(report);
+    let facts = Facts::new(report, || gpuledger::render::facts::tables(report));
     documents
         .iter()
         .map(|d| match evaluate(&d.name, &d.bytes, &facts) {
             Ok(e) => {
-                status.add(&e);
+                e.count_into(status);
                 Some(e)
             }
             Err(e) => {

@@ -14,9 +14,9 @@ use gpuledger::input::{LiveSpec, Timeouts};
 use gpuledger::k8s::object::Object;
 use gpuledger::live::kube::Progress;
 use gpuledger::plan::{self, Job, Plan, Pool, Settings};
-use gpuledger::render::plan::PlanReport;
 use gpuledger::render::render_plan;
 use gpuledger::report::SCHEMA;
+use gpuledger::report::plan::PlanReport;
 use gpuledger::util::date::Timestamp;
 
 /// The seam: jobs and a pool in, a plan out.
@@ -88,11 +88,12 @@ pub fn run(args: &PlanArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::R
         }
     }
     let pool = pool(args, cluster.as_deref(), &mut sources)?;
-    let settings = Settings::new(args.objective, args.slot, now_s);
+    let settings = Settings::new(args.objective.into(), args.slot, now_s);
     let plan = plan_jobs(jobs, &pool, &settings);
     let feasible = plan.feasible;
     let report = PlanReport {
         schema: SCHEMA,
+        kind: gpuledger::report::Kind::Plan,
         sources,
         plan,
     };

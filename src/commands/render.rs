@@ -21,6 +21,7 @@ pub fn run(args: &RenderArgs) -> anyhow::Result<Outcome> {
     let failed = input::render_failures(&desired);
     let report = RenderReport {
         schema: SCHEMA,
+        kind: gpuledger::report::Kind::Render,
         sources,
         desired,
     };

@@ -8,12 +8,12 @@ use tokio::runtime::Runtime;
 use super::{Exit, Outcome, deliver};
 use crate::cli::TrendArgs;
 use gpuledger::analysis::trend::{
-    NO_PRODUCT_LINE, Source, by_label, namespace_owners, regroup, trend, with_busy,
+    NO_PRODUCT_LINE, by_label, namespace_owners, regroup, trend, with_busy,
 };
 use gpuledger::input;
 use gpuledger::live::range::Range;
 use gpuledger::render::render_trend;
-use gpuledger::render::trend::TrendReport;
+use gpuledger::report::trend::{Source, TrendReport};
 use gpuledger::util::date::Timestamp;
 
 const OWN_TENANTS: &str = "sum by (tenant) (gpuledger_tenant_gpus{state=\"requested\"})";
@@ -55,6 +55,7 @@ pub fn run(args: &TrendArgs, rt: &Runtime) -> anyhow::Result<Outcome> {
     }
     let report = TrendReport {
         schema: gpuledger::report::SCHEMA,
+        kind: gpuledger::report::Kind::Trend,
         sources,
         trend,
     };
@@ -76,7 +77,7 @@ pub async fn read(
     now: i64,
     step: u64,
     tenancy: &gpuledger::config::Tenancy,
-) -> Result<gpuledger::analysis::trend::Trend, String> {
+) -> Result<gpuledger::report::trend::Trend, String> {
     let base = prom.shown_url().to_string();
     let own = prom.range(OWN_TENANTS, start, now, step).await?;
     if !own.is_empty() {

@@ -34,9 +34,7 @@ pub mod live;
 mod model;
 mod pool;
 
-use serde::Serialize;
-
-use crate::util::date::Timestamp;
+pub use crate::report::plan::{Bound, Missed, Objective, Plan, PlannedJob};
 
 /// One batch job to plan.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,25 +77,6 @@ pub struct Pool {
     pub node_sizes: Vec<u64>,
 }
 
-/// What the plan optimises after meeting every deadline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
-#[serde(rename_all = "kebab-case")]
-pub enum Objective {
-    /// Finish all work as early as possible (slack for retries).
-    Earliest,
-    /// The lowest peak of GPUs in use, then as early as possible.
-    MinPeak,
-}
-
-impl Objective {
-    pub fn name(self) -> &'static str {
-        match self {
-            Objective::Earliest => "earliest",
-            Objective::MinPeak => "min-peak",
-        }
-    }
-}
-
 /// How to plan: the objective, the time grid and the clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Settings {
@@ -120,92 +99,6 @@ impl Settings {
             budget: exact::DEFAULT_BUDGET,
         }
     }
-}
-
-/// The plan: the JSON `plan` object (field names fixed by the product spec).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Plan {
-    pub objective: Objective,
-    /// GPUs in the pool.
-    pub pool: u64,
-    /// Every deadline is met within the pool.
-    pub feasible: bool,
-    /// Most GPUs in use at once in this plan.
-    pub peak: u64,
-    /// GPUs in use if every job started now (or at its earliest start) at once.
-    pub peak_all_at_once: u64,
-    /// The smallest pool (GPUs, nodes as large as the largest given) that meets every deadline;
-    /// `null` when no pool can (a job cannot finish in time even started at its earliest).
-    pub min_pool: Option<u64>,
-    pub gpu_hours: f64,
-    /// When the last job ends; `null` without jobs.
-    pub finish: Option<Timestamp>,
-    /// A proven bound on the objective: the earliest possible finish (`earliest`) or the lowest
-    /// possible peak in GPUs (`min-peak`).
-    pub lower_bound: Option<Bound>,
-    /// How far the plan may be from the best one: (value − bound) / value, 0 when optimal. The
-    /// value of `earliest` is the time from now to the finish.
-    pub gap: f64,
-    /// Every planned job, by start, then name.
-    pub jobs: Vec<PlannedJob>,
-    /// Jobs that miss their deadline in this plan, latest first.
-    pub missed: Vec<Missed>,
-    /// The plan is proven optimal (the search completed).
-    #[serde(skip)]
-    pub exact: bool,
-    /// Slot length in seconds.
-    #[serde(skip)]
-    pub slot_s: u64,
-    #[serde(skip)]
-    pub now: Option<Timestamp>,
-    /// GPUs in use per slot from `now` to the finish.
-    #[serde(skip)]
-    pub profile: Vec<u64>,
-    /// Why `min_pool` is unknown.
-    #[serde(skip)]
-    pub min_pool_why: Option<String>,
-}
-
-/// A bound in the objective's unit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum Bound {
-    /// No plan finishes before this.
-    Finish(Timestamp),
-    /// No plan meeting every deadline uses fewer GPUs at once.
-    Gpus(u64),
-}
-
-/// One job's place in the plan.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct PlannedJob {
-    pub namespace: String,
-    pub kind: String,
-    pub name: String,
-    /// GPUs it holds while it runs.
-    pub gpus: u64,
-    pub start: Timestamp,
-    pub end: Timestamp,
-    pub deadline: Option<Timestamp>,
-    /// Seconds between its end and its deadline (negative: late); `null` without a deadline.
-    pub slack_s: Option<i64>,
-    #[serde(skip)]
-    pub source: Option<String>,
-    /// The slots it runs in, as (first slot, slots) runs: one run unless it was interrupted.
-    #[serde(skip)]
-    pub runs: Vec<(u64, u64)>,
-}
-
-/// A job that misses its deadline.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Missed {
-    pub namespace: String,
-    pub kind: String,
-    pub name: String,
-    /// Seconds late; `null` when it cannot run at all in the pool (see the reason).
-    pub late_s: Option<i64>,
-    #[serde(skip)]
-    pub reason: Option<String>,
 }
 
 /// The planner's one entry point: the seam every source of jobs and pools feeds.

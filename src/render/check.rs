@@ -269,7 +269,7 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
     }
     config(&mut d, c);
     if let Some(docs) = &c.docs {
-        super::docs::section_for(&mut d, docs, links);
+        super::facts::section_for(&mut d, docs, links);
     }
     for (title, rows, shape) in [
         ("Added", &c.added, "shape"),

@@ -9,8 +9,8 @@
 mod check;
 pub mod cost;
 mod desired;
-pub mod docs;
 mod drift;
+pub mod facts;
 pub mod headroom;
 mod inventory;
 pub mod plan;
@@ -64,7 +64,7 @@ pub fn drift_doc(report: &Report) -> Option<Doc> {
 pub fn drift_issue_doc(
     report: &Report,
     links: &Links,
-    docs: Option<&crate::docs::DocsStatus>,
+    docs: Option<&crate::report::facts::DocsStatus>,
 ) -> Doc {
     let p = report.provenance.as_ref();
     let mut d = Doc::new();
@@ -81,7 +81,7 @@ pub fn drift_issue_doc(
         drift::body(&mut d, x, links, p);
     }
     if let Some(status) = docs {
-        docs::section_for(&mut d, status, links);
+        facts::section_for(&mut d, status, links);
     }
     let mut body = inventory::figures(report).blocks;
     // Allocated → busy → valuable, when the issue was given cost inputs.
@@ -140,7 +140,11 @@ pub fn render_headroom(report: &Report, format: Format, style: &Style) -> String
 }
 
 /// The plan: a table with a sparkline, markdown with a gantt chart, or the JSON report.
-pub fn render_plan(report: &plan::PlanReport, format: Format, style: &Style) -> String {
+pub fn render_plan(
+    report: &crate::report::plan::PlanReport,
+    format: Format,
+    style: &Style,
+) -> String {
     layout(
         &plan::plan_doc(report, format == Format::Table),
         report,
@@ -150,7 +154,11 @@ pub fn render_plan(report: &plan::PlanReport, format: Format, style: &Style) -> 
 }
 
 /// The trend: sparklines on a terminal, mermaid line charts in markdown, or the JSON report.
-pub fn render_trend(report: &trend::TrendReport, format: Format, style: &Style) -> String {
+pub fn render_trend(
+    report: &crate::report::trend::TrendReport,
+    format: Format,
+    style: &Style,
+) -> String {
     layout(
         &trend::trend_doc(report, format == Format::Table),
         report,

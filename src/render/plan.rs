@@ -3,16 +3,8 @@
 //! the jobs with their slack; JSON is the plan itself.
 
 use crate::doc::{Block, Chart, Doc, GanttBar, Table, Text};
-use crate::plan::{Bound, Objective, Plan};
+use crate::report::plan::{Bound, Objective, Plan, PlanReport};
 use crate::util::date::Timestamp;
-
-/// What `gpuledger plan --format json` writes.
-#[derive(Debug, Clone, serde::Serialize)]
-pub struct PlanReport {
-    pub schema: &'static str,
-    pub sources: Vec<String>,
-    pub plan: Plan,
-}
 
 /// The one-line verdict: fits staggered, or how many miss and what pool would meet every deadline.
 pub fn verdict(p: &Plan) -> String {

@@ -2,19 +2,9 @@
 //! then per tenant and per product line the start, end, change, rate per week and peak; on a
 //! terminal a sparkline per row, in markdown a mermaid `xychart-beta` line per product line.
 
-use serde::Serialize;
-
-use crate::analysis::trend::{Source, Trend, TrendRow};
 use crate::doc::{Block, Doc, Table, Text};
+use crate::report::trend::{Source, Trend, TrendReport, TrendRow};
 use crate::util::date::Timestamp;
-
-/// What `gpuledger trend --format json` writes.
-#[derive(Debug, Clone, Serialize)]
-pub struct TrendReport {
-    pub schema: &'static str,
-    pub sources: Vec<String>,
-    pub trend: Trend,
-}
 
 /// `12.5`, `-3`, or `unknown`.
 fn gpus(v: Option<f64>) -> String {

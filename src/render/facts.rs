@@ -8,8 +8,8 @@
 
 use super::inventory;
 use crate::doc::{Block, Doc, Span, Table, Text};
-use crate::docs::{DocFinding, DocsStatus};
 use crate::report::Report;
+use crate::report::facts::{DocFinding, DocsReport, DocsStatus};
 
 /// The tables a document can mark, by name: the section title (or first column) that finds each in
 /// the inventory.
@@ -50,32 +50,30 @@ pub enum Find {
     FirstColumn(&'static str),
 }
 
-/// The markdown of the report's table `name`, every row (`_None._` when the report has no rows
-/// for it). `Err` for a name that is no table.
-pub fn table(r: &Report, name: &str) -> Result<String, String> {
-    let Some((_, find)) = TABLES.iter().find(|(n, _)| *n == name) else {
-        let names: Vec<&str> = TABLES.iter().map(|(n, _)| *n).collect();
-        return Err(format!(
-            "no table named {name:?}: one of {}",
-            names.join(", ")
-        ));
-    };
+/// Every table a document can mark, by name, as markdown with every row (`_None._` when the
+/// report has no rows for it): the inventory is laid out once for all of them.
+pub fn tables(r: &Report) -> Vec<(&'static str, String)> {
     let doc = inventory::inventory(r);
-    let found = match find {
-        Find::Section(title) => section(&doc.blocks, title),
-        Find::FirstColumn(col) => first(&doc.blocks, &|t| {
-            t.headers.first().is_some_and(|h| h == col)
-        }),
-    };
-    let mut d = Doc::new();
-    match found {
-        Some(t) => d.push(Block::Table(Table {
-            limit: None,
-            ..t.clone()
-        })),
-        None => d.paragraph(Text::new().emph("None.")),
-    }
-    Ok(d.markdown())
+    TABLES
+        .iter()
+        .map(|(name, find)| {
+            let found = match find {
+                Find::Section(title) => section(&doc.blocks, title),
+                Find::FirstColumn(col) => first(&doc.blocks, &|t| {
+                    t.headers.first().is_some_and(|h| h == col)
+                }),
+            };
+            let mut d = Doc::new();
+            match found {
+                Some(t) => d.push(Block::Table(Table {
+                    limit: None,
+                    ..t.clone()
+                })),
+                None => d.paragraph(Text::new().emph("None.")),
+            }
+            (*name, d.markdown())
+        })
+        .collect()
 }
 
 fn first<'a>(blocks: &'a [Block], want: &dyn Fn(&Table) -> bool) -> Option<&'a Table> {
@@ -121,7 +119,7 @@ fn plain(t: &Text) -> String {
 
 /// The list of stale and unknown facts for a terminal or markdown, or the status as JSON.
 pub fn render_docs(
-    report: &crate::docs::DocsReport,
+    report: &DocsReport,
     title: &str,
     format: super::Format,
     style: &super::Style,

@@ -25,7 +25,16 @@ fn report() -> Report {
 
 fn eval(text: &str) -> Evaluated {
     let r = report();
-    evaluate("doc.md", text.as_bytes(), &Facts::new(&r)).unwrap()
+    evaluate(
+        "doc.md",
+        text.as_bytes(),
+        &Facts::new(&r, || crate::render::facts::tables(&r)),
+    )
+    .unwrap()
+}
+
+fn count(s: &mut DocsStatus, e: &Evaluated) {
+    e.count_into(s);
 }
 
 fn fact(path: &str, text: &str) -> String {
@@ -93,14 +102,26 @@ fn an_unknown_value_never_overwrites_the_text() {
         reason: "list forbidden".into(),
     });
     let doc = format!("{}\n", fact("fleet.gpus.requested", "99"));
-    let e = evaluate("doc.md", doc.as_bytes(), &Facts::new(&r)).unwrap();
+    let e = evaluate(
+        "doc.md",
+        doc.as_bytes(),
+        &Facts::new(&r, || crate::render::facts::tables(&r)),
+    )
+    .unwrap();
     assert!(
         matches!(&e.markers[0].state, State::Unknown(why) if why.contains("pods: list forbidden"))
     );
     assert_eq!(e.rewritten(), doc);
     // A wrong field is still wrong.
     let bad = fact("fleet.gpus.nope", "1");
-    assert!(evaluate("doc.md", bad.as_bytes(), &Facts::new(&r)).is_err());
+    assert!(
+        evaluate(
+            "doc.md",
+            bad.as_bytes(),
+            &Facts::new(&r, || crate::render::facts::tables(&r))
+        )
+        .is_err()
+    );
 }
 
 #[test]
@@ -129,7 +150,12 @@ fn a_marker_the_report_cannot_answer_is_an_error_at_its_line() {
         ),
     ];
     for (doc, line, says) in cases {
-        let e = evaluate("doc.md", doc.as_bytes(), &Facts::new(&r)).unwrap_err();
+        let e = evaluate(
+            "doc.md",
+            doc.as_bytes(),
+            &Facts::new(&r, || crate::render::facts::tables(&r)),
+        )
+        .unwrap_err();
         assert_eq!(e.line, Some(line), "{doc}: {e}");
         assert!(e.to_string().contains(says), "{doc}: {e}");
     }
@@ -139,7 +165,12 @@ fn a_marker_the_report_cannot_answer_is_an_error_at_its_line() {
 fn a_document_that_is_not_utf8_is_refused_with_its_line() {
     let r = report();
     let bytes = b"ok\nstill ok\n\xff\xfe <!-- gpuledger:fact fleet.gpus.placeable -->1<!-- /gpuledger:fact -->";
-    let e = evaluate("latin1.md", bytes, &Facts::new(&r)).unwrap_err();
+    let e = evaluate(
+        "latin1.md",
+        bytes,
+        &Facts::new(&r, || crate::render::facts::tables(&r)),
+    )
+    .unwrap_err();
     assert_eq!(e.line, Some(3));
     assert!(e.to_string().contains("is not UTF-8"), "{e}");
 }
@@ -171,13 +202,16 @@ fn tables_are_the_reports_own_with_the_documents_line_endings() {
 #[test]
 fn the_status_counts_documents_markers_stale_and_unknown() {
     let mut s = DocsStatus::default();
-    s.add(&eval("nothing marked"));
-    s.add(&eval(&format!(
-        "{} {} {}",
-        fact("fleet.gpus.placeable", "16"),
-        fact("fleet.gpus.requested", "1"),
-        fact("fleet.gpus.used", "3")
-    )));
+    count(&mut s, &eval("nothing marked"));
+    count(
+        &mut s,
+        &eval(&format!(
+            "{} {} {}",
+            fact("fleet.gpus.placeable", "16"),
+            fact("fleet.gpus.requested", "1"),
+            fact("fleet.gpus.used", "3")
+        )),
+    );
     assert_eq!(
         (s.documents, s.markers, s.stale.len(), s.unknown.len()),
         (1, 3, 1, 1)
@@ -200,14 +234,24 @@ fn a_value_from_the_cluster_is_escaped_and_cannot_open_a_marker_or_break_a_table
         fact("tenants[0].name", "x"),
         fact("tenants[1].name", "y")
     );
-    let e = evaluate("doc.md", doc.as_bytes(), &Facts::new(&r)).unwrap();
+    let e = evaluate(
+        "doc.md",
+        doc.as_bytes(),
+        &Facts::new(&r, || crate::render::facts::tables(&r)),
+    )
+    .unwrap();
     let State::Stale(new) = &e.markers[0].state else {
         panic!("{:?}", e.markers[0].state)
     };
     assert!(!new.contains('<') && !new.contains('\n'), "{new:?}");
     assert!(new.contains("\\|"), "{new:?}");
     // Written and read back, the document has the same one marker.
-    let again = evaluate("doc.md", e.rewritten().as_bytes(), &Facts::new(&r)).unwrap();
+    let again = evaluate(
+        "doc.md",
+        e.rewritten().as_bytes(),
+        &Facts::new(&r, || crate::render::facts::tables(&r)),
+    )
+    .unwrap();
     assert_eq!(again.markers.len(), 2);
     assert_eq!(again.markers[0].state, State::Current);
     assert_eq!(again.markers[1].state, State::Current);
@@ -216,12 +260,15 @@ fn a_value_from_the_cluster_is_escaped_and_cannot_open_a_marker_or_break_a_table
 #[test]
 fn a_fact_that_starts_its_line_is_noted() {
     let mut s = DocsStatus::default();
-    s.add(&eval(&format!(
-        "text\n{} GPUs\n   {} x\nand {}\n<!-- gpuledger:table tenants -->\n<!-- /gpuledger:table -->\n",
-        fact("fleet.gpus.placeable", "16"),
-        fact("fleet.gpus.placeable", "16"),
-        fact("fleet.gpus.placeable", "16")
-    )));
+    count(
+        &mut s,
+        &eval(&format!(
+            "text\n{} GPUs\n   {} x\nand {}\n<!-- gpuledger:table tenants -->\n<!-- /gpuledger:table -->\n",
+            fact("fleet.gpus.placeable", "16"),
+            fact("fleet.gpus.placeable", "16"),
+            fact("fleet.gpus.placeable", "16")
+        )),
+    );
     assert_eq!(s.warnings.len(), 2, "{:?}", s.warnings);
     assert!(s.warnings[0].starts_with("doc.md:2: this fact starts its line"));
     assert!(s.warnings[1].starts_with("doc.md:3:"));
@@ -230,11 +277,14 @@ fn a_fact_that_starts_its_line_is_noted() {
 #[test]
 fn a_summary_with_unknowns_does_not_say_all_match() {
     let mut s = DocsStatus::default();
-    s.add(&eval(&format!(
-        "a {} b {}",
-        fact("fleet.gpus.placeable", "16"),
-        fact("fleet.gpus.used", "3")
-    )));
+    count(
+        &mut s,
+        &eval(&format!(
+            "a {} b {}",
+            fact("fleet.gpus.placeable", "16"),
+            fact("fleet.gpus.used", "3")
+        )),
+    );
     assert_eq!(
         s.summary(),
         "1 of 2 marked facts in 1 document match the report; 1 unknown (text kept)"

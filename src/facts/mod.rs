@@ -4,7 +4,7 @@
 //! A document marks a figure, `<!-- gpuledger:fact fleet.gpus.placeable -->503<!-- /gpuledger:fact -->`
 //! (any field of the report's JSON by path, in a format: [`field`]), or a whole table of the report,
 //! `<!-- gpuledger:table tenants -->…<!-- /gpuledger:table -->`, laid out by the same markdown
-//! writer as the report itself ([`crate::render::docs::table`]). [`scan`] finds the markers with
+//! writer as the report itself (the renderer's (passed in as [`Tables`])). [`scan`] finds the markers with
 //! their lines; [`evaluate`] says of each marked span whether its text is current, stale (with the
 //! new text) or unknown (with why); [`Evaluated::rewritten`] is the document with every stale span
 //! replaced and every other byte as it was. An unknown value never replaces a document's text: a
@@ -16,25 +16,34 @@
 pub mod field;
 pub mod scan;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::InputError;
 use crate::report::Report;
+use crate::report::facts::{DocFinding, DocsStatus};
 use field::Lookup;
 use scan::{Kind, Marker};
+
+/// The report's own tables as markdown, by the name a `gpuledger:table` marker gives, in the
+/// order they are offered. The renderer lays them out (the pipeline passes
+/// `crate::render::facts::tables` of the same report): this module never imports the renderer.
+pub type Tables = Vec<(&'static str, String)>;
 
 /// What the markers of a document are filled from: one report, as JSON for paths and as the
 /// report's own tables.
 pub struct Facts<'a> {
-    report: &'a Report,
+    /// Made on first use: most documents mark no table, and laying a large fleet's tables out
+    /// costs more than reading its figures.
+    tables: std::cell::OnceCell<Tables>,
+    make_tables: Box<dyn Fn() -> Tables + 'a>,
     json: Value,
     /// Why nothing is known: the report is incomplete.
     incomplete: Option<String>,
 }
 
 impl<'a> Facts<'a> {
-    pub fn new(report: &'a Report) -> Facts<'a> {
+    /// The facts of `report`, its tables made by `tables` when a marker first asks for one.
+    pub fn new(report: &Report, tables: impl Fn() -> Tables + 'a) -> Facts<'a> {
         let json = serde_json::to_value(report).unwrap_or(Value::Null);
         let incomplete = (!report.complete || !report.incomplete.is_empty()).then(|| {
             let what: Vec<String> = report
@@ -48,7 +57,8 @@ impl<'a> Facts<'a> {
             )
         });
         Facts {
-            report,
+            tables: std::cell::OnceCell::new(),
+            make_tables: Box::new(tables),
             json,
             incomplete,
         }
@@ -78,7 +88,7 @@ impl<'a> Facts<'a> {
                 }
             }
             Kind::Table { name } => {
-                let table = crate::render::docs::table(self.report, name)?;
+                let table = self.table(name)?;
                 if let Some(why) = &self.incomplete {
                     return Ok(Err(why.clone()));
                 }
@@ -86,6 +96,23 @@ impl<'a> Facts<'a> {
                 // a markdown reader takes them for one block.
                 let body = table.replace('\n', newline);
                 Ok(Ok(format!("{newline}{newline}{body}{newline}")))
+            }
+        }
+    }
+}
+
+impl Facts<'_> {
+    /// The table a marker names; `Err` for a name that is no table.
+    fn table(&self, name: &str) -> Result<&str, String> {
+        let tables = self.tables.get_or_init(|| (self.make_tables)());
+        match tables.iter().find(|(n, _)| *n == name) {
+            Some((_, t)) => Ok(t),
+            None => {
+                let names: Vec<&str> = tables.iter().map(|(n, _)| *n).collect();
+                Err(format!(
+                    "no table named {name:?}: one of {}",
+                    names.join(", ")
+                ))
             }
         }
     }
@@ -169,6 +196,30 @@ pub fn evaluate(name: &str, bytes: &[u8], facts: &Facts<'_>) -> Result<Evaluated
 }
 
 impl Evaluated {
+    /// Adds this document to `status`.
+    pub fn count_into(&self, status: &mut DocsStatus) {
+        if self.markers.is_empty() {
+            return;
+        }
+        status.documents += 1;
+        status.markers += u64::try_from(self.markers.len()).unwrap_or(u64::MAX);
+        for c in &self.markers {
+            if c.marker.starts_line && matches!(c.marker.kind, Kind::Fact { .. }) {
+                status.warnings.push(format!(
+                    "{}:{}: this fact starts its line, so markdown reads the line as HTML and cuts the sentence in two: put a word before it",
+                    self.name, c.marker.line
+                ));
+            }
+        }
+        for f in self.findings() {
+            if f.new.is_some() {
+                status.stale.push(f);
+            } else {
+                status.unknown.push(f);
+            }
+        }
+    }
+
     /// Whether any marked span would change.
     pub fn stale(&self) -> bool {
         self.markers
@@ -273,133 +324,6 @@ fn table_change(old: &str, new: Option<&str>) -> (String, Option<String>) {
             noun(after.len())
         )),
     )
-}
-
-/// A marked span whose text differs from the report, or that the report cannot confirm.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DocFinding {
-    /// The document, relative to the repository (or as given).
-    pub file: String,
-    /// The line of its opening marker.
-    pub line: u32,
-    /// `fleet.gpus.placeable`, `fleet.utilisation (percent)`, `table tenants`.
-    pub marker: String,
-    /// What the document says (a table: its row count).
-    pub old: String,
-    /// What the report says; `null` when it is unknown.
-    pub new: Option<String>,
-    /// Why the value is unknown (the text is kept).
-    pub unknown: Option<String>,
-}
-
-/// What `gpuledger docs --format json` prints: the status under the report's schema, with the
-/// inputs the report was computed from.
-#[derive(Debug, Clone, Serialize)]
-pub struct DocsReport {
-    pub schema: &'static str,
-    pub sources: Vec<String>,
-    pub docs: DocsStatus,
-}
-
-/// The marked facts of a set of documents against one report.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DocsStatus {
-    /// Documents with at least one marker.
-    pub documents: u64,
-    /// Marked spans in them.
-    pub markers: u64,
-    /// Stale spans: the text differs from the report.
-    pub stale: Vec<DocFinding>,
-    /// Spans the report could not confirm (text kept).
-    pub unknown: Vec<DocFinding>,
-    /// Documents that could not be read: a malformed marker, a field the report does not have,
-    /// a file that is not UTF-8 (each `file:line: message`).
-    pub errors: Vec<String>,
-    /// Facts that open their line: markdown takes such a line for a block of HTML and cuts the
-    /// sentence around the fact in two (`file:line`, with what to do).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub warnings: Vec<String>,
-    /// Documents rewritten (by `docs --write`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub written: Vec<String>,
-}
-
-impl DocsStatus {
-    /// Adds one evaluated document.
-    pub fn add(&mut self, e: &Evaluated) {
-        if e.markers.is_empty() {
-            return;
-        }
-        self.documents += 1;
-        self.markers += u64::try_from(e.markers.len()).unwrap_or(u64::MAX);
-        for c in &e.markers {
-            if c.marker.starts_line && matches!(c.marker.kind, Kind::Fact { .. }) {
-                self.warnings.push(format!(
-                    "{}:{}: this fact starts its line, so markdown reads the line as HTML and cuts the sentence in two: put a word before it",
-                    e.name, c.marker.line
-                ));
-            }
-        }
-        for f in e.findings() {
-            if f.new.is_some() {
-                self.stale.push(f);
-            } else {
-                self.unknown.push(f);
-            }
-        }
-    }
-
-    /// Whether every marked fact is confirmed and no document failed.
-    pub fn clean(&self) -> bool {
-        self.stale.is_empty() && self.unknown.is_empty() && self.errors.is_empty()
-    }
-
-    /// `2 of 14 marked facts in 3 documents are stale; 1 unknown`.
-    pub fn summary(&self) -> String {
-        let docs = crate::util::text::count(self.documents, "document");
-        let mut s = if self.markers == 0 {
-            "No marked facts".to_string()
-        } else if self.stale.is_empty() && self.unknown.is_empty() {
-            format!(
-                "All {} marked facts in {docs} match the report",
-                self.markers
-            )
-        } else if self.stale.is_empty() {
-            let unknown = u64::try_from(self.unknown.len()).unwrap_or(u64::MAX);
-            format!(
-                "{} of {} marked facts in {docs} match the report",
-                self.markers.saturating_sub(unknown),
-                self.markers
-            )
-        } else if !self.written.is_empty() {
-            format!(
-                "{} of {} marked facts in {docs} rewritten ({})",
-                self.stale.len(),
-                self.markers,
-                self.written.join(", ")
-            )
-        } else {
-            format!(
-                "{} of {} marked facts in {docs} {} stale",
-                self.stale.len(),
-                self.markers,
-                if self.stale.len() == 1 { "is" } else { "are" }
-            )
-        };
-        if !self.unknown.is_empty() {
-            s = format!("{s}; {} unknown (text kept)", self.unknown.len());
-        }
-        if !self.errors.is_empty() {
-            s = format!(
-                "{s}; {} could not be read",
-                crate::util::text::count(
-                    u64::try_from(self.errors.len()).unwrap_or(u64::MAX),
-                    "document"
-                )
-            );
-        }
-        s
-    }
 }
 
 #[cfg(test)]

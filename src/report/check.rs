@@ -1,0 +1,240 @@
+//! The check of a change: what base → head does to the GPUs per tenant, the workloads it adds,
+//! removes or reshapes, the drift it resolves or introduces, whether it fits the fleet, and the gates.
+
+use serde::{Deserialize, Serialize};
+
+use super::desired::ClusterOnlyTenant;
+use super::envelope::{Kind, SchemaName};
+use super::provenance::Provenance;
+use crate::workload::WorkloadId;
+
+/// The report of `gpuledger check`: what a change to the GitOps repository does to the GPUs.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CheckReport {
+    /// [`SCHEMA`]; a relayed report (`github comment --from-report`) naming another is refused.
+    #[serde(deserialize_with = "super::envelope::this_schema")]
+    pub schema: SchemaName,
+    /// Always [`Kind::Check`]; a relayed report of another kind is refused.
+    #[serde(
+        default = "super::envelope::kind_check",
+        deserialize_with = "super::envelope::check_kind"
+    )]
+    pub kind: Kind,
+    pub sources: Vec<String>,
+    pub check: Check,
+    /// The scope, the commits compared and when the live state was read.
+    pub provenance: Provenance,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Check {
+    /// `+32 GPUs (448 → 480); chat +32; 1 added, 0 removed, 1 reshaped; introduces no drift`
+    pub summary: String,
+    pub base_at: String,
+    pub head_at: String,
+    /// Declared GPUs of what rendered on each side.
+    pub gpus_base: u64,
+    pub gpus_head: u64,
+    /// `null` when an app failed to render on either side ([`Check::delta_unknown`] says which).
+    pub gpu_delta: Option<i64>,
+    /// Why the delta is unknown: the apps that failed to render, where, and the error.
+    pub delta_unknown: Option<String>,
+    /// Per tenant and product line, largest change first.
+    pub tenants: Vec<DeltaRow>,
+    pub product_lines: Vec<DeltaRow>,
+    pub added: Vec<ChangeRow>,
+    pub removed: Vec<ChangeRow>,
+    pub reshaped: Vec<ChangeRow>,
+    /// Drift against the live state that the change resolves and introduces (with live state).
+    /// `null` when drift could not be computed ([`Check::drift_unknown`] says why).
+    pub drift_resolved: Option<Vec<String>>,
+    pub drift_introduced: Option<Vec<String>>,
+    /// Why drift is unknown: no live state given, or the live state is incomplete.
+    pub drift_unknown: Option<String>,
+    pub live: bool,
+    /// The GitOps coverage of the live GPUs once the head is merged (`null` without live state).
+    pub coverage_head: Option<f64>,
+    /// Whether the head's desired GPUs fit the fleet; `null` without live state.
+    pub capacity: Option<CapacityFit>,
+    /// Why capacity (and the tenant limits) could not be checked.
+    pub capacity_unknown: Option<String>,
+    pub tenant_limits: Vec<TenantLimit>,
+    pub render_errors: Vec<String>,
+    /// Intent lints on the workloads the change adds or reshapes.
+    #[serde(default)]
+    pub intent: Vec<IntentFinding>,
+    /// Whether the batch work the change adds fits the cluster's batch pool by staggering (a
+    /// plan's verdict), when the change adds batch work with a runtime and a live state is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stagger: Option<String>,
+    /// Where the cluster would name another tenant than Git's manifests (the head's; tenants are
+    /// attributed from the repository alone).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tenancy: Vec<ClusterOnlyTenant>,
+    pub gates: Vec<Gate>,
+    /// The marked facts of the head's markdown documents against the live state (`docs --check`
+    /// for the change), when there is a live state and a document marks a fact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub docs: Option<super::facts::DocsStatus>,
+    /// Allocated → busy → valuable of the tenants the change moves (and their workloads), when
+    /// cost inputs were given with a live state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub valuable: Option<super::cost::Cost>,
+    /// The configuration the check applied, and what the change does to it.
+    pub config: ConfigReview,
+}
+
+/// A check applies the base's `.gpuledger.yaml` (or the explicit `--config`), never the head's:
+/// a change cannot relax its own gates. The head's changes to it are listed for a reviewer.
+/// An intent lint on one workload the change adds or reshapes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IntentFinding {
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// The manifest (file:line) to fix.
+    pub source: Option<String>,
+    /// `missing`, `unparsable`, `infeasible`, `contradiction`, `incomplete`.
+    pub rule: String,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ConfigReview {
+    /// The file the gates and accepted drift came from (`origin/main:.gpuledger.yaml`,
+    /// `--config ci.yaml`), or `defaults`.
+    pub applied: String,
+    /// Whether `--config` named it (then the head's file is not compared).
+    pub explicit: bool,
+    /// How the head's configuration differs from the applied one, one sentence each.
+    pub changes: Vec<String>,
+    /// The head's configuration does not parse (it would break every run once merged).
+    pub head_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DeltaRow {
+    pub name: String,
+    pub gpus_base: u64,
+    pub gpus_head: u64,
+    pub delta: i64,
+    /// Who to call, for a tenant the change moves (`tenancy.contacts`, else the live
+    /// namespaces' contact keys); empty when unknown or unmoved.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub contacts: Vec<String>,
+    /// With a Prometheus, a tenant's change in GPUs per week over the trend window (`gpuledger
+    /// trend`); absent without one or when the trend is unknown (a note says why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpus_per_week: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChangeRow {
+    /// The key the change was matched on; the fields below are its serialised form (read back,
+    /// it is rebuilt from them by [`ChangeRow::rekey`]).
+    #[serde(skip)]
+    pub workload_id: WorkloadId,
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+    pub tenant: String,
+    pub app: String,
+    /// The cluster it is applied to, when the repository drives named clusters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    pub gpus_base: u64,
+    pub gpus_head: u64,
+    pub shape_base: Option<String>,
+    pub shape_head: Option<String>,
+    /// What the change does to the shape, role by role (reshaped only):
+    /// `decode replicas 8 → 10, +16 GPUs`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<String>,
+    pub source: Option<String>,
+    /// The files under its app that the change touched, besides `source` (reshaped only): the
+    /// overlay or values file a reviewer should read, when the manifest itself did not change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub touched: Vec<String>,
+}
+
+impl ChangeRow {
+    /// Rebuilds the key of a row read back from JSON, where it is not written: its display, the
+    /// only use a read-back report has for it, leaves out the API group.
+    pub fn rekey(&mut self) {
+        self.workload_id = WorkloadId::new(&self.namespace, "", &self.kind, &self.name);
+    }
+
+    /// The same name [`DriftRow::id`] gives: the [`WorkloadId`]'s display.
+    pub fn id(&self) -> String {
+        self.workload_id.to_string()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CapacityFit {
+    pub placeable: u64,
+    /// The head's desired GPUs plus what unmanaged live workloads hold (they keep running).
+    pub projected: u64,
+    pub unmanaged_live: u64,
+    pub fits: bool,
+    /// The same for the base: what the fleet needed before the change.
+    pub base_projected: u64,
+    pub base_fits: bool,
+}
+
+impl CapacityFit {
+    /// `already over by 48 before this change; this change frees 16` — the fit before and after.
+    pub fn verdict(&self) -> String {
+        let change = match self.projected.cmp(&self.base_projected) {
+            std::cmp::Ordering::Greater => {
+                format!(
+                    "this change needs {} more",
+                    self.projected - self.base_projected
+                )
+            }
+            std::cmp::Ordering::Less => {
+                format!("this change frees {}", self.base_projected - self.projected)
+            }
+            std::cmp::Ordering::Equal => "this change needs no more".to_string(),
+        };
+        let fit = |need: u64| {
+            if need <= self.placeable {
+                format!("fits with {} spare", self.placeable - need)
+            } else {
+                format!("over by {}", need - self.placeable)
+            }
+        };
+        format!(
+            "{} of {} placeable GPUs needed (before this change {}, {}); {change}",
+            self.projected,
+            self.placeable,
+            self.base_projected,
+            if self.base_fits {
+                fit(self.base_projected)
+            } else {
+                format!("already {}", fit(self.base_projected))
+            }
+        )
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TenantLimit {
+    pub tenant: String,
+    pub limit: u64,
+    pub gpus_head: u64,
+    pub over: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Gate {
+    /// `capacity`, `drift-introduced`, `render-error`
+    pub name: String,
+    /// True when it failed, or could not be evaluated (then `unknown` is true too).
+    pub failed: bool,
+    /// The gate could not be evaluated: a missing or incomplete input. It fails closed.
+    pub unknown: bool,
+    pub why: String,
+}

@@ -1,0 +1,167 @@
+//! The desired state: what Git says should run — the GPU workloads each app renders, per tenant and
+//! cluster, and what became of every app. `gpuledger render` writes it; drift and the check read it.
+
+use serde::{Deserialize, Serialize};
+
+use super::envelope::Kind;
+use super::inventory::WorkloadRow;
+use crate::workload::WorkloadId;
+
+/// The report of `gpuledger render`: what Git says should run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RenderReport {
+    pub schema: &'static str,
+    /// Always [`Kind::Render`].
+    pub kind: Kind,
+    pub sources: Vec<String>,
+    pub desired: Desired,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Desired {
+    /// What was rendered: `working tree` or `ref <name>`.
+    pub at: String,
+    /// Σ declared GPUs of the desired workloads.
+    pub gpus_declared: u64,
+    /// Declared GPUs of the workloads that declare intent / all declared GPUs (`null` when none
+    /// are declared).
+    pub intent_coverage: Option<f64>,
+    /// Desired GPU workloads, by declared GPUs.
+    pub workloads: Vec<DesiredWorkloadRow>,
+    pub tenants: Vec<DesiredTenantRow>,
+    /// Every app (or root) and what became of it.
+    pub apps: Vec<AppRow>,
+    /// The clusters the repository drives, when it names them (Flux `clusters/<name>`, Argo CD
+    /// destinations, `clusters:` in the configuration), with what each declares.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clusters: Vec<ClusterRow>,
+    /// The one cluster this desired state is for (`--cluster`, or the repository's only one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// Manifest files that no app renders (only when the repository declares apps).
+    pub not_deployed: Vec<String>,
+    /// Objects rendered by more than one app.
+    pub duplicates: Vec<DuplicateRow>,
+    /// Problems with the repository as a whole.
+    pub problems: Vec<String>,
+    /// Where the cluster's Namespace labels would name another tenant than Git's manifests do
+    /// (tenants resolve from the repository alone, offline or not).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tenancy: Vec<ClusterOnlyTenant>,
+    /// Workload objects Git declares without GPUs: a live GPU workload that matches one has
+    /// changed shape, it is not unmanaged.
+    #[serde(skip)]
+    pub without_gpus: Vec<WithoutGpus>,
+}
+
+/// A namespace whose tenant only the cluster's Namespace labels name: Git's workloads there count
+/// for `git` (the namespace's name, or what the repository says), the cluster would say `cluster`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ClusterOnlyTenant {
+    pub namespace: String,
+    pub git: String,
+    pub cluster: String,
+}
+
+/// A workload object Git declares without GPUs, and the app that renders it.
+#[derive(Debug, Clone)]
+pub struct WithoutGpus {
+    pub id: WorkloadId,
+    pub app: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DesiredWorkloadRow {
+    #[serde(flatten)]
+    pub workload: WorkloadRow,
+    /// The app that renders it.
+    pub app: String,
+    pub app_kind: String,
+    /// The cluster it is applied to, when the repository drives named clusters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// The apps that applied its app, root first (`Kind/name`).
+    #[serde(skip)]
+    pub lineage: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DesiredTenantRow {
+    pub name: String,
+    pub gpus_declared: u64,
+    pub workloads: u64,
+    pub apps: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AppRow {
+    pub name: String,
+    pub kind: String,
+    pub defined_at: String,
+    pub path: String,
+    pub status: AppStatus,
+    pub objects: u64,
+    pub gpu_workloads: u64,
+    pub gpus_declared: u64,
+    pub error: Option<String>,
+    pub notes: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    /// The app whose output holds this app (`Kind/name`); none for a root.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied_by: Option<String>,
+    /// Every app above it, root first (`Kind/name`).
+    #[serde(skip)]
+    pub lineage: Vec<String>,
+}
+
+/// One cluster the repository drives, and what Git declares for it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterRow {
+    pub name: String,
+    pub gpus_declared: u64,
+    pub workloads: u64,
+    pub apps: u64,
+    /// Its apps that failed to render: its figures are then a floor, the rest unknown.
+    pub failed_apps: u64,
+    /// Its tenants, by GPUs declared.
+    pub tenants: Vec<DesiredTenantRow>,
+}
+
+/// What became of an app (or root) when the repository was rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AppStatus {
+    Rendered,
+    /// It failed to render (or its source could not be read).
+    Error,
+    /// Skipped on purpose (e.g. it targets another cluster).
+    NotRendered,
+    /// An app object in the repository that no root applies: listed, never rendered.
+    NotApplied,
+}
+
+impl AppStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AppStatus::Rendered => "rendered",
+            AppStatus::Error => "error",
+            AppStatus::NotRendered => "not-rendered",
+            AppStatus::NotApplied => "not-applied",
+        }
+    }
+}
+
+impl std::fmt::Display for AppStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DuplicateRow {
+    pub object: String,
+    pub apps: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+}
