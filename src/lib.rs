@@ -1,12 +1,13 @@
 //! gpuledger: who holds the GPUs in a shared Kubernetes fleet, what they are worth, and whether Git
 //! agrees.
 //!
-//! Data moves one way: readers ([`k8s::read`]) turn snapshots into plain [`k8s::object::Object`]s;
-//! [`workload`] turns objects into workloads with GPU shapes; [`analysis`] computes the report
-//! sections; [`report::Report`] is the one serializable result; [`render`] builds each section as
-//! [`doc`] blocks, laid out as a terminal table or markdown (or the report as JSON). [`input`] says
-//! what to read. The library never prints: the binary (`src/main.rs`, its `cli` and `commands`)
-//! parses the flags, runs the pipeline and prints.
+//! Data moves one way: readers ([`k8s::read`], [`live`], [`desired`]) turn snapshots, clusters and
+//! repositories into plain [`k8s::object::Object`]s; [`workload`] turns objects into workloads with
+//! GPU shapes; [`analysis`] computes the report sections; [`report`] holds the serializable
+//! reports, one per kind; [`render`] builds each report as [`doc`] blocks, laid out as a terminal
+//! table or markdown (or the report as JSON). [`pipeline`] runs one job end to end (specs in, a
+//! report with its notes and outcome out). The library never prints: the binary (`src/main.rs`,
+//! its `cli` and `commands`) turns flags into specs, runs a pipeline job, renders and delivers.
 //!
 //! Everything here reads input someone else wrote, so nothing may panic on it: indexing and string
 //! slicing that could go out of range or split a character are refused outside tests (use `get`,
@@ -22,10 +23,10 @@ pub mod error;
 pub mod facts;
 pub mod github;
 pub mod headroom;
-pub mod input;
 pub mod intent;
 pub mod k8s;
 pub mod live;
+pub mod pipeline;
 pub mod plan;
 pub mod render;
 pub mod report;

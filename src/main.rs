@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use gpuledger::live::kube::Progress;
+use gpuledger::pipeline::Context;
 
 mod cli;
 mod commands;
@@ -66,15 +67,15 @@ fn main() -> ExitCode {
     init_logging();
     let progress = Arc::new(Progress::default());
     let quiet = match &cli.command {
-        Command::Inventory(a) => a.live.quiet || !a.live.snapshot.is_empty(),
-        Command::Drift(a) => a.live.quiet || !a.live.snapshot.is_empty(),
+        Command::Inventory(a) => a.live.quiet(),
+        Command::Drift(a) => a.live.quiet(),
         Command::Snapshot(a) => a.quiet,
         Command::Check(_) | Command::Github(_) => true,
-        Command::Plan(a) => !a.snapshot.is_empty(),
+        Command::Plan(a) => a.live.quiet(),
         Command::Render(_) | Command::Serve(_) | Command::Trend(_) => true,
-        Command::Docs(a) => a.live.quiet || !a.live.snapshot.is_empty(),
-        Command::Cost(a) => a.live.quiet || !a.live.snapshot.is_empty(),
-        Command::Headroom(a) => a.live.quiet || !a.live.snapshot.is_empty(),
+        Command::Docs(a) => a.live.quiet(),
+        Command::Cost(a) => a.live.quiet(),
+        Command::Headroom(a) => a.live.quiet(),
     };
     // The one async runtime: every command that talks to a server runs its futures on it.
     let rt = match tokio::runtime::Builder::new_multi_thread()
@@ -89,24 +90,29 @@ fn main() -> ExitCode {
         }
     };
     let reporter = (!quiet && show_progress()).then(|| spawn_progress(progress.clone()));
+    // Outside Actions, or with an event payload that cannot be read (the commands that need it say
+    // so themselves), the local defaults name the checked-out commit.
+    let actions =
+        gpuledger::github::event::Runtime::from_env(|k| std::env::var(k).ok()).unwrap_or_default();
+    let cx = Context {
+        rt: &rt,
+        progress: progress.clone(),
+        actions,
+    };
     let result = match &cli.command {
-        Command::Inventory(args) => commands::inventory::run(args, &rt, &progress),
+        Command::Inventory(args) => commands::inventory::run(args, &cx),
         Command::Render(args) => commands::render::run(args),
-        Command::Plan(args) => commands::plan::run(args, &rt, &progress),
-        Command::Docs(args) => commands::docs::run(args, &rt, &progress),
-        Command::Cost(args) => commands::cost::run(args, &rt, &progress),
-        Command::Headroom(args) => commands::headroom::run(args, &rt, &progress),
-        Command::Serve(args) => commands::serve::run(args, &rt, &progress),
-        Command::Trend(args) => commands::trend::run(args, &rt),
-        Command::Drift(args) => commands::drift::run(args, &rt, &progress),
+        Command::Plan(args) => commands::plan::run(args, &cx),
+        Command::Docs(args) => commands::docs::run(args, &cx),
+        Command::Cost(args) => commands::cost::run(args, &cx),
+        Command::Headroom(args) => commands::headroom::run(args, &cx),
+        Command::Serve(args) => commands::serve::run(args, &cx),
+        Command::Trend(args) => commands::trend::run(args, &cx),
+        Command::Drift(args) => commands::drift::run(args, &cx),
         Command::Snapshot(args) => commands::snapshot::run(args, &rt, &progress),
-        Command::Check(args) => commands::check::run(args, &rt, &progress),
-        Command::Github(GithubCommand::Comment(args)) => {
-            commands::github::comment(args, &rt, &progress)
-        }
-        Command::Github(GithubCommand::Issue(args)) => {
-            commands::github::issue(args, &rt, &progress)
-        }
+        Command::Check(args) => commands::check::run(args, &cx),
+        Command::Github(GithubCommand::Comment(args)) => commands::github::comment(args, &cx),
+        Command::Github(GithubCommand::Issue(args)) => commands::github::issue(args, &cx),
     };
     if let Some((stop, handle)) = reporter {
         stop.store(true, Ordering::Relaxed);
@@ -145,30 +151,30 @@ fn register_secrets(cli: &Cli) {
     match &cli.command {
         Command::Github(GithubCommand::Comment(a)) => {
             vars.push(a.github.token_env.clone());
-            vars.push(a.check.prometheus_token_env.clone());
+            vars.push(a.check.metrics.prometheus_token_env.clone());
             vars.push(a.check.cost.opencost_token_env.clone());
         }
         Command::Check(a) => {
-            vars.push(a.prometheus_token_env.clone());
+            vars.push(a.metrics.prometheus_token_env.clone());
             vars.push(a.cost.opencost_token_env.clone());
         }
         Command::Github(GithubCommand::Issue(a)) => {
             vars.push(a.github.token_env.clone());
-            vars.push(a.live.prometheus_token_env.clone());
+            vars.push(a.metrics.prometheus_token_env.clone());
             vars.push(a.cost.opencost_token_env.clone());
         }
         Command::Inventory(a) => {
-            vars.push(a.live.prometheus_token_env.clone());
+            vars.push(a.metrics.prometheus_token_env.clone());
             vars.push(a.cost.opencost_token_env.clone());
         }
         Command::Cost(a) => {
-            vars.push(a.live.prometheus_token_env.clone());
+            vars.push(a.metrics.prometheus_token_env.clone());
             vars.push(a.cost.opencost_token_env.clone());
         }
-        Command::Drift(a) => vars.push(a.live.prometheus_token_env.clone()),
-        Command::Docs(a) => vars.push(a.live.prometheus_token_env.clone()),
-        Command::Headroom(a) => vars.push(a.live.prometheus_token_env.clone()),
-        Command::Serve(a) => vars.push(a.live.prometheus_token_env.clone()),
+        Command::Drift(a) => vars.push(a.metrics.prometheus_token_env.clone()),
+        Command::Docs(a) => vars.push(a.metrics.prometheus_token_env.clone()),
+        Command::Headroom(a) => vars.push(a.metrics.prometheus_token_env.clone()),
+        Command::Serve(a) => vars.push(a.metrics.prometheus_token_env.clone()),
         Command::Trend(a) => vars.push(a.prometheus_token_env.clone()),
         _ => {}
     }

@@ -33,6 +33,7 @@ use crate::live::opencost::{Allocation, CostData, Costs, Window, sanitize_label}
 use crate::live::outcomes::{OutcomeFile, Verified};
 use crate::report::Report;
 use crate::report::cost::{Breakdown, Cost, CostRow, InferenceRow, OtherCost};
+use crate::util::number::money;
 use crate::util::sum::Overflow;
 use crate::workload::owners;
 
@@ -1034,11 +1035,6 @@ fn aggregate(
         );
     }
     row
-}
-
-/// `$12.34`, or `unknown`.
-pub fn money(v: Option<f64>) -> String {
-    v.map_or_else(|| "unknown".into(), |v| format!("${v:.2}"))
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@ use crate::report::{
     ExpiredRule, ShapeSource, TenantCoverage,
 };
 use crate::util::date::Date;
+use crate::util::number::{Digits, percent};
 use crate::util::sum::{self, Named, Overflow};
 use crate::util::text::count;
 use crate::workload::kinds::{declared_shape, shape_is_guess};
@@ -440,7 +441,7 @@ pub fn drift(
     let mut summary = format!(
         "GitOps covers {} of requested GPUs; {} unmanaged workload{} hold{} {}; {} missing; {} changed",
         out.coverage
-            .map_or("n/a".to_string(), |c| format!("{:.0}%", c * 100.0)),
+            .map_or("n/a".to_string(), |c| percent(c, Digits::Whole)),
         out.unmanaged.len(),
         if out.unmanaged.len() == 1 { "" } else { "s" },
         if out.unmanaged.len() == 1 { "s" } else { "" },

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::config::Config;
 use crate::report::{
     AppStatus, CapacityFit, ChangeRow, Check, ConfigReview, DeltaRow, Desired, DesiredWorkloadRow,
-    Drift, DriftRow, Gate, IntentFinding, Report, TenantLimit,
+    Drift, DriftRow, Gate, GateName, IntentFinding, Report, TenantLimit,
 };
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::{WorkloadId, describe_change};
@@ -134,7 +134,7 @@ pub fn impact(
     head: &Desired,
     live: Option<&LiveView<'_>>,
     cfg: &Config,
-    fail_on: &[String],
+    fail_on: &[GateName],
     config: ConfigReview,
 ) -> Result<Check, Overflow> {
     // An app that failed to render on either side says nothing about its workloads: they are
@@ -301,13 +301,13 @@ pub fn impact(
         .iter()
         .map(|g| {
             let cannot = |why: &str| Gate {
-                name: g.clone(),
+                name: g.to_string(),
                 failed: true,
                 unknown: true,
                 why: format!("cannot check {g}: {why}"),
             };
-            let (failed, why) = match g.as_str() {
-                "capacity" => match &capacity_unknown {
+            let (failed, why) = match g {
+                GateName::Capacity => match &capacity_unknown {
                     Some(why) => {
                         let mut gate = cannot(why);
                         gate.why.push_str(&over_limits(&tenant_limits));
@@ -315,29 +315,30 @@ pub fn impact(
                     }
                     None => capacity_gate(capacity.as_ref(), &tenant_limits),
                 },
-                "drift-introduced" => match (&drift_unknown, &introduced) {
+                GateName::DriftIntroduced => match (&drift_unknown, &introduced) {
                     (None, Some(i)) => (!i.is_empty(), format!("{} drift introduced", i.len())),
                     (Some(why), _) => return cannot(why),
                     (None, None) => return cannot("drift was not computed"),
                 },
-                "intent" => (
+                GateName::Intent => (
                     !intent.is_empty(),
                     match intent.len() {
                         1 => "1 intent finding".to_string(),
                         n => format!("{n} intent findings"),
                     },
                 ),
-                "render-error" => (
+                GateName::RenderError => (
                     !render_errors.is_empty(),
                     match render_errors.len() {
                         1 => "1 render error".to_string(),
                         n => format!("{n} render errors"),
                     },
                 ),
-                other => return cannot(&format!("{other} is not a gate gpuledger knows")),
+                // Documents are read beside the check, which fills this gate in.
+                GateName::StaleDocs => return cannot("the documents were not checked"),
             };
             Gate {
-                name: g.clone(),
+                name: g.to_string(),
                 failed,
                 unknown: false,
                 why,

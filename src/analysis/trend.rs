@@ -15,8 +15,7 @@ use crate::config::{Fallback, Tenancy};
 use crate::live::range::RangeSeries;
 use crate::report::trend::{Source, Trend, TrendRow};
 
-/// The name a product line is shown under when a tenant has none.
-pub const NO_PRODUCT_LINE: &str = "(none)";
+pub use crate::report::series::NO_PRODUCT_LINE;
 
 /// Series keyed by the name they are summed under (a tenant, a product line, a namespace).
 pub type ByName = BTreeMap<String, BTreeMap<i64, f64>>;

@@ -11,12 +11,11 @@
 //! it is checked (`gpuledger::github::relay`) before it takes the same way to the pull request.
 
 use std::path::Path;
-use std::sync::Arc;
 
-use anyhow::Context;
+use anyhow::Context as _;
 
-use super::{Exit, Note, Outcome, check, deliver, drift};
-use crate::cli::{CommentArgs, GithubArgs, IssueArgs};
+use super::{Done, Exit, check, deliver, fleet_spec, signals};
+use crate::cli::change::{CommentArgs, GithubArgs, IssueArgs};
 use gpuledger::github::actions::{self, Annotation};
 use gpuledger::github::api::Repo;
 use gpuledger::github::client::{GitHub, GitHubError, Retry};
@@ -32,29 +31,20 @@ use gpuledger::github::marker::{self, Marker};
 use gpuledger::github::relay::{self, PullRef, Refused, Verdict, Written};
 use gpuledger::github::split;
 use gpuledger::github::sync;
-use gpuledger::live::kube::Progress;
+use gpuledger::pipeline::{self, Context, Note, Outcome};
 use gpuledger::render::{Links, check_doc, drift_issue_doc, render_check, report_doc};
 use gpuledger::report::{CheckReport, Provenance};
 use gpuledger::util::date::Timestamp;
 
-pub fn comment(
-    args: &CommentArgs,
-    tokio: &tokio::runtime::Runtime,
-    progress: &Arc<Progress>,
-) -> anyhow::Result<Outcome> {
-    args.check.output.not_prometheus("github comment")?;
+pub fn comment(args: &CommentArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
+    let tokio = cx.rt;
     if let Some(file) = &args.from_report {
         return comment_from_report(args, file, tokio);
     }
     let rt = runtime()?;
-    let (report, notes, exit) = check::compute(
-        &args.check,
-        &rt,
-        named_scope(&args.github.scope),
-        tokio,
-        progress,
-    )?;
-    let repo = args.check.repo.as_path();
+    let run = pipeline::check::run(&check::job(&args.check, args.github.named_scope()), cx)?;
+    let (report, notes, exit) = (run.report, run.notes, run.outcome.into());
+    let repo = args.check.repo.repo.as_deref().unwrap_or(Path::new("."));
     let event_pr = rt.event.pull_request.as_ref();
     let pr = args.pr.or(event_pr.map(|p| p.number)).context(
         "no pull request: give --pr N, or run on a pull_request event (GITHUB_EVENT_PATH)",
@@ -101,7 +91,7 @@ fn post_check(
     mut notes: Vec<Note>,
     exit: Exit,
     tokio: &tokio::runtime::Runtime,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<Done> {
     let Post {
         rt,
         slug,
@@ -168,7 +158,7 @@ fn post_check(
                 bodies.len()
             ),
         );
-        return Ok(Outcome {
+        return Ok(Done {
             commands: Vec::new(),
             stdout: Some(bodies.join("\n\n")),
             notes,
@@ -187,7 +177,7 @@ fn post_check(
         max_parts,
         marker: ours,
         local_time: local_time.is_some(),
-        behavior: args.behavior,
+        behavior: args.behavior.into(),
         skip_unchanged: args.skip_no_change && no_change,
     };
     let posted = with_client(&args.github, rt, tokio, |gh| async move {
@@ -213,7 +203,7 @@ fn post_check(
     let text = deliver(
         render_check(
             &report,
-            args.check.output.format,
+            args.check.format.into(),
             &args.check.output.style(),
         ),
         args.check.output.output.as_deref(),
@@ -230,7 +220,7 @@ fn post_check(
         }
         commands = actions::warnings(&warnings);
     }
-    Ok(Outcome {
+    Ok(Done {
         commands,
         stdout: Some(text),
         notes,
@@ -244,7 +234,7 @@ fn comment_from_report(
     args: &CommentArgs,
     file: &Path,
     tokio: &tokio::runtime::Runtime,
-) -> anyhow::Result<Outcome> {
+) -> anyhow::Result<Done> {
     let rt = runtime()?;
     let refused = |e: Refused| anyhow::anyhow!("not posting {}: {e}", file.display());
     let relayed = relay::read(file).map_err(refused)?;
@@ -274,7 +264,7 @@ fn comment_from_report(
         .map_err(|e| anyhow::Error::new(e).context(format!("reading pull request #{pr}")))?;
         if let Verdict::Moved(why) = relay::check_pull(&relayed, &pull, run).map_err(refused)? {
             say(&mut notes, format!("{why}: nothing posted"));
-            return Ok(Outcome {
+            return Ok(Done {
                 commands: Vec::new(),
                 stdout: Some(String::new()),
                 notes,
@@ -302,31 +292,31 @@ fn comment_from_report(
     post_check(args, &post, relayed.report, notes, Exit::Clean, tokio)
 }
 
-pub fn issue(
-    args: &IssueArgs,
-    tokio: &tokio::runtime::Runtime,
-    progress: &Arc<Progress>,
-) -> anyhow::Result<Outcome> {
+pub fn issue(args: &IssueArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
+    let tokio = cx.rt;
     let rt = runtime()?;
-    let computed = drift::compute(
-        &args.repo,
+    let mut spec = fleet_spec(
         &args.live,
-        args.output.config.as_deref(),
-        args.now,
-        named_scope(&args.github.scope),
-        Some(&args.cost),
-        tokio,
-        progress,
-    )?;
-    let complete = computed.complete();
-    let drifting = computed.drifting;
-    let drift::Computed {
-        report, mut notes, ..
-    } = computed;
+        signals(
+            &args.live,
+            &args.metrics,
+            Some(&args.trend),
+            Some(&args.cost),
+        ),
+        &args.clock,
+        args.output.config(),
+    );
+    spec.repo = Some(args.repo.spec());
+    spec.scope = args.github.named_scope();
+    // Drift is what the issue is about, never a failure of the run that keeps it.
+    let run = pipeline::drift::run(&spec, true, cx)?;
+    let complete = run.outcome != Outcome::Incomplete;
+    let (report, mut notes) = (run.report, run.notes);
     let d = report.drift.as_ref().context("drift was not computed")?;
+    let drifting = d.drifting();
     let slug = slug(args.github.github_repo.as_deref(), &rt)?;
     let scope = args.github.scope.as_str();
-    let repo = args.repo.repo.as_deref().unwrap_or(Path::new("."));
+    let repo = args.repo.at.repo.as_deref().unwrap_or(Path::new("."));
 
     let git_sha = commit_of(repo, args.repo.git_ref.as_deref());
     let blob = git_sha
@@ -335,7 +325,7 @@ pub fn issue(
         .unwrap_or_default();
     // The repository's documents whose marked facts the live state contradicts, at the ref
     // drift was computed for (read, never run).
-    let docs = super::docs::status_of_repo(repo, args.repo.git_ref.as_deref(), &report)?;
+    let docs = pipeline::facts::status_of_repo(repo, args.repo.git_ref.as_deref(), &report)?;
     let markdown = drift_issue_doc(&report, &blob, Some(&docs));
     let report_path = report_file(&args.github, &rt, &report, &mut notes)?;
     let overflow = overflow_note(&rt);
@@ -361,7 +351,7 @@ pub fn issue(
                 "drift is not fully known, so the tracking issue for scope {scope:?} is left as it is"
             ),
         );
-        return Ok(Outcome {
+        return Ok(Done {
             commands,
             stdout: Some(stdout),
             notes,
@@ -404,7 +394,7 @@ pub fn issue(
             ),
         );
         stdout.push_str(&now.body);
-        return Ok(Outcome {
+        return Ok(Done {
             commands,
             stdout: Some(stdout),
             notes,
@@ -439,10 +429,10 @@ pub fn issue(
     })?;
     notes.extend(done.into_iter().map(Note::Say));
     if args.output.output.is_some() {
-        let text = gpuledger::render::render(&report, args.output.format, &args.output.style());
+        let text = gpuledger::render::render(&report, args.format.into(), &args.output.style());
         deliver(text, args.output.output.as_deref(), &mut notes)?;
     }
-    Ok(Outcome {
+    Ok(Done {
         commands,
         stdout: Some(stdout),
         notes,
@@ -462,12 +452,6 @@ fn report_file<T: serde::Serialize>(
         say(notes, format!("JSON report written to {}", p.display()));
     }
     Ok(path)
-}
-
-/// The scope as a report's title names it: `default` (no `--scope` given) names nothing, and the
-/// live state's context stands in.
-fn named_scope(scope: &str) -> Option<String> {
-    (scope != "default").then(|| scope.to_string())
 }
 
 /// A note for standard error.

@@ -1,5 +1,6 @@
-//! One module per subcommand: each turns its flags into the library's input specs, runs the
-//! pipeline on the one runtime `main` made, and returns an [`Outcome`].
+//! One module per subcommand, each the same few steps: its flags become the library's input specs,
+//! a pipeline job runs on the one runtime `main` made, the report is rendered in the format asked,
+//! and delivered (standard output, a file, GitHub). What a command leaves to print is a [`Done`].
 
 pub mod check;
 pub mod cost;
@@ -14,10 +15,14 @@ pub mod serve;
 pub mod snapshot;
 pub mod trend;
 
-use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::time::Duration;
 
 use gpuledger::error::Error;
+use gpuledger::pipeline::fleet::{FleetSpec, Signals};
+use gpuledger::pipeline::{Note, Outcome, Run};
+
+use crate::cli::shared::{Clock, CostInputs, LiveSource, Metrics, Output, TrendColumn};
 
 /// How a command ended, for the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -40,56 +45,18 @@ impl Exit {
     }
 }
 
-/// A line for standard error: what a person should know besides the report.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Note {
-    /// The config file that was read.
-    ConfigUsed(String),
-    /// The report went to this file.
-    Written(PathBuf),
-    /// GPU activity could not be read.
-    MetricsUnknown(String),
-    /// A resource that could not be read: `what` is the report, the live state or the snapshot.
-    Incomplete {
-        what: &'static str,
-        resource: String,
-        reason: String,
-    },
-    /// Apps (or the repository) that failed to render.
-    RenderFailed(Vec<String>),
-    /// Gates that failed.
-    GatesFailed(Vec<String>),
-    /// Anything else (what was posted to GitHub, a dry run).
-    Say(String),
-}
-
-impl fmt::Display for Note {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Note::ConfigUsed(p) => write!(f, "using config {p}"),
-            Note::Written(p) => write!(f, "report written to {}", p.display()),
-            Note::MetricsUnknown(why) => write!(f, "GPUs used are unknown: {why}"),
-            Note::Incomplete {
-                what,
-                resource,
-                reason,
-            } => write!(f, "{what} incomplete: {resource}: {reason}"),
-            Note::RenderFailed(failed) => {
-                write!(
-                    f,
-                    "{} failed to render: {}",
-                    failed.len(),
-                    failed.join("; ")
-                )
-            }
-            Note::GatesFailed(g) => write!(f, "failed gates: {}", g.join(", ")),
-            Note::Say(s) => f.write_str(s),
+impl From<Outcome> for Exit {
+    fn from(o: Outcome) -> Exit {
+        match o {
+            Outcome::Clean => Exit::Clean,
+            Outcome::Findings => Exit::Findings,
+            Outcome::Incomplete => Exit::Error,
         }
     }
 }
 
-/// What a command produced: the rendered report, notes, and how it ended.
-pub struct Outcome {
+/// What a command leaves to print: the rendered report, notes, and how it ended.
+pub struct Done {
     /// Text for standard output; `None` when it was written to a file.
     pub stdout: Option<String>,
     /// gpuledger's own workflow commands (annotations), written after the report under Actions.
@@ -98,28 +65,16 @@ pub struct Outcome {
     pub exit: Exit,
 }
 
-/// How a report command ends: a note per resource the report is missing and, if any, an error exit
-/// (an incomplete report under-counts; it is never a clean run), else `exit`.
-pub fn report_outcome(
-    incomplete: &[gpuledger::report::IncompleteInput],
-    stdout: Option<String>,
-    mut notes: Vec<Note>,
-    mut exit: Exit,
-) -> Outcome {
-    for m in incomplete {
-        notes.push(Note::Incomplete {
-            what: "report",
-            resource: m.resource.clone(),
-            reason: m.reason.clone(),
-        });
-        exit = Exit::Error;
-    }
-    Outcome {
-        commands: Vec::new(),
+/// A report command's ending: `text` delivered where `output` says, after the run's notes.
+pub fn report<R>(run: Run<R>, text: String, output: &Output) -> anyhow::Result<Done> {
+    let mut notes = run.notes;
+    let stdout = deliver(text, output.output.as_deref(), &mut notes)?;
+    Ok(Done {
         stdout,
+        commands: Vec::new(),
         notes,
-        exit,
-    }
+        exit: run.outcome.into(),
+    })
 }
 
 /// Writes `text` to `path`, or returns it for standard output.
@@ -141,5 +96,37 @@ pub fn deliver(
             notes.push(Note::Written(p.to_path_buf()));
             Ok(None)
         }
+    }
+}
+
+/// What the fleet's other systems are read with: Prometheus (with the trend column when given)
+/// and the cost inputs; each request bounded by `live`'s request timeout.
+pub fn signals(
+    live: &LiveSource,
+    metrics: &Metrics,
+    trend: Option<&TrendColumn>,
+    cost: Option<&CostInputs>,
+) -> Signals {
+    Signals {
+        metrics: metrics.spec(live.request_timeout),
+        trend: trend.map(TrendColumn::spec),
+        cost: cost.and_then(CostInputs::spec),
+        window: metrics.window,
+        request_timeout: Duration::from_secs(live.request_timeout.max(1)),
+    }
+}
+
+/// The spec of a fleet job from its flag groups.
+pub fn fleet_spec(
+    live: &LiveSource,
+    signals: Signals,
+    clock: &Clock,
+    config: Option<&Path>,
+) -> FleetSpec {
+    FleetSpec {
+        signals,
+        config: config.map(Path::to_path_buf),
+        now: clock.now,
+        ..FleetSpec::new(live.spec())
     }
 }

@@ -17,16 +17,17 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
+use anyhow::Context as _;
 use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::runtime::Runtime;
 
-use super::{Exit, Outcome};
-use crate::cli::ServeArgs;
+use super::{Done, Exit, fleet_spec, signals};
+use crate::cli::fleet::ServeArgs;
+use crate::cli::shared::Clock;
 use crate::output::{Streams, error_lines};
-use gpuledger::live::kube::Progress;
+use gpuledger::pipeline::{self, Context, Note};
 use gpuledger::render::prometheus::{CONTENT_TYPE, Exposition, Family, Options, exposition};
 use gpuledger::util::date::Timestamp;
 
@@ -101,7 +102,8 @@ impl State {
     }
 }
 
-pub fn run(args: &ServeArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
+    let rt = cx.rt;
     anyhow::ensure!(
         !args
             .live
@@ -128,17 +130,16 @@ pub fn run(args: &ServeArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::
     let opts = Options {
         workloads: args.workload_series,
     };
+    let mut spec = fleet_spec(
+        &args.live,
+        signals(&args.live, &args.metrics, Some(&args.trend), None),
+        &Clock { now: None },
+        args.config.config.as_deref(),
+    );
+    spec.repo = args.repo.given();
     loop {
         let started = Instant::now();
-        let computed = super::inventory::compute(
-            &args.live,
-            &args.repo,
-            None,
-            args.config.as_deref(),
-            None,
-            rt,
-            progress,
-        );
+        let computed = pipeline::inventory::run(&spec, cx);
         let took = started.elapsed();
         let now = Timestamp::now();
         let mut messages = Vec::new();
@@ -157,7 +158,7 @@ pub fn run(args: &ServeArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::
                     messages.extend(
                         c.notes
                             .iter()
-                            .filter(|n| !matches!(n, super::Note::ConfigUsed(_)))
+                            .filter(|n| !matches!(n, Note::ConfigUsed(_)))
                             .map(ToString::to_string),
                     );
                 }
@@ -170,7 +171,7 @@ pub fn run(args: &ServeArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::
                         }
                         None => "refresh failed; no report to serve yet".into(),
                     });
-                    messages.extend(error_lines(&e));
+                    messages.extend(error_lines(&anyhow::Error::new(e)));
                 }
             }
         }
@@ -179,10 +180,10 @@ pub fn run(args: &ServeArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::
             break;
         }
     }
-    Ok(Outcome {
+    Ok(Done {
         stdout: None,
         commands: Vec::new(),
-        notes: vec![super::Note::Say("stopped".into())],
+        notes: vec![Note::Say("stopped".into())],
         exit: Exit::Clean,
     })
 }

@@ -4,15 +4,16 @@
 use std::io::BufWriter;
 use std::sync::Arc;
 
-use anyhow::Context;
+use anyhow::Context as _;
 use tokio::runtime::Runtime;
 
-use super::{Exit, Note, Outcome};
-use crate::cli::SnapshotArgs;
-use gpuledger::input::{Timeouts, cluster_source};
+use super::{Done, Exit};
+use crate::cli::fleet::SnapshotArgs;
 use gpuledger::live::kube::{Progress, write_snapshot};
+use gpuledger::pipeline::Note;
+use gpuledger::pipeline::input::{Timeouts, cluster_source};
 
-pub fn run(args: &SnapshotArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Outcome> {
+pub fn run(args: &SnapshotArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::Result<Done> {
     let src = cluster_source(
         args.kubeconfig.clone(),
         args.context.clone(),
@@ -52,7 +53,7 @@ pub fn run(args: &SnapshotArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyho
             reason: m.reason.clone(),
         });
     }
-    Ok(Outcome {
+    Ok(Done {
         commands: Vec::new(),
         stdout: None,
         notes,

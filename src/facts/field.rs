@@ -12,6 +12,8 @@
 
 use serde_json::Value;
 
+use crate::util::number::{Digits, percent};
+
 /// Fields the report leaves out when they do not apply (`drift` without a repository, `clusters`
 /// with one cluster, a workload's `cluster`): a path through one of them is unknown this time,
 /// not wrong.
@@ -277,8 +279,8 @@ pub fn format(v: &Value, format: &str, path: &str) -> Result<String, String> {
                 thousands(&rounded)
             })
         }
-        "percent" => Ok(format!("{:.1}%", number(v)? * 100.0)),
-        "percent0" => Ok(format!("{:.0}%", number(v)? * 100.0)),
+        "percent" => Ok(percent(number(v)?, Digits::Tenth)),
+        "percent0" => Ok(percent(number(v)?, Digits::Whole)),
         other => Err(format!(
             "unknown format {other:?}: one of {}",
             FORMATS.join(", ")

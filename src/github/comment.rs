@@ -20,7 +20,8 @@ use crate::doc::Doc;
 /// GitHub's limit is 65,536 characters; stay clear of it.
 pub const BODY_CHARS: usize = 60_000;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+/// What to do with the earlier comment when the report changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Behavior {
     /// Edit the existing comment in place.
     Update,

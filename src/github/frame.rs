@@ -12,7 +12,7 @@ use super::actions::Annotation;
 use super::event::Runtime;
 use super::marker;
 use crate::doc::{Block, Doc, Text};
-use crate::render::{Links, arrow};
+use crate::render::page::{Links, arrow};
 use crate::report::{Check, CheckReport, Drift, DriftRow};
 use crate::util::date::Timestamp;
 
@@ -118,7 +118,7 @@ pub fn overflow_note(rt: &Runtime) -> String {
 
 /// `88.1` (percent, one decimal) from a 0..1 share.
 pub fn pct(share: f64) -> String {
-    format!("{:.1}", share * 100.0)
+    crate::util::number::percent_value(share, crate::util::number::Digits::Tenth)
 }
 
 /// A path for a step output (empty when there is none).

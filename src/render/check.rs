@@ -2,7 +2,7 @@
 //! limits, drift and gates first; the per-workload lists folded after them, so a comment that has
 //! to be cut keeps what decides.
 
-use super::{Links, arrow};
+use super::page::{Links, arrow};
 use crate::doc::{Alert, Block, Doc, Table, Text};
 use crate::report::{ChangeRow, Check, Provenance};
 use crate::util::text::count;
@@ -56,10 +56,7 @@ fn gpus(c: &ChangeRow) -> String {
 
 pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
     let mut d = Doc::new();
-    d.heading(
-        2,
-        super::provenance::title("GPU impact of this change", Some(p)),
-    );
+    d.heading(2, super::page::title("GPU impact of this change", Some(p)));
     // A failed gate is the verdict: it leads, before any figure.
     let failed: Vec<Text> = c
         .gates

@@ -6,8 +6,7 @@
 //! A workload below its quality threshold shows as unsuitable in place of its cost per outcome in
 //! the headline: a cheaper wrong answer is not a bargain. Its cost stays in the cost tables.
 
-use super::inventory::FOLD;
-use crate::analysis::cost::money;
+use super::page::{self, FOLD, money};
 use crate::doc::{Alert, Block, Doc, Table, Text};
 use crate::report::cost::{Cost, CostRow};
 use crate::report::{Headroom, HeadroomRow, Report};
@@ -18,9 +17,9 @@ pub fn cost_doc(r: &Report) -> Doc {
     let mut d = Doc::new();
     d.heading(
         2,
-        super::provenance::title("Cost per verified outcome", r.provenance.as_ref()),
+        page::title("Cost per verified outcome", r.provenance.as_ref()),
     );
-    if let Some(b) = super::inventory::banner(r) {
+    if let Some(b) = page::banner(r) {
         d.push(b);
     }
     match &r.cost {
@@ -203,11 +202,11 @@ pub fn headline(c: &Cost, headroom: Option<&Headroom>) -> Doc {
         .map(|w| {
             let why = match (w.pass_rate, w.quality_threshold, w.verified_interval) {
                 (Some(p), Some(t), _) => {
-                    format!(": pass rate {} is below its quality threshold {}", percent(p), percent(t))
+                    format!(": pass rate {} is below its quality threshold {}", page::percent_trimmed(p), page::percent_trimmed(t))
                 }
                 (None, Some(t), Some(_)) => format!(
                     ": even the top of its pass rate's 95% interval is below its quality threshold {}",
-                    percent(t)
+                    page::percent_trimmed(t)
                 ),
                 _ => String::new(),
             };
@@ -254,8 +253,8 @@ fn headroom_cell(r: &CostRow, workload: bool, headroom: Option<&Headroom>) -> St
         .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.min(v))));
     match (tightest, unknown) {
         (None, _) => "unknown".into(),
-        (Some(v), 0) => percent(v),
-        (Some(v), n) => format!("{} ({n} unknown)", percent(v)),
+        (Some(v), 0) => page::percent_trimmed(v),
+        (Some(v), n) => format!("{} ({n} unknown)", page::percent_trimmed(v)),
     }
 }
 
@@ -355,11 +354,6 @@ fn rate(v: f64) -> String {
     } else {
         format!("{v:.2}")
     }
-}
-
-fn percent(v: f64) -> String {
-    let p = format!("{:.1}", v * 100.0);
-    format!("{}%", p.trim_end_matches(".0"))
 }
 
 /// `1`, `1.5`: hours without trailing zeros.

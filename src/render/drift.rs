@@ -3,8 +3,7 @@
 //! what changed) and the next step, each changed workload's diff folded, the expired acceptance
 //! rules, and the coverage per tenant.
 
-use super::inventory::FOLD;
-use super::{Links, percent};
+use super::page::{FOLD, Links, percent};
 use crate::doc::{Block, Doc, Table, Text};
 use crate::report::{Drift, DriftCategory, DriftRow, Provenance};
 use crate::util::text::count;
@@ -256,7 +255,7 @@ fn note(r: &DriftRow) -> String {
 /// `banner`: the INCOMPLETE alert of a report whose title this is.
 pub fn drift(d: &Drift, links: &Links, p: Option<&Provenance>, banner: Option<Block>) -> Doc {
     let mut doc = Doc::new();
-    doc.heading(2, super::provenance::title("Drift against Git", p));
+    doc.heading(2, super::page::title("Drift against Git", p));
     if let Some(b) = banner {
         doc.push(b);
     }

@@ -7,6 +7,7 @@
 //! (a column another part of gpuledger adds to the tenants table appears in documents too).
 
 use super::inventory;
+use super::page::{Format, Links, Style, layout};
 use crate::doc::{Block, Doc, Span, Table, Text};
 use crate::report::Report;
 use crate::report::facts::{DocFinding, DocsReport, DocsStatus};
@@ -118,22 +119,8 @@ fn plain(t: &Text) -> String {
 }
 
 /// The list of stale and unknown facts for a terminal or markdown, or the status as JSON.
-pub fn render_docs(
-    report: &DocsReport,
-    title: &str,
-    format: super::Format,
-    style: &super::Style,
-) -> String {
-    let d = docs_doc(&report.docs, title);
-    match format {
-        super::Format::Table => crate::doc::terminal::write(&d, style),
-        super::Format::Markdown => d.markdown(),
-        super::Format::Json => super::json(report),
-        // `docs` refuses the format before it gets here.
-        super::Format::Prometheus => {
-            "# this report has no Prometheus form: use inventory or drift\n".into()
-        }
-    }
+pub fn render_docs(report: &DocsReport, title: &str, format: Format, style: &Style) -> String {
+    layout(&docs_doc(&report.docs, title), report, format, style)
 }
 
 /// The result of `gpuledger docs --check` (or `--write`) on its own.
@@ -141,13 +128,13 @@ pub fn docs_doc(status: &DocsStatus, title: &str) -> Doc {
     let mut d = Doc::new();
     d.heading(2, title);
     d.paragraph(Text::new().strong(format!("{}.", status.summary())));
-    body(&mut d, status, &super::Links::default());
+    body(&mut d, status, &Links::default());
     d
 }
 
 /// The findings under a section heading, for the check and the drift issue; nothing when every
 /// marked fact matches.
-pub fn section_for(d: &mut Doc, status: &DocsStatus, links: &super::Links) {
+pub fn section_for(d: &mut Doc, status: &DocsStatus, links: &Links) {
     if status.clean() {
         return;
     }
@@ -161,7 +148,7 @@ pub fn section_for(d: &mut Doc, status: &DocsStatus, links: &super::Links) {
     body(d, status, links);
 }
 
-fn body(d: &mut Doc, status: &DocsStatus, links: &super::Links) {
+fn body(d: &mut Doc, status: &DocsStatus, links: &Links) {
     if !status.errors.is_empty() {
         d.push(Block::List(
             status

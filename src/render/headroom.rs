@@ -12,9 +12,9 @@ pub fn headroom_doc(r: &Report) -> Doc {
     let mut d = Doc::new();
     d.heading(
         2,
-        super::provenance::title("Serving headroom", r.provenance.as_ref()),
+        super::page::title("Serving headroom", r.provenance.as_ref()),
     );
-    if let Some(b) = super::inventory::banner(r) {
+    if let Some(b) = super::page::banner(r) {
         d.push(b);
     }
     match &r.headroom {
@@ -75,8 +75,8 @@ fn body(h: &Headroom) -> Doc {
     };
     d.paragraph(format!(
         "Tested capacity: the highest sustained rate of a load-test run that met the objective with at most {} of requests failed. Headroom = 1 − production p95 / capacity; near capacity below {}. {source}",
-        pct(h.error_limit),
-        pct(h.near_capacity)
+        super::page::percent_trimmed(h.error_limit),
+        super::page::percent_trimmed(h.near_capacity)
     ));
     let table = Table::new(&[
         "workload",
@@ -92,7 +92,9 @@ fn body(h: &Headroom) -> Doc {
             rate(w.tested_rps).into(),
             rate(w.production_p95_rps).into(),
             rate(w.production_peak_rps).into(),
-            w.headroom.map_or_else(|| "unknown".into(), pct).into(),
+            w.headroom
+                .map_or_else(|| "unknown".into(), super::page::percent_trimmed)
+                .into(),
             w.verdict.to_string().into(),
         ]
     });
@@ -135,11 +137,11 @@ fn body(h: &Headroom) -> Doc {
                 latency(w).into(),
                 w.context
                     .queue_share
-                    .map_or_else(|| "unknown".into(), pct)
+                    .map_or_else(|| "unknown".into(), super::page::percent_trimmed)
                     .into(),
                 w.context
                     .kv_cache_p95
-                    .map_or_else(|| "unknown".into(), pct)
+                    .map_or_else(|| "unknown".into(), super::page::percent_trimmed)
                     .into(),
                 w.context
                     .preemptions_per_min
@@ -158,15 +160,6 @@ fn id(w: &HeadroomRow) -> String {
 
 fn rate(r: Option<f64>) -> String {
     r.map_or_else(|| "unknown".into(), |r| format!("{r:.2}"))
-}
-
-fn pct(x: f64) -> String {
-    let p = x * 100.0;
-    if (p - p.round()).abs() < 0.05 {
-        format!("{}%", p.round())
-    } else {
-        format!("{p:.1}%")
-    }
 }
 
 /// `ttft_p95 420 ms ≤ 500 ✓, itl_p95 unknown`, or the p95s when there is no objective.

@@ -1,13 +1,11 @@
 //! The fleet inventory as blocks: the decision view first (the four counts, the shortage, the
 //! tenants), the long lists after, folded on GitHub when they have more than [`FOLD`] rows.
 
-use super::{count, percent};
-use crate::doc::{Alert, Block, Chart, Doc, Table, Text};
+use super::page::{self, FOLD, count, percent};
+use crate::doc::{Block, Chart, Doc, Table, Text};
 use crate::report::{Report, ShapeSource, WorkloadRow};
 use crate::util::text::count as count_of;
 
-/// Lists longer than this are folded into `<details>` on GitHub.
-pub(crate) const FOLD: usize = 10;
 /// Rows of the workloads table a terminal shows.
 const TERMINAL_WORKLOADS: usize = 25;
 
@@ -28,11 +26,8 @@ pub fn inventory(r: &Report) -> Doc {
 /// The title, the INCOMPLETE banner when part of the input was not read, and the figures.
 pub fn headline(r: &Report) -> Doc {
     let mut d = Doc::new();
-    d.heading(
-        2,
-        super::provenance::title("GPU fleet inventory", r.provenance.as_ref()),
-    );
-    if let Some(b) = banner(r) {
+    d.heading(2, page::title("GPU fleet inventory", r.provenance.as_ref()));
+    if let Some(b) = page::banner(r) {
         d.push(b);
     }
     // The figures' first block is their headline: warnings before it, where and when after it.
@@ -369,7 +364,7 @@ pub fn details(r: &Report) -> Doc {
             vec![
                 u.node.as_str().into(),
                 u.gpu.as_str().into(),
-                format!("{:.0}%", u.activity * 100.0).into(),
+                page::percent_whole(u.activity).into(),
                 u.reason.as_str().into(),
             ]
         }),
@@ -532,13 +527,13 @@ fn workload_id(w: &WorkloadRow) -> String {
 /// contacts are cluster or repository text: the markdown writer escapes them (a `@team` is shown,
 /// never a mention that pings).
 fn who_to_call(mut t: Text, n: &crate::report::NearlyFull) -> Text {
-    t = t.plain(format!(" Fleet at {}", whole_percent(n.utilisation)));
+    t = t.plain(format!(" Fleet at {}", page::percent_whole(n.utilisation)));
     for (i, c) in n.tenants.iter().enumerate() {
         t = t.plain(if i == 0 { ": " } else { "; " });
         t = t.strong(c.tenant.as_str()).plain(format!(
             " holds {}",
             c.share
-                .map_or_else(|| "an unknown share".into(), whole_percent)
+                .map_or_else(|| "an unknown share".into(), page::percent_whole)
         ));
         t = if c.contacts.is_empty() {
             t.plain(" (no contact known)")
@@ -559,11 +554,6 @@ fn per_week(v: f64) -> String {
     }
 }
 
-/// `46%`: the headline rounds, the tables keep a decimal.
-fn whole_percent(f: f64) -> String {
-    format!("{:.0}%", f * 100.0)
-}
-
 /// `s` with its first letter in upper case: a sentence of its own.
 fn sentence(s: &str) -> String {
     let mut c = s.chars();
@@ -575,28 +565,6 @@ fn sentence(s: &str) -> String {
 /// Whether `resource` (`pods`, `nodes`) could not be read.
 fn missing(r: &Report, resource: &str) -> bool {
     r.incomplete.iter().any(|m| m.resource == resource)
-}
-
-/// The INCOMPLETE banner of a report whose input could not all be read: it leads every human
-/// output, naming each resource and why (the RBAC verb that is missing).
-pub fn banner(r: &Report) -> Option<Block> {
-    if r.complete {
-        return None;
-    }
-    let mut lines = vec![
-        Text::new()
-            .strong("INCOMPLETE")
-            .plain(": part of the cluster could not be read, so figures that depend on it are unknown or under-count."),
-    ];
-    lines.extend(r.incomplete.iter().map(|m| {
-        Text::new()
-            .code(m.resource.as_str())
-            .plain(format!(": {}", m.reason))
-    }));
-    Some(Block::Alert {
-        kind: Alert::Caution,
-        lines,
-    })
 }
 
 #[cfg(test)]

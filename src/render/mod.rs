@@ -13,28 +13,16 @@ mod drift;
 pub mod facts;
 pub mod headroom;
 mod inventory;
+pub mod page;
 pub mod plan;
 pub mod prometheus;
 pub mod provenance;
 pub mod trend;
 
-use clap::ValueEnum;
-
-pub use crate::doc::terminal::Style;
 use crate::doc::{Block, Doc, Text};
 use crate::report::{CheckReport, RenderReport, Report};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Aligned columns for a terminal.
-    Table,
-    /// GitHub-flavoured markdown (PR comments, issues, job summaries).
-    Markdown,
-    /// The versioned report (schema gpuledger.report/v1).
-    Json,
-    /// Prometheus text exposition (inventory and drift; `gpuledger serve` serves it).
-    Prometheus,
-}
+pub use page::{Format, Links, Style};
+use page::{json, layout};
 
 /// The inventory, with drift when the report has it.
 pub fn report_doc(report: &Report) -> Doc {
@@ -52,7 +40,7 @@ pub fn drift_doc(report: &Report) -> Option<Doc> {
             x,
             &Links::default(),
             report.provenance.as_ref(),
-            inventory::banner(report),
+            page::banner(report),
         )
     })
 }
@@ -68,8 +56,8 @@ pub fn drift_issue_doc(
 ) -> Doc {
     let p = report.provenance.as_ref();
     let mut d = Doc::new();
-    d.heading(2, provenance::title("GPU drift against Git", p));
-    if let Some(b) = inventory::banner(report) {
+    d.heading(2, page::title("GPU drift against Git", p));
+    if let Some(b) = page::banner(report) {
         d.push(b);
     }
     let summary = match &report.drift {
@@ -104,17 +92,11 @@ pub fn desired_doc(report: &RenderReport) -> Doc {
 }
 
 pub fn render(report: &Report, format: Format, style: &Style) -> String {
-    match format {
-        Format::Prometheus => prometheus::exposition(report, prometheus::Options::default()),
-        _ => layout(&report_doc(report), report, format, style),
-    }
+    layout(&report_doc(report), report, format, style)
 }
 
 /// The drift report: drift first, the full report in JSON.
 pub fn render_drift(report: &Report, format: Format, style: &Style) -> String {
-    if format == Format::Prometheus {
-        return prometheus::exposition(report, prometheus::Options::default());
-    }
     match drift_doc(report) {
         Some(d) => layout(&d, report, format, style),
         None => json(report),
@@ -165,132 +147,4 @@ pub fn render_trend(
         format,
         style,
     )
-}
-
-fn layout<T: serde::Serialize>(doc: &Doc, report: &T, format: Format, style: &Style) -> String {
-    match format {
-        Format::Table => crate::doc::terminal::write(doc, style),
-        Format::Markdown => doc.markdown(),
-        Format::Json => json(report),
-        // The commands that write other reports refuse the format before they get here.
-        Format::Prometheus => {
-            "# this report has no Prometheus form: use inventory or drift\n".into()
-        }
-    }
-}
-
-fn json<T: serde::Serialize>(v: &T) -> String {
-    let mut s = serde_json::to_string_pretty(v)
-        .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize report: {e}\"}}"));
-    s.push('\n');
-    s
-}
-
-/// `before → after`, or whichever side there is.
-pub fn arrow(before: Option<&str>, after: Option<&str>) -> String {
-    match (before, after) {
-        (Some(b), Some(a)) => format!("{b} → {a}"),
-        (Some(x), None) | (None, Some(x)) => x.to_string(),
-        (None, None) => String::new(),
-    }
-}
-
-/// Where a manifest named `path:line` lives: on GitHub, the blob at the commit the report is about
-/// (`…/blob/<sha>/path#L3`); elsewhere nothing, and the manifest stays text.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Links {
-    /// `https://github.com/acme/gitops/blob/<sha>/<repository path>/`
-    blob: Option<String>,
-}
-
-impl Links {
-    /// Links into `slug` (`owner/name`) at `sha`; `prefix` is the GitOps repository's folder in it
-    /// (`gitops/`, or empty).
-    pub fn github(server: &str, slug: &str, sha: &str, prefix: &str) -> Links {
-        Links {
-            blob: Some(format!(
-                "{}/{slug}/blob/{sha}/{prefix}",
-                server.trim_end_matches('/')
-            )),
-        }
-    }
-
-    /// A manifest (`path:line`, `path:line:column` or a path), linked when it is a plain relative
-    /// path in the repository; any other source (a chart template, an unknown) stays text.
-    pub fn manifest(&self, source: Option<&str>) -> Text {
-        let Some(source) = source.filter(|s| !s.is_empty()) else {
-            return Text::new();
-        };
-        let Some(blob) = &self.blob else {
-            return Text::from(source);
-        };
-        let mut parts = source.splitn(3, ':');
-        let path = parts.next().unwrap_or_default();
-        let line = parts
-            .next()
-            .filter(|l| l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty());
-        let plain_path = !path.is_empty()
-            && !path.starts_with('/')
-            && !path
-                .split('/')
-                .any(|c| c == ".." || c == "." || c.is_empty())
-            && path
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_./+@".contains(c));
-        if !plain_path {
-            return Text::from(source);
-        }
-        let url = match line {
-            Some(l) => format!("{blob}{path}#L{l}"),
-            None => format!("{blob}{path}"),
-        };
-        Text::new().link(Text::new().code(source), url)
-    }
-}
-
-/// `42`, or `unknown` for a figure that could not be computed.
-pub(crate) fn count(v: Option<u64>) -> String {
-    v.map_or_else(|| "unknown".to_string(), |n| n.to_string())
-}
-
-/// `78.1%`, or `n/a`.
-pub(crate) fn percent(v: Option<f64>) -> String {
-    v.map_or_else(|| "n/a".to_string(), |f| format!("{:.1}%", f * 100.0))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::doc::Span;
-
-    #[test]
-    fn a_manifest_links_to_its_blob_line_only_when_it_is_a_plain_repository_path() {
-        let links = Links::github("https://github.com/", "acme/gitops", "abc123", "gitops/");
-        let url = |t: Text| match t.0.first() {
-            Some(Span::Link { url, .. }) => Some(url.clone()),
-            _ => None,
-        };
-        assert_eq!(
-            url(links.manifest(Some("serving/base/dgd.yaml:4"))).as_deref(),
-            Some("https://github.com/acme/gitops/blob/abc123/gitops/serving/base/dgd.yaml#L4")
-        );
-        assert_eq!(
-            url(links.manifest(Some("a.yaml:7:3"))).as_deref(),
-            Some("https://github.com/acme/gitops/blob/abc123/gitops/a.yaml#L7")
-        );
-        for not_a_path in [
-            "../etc/passwd:1",
-            "/abs.yaml:1",
-            "chart x (template)",
-            "a//b:1",
-        ] {
-            assert_eq!(url(links.manifest(Some(not_a_path))), None, "{not_a_path}");
-        }
-        assert!(links.manifest(None).is_empty());
-        // Off GitHub a manifest is text.
-        assert_eq!(
-            Links::default().manifest(Some("a.yaml:1")),
-            Text::from("a.yaml:1")
-        );
-    }
 }

@@ -6,34 +6,9 @@ use crate::doc::{Block, Chart, Doc, GanttBar, Table, Text};
 use crate::report::plan::{Bound, Objective, Plan, PlanReport};
 use crate::util::date::Timestamp;
 
-/// The one-line verdict: fits staggered, or how many miss and what pool would meet every deadline.
+/// The one-line verdict ("stagger or buy"), as the report states it.
 pub fn verdict(p: &Plan) -> String {
-    let finish = p.finish.map_or_else(|| "nothing to run".to_string(), short);
-    if p.feasible {
-        return format!(
-            "Fits the pool staggered: peak {} of {} GPUs, done {finish}; started at once it needs {}.",
-            p.peak, p.pool, p.peak_all_at_once
-        );
-    }
-    let n = p.missed.len();
-    let jobs = if n == 1 {
-        "1 job still misses its deadline".to_string()
-    } else {
-        format!("{n} jobs still miss their deadline")
-    };
-    match p.min_pool {
-        Some(m) => format!(
-            "Staggered, {jobs} on {} GPUs; {m} GPUs would meet all: buying is needed.",
-            p.pool
-        ),
-        None => format!(
-            "Staggered, {jobs} on {} GPUs, and no pool meets all: {}.",
-            p.pool,
-            p.min_pool_why
-                .as_deref()
-                .unwrap_or("more GPUs would not help")
-        ),
-    }
+    p.verdict()
 }
 
 /// The objective, as every output states it.
@@ -89,7 +64,7 @@ pub fn plan_doc(report: &PlanReport, terminal: bool) -> Doc {
             p.pool
         ),
     );
-    let verdict = Text::new().strong(verdict(p));
+    let verdict = Text::new().strong(p.verdict());
     if p.feasible {
         d.paragraph(verdict);
     } else {

@@ -13,6 +13,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::report::series::{self, NO_PRODUCT_LINE};
 use crate::report::{Drift, DriftRow, Report, ShortageKind};
 
 /// What to expose beyond the bounded series.
@@ -151,10 +152,6 @@ fn number(v: f64) -> String {
 fn f(n: u64) -> f64 {
     n as f64
 }
-
-/// The label a product line is exposed under when a workload has none: Kubernetes label values
-/// cannot hold parentheses, so no real product line can take this name.
-pub const NO_PRODUCT_LINE: &str = "(none)";
 
 fn families(out: &mut Exposition, r: &Report, opts: Options) {
     let missing = |res: &str| r.incomplete.iter().any(|m| m.resource == res);
@@ -437,7 +434,7 @@ fn families(out: &mut Exposition, r: &Report, opts: Options) {
 fn tenants(out: &mut Exposition, r: &Report, no_pods: bool) {
     let pods = |v: u64| (!no_pods).then_some(f(v));
     let mut gpus = Family::gauge(
-        "gpuledger_tenant_gpus",
+        series::TENANT_GPUS,
         "Whole GPUs per tenant: requested (bound pods), pending, declared (workload specs), used (busy per DCGM).",
     );
     let mut share = Family::gauge(
@@ -449,11 +446,11 @@ fn tenants(out: &mut Exposition, r: &Report, no_pods: bool) {
         "Live GPU workloads per tenant.",
     );
     for t in &r.tenants {
-        let l = |state| [("tenant", t.name.as_str()), ("state", state)];
-        gpus.sample(&l("requested"), pods(t.gpus_requested))
+        let l = |state| [(series::TENANT, t.name.as_str()), (series::STATE, state)];
+        gpus.sample(&l(series::REQUESTED), pods(t.gpus_requested))
             .sample(&l("pending"), pods(t.gpus_pending))
             .sample(&l("declared"), Some(f(t.gpus_declared)))
-            .sample(&l("used"), t.gpus_used.map(f));
+            .sample(&l(series::USED), t.gpus_used.map(f));
         share.sample(&[("tenant", &t.name)], t.share.filter(|_| !no_pods));
         workloads.sample(&[("tenant", &t.name)], Some(f(t.workloads)));
     }
@@ -465,7 +462,7 @@ fn tenants(out: &mut Exposition, r: &Report, no_pods: bool) {
 fn product_lines(out: &mut Exposition, r: &Report, no_pods: bool) {
     let pods = |v: u64| (!no_pods).then_some(f(v));
     let mut gpus = Family::gauge(
-        "gpuledger_product_line_gpus",
+        series::PRODUCT_LINE_GPUS,
         "Whole GPUs per product line: requested (bound pods), pending. Workloads without one are product_line=\"(none)\".",
     );
     let mut share = Family::gauge(
@@ -475,11 +472,14 @@ fn product_lines(out: &mut Exposition, r: &Report, no_pods: bool) {
     for p in &r.product_lines {
         let name = p.name.as_deref().unwrap_or(NO_PRODUCT_LINE);
         gpus.sample(
-            &[("product_line", name), ("state", "requested")],
+            &[
+                (series::PRODUCT_LINE, name),
+                (series::STATE, series::REQUESTED),
+            ],
             pods(p.gpus_requested),
         )
         .sample(
-            &[("product_line", name), ("state", "pending")],
+            &[(series::PRODUCT_LINE, name), (series::STATE, "pending")],
             pods(p.gpus_pending),
         );
         share.sample(&[("product_line", name)], p.share.filter(|_| !no_pods));

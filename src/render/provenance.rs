@@ -9,14 +9,6 @@
 use crate::doc::{Alert, Block, Doc, Text};
 use crate::report::{GitProvenance, LiveProvenance, LiveSourceKind, Provenance};
 
-/// `GPU impact of this change · gpu-east`: the title with the scope, when there is one.
-pub fn title(base: &str, p: Option<&Provenance>) -> String {
-    match p.and_then(|p| p.scope.as_deref()) {
-        Some(scope) => format!("{base} · {scope}"),
-        None => base.to_string(),
-    }
-}
-
 /// What leads a report with its verdicts, right under the title: a warning per stale live source
 /// (`Live state read 3 days ago … — stale past 24h`).
 pub fn warnings(p: Option<&Provenance>) -> Option<Block> {
@@ -162,6 +154,7 @@ fn span(secs: u64) -> String {
 mod tests {
     use super::*;
     use crate::config::Age;
+    use crate::render::page::title;
     use crate::util::date::Timestamp;
 
     /// The warnings and the line, as a report leads with them around its headline.

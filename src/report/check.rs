@@ -228,6 +228,35 @@ pub struct TenantLimit {
     pub over: bool,
 }
 
+/// A gate `check` can be asked to fail on (`--fail-on`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum GateName {
+    Capacity,
+    DriftIntroduced,
+    RenderError,
+    Intent,
+    StaleDocs,
+}
+
+impl GateName {
+    /// The name a gate has in the report and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GateName::Capacity => "capacity",
+            GateName::DriftIntroduced => "drift-introduced",
+            GateName::RenderError => "render-error",
+            GateName::Intent => "intent",
+            GateName::StaleDocs => "stale-docs",
+        }
+    }
+}
+
+impl std::fmt::Display for GateName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Gate {
     /// `capacity`, `drift-introduced`, `render-error`

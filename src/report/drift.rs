@@ -35,6 +35,13 @@ pub struct Drift {
     pub desired_incomplete: bool,
 }
 
+impl Drift {
+    /// Unaccepted drift exists: something unmanaged, missing or changed.
+    pub fn drifting(&self) -> bool {
+        !(self.unmanaged.is_empty() && self.missing.is_empty() && self.changed.is_empty())
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct TenantCoverage {
     pub tenant: String,

@@ -20,6 +20,7 @@ pub mod headroom;
 pub mod inventory;
 pub mod plan;
 pub mod provenance;
+pub mod series;
 pub mod trend;
 
 pub use check::*;

@@ -80,6 +80,41 @@ pub struct Plan {
     pub min_pool_why: Option<String>,
 }
 
+impl Plan {
+    /// The one-line verdict: fits staggered, or how many miss and what pool would meet every deadline.
+    pub fn verdict(&self) -> String {
+        let p = self;
+        let finish = p
+            .finish
+            .map_or_else(|| "nothing to run".to_string(), Timestamp::human);
+        if p.feasible {
+            return format!(
+                "Fits the pool staggered: peak {} of {} GPUs, done {finish}; started at once it needs {}.",
+                p.peak, p.pool, p.peak_all_at_once
+            );
+        }
+        let n = p.missed.len();
+        let jobs = if n == 1 {
+            "1 job still misses its deadline".to_string()
+        } else {
+            format!("{n} jobs still miss their deadline")
+        };
+        match p.min_pool {
+            Some(m) => format!(
+                "Staggered, {jobs} on {} GPUs; {m} GPUs would meet all: buying is needed.",
+                p.pool
+            ),
+            None => format!(
+                "Staggered, {jobs} on {} GPUs, and no pool meets all: {}.",
+                p.pool,
+                p.min_pool_why
+                    .as_deref()
+                    .unwrap_or("more GPUs would not help")
+            ),
+        }
+    }
+}
+
 /// A bound in the objective's unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(untagged)]

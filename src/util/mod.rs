@@ -4,6 +4,7 @@
 pub mod date;
 pub mod glob;
 pub mod net;
+pub mod number;
 pub mod process;
 pub mod redact;
 pub mod retry;

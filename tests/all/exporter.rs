@@ -229,16 +229,26 @@ fn serve_refuses_standard_input_which_it_could_read_only_once() {
 
 #[test]
 fn other_reports_refuse_the_prometheus_format() {
-    let out = gpuledger(&root())
-        .args(["render", "--repo", ".", "--format", "prometheus"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("render has no Prometheus form"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // Only the fleet reports have a Prometheus form: for any other command the format cannot be
+    // typed at all, and the usage error lists the formats it has.
+    for cmd in [
+        &["render", "--repo", "."][..],
+        &["check", "--repo", ".", "--base", "HEAD"],
+        &["cost", "--snapshot", "x.json"],
+    ] {
+        let out = gpuledger(&root())
+            .args(cmd)
+            .args(["--format", "prometheus"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            stderr.contains("invalid value 'prometheus'")
+                && stderr.contains("[possible values: table, markdown, json]"),
+            "{cmd:?}: {stderr}"
+        );
+    }
 }
 
 /// A `gpuledger serve` child, killed when dropped.

@@ -128,9 +128,13 @@ fn the_exporter_runs_serve_by_digest_read_only_as_the_rbac_service_account() {
 fn the_dashboard_queries_only_metrics_gpuledger_exports() {
     let text = std::fs::read_to_string(fixture("deploy/grafana-dashboard.json")).unwrap();
     let dashboard: Value = serde_json::from_str(&text).unwrap();
-    let sources = ["src/render/prometheus.rs", "src/commands/serve.rs"]
-        .map(|p| std::fs::read_to_string(fixture(p)).unwrap())
-        .join("\n");
+    let sources = [
+        "src/render/prometheus.rs",
+        "src/report/series.rs",
+        "src/commands/serve.rs",
+    ]
+    .map(|p| std::fs::read_to_string(fixture(p)).unwrap())
+    .join("\n");
     let mut exprs = Vec::new();
     for p in dashboard["panels"].as_array().unwrap() {
         for t in p["targets"].as_array().into_iter().flatten() {

@@ -1,4 +1,4 @@
-//! What a command reads, said once: the live fleet (snapshot files, or clusters through the API
+//! What a job reads, said once: the live fleet (snapshot files, or clusters through the API
 //! with their timeouts), the GitOps repository (path, ref, renderer timeout), the metrics source,
 //! and the config that goes with them — and the loaders that read each.
 //!
@@ -9,8 +9,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-
-use anyhow::Context;
 
 use crate::analysis::desired::desired;
 use crate::analysis::usage::Metrics;
@@ -24,6 +22,8 @@ use crate::k8s::read::read_snapshot;
 use crate::live::kube::{ClusterSource, Progress, read_cluster};
 use crate::live::prometheus::{PromSource, gpu_activity};
 use crate::report::{Desired, GitProvenance, IncompleteInput, LiveProvenance, LiveSourceKind};
+
+use super::{Error, Result};
 
 /// Seconds a whole cluster read may take, by default.
 pub const DEFAULT_TIMEOUT_S: u64 = 120;
@@ -111,15 +111,35 @@ pub struct MetricsSpec {
     pub timeout: Duration,
 }
 
+/// Where cost and outcomes come from: OpenCost, outcome records, or both.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CostSpec {
+    pub opencost: Option<OpenCostSpec>,
+    /// Outcome records (JSON lines or CSV).
+    pub outcomes: Option<PathBuf>,
+}
+
+/// An OpenCost API.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenCostSpec {
+    pub url: String,
+    /// The bearer token's value (read from the environment by the binary; never printed).
+    pub token: Option<String>,
+}
+
+/// The tenant table's trend column: the history's window and step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TrendSpec {
+    pub window: Duration,
+    pub step: Duration,
+}
+
 /// The config: `explicit`, else `.gpuledger.yaml` at the repository root (when a repository is
 /// given) or in the current directory, else the defaults. Returns the file used.
-pub fn config(
-    explicit: Option<&Path>,
-    repo: Option<&Path>,
-) -> anyhow::Result<(Config, Option<PathBuf>)> {
+pub fn config(explicit: Option<&Path>, repo: Option<&Path>) -> Result<(Config, Option<PathBuf>)> {
     let dir = match repo {
         Some(r) => r.to_path_buf(),
-        None => std::env::current_dir().context("cannot read the current directory")?,
+        None => std::env::current_dir().map_err(Error::CurrentDir)?,
     };
     Ok(Config::discover(explicit, &dir)?)
 }
@@ -172,17 +192,18 @@ pub struct Live {
 
 impl Live {
     /// The one cluster (or snapshot set) of a single-cluster command.
-    pub fn single(mut self, what: &str) -> anyhow::Result<(LivePart, Vec<String>)> {
-        anyhow::ensure!(
-            self.parts.len() == 1,
-            "{what} reads one cluster at a time: give a single --context"
-        );
+    pub fn single(mut self, what: &str) -> Result<(LivePart, Vec<String>)> {
+        if self.parts.len() != 1 {
+            return Err(Error::Usage(format!(
+                "{what} reads one cluster at a time: give a single --context"
+            )));
+        }
         Ok((self.parts.remove(0), self.sources))
     }
 }
 
 /// Reads the live fleet.
-pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> anyhow::Result<Live> {
+pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> Result<Live> {
     match spec {
         LiveSpec::Snapshots(paths) => {
             let mut objects = Vec::new();
@@ -236,7 +257,7 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> anyhow::Result<L
                 let src = cluster_source(kubeconfig.clone(), context.clone(), *timeouts);
                 let read = read_cluster(src, progress.clone())
                     .await
-                    .map_err(|e| anyhow::anyhow!("cannot read the cluster: {e}"))?;
+                    .map_err(|e| Error::Cluster(e.to_string()))?;
                 sources.push(format!("cluster {}", read.name));
                 let provenance = vec![live_source(
                     LiveSourceKind::Cluster,
@@ -283,7 +304,7 @@ pub fn cluster_source(
 
 /// The desired state at the spec's ref (or the working tree). `live` objects, when given, lend
 /// their Namespace labels to tenancy.
-pub fn desired_state(spec: &RepoSpec, cfg: &Config, live: &[Object]) -> anyhow::Result<Desired> {
+pub fn desired_state(spec: &RepoSpec, cfg: &Config, live: &[Object]) -> Result<Desired> {
     desired_state_cached(spec, cfg, live, &RenderCache::new())
 }
 
@@ -294,11 +315,15 @@ pub fn desired_state_cached(
     cfg: &Config,
     live: &[Object],
     cache: &RenderCache,
-) -> anyhow::Result<Desired> {
+) -> Result<Desired> {
     let repo = spec.path.as_path();
-    anyhow::ensure!(repo.is_dir(), "--repo {}: not a directory", repo.display());
-    let tree = Tree::open(repo, spec.git_ref.as_deref())
-        .with_context(|| format!("cannot read the repository {}", repo.display()))?;
+    if !repo.is_dir() {
+        return Err(Error::NotADirectory(repo.to_path_buf()));
+    }
+    let tree = Tree::open(repo, spec.git_ref.as_deref()).map_err(|source| Error::Repository {
+        path: repo.to_path_buf(),
+        source,
+    })?;
     let start = discover::plan(&tree, &cfg.render, &cfg.clusters, &spec.repo_urls);
     let tools = Tools::detect(spec.render_timeout);
     let mut rendered = follow::render_all(start, &mut Renderer::new(&tree, &tools, cache));
@@ -314,37 +339,40 @@ fn pick_cluster(
     rendered: &mut crate::desired::Rendered,
     spec: &RepoSpec,
     compared_with_live: bool,
-) -> anyhow::Result<()> {
+) -> Result<()> {
     let clusters = rendered.clusters();
     let list = || clusters.iter().cloned().collect::<Vec<_>>().join(", ");
     match (&spec.cluster, &spec.cluster_hint) {
         (Some(c), _) => {
-            anyhow::ensure!(
-                clusters.contains(c),
-                "--cluster {c}: the repository ({}) {}",
-                rendered.label,
-                if clusters.is_empty() {
-                    "names no clusters: no Flux root under clusters/<name>/, no Argo CD \
-                     destination, nothing under clusters: in .gpuledger.yaml"
-                        .to_string()
-                } else {
-                    format!("drives {} only", list())
-                }
-            );
+            if !clusters.contains(c) {
+                return Err(Error::Usage(format!(
+                    "--cluster {c}: the repository ({}) {}",
+                    rendered.label,
+                    if clusters.is_empty() {
+                        "names no clusters: no Flux root under clusters/<name>/, no Argo CD \
+                         destination, nothing under clusters: in .gpuledger.yaml"
+                            .to_string()
+                    } else {
+                        format!("drives {} only", list())
+                    }
+                )));
+            }
             rendered.keep_cluster(c);
         }
         (None, Some(h)) if clusters.contains(h) => rendered.keep_cluster(h),
         _ if clusters.len() == 1 => {
             rendered.cluster = clusters.first().cloned();
         }
-        _ if compared_with_live && clusters.len() > 1 => anyhow::bail!(
-            "the repository ({}) drives {} clusters ({}) and a live state is one cluster: pass \
-             --cluster NAME, or name the context or snapshot of each cluster under clusters: in \
-             .gpuledger.yaml",
-            rendered.label,
-            clusters.len(),
-            list()
-        ),
+        _ if compared_with_live && clusters.len() > 1 => {
+            return Err(Error::Usage(format!(
+                "the repository ({}) drives {} clusters ({}) and a live state is one cluster: pass \
+                 --cluster NAME, or name the context or snapshot of each cluster under clusters: \
+                 in .gpuledger.yaml",
+                rendered.label,
+                clusters.len(),
+                list()
+            )));
+        }
         _ => {}
     }
     Ok(())
@@ -391,17 +419,13 @@ pub fn cluster_live(spec: &mut RepoSpec, live: &mut LiveSpec, cfg: &Config) {
 
 /// A repository in which nothing renders is an error that says where gpuledger looked, never
 /// "everything is unmanaged" or an empty table (wrong `--repo`, a subdirectory, a missing ref).
-pub fn ensure_rendered(d: &Desired, spec: &RepoSpec) -> anyhow::Result<()> {
-    anyhow::ensure!(
-        !d.apps.is_empty(),
-        "nothing to render in {} ({}): no Kubernetes manifest, kustomization, Helm chart, Argo CD \
-         Application or Flux Kustomization was found there; give --repo the GitOps repository's \
-         root, or list what to render under render.roots in .gpuledger.yaml",
-        std::fs::canonicalize(&spec.path)
-            .unwrap_or_else(|_| spec.path.clone())
-            .display(),
-        d.at
-    );
+pub fn ensure_rendered(d: &Desired, spec: &RepoSpec) -> Result<()> {
+    if d.apps.is_empty() {
+        return Err(Error::NothingToRender {
+            dir: std::fs::canonicalize(&spec.path).unwrap_or_else(|_| spec.path.clone()),
+            at: d.at.clone(),
+        });
+    }
     Ok(())
 }
 

@@ -1,0 +1,390 @@
+//! The flags of the commands that read the fleet and report on it: `inventory`, `drift`, `cost`,
+//! `headroom`, `docs`, `trend`, `serve` and `snapshot`. The groups they share are
+//! [`super::shared`]'s.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::shared::{
+    Clock, ConfigFile, CostInputs, Format, LiveSource, Metrics, Output, ReportFormat, Repository,
+    TrendColumn, parse_duration,
+};
+use gpuledger::pipeline::input;
+
+pub const INVENTORY_EXAMPLES: &str = "Examples:
+  # The bundled demo fleet (no cluster needed)
+  gpuledger inventory --snapshot fixtures/demo/cluster.yaml \\
+      --config fixtures/demo/.gpuledger.yaml
+
+  # The cluster of the current kubeconfig context (read-only: get and list)
+  gpuledger inventory
+  gpuledger inventory --kubeconfig ~/.kube/prod.yaml --context gpu-east \\
+      --format markdown
+
+  # Any kubectl dump works; several files are read as one fleet
+  kubectl get nodes,namespaces -o yaml > nodes.yaml
+  kubectl get pods,deploy,rs,sts,jobs,cronjobs,svc,ingress,hpa -A \\
+      -o json > workloads.json
+  gpuledger inventory --snapshot nodes.yaml --snapshot workloads.json
+
+  # With cost per verified outcome (OpenCost, outcome records)
+  gpuledger inventory --snapshot fleet.json \\
+      --opencost http://opencost.opencost:9003 --outcomes outcomes.csv
+
+  # Markdown for a pull request or an issue; JSON for scripts
+  # (schema gpuledger.report/v1)
+  gpuledger inventory --snapshot fleet.json --format markdown -o inventory.md
+  gpuledger inventory --snapshot fleet.json --format json \\
+      | jq '.tenants[] | {name, gpus_requested}'";
+#[derive(Debug, Args)]
+pub struct InventoryArgs {
+    #[command(flatten)]
+    pub live: LiveSource,
+
+    #[command(flatten)]
+    pub metrics: Metrics,
+
+    #[command(flatten)]
+    pub trend: TrendColumn,
+
+    /// With --repo, the report also holds drift against Git.
+    #[command(flatten)]
+    pub repo: Repository,
+
+    /// With --opencost or --outcomes, the report also holds cost per verified outcome.
+    #[command(flatten)]
+    pub cost: CostInputs,
+
+    #[command(flatten)]
+    pub clock: Clock,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Table, env = "GPULEDGER_FORMAT", help_heading = "Output")]
+    pub format: ReportFormat,
+
+    /// With --format prometheus: one series per live workload too (`gpuledger_workload_gpus`;
+    /// a large fleet has thousands, so it is off by default).
+    #[arg(long, help_heading = "Output")]
+    pub workload_series: bool,
+
+    #[command(flatten)]
+    pub output: Output,
+}
+
+pub const DRIFT_EXAMPLES: &str = "Examples:
+  gpuledger drift --repo ~/src/gitops --snapshot fleet.json
+  gpuledger drift --repo . --ref origin/main --snapshot fleet.json \\
+      --format markdown --output drift.md
+  gpuledger drift --repo . --snapshot fleet.json --suggest-accept >rules.yaml
+
+Exit codes: 0 no unaccepted drift (or --no-fail), 1 unaccepted drift, 2 error (an unreadable input, \
+an app that failed to render).";
+#[derive(Debug, Args)]
+pub struct DriftArgs {
+    /// Exit 0 even when there is unaccepted drift.
+    #[arg(long)]
+    pub no_fail: bool,
+
+    /// Print accepted-drift rules that would accept today's drift (to edit and commit to
+    /// .gpuledger.yaml) instead of the report.
+    #[arg(long)]
+    pub suggest_accept: bool,
+
+    #[command(flatten)]
+    pub repo: Repository,
+
+    #[command(flatten)]
+    pub live: LiveSource,
+
+    #[command(flatten)]
+    pub metrics: Metrics,
+
+    #[command(flatten)]
+    pub trend: TrendColumn,
+
+    #[command(flatten)]
+    pub clock: Clock,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Table, env = "GPULEDGER_FORMAT", help_heading = "Output")]
+    pub format: ReportFormat,
+
+    #[command(flatten)]
+    pub output: Output,
+}
+
+pub const COST_EXAMPLES: &str = "Examples:
+  gpuledger cost --snapshot fleet.json \\
+      --opencost http://opencost.opencost:9003 --window 24h
+  gpuledger cost --opencost http://localhost:9003 --outcomes outcomes.csv \\
+      --prometheus http://prometheus:9090 --format markdown -o cost.md
+
+Outcome records (--outcomes; JSON lines, or CSV with a header): workload \
+(namespace/Kind/name), start, end (RFC 3339; prorated by overlap with the \
+window), results, and verified, or on_time with sample and sample_passed \
+(a reviewed sample: Wilson 95% interval). A workload may instead name a \
+counter of verified results in gpuledger.io/outcomes-metric (read from \
+--prometheus). Idle, shared and outside costs follow `cost:` in \
+.gpuledger.yaml, and the report states the rule. Exit codes: 0 done, 2 error \
+(OpenCost failed, an outcome record does not read: its file:line is named).";
+#[derive(Debug, Args)]
+pub struct CostArgs {
+    #[command(flatten)]
+    pub live: LiveSource,
+
+    #[command(flatten)]
+    pub metrics: Metrics,
+
+    #[command(flatten)]
+    pub cost: CostInputs,
+
+    #[command(flatten)]
+    pub clock: Clock,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table, env = "GPULEDGER_FORMAT", help_heading = "Output")]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub output: Output,
+}
+
+pub const HEADROOM_EXAMPLES: &str = "Examples:
+  gpuledger headroom --snapshot fleet.json --repo ~/src/gitops \\
+      --prometheus http://prometheus:9090 --window 7d
+  gpuledger headroom --context gpu-east --repo . --format markdown \\
+      -o headroom.md
+
+A serving workload names its load test with the annotation gpuledger.io/load-test \
+(a path in --repo: a vLLM bench serve, AIPerf/GenAI-Perf or GuideLLM JSON \
+file, or a directory of them) and its objective with \
+gpuledger.io/latency-objective (or an intent: rule in .gpuledger.yaml). A \
+load test of another model, GPU type, GPU count, replica count or engine \
+setting than the live workload is stale: capacity unknown, never scaled, unless a \
+headroom.scale rule says `scale: per-replica`. The production rate is a \
+completion rate from vllm:request_success_total or \
+dynamo_frontend_requests_total over --window. Exit codes: 0 reported, 1 a \
+workload is over capacity and --fail-on-over was given, 2 error (a load \
+test that cannot be read names its file and line).";
+#[derive(Debug, Args)]
+pub struct HeadroomArgs {
+    /// The repository the load-test paths are relative to (its working tree).
+    #[arg(long, value_name = "PATH")]
+    pub repo: Option<PathBuf>,
+
+    /// Exit 1 when a workload's production p95 is above its tested capacity.
+    #[arg(long)]
+    pub fail_on_over: bool,
+
+    #[command(flatten)]
+    pub live: LiveSource,
+
+    #[command(flatten)]
+    pub metrics: Metrics,
+
+    #[command(flatten)]
+    pub clock: Clock,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table, env = "GPULEDGER_FORMAT", help_heading = "Output")]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub output: Output,
+}
+
+pub const DOCS_EXAMPLES: &str = "Examples:
+  # Which marked facts of the repository's markdown are stale (exit 1)
+  gpuledger docs --check --repo . --snapshot fleet.json
+
+  # Rewrite them from the live cluster
+  gpuledger docs --write README.md docs/capacity.md --context gpu-east
+
+  # A GitOps repository's documents, with drift against it (drift.coverage)
+  gpuledger docs --check --repo . --drift --snapshot fleet.json
+
+In a document (only the text between a marker and its closing comment is
+rewritten):
+  <!-- gpuledger:fact fleet.gpus.placeable int -->503<!-- /gpuledger:fact -->
+  <!-- gpuledger:table tenants --><!-- /gpuledger:table -->
+
+A fact is any field of the JSON report by path (fleet.gpus.placeable, \
+tenants[name=chat].gpus_requested; a list is its length), in a format: plain \
+(default), int (1,364), percent (85.5%), percent0 (86%). Tables: gpus, models, \
+clusters, tenants, product-lines, idle, graphs, workloads, excluded-nodes, \
+unplaceable, other-gpus, routes, namespaces. An unknown value (or an incomplete \
+report) never replaces a document's text. Markers quoted in code are left alone. \
+Exit codes: 0 every \
+marked fact matches (--check) or the documents were written (--write); 1 a \
+fact is stale or unknown (--check); 2 error (a malformed marker, a field the \
+report does not have, a file that is not UTF-8: file:line).";
+#[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("mode").required(true).args(["write", "check"])))]
+#[command(group(clap::ArgGroup::new("documents").required(true).multiple(true).args(["files", "docs_repo"])))]
+pub struct DocsArgs {
+    /// Rewrite the stale marked text of the documents (atomically: a temporary file, renamed).
+    #[arg(long)]
+    pub write: bool,
+
+    /// List every marked fact whose text differs from the report, file:line, old → new; exit 1
+    /// when one is stale or unknown.
+    #[arg(long)]
+    pub check: bool,
+
+    /// The markdown documents.
+    #[arg(value_name = "FILES")]
+    pub files: Vec<PathBuf>,
+
+    /// Every markdown file of this directory (a git repository: its tracked and untracked files,
+    /// not the ignored ones) that holds a marker.
+    #[arg(long = "repo", value_name = "DIR")]
+    pub docs_repo: Option<PathBuf>,
+
+    /// --repo is also the GitOps repository: render it (its working tree) and compare it with the
+    /// live state, for the drift.* facts (drift.coverage, drift.unmanaged, …).
+    #[arg(long, requires = "docs_repo")]
+    pub drift: bool,
+
+    /// Only this cluster's desired state, with --drift, when the repository drives several.
+    #[arg(long, value_name = "NAME", requires = "drift")]
+    pub cluster: Option<String>,
+
+    #[command(flatten)]
+    pub live: LiveSource,
+
+    #[command(flatten)]
+    pub metrics: Metrics,
+
+    #[command(flatten)]
+    pub clock: Clock,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table, env = "GPULEDGER_FORMAT", help_heading = "Output")]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub output: Output,
+}
+
+pub const TREND_EXAMPLES: &str = "Examples:
+  gpuledger trend --prometheus http://prometheus.monitoring:9090
+  gpuledger trend --prometheus http://prometheus.monitoring:9090 \\
+      --window 90d --step 7d --format markdown -o trend.md
+
+The history is Prometheus's: gpuledger_tenant_gpus when `gpuledger serve` is scraped there, else \
+kube-state-metrics (kube_pod_container_resource_requests{resource=\"nvidia_com_gpu\"} by namespace, \
+tenants from kube_namespace_labels: kube-state-metrics must expose the tenancy labels, e.g. \
+--metric-labels-allowlist=namespaces=[tenant,product-line]). The output names the source used. \
+Without history the trend is unknown, with why. Exit codes: 0 done, 2 error.";
+#[derive(Debug, Args)]
+pub struct TrendArgs {
+    /// The Prometheus to read the history from (base URL).
+    #[arg(long, value_name = "URL", env = "GPULEDGER_PROMETHEUS")]
+    pub prometheus: String,
+
+    /// The environment variable holding a bearer token for Prometheus (managed Prometheus).
+    #[arg(long, value_name = "VAR", default_value = "GPULEDGER_PROMETHEUS_TOKEN")]
+    pub prometheus_token_env: String,
+
+    /// How far back (`30d`, `12h`).
+    #[arg(long, value_name = "DURATION", default_value = "30d", value_parser = parse_duration)]
+    pub window: std::time::Duration,
+
+    /// One point every (`1d`, `6h`).
+    #[arg(long, value_name = "DURATION", default_value = "1d", value_parser = parse_duration)]
+    pub step: std::time::Duration,
+
+    /// Give up on Prometheus after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 60)]
+    pub timeout: u64,
+
+    #[command(flatten)]
+    pub clock: Clock,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table, env = "GPULEDGER_FORMAT", help_heading = "Output")]
+    pub format: Format,
+
+    #[command(flatten)]
+    pub output: Output,
+}
+
+pub const SERVE_EXAMPLES: &str = "Examples:
+  # In the cluster (deploy/exporter.yaml), with the service account's read-only RBAC
+  gpuledger serve --listen 0.0.0.0:9477 --interval 5m
+
+  # From a laptop, with GPUs used from DCGM and drift against Git
+  gpuledger serve --listen 127.0.0.1:9477 --context gpu-east \\
+      --prometheus http://prometheus.monitoring:9090 --repo ~/src/gitops
+
+Endpoints: /metrics (Prometheus text format: the report's gpuledger_* series and the exporter's \
+own gpuledger_exporter_* health), /healthz (200 once a report has been computed, 503 before). A \
+refresh that fails keeps the last good report; gpuledger_exporter_report_age_seconds says how old \
+it is. Exit codes: 0 stopped by SIGTERM or Ctrl-C, 2 error (the address cannot be bound).";
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The address to serve on (`0.0.0.0:9477`, `127.0.0.1:9477`, `[::]:9477`).
+    #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9477")]
+    pub listen: std::net::SocketAddr,
+
+    /// How often the report is regenerated (`30s`, `5m`, `1h`).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    pub interval: std::time::Duration,
+
+    /// One series per live workload too (`gpuledger_workload_gpus`; off by default: a large fleet
+    /// has thousands).
+    #[arg(long)]
+    pub workload_series: bool,
+
+    #[command(flatten)]
+    pub live: LiveSource,
+
+    #[command(flatten)]
+    pub metrics: Metrics,
+
+    #[command(flatten)]
+    pub trend: TrendColumn,
+
+    /// With --repo, the metrics hold drift against Git too.
+    #[command(flatten)]
+    pub repo: Repository,
+
+    #[command(flatten)]
+    pub config: ConfigFile,
+}
+
+pub const SNAPSHOT_EXAMPLES: &str = "Examples:
+  gpuledger snapshot --output fleet.json
+  gpuledger snapshot --context gpu-east --output east.json
+  gpuledger inventory --snapshot east.json
+
+Reads exactly the resources listed in deploy/rbac.yaml (get and list; never Secrets), strips \
+managedFields and the last-applied annotation, and writes one JSON List.";
+#[derive(Debug, Args)]
+pub struct SnapshotArgs {
+    /// The file to write.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: PathBuf,
+
+    /// The kubeconfig to read the cluster with [default: $KUBECONFIG, ~/.kube/config, or the
+    /// in-cluster service account].
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// The kubeconfig context [default: the current context].
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+
+    /// Give up reading the cluster after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    pub timeout: u64,
+
+    /// Time limit for each API request, in seconds (retried with backoff on 429 and 5xx).
+    #[arg(long, value_name = "SECONDS", default_value_t = input::DEFAULT_REQUEST_TIMEOUT_S)]
+    pub request_timeout: u64,
+
+    /// No progress line (it only shows on a terminal anyway).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}

@@ -1,0 +1,130 @@
+//! `trend`: GPUs per tenant and product line over a window, read back from Prometheus —
+//! gpuledger's own exported series when the Prometheus has them ([`crate::report::series`]),
+//! else kube-state-metrics' pod requests joined with its namespace labels and the tenancy rules.
+//! The report says which. [`read`] is also the tenant table's trend column
+//! ([`super::fleet::trend_column`]).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::{Context, Error, Note, Outcome, Result, Run};
+use crate::analysis::trend::{
+    NO_PRODUCT_LINE, by_label, namespace_owners, regroup, trend, with_busy,
+};
+use crate::config::Tenancy;
+use crate::live::range::Range;
+use crate::report::series::{self, PRODUCT_LINE, PRODUCT_LINE_GPUS, TENANT, TENANT_GPUS};
+use crate::report::trend::{Source, Trend, TrendReport};
+use crate::report::{Kind, SCHEMA};
+use crate::util::date::Timestamp;
+
+const KSM_REQUESTS: &str =
+    "sum by (namespace) (kube_pod_container_resource_requests{resource=\"nvidia_com_gpu\"})";
+const KSM_LABELS: &str = "kube_namespace_labels";
+
+/// What `trend` reads.
+#[derive(Debug, Clone)]
+pub struct TrendJob {
+    /// The Prometheus base URL.
+    pub prometheus: String,
+    pub token: Option<String>,
+    pub window: Duration,
+    pub step: Duration,
+    pub timeout: Duration,
+    pub config: Option<PathBuf>,
+    pub now: Option<Timestamp>,
+}
+
+pub fn run(job: &TrendJob, cx: &Context<'_>) -> Result<Run<TrendReport>> {
+    let mut notes: Vec<Note> = Vec::new();
+    let (cfg, cfg_path) = super::fleet::config(job.config.as_deref(), None, &mut notes)?;
+    let now = job.now.unwrap_or_else(Timestamp::now).unix();
+    let window = i64::try_from(job.window.as_secs())
+        .map_err(|_| Error::Usage("the window is too long".into()))?;
+    let step = job.step.as_secs();
+    if step == 0 || step > job.window.as_secs() {
+        return Err(Error::Usage("--step must be shorter than --window".into()));
+    }
+    let prom = Range::new(&job.prometheus, job.token.as_deref(), job.timeout)
+        .map_err(|e| Error::Prometheus(e.to_string()))?;
+    let trend = cx
+        .rt
+        .block_on(read(&prom, now - window, now, step, &cfg.tenancy))
+        .map_err(Error::Prometheus)?;
+    let mut sources = vec![prom.shown_url().to_string()];
+    sources.extend(cfg_path);
+    Ok(Run {
+        report: TrendReport {
+            schema: SCHEMA,
+            kind: Kind::Trend,
+            sources,
+            trend,
+        },
+        notes,
+        outcome: Outcome::Clean,
+    })
+}
+
+/// The trend from `prom` over `[start, now]`: gpuledger's own series when there are any, else
+/// kube-state-metrics'.
+pub async fn read(
+    prom: &Range,
+    start: i64,
+    now: i64,
+    step: u64,
+    tenancy: &Tenancy,
+) -> std::result::Result<Trend, String> {
+    let base = prom.shown_url().to_string();
+    let own_tenants = series::sum_by(TENANT_GPUS, TENANT, series::REQUESTED);
+    let own = prom
+        .range(&own_tenants, start, now, step)
+        .await
+        .map_err(|e| e.to_string())?;
+    if !own.is_empty() {
+        let own_lines = series::sum_by(PRODUCT_LINE_GPUS, PRODUCT_LINE, series::REQUESTED);
+        let own_busy = series::sum_by(TENANT_GPUS, TENANT, series::USED);
+        let lines = prom
+            .range(&own_lines, start, now, step)
+            .await
+            .map_err(|e| e.to_string())?;
+        let busy = prom
+            .range(&own_busy, start, now, step)
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut t = trend(
+            Source::Gpuledger,
+            format!("{TENANT_GPUS} and {PRODUCT_LINE_GPUS} (requested) in {base}"),
+            (start, now, step),
+            &by_label(&own, TENANT, "(none)"),
+            &by_label(&lines, PRODUCT_LINE, NO_PRODUCT_LINE),
+        );
+        with_busy(&mut t, Ok(&by_label(&busy, TENANT, "(none)")));
+        return Ok(t);
+    }
+    let requests = prom
+        .range(KSM_REQUESTS, start, now, step)
+        .await
+        .map_err(|e| e.to_string())?;
+    let namespaces = by_label(&requests, "namespace", "");
+    let labels = prom
+        .instant(KSM_LABELS, now)
+        .await
+        .map_err(|e| e.to_string())?;
+    let owners = namespace_owners(&labels, namespaces.keys().cloned(), tenancy);
+    let mut t = trend(
+        Source::KubeStateMetrics,
+        format!(
+            "kube_pod_container_resource_requests{{resource=\"nvidia_com_gpu\"}} by namespace (pending pods included), \
+             tenants and product lines from kube_namespace_labels and the tenancy rules' namespace labels, in {base} \
+             ({TENANT_GPUS} has no samples there)"
+        ),
+        (start, now, step),
+        &regroup(&namespaces, &owners, |o| o.0.as_str()),
+        &regroup(&namespaces, &owners, |o| o.1.as_str()),
+    );
+    with_busy(
+        &mut t,
+        Err("kube-state-metrics has no GPU activity: busy GPUs come from gpuledger's own series (gpuledger serve with --prometheus, scraped by this Prometheus)".to_string()),
+    );
+    Ok(t)
+}
