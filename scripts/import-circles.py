@@ -204,13 +204,17 @@ def edges(files, idx):
         for m in PATH_RE.finditer(body):
             line = body.count("\n", 0, m.start()) + 1
             seen.append((m.group(1) + m.group(2), line))
-        # `use foo::Bar` where `foo` is a child declared here.
+        # `use foo::Bar` or `foo::bar()` where `foo` is a child declared here.
         for m in USE_GROUP_RE.finditer(body):
             line = body.count("\n", 0, m.start()) + 1
             for p in expand_use(m.group(1)):
                 first = p.split("::")[0]
                 if first in decls:
                     seen.append(("self::" + p, line))
+        for child in decls:
+            for m in re.finditer(r"(?<![\w:])" + child + r"((?:::[A-Za-z_][A-Za-z0-9_]*)+)", body):
+                line = body.count("\n", 0, m.start()) + 1
+                seen.append(("self::" + child + m.group(1), line))
         for p, line in seen:
             target = resolve(rel, p, idx)
             if target and target != rel and target not in out[rel]:
