@@ -15,8 +15,8 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
-        let cfg: Option<Config> = serde_saphyr::from_str(text)
-            .map_err(|e| crate::k8s::read::yaml_error_to_input(&e, file))?;
+        let cfg: Option<Config> =
+            serde_saphyr::from_str(text).map_err(|e| InputError::from_yaml(&e, file))?;
         let cfg = cfg.unwrap_or_default();
         for (key, v) in [
             ("headroom.error_limit", cfg.headroom.error_limit),
