@@ -29,7 +29,7 @@ use serde_json::json;
 use super::kustomize::{attribute, origin_path, restrictor, write_wrapper};
 use super::tools::{Site, sandbox_env, write};
 use crate::desired::cache::Inputs;
-use crate::desired::error::FileError;
+use crate::desired::error::{FileError, RenderError};
 use crate::desired::kustomization::is_kustomize_dir;
 use crate::desired::tree::Tree;
 use crate::desired::{How, Parsed, Unit};
@@ -217,8 +217,9 @@ pub(super) enum BatchError {
     NoUnit,
     #[error("not a kustomize unit")]
     NotKustomize,
+    /// The repository's copy could not be made.
     #[error(transparent)]
-    Copy(#[from] crate::desired::error::RenderError),
+    Copy(#[from] RenderError),
     #[error(transparent)]
     File(#[from] FileError),
     #[error("{0}")]

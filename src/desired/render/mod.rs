@@ -9,19 +9,21 @@
 //! is a root of its own, wherever it is), so [`sandbox`](super::sandbox) first checks every path
 //! the unit's kustomizations, chart and values name against the repository. Helm parameters are
 //! passed as Argo CD passes them. A kustomization's `helmCharts` are rendered by that same
-//! sandboxed helm before kustomize runs ([`helm_charts`]), so kustomize itself never runs helm.
+//! sandboxed helm before kustomize runs (the `helm_charts` module), so kustomize itself never runs
+//! helm.
 //!
 //! Each object keeps where it came from: its file and line for plain YAML, the source file kustomize
 //! reports in its origin annotation (and the line found there), the chart template for helm and for
 //! a kustomization's inflated charts.
 //!
 //! This module schedules: [`Renderer`] takes a level of units, answers what the render cache
-//! knows, groups kustomize units that can build together ([`batch`]) and runs the rest on a pool
-//! of threads, each unit by its kind — [`plain`], [`kustomize`] (with [`helm_charts`]) or
-//! [`helm`] — in the repository's copy on disk ([`copy`]), with the programs and environment of
-//! [`tools`]. The flow is one way: this module names its children, and none of them names it.
+//! knows, groups kustomize units that can build together (`batch`) and runs the rest on a pool of
+//! threads, each unit by its kind — `plain`, `kustomize` (with `helm_charts`) or `helm` — in the
+//! repository's copy on disk (`copy`), with the programs and environment of `tools`. The flow is
+//! one way: this module names its children, and none of them names it.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -88,7 +90,7 @@ impl<'t> Renderer<'t> {
     }
 
     /// The unit's objects, placed in its namespace, or the error that stopped it.
-    pub fn render(&self, unit: &Unit, parsed: &Parsed) -> Rendering {
+    pub fn render(&self, unit: &Unit, parsed: &Parsed) -> Result<Vec<Object>, RenderError> {
         self.render_batch(&[unit], parsed)
             .pop()
             .unwrap_or(Err(RenderError::NotRendered))
@@ -96,7 +98,11 @@ impl<'t> Renderer<'t> {
 
     /// Each unit's objects (or error), in the order of `units`. Units that read the same inputs are
     /// rendered once; those the cache knows are not rendered; the rest run in parallel.
-    pub fn render_batch(&self, units: &[&Unit], parsed: &Parsed) -> Vec<Rendering> {
+    pub fn render_batch(
+        &self,
+        units: &[&Unit],
+        parsed: &Parsed,
+    ) -> Vec<Result<Vec<Object>, RenderError>> {
         let first = self.count.fetch_add(units.len(), Ordering::Relaxed);
         let inputs: Vec<Option<Inputs>> = units
             .iter()
@@ -277,8 +283,8 @@ impl<'t> Renderer<'t> {
 
     fn run_in(
         &self,
-        root: &std::path::Path,
-        home: &std::path::Path,
+        root: &Path,
+        home: &Path,
         number: usize,
         unit: &Unit,
         parsed: &Parsed,
