@@ -334,4 +334,27 @@ mod tests {
         assert!(substitute(&json!("{{ .path.basename | upper }}"), &p, true).is_err());
         assert!(substitute(&json!("{{missing}}"), &p, false).is_err());
     }
+
+    /// The reasons an Application is not generated, word for word as the report shows them.
+    #[test]
+    fn template_errors_say_what_is_not_supported() {
+        let p = Params::new();
+        let says = |t: &str, go: bool| substitute_str(t, &p, go).unwrap_err().to_string();
+        assert_eq!(
+            says("a-{{path", false),
+            r#"unclosed {{ in template string "a-{{path""#
+        );
+        assert_eq!(
+            says("{{ path }}", true),
+            "template expression {{path}} is not supported offline (only {{.param}})"
+        );
+        assert_eq!(
+            says("{{ .path | upper }}", true),
+            "template expression {{.path | upper}} is not supported offline (only plain parameters)"
+        );
+        assert_eq!(
+            says("{{path}}", false),
+            r#"template parameter "path" is not produced by the generator"#
+        );
+    }
 }

@@ -271,3 +271,44 @@ pub enum RenderError {
     #[error("{0}")]
     Helm(String),
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Messages no integration test reaches, word for word as the report shows them.
+    #[test]
+    fn messages_say_what_to_do() {
+        assert_eq!(
+            RenderError::NoHelm.to_string(),
+            "helm is not installed (not on PATH; set GPULEDGER_HELM)"
+        );
+        assert_eq!(
+            InflateError::NoHelm.to_string(),
+            RenderError::NoHelm.to_string()
+        );
+        let remote = |version: &str| InflateError::RemoteChart {
+            file: "k/kustomization.yaml".into(),
+            chart: "llm".into(),
+            version: version.into(),
+            repo: "https://charts.example".into(),
+            chart_dir: "k/charts/llm".into(),
+        };
+        assert_eq!(
+            remote("1.2.0").to_string(),
+            "k/kustomization.yaml: helmCharts chart llm version 1.2.0: remote chart from \
+             https://charts.example is not fetched offline; vendor it into k/charts/llm (helm pull \
+             --untar) to render it"
+        );
+        assert!(remote("").to_string().contains("chart llm: remote chart"));
+        let e = RenderError::from(SandboxError::Read(TreeError::TooLarge {
+            path: "big.yaml".into(),
+            size: 70,
+            limit: 64,
+        }));
+        assert_eq!(
+            e.to_string(),
+            "big.yaml: 70 bytes is too large for a manifest (limit 64): refused"
+        );
+    }
+}
