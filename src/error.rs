@@ -35,6 +35,41 @@ impl fmt::Display for InputError {
 
 impl std::error::Error for InputError {}
 
+impl InputError {
+    /// A YAML parser's error in `file`, located where the parser says: shared by every reader of
+    /// YAML (manifests, the configuration, jobs files).
+    pub fn from_yaml(e: &serde_saphyr::Error, file: &str) -> InputError {
+        let loc = e.location();
+        let line = loc.map(|l| l.line()).filter(|&l| l > 0);
+        let column = loc.map(|l| l.column()).filter(|&c| c > 0);
+        InputError {
+            file: file.to_string(),
+            line: line.and_then(|l| u32::try_from(l).ok()),
+            column: column.and_then(|c| u32::try_from(c).ok()),
+            message: yaml_message(e),
+        }
+    }
+}
+
+/// The error's own message, without the location and source snippet the Display form adds.
+fn yaml_message(e: &serde_saphyr::Error) -> String {
+    let full = e.to_string();
+    let first = full.lines().next().unwrap_or("").trim();
+    // serde-saphyr writes "error: line L column C: message" or "message at line L, column C".
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let first = first.split_once(" at line ").map_or(first, |(m, _)| m);
+    let first = match first.strip_prefix("line ") {
+        Some(rest) => rest.split_once(": ").map_or(rest, |(_, m)| m),
+        None => first,
+    };
+    if first.starts_with("budget breached") {
+        return format!(
+            "{first}: the YAML expands beyond what its size allows (an alias bomb or runaway nesting), refused"
+        );
+    }
+    first.to_string()
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A snapshot or config file that exists but cannot be understood.

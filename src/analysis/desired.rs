@@ -69,7 +69,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         match &out.result {
             Err(e) => {
                 row.status = AppStatus::Error;
-                row.error = Some(e.clone());
+                row.error = Some(e.to_string());
             }
             Ok(objs) => {
                 row.objects = sum::count(objs.len());

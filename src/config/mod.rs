@@ -4,16 +4,27 @@
 //! (so they do not make a node unplaceable), and which ingress classes and gateways face the
 //! internet. Every section is optional and defaults to the conventions in the README. Unknown keys are
 //! an error that names them, with file and line: a typo must never silently change the counts.
-
-use std::path::{Path, PathBuf};
+//!
+//! [`Config`] and its small sections are here; the larger sections have files of their own
+//! (`tenancy`, `cost`, `headroom`, and `rules` for the rules that match workloads), durations are
+//! [`Age`]s, `load` reads and checks the file, and [`review`] says what a change to it does. Every
+//! type is used as `crate::config::Name`.
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, InputError};
-use crate::util::date::Date;
-use crate::util::glob::Glob;
-
+mod age;
+mod cost;
+mod headroom;
+mod load;
 pub mod review;
+mod rules;
+mod tenancy;
+
+pub use age::{Age, AgeError};
+pub use cost::{CostConfig, ExternalCost, IdleRule};
+pub use headroom::{HeadroomConfig, Scale, ScaleRule};
+pub use rules::{AcceptRule, IntentRule, MatchSpec, Scalar};
+pub use tenancy::{DEFAULT_CONTACT_KEYS, DEFAULT_CONTACTS_ABOVE, Fallback, Resolution, Tenancy};
 
 /// The default name, looked up in the current directory when `--config` is not given.
 pub const DEFAULT_FILE: &str = ".gpuledger.yaml";
@@ -43,160 +54,6 @@ pub struct Config {
     /// How serving headroom is judged: the error limit of a load-test run, what counts as near
     /// capacity, and which workloads' load tests may be scaled by their live replicas.
     pub headroom: HeadroomConfig,
-}
-
-/// `cost:`: the rules for idle, shared and outside costs, and the sample a point estimate needs.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct CostConfig {
-    /// Namespaces whose cost serves everyone (`kube-system`, `dynamo-system`): spread over the
-    /// other workloads and namespaces in proportion to their GPU-hours.
-    pub shared_namespaces: Vec<String>,
-    /// OpenCost's idle cost: `spread` over the allocations in proportion to their cost of each
-    /// resource (GPU idle by GPU cost, CPU by CPU, RAM by RAM: OpenCost's own `shareIdle`
-    /// weighting), or kept `separate` as its own line.
-    pub idle: IdleRule,
-    /// Below this many reviewed results a cost per outcome is given as its interval only.
-    pub min_sample: u64,
-    /// Costs OpenCost does not see (a hosted model API, a labelling vendor), per hour, each
-    /// assigned to one workload or one tenant and counted there once.
-    pub external: Vec<ExternalCost>,
-}
-
-impl Default for CostConfig {
-    fn default() -> Self {
-        CostConfig {
-            shared_namespaces: Vec::new(),
-            idle: IdleRule::Spread,
-            min_sample: 30,
-            external: Vec::new(),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum IdleRule {
-    Spread,
-    Separate,
-}
-
-/// A cost outside OpenCost: `name`, `per_hour`, and `workload` (`namespace/Kind/name`) or
-/// `tenant`.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExternalCost {
-    pub name: String,
-    pub per_hour: f64,
-    #[serde(default)]
-    pub workload: Option<String>,
-    #[serde(default)]
-    pub tenant: Option<String>,
-}
-
-/// `headroom:`. A load test's capacity is never scaled unless a `scale` rule says so.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct HeadroomConfig {
-    /// A run counts only when at most this share of its requests failed (0–1).
-    pub error_limit: f64,
-    /// Headroom below this share of the tested capacity is "near capacity" (0–1).
-    pub near_capacity: f64,
-    /// Workloads whose tested capacity scales with their replicas: the first matching rule wins.
-    pub scale: Vec<ScaleRule>,
-}
-
-impl Default for HeadroomConfig {
-    fn default() -> Self {
-        HeadroomConfig {
-            error_limit: 0.01,
-            near_capacity: 0.2,
-            scale: Vec::new(),
-        }
-    }
-}
-
-/// `headroom.scale[]`: `scale: per-replica` lets the capacity a load test measured at N replicas be
-/// taken as N-th per replica and multiplied by the live replicas. The report says when it did.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct ScaleRule {
-    #[serde(rename = "match")]
-    pub matches: MatchSpec,
-    pub scale: Scale,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Scale {
-    PerReplica,
-}
-
-/// An `intent:` rule: a `match` and the intent keys as the annotations write them, without the
-/// `gpuledger.io/` prefix (`deadline`, `earliest-start`, `runtime`, `interruptible`, …). Values are
-/// checked where they apply, with the rule named (`intent[0].runtime`).
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct IntentRule {
-    #[serde(rename = "match")]
-    pub matches: MatchSpec,
-    #[serde(default)]
-    pub deadline: Option<Scalar>,
-    #[serde(default, rename = "earliest-start")]
-    pub earliest_start: Option<Scalar>,
-    #[serde(default)]
-    pub runtime: Option<Scalar>,
-    #[serde(default)]
-    pub interruptible: Option<Scalar>,
-    #[serde(default, rename = "quality-threshold")]
-    pub quality_threshold: Option<Scalar>,
-    #[serde(default, rename = "latency-objective")]
-    pub latency_objective: Option<Scalar>,
-    #[serde(default)]
-    pub outcome: Option<Scalar>,
-    #[serde(default, rename = "load-test")]
-    pub load_test: Option<Scalar>,
-    #[serde(default, rename = "outcomes-metric")]
-    pub outcomes_metric: Option<Scalar>,
-}
-
-/// A YAML scalar kept as the text an annotation would hold (`true`, `0.98`, `1h`).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct Scalar(pub String);
-
-impl<'de> Deserialize<'de> for Scalar {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match serde_json::Value::deserialize(d)? {
-            serde_json::Value::String(s) => Ok(Scalar(s)),
-            v @ (serde_json::Value::Bool(_) | serde_json::Value::Number(_)) => {
-                Ok(Scalar(v.to_string()))
-            }
-            _ => Err(serde::de::Error::custom(
-                "expected a single value (text, number or true/false)",
-            )),
-        }
-    }
-}
-
-impl IntentRule {
-    /// The rule's values by key, as an annotation would carry them.
-    pub fn values(&self) -> std::collections::BTreeMap<String, String> {
-        [
-            ("deadline", &self.deadline),
-            ("earliest-start", &self.earliest_start),
-            ("runtime", &self.runtime),
-            ("interruptible", &self.interruptible),
-            ("quality-threshold", &self.quality_threshold),
-            ("latency-objective", &self.latency_objective),
-            ("outcome", &self.outcome),
-            ("load-test", &self.load_test),
-            ("outcomes-metric", &self.outcomes_metric),
-        ]
-        .into_iter()
-        .filter_map(|(k, v)| v.as_ref().map(|v| (k.to_string(), v.0.clone())))
-        .collect()
-    }
 }
 
 /// One cluster of `clusters:`. Without an entry, a Flux root under `clusters/<name>/` belongs to
@@ -231,85 +88,6 @@ impl Default for SnapshotConfig {
     }
 }
 
-/// A length of time in whole seconds, written `2d`, `24h`, `1h30m`, `90m` or `45s` (units in
-/// decreasing order, each at most once), and printed back in the same form.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Age(pub u64);
-
-impl Age {
-    pub fn parse(s: &str) -> Result<Age, String> {
-        let bad = || format!("{s:?} is not a duration (expected e.g. 24h, 1h30m, 2d, 90m)");
-        let mut total: u64 = 0;
-        let mut digits = String::new();
-        let mut last_unit = u64::MAX;
-        for c in s.trim().chars() {
-            if c.is_ascii_digit() {
-                digits.push(c);
-                continue;
-            }
-            let unit = match c {
-                'd' => 86_400,
-                'h' => 3_600,
-                'm' => 60,
-                's' => 1,
-                _ => return Err(bad()),
-            };
-            // `30m1h` or `1h1h` is a typo, not a sum.
-            if digits.is_empty() || unit >= last_unit {
-                return Err(bad());
-            }
-            last_unit = unit;
-            let n: u64 = digits.parse().map_err(|_| bad())?;
-            digits.clear();
-            total = n
-                .checked_mul(unit)
-                .and_then(|v| total.checked_add(v))
-                .ok_or_else(bad)?;
-        }
-        if !digits.is_empty() || last_unit == u64::MAX || total == 0 {
-            return Err(bad());
-        }
-        Ok(Age(total))
-    }
-}
-
-impl std::fmt::Display for Age {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut rest = self.0;
-        let mut any = false;
-        // A day or a day and a half reads better in hours (`24h`, `36h`); whole days past that.
-        let days = if rest >= 2 * 86_400 && rest.is_multiple_of(86_400) {
-            86_400
-        } else {
-            u64::MAX
-        };
-        for (unit, name) in [(days, 'd'), (3_600, 'h'), (60, 'm'), (1, 's')] {
-            if rest >= unit {
-                write!(f, "{}{name}", rest / unit)?;
-                rest %= unit;
-                any = true;
-            }
-        }
-        if !any {
-            f.write_str("0s")?;
-        }
-        Ok(())
-    }
-}
-
-impl<'de> Deserialize<'de> for Age {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Age, D::Error> {
-        let s = String::deserialize(d)?;
-        Age::parse(&s).map_err(serde::de::Error::custom)
-    }
-}
-
-impl Serialize for Age {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
@@ -333,38 +111,6 @@ impl Default for MetricsConfig {
     }
 }
 
-/// An accepted-drift rule: while it has not expired, matching drift is reported as accepted, not
-/// as drift. An expired rule hides nothing and is itself reported.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct AcceptRule {
-    #[serde(rename = "match")]
-    pub matches: MatchSpec,
-    pub reason: String,
-    #[serde(default)]
-    pub owner: Option<String>,
-    /// The last day the rule applies (`YYYY-MM-DD`, inclusive).
-    #[serde(default)]
-    pub expires: Option<Date>,
-}
-
-/// Which workloads a rule covers; each field is a glob (`*`, `?`), compiled when the config is
-/// read; absent means any.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MatchSpec {
-    pub namespace: Option<Glob>,
-    pub kind: Option<Glob>,
-    pub name: Option<Glob>,
-}
-
-impl MatchSpec {
-    pub fn matches(&self, namespace: &str, kind: &str, name: &str) -> bool {
-        let ok = |pat: &Option<Glob>, v: &str| pat.as_ref().is_none_or(|p| p.is_match(v));
-        ok(&self.namespace, namespace) && ok(&self.kind, kind) && ok(&self.name, name)
-    }
-}
-
 /// How the GitOps repository is rendered.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -377,112 +123,6 @@ pub struct RenderConfig {
     /// URLs that name this repository in Argo CD `repoURL`s and Flux GitRepositories, besides its
     /// git remotes.
     pub repo_urls: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(from = "TenancyFile")]
-pub struct Tenancy {
-    pub tenant: Resolution,
-    pub product_line: Resolution,
-    /// Who to call, per tenant: `chat: "@team-chat"`. Wins over the namespaces' keys.
-    pub contacts: std::collections::BTreeMap<String, String>,
-    /// The namespace annotations or labels that name a tenant's contact, first match wins
-    /// (annotation before label for each key).
-    pub contact_keys: Vec<String>,
-    /// At or above this utilisation (requested / placeable) the headline names the largest
-    /// tenants and who to call.
-    pub contacts_above: f64,
-}
-
-/// `tenancy.contact_keys` when not given: the project's own key, then the usual conventions.
-pub const DEFAULT_CONTACT_KEYS: [&str; 3] = ["gpuledger.io/contact", "owner", "team"];
-/// `tenancy.contacts_above` when not given.
-pub const DEFAULT_CONTACTS_ABOVE: f64 = 0.9;
-
-/// `tenancy:` as written: every field optional, so a partial section keeps each default it does not
-/// override (giving `workload_labels` must not drop the namespace label lookup).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-struct TenancyFile {
-    tenant: ResolutionFile,
-    product_line: ResolutionFile,
-    contacts: std::collections::BTreeMap<String, String>,
-    contact_keys: Option<Vec<String>>,
-    contacts_above: Option<f64>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-struct ResolutionFile {
-    workload_labels: Option<Vec<String>>,
-    namespace_labels: Option<Vec<String>>,
-    fallback: Option<Fallback>,
-}
-
-impl ResolutionFile {
-    fn over(self, d: Resolution) -> Resolution {
-        Resolution {
-            workload_labels: self.workload_labels.unwrap_or(d.workload_labels),
-            namespace_labels: self.namespace_labels.unwrap_or(d.namespace_labels),
-            fallback: self.fallback.or(d.fallback),
-        }
-    }
-}
-
-impl From<TenancyFile> for Tenancy {
-    fn from(f: TenancyFile) -> Tenancy {
-        let d = Tenancy::default();
-        Tenancy {
-            tenant: f.tenant.over(d.tenant),
-            product_line: f.product_line.over(d.product_line),
-            contacts: f.contacts,
-            contact_keys: f.contact_keys.unwrap_or(d.contact_keys),
-            contacts_above: f.contacts_above.unwrap_or(d.contacts_above),
-        }
-    }
-}
-
-impl Default for Tenancy {
-    fn default() -> Self {
-        Tenancy {
-            tenant: Resolution {
-                workload_labels: vec!["tenant".into()],
-                namespace_labels: vec!["tenant".into()],
-                fallback: Some(Fallback::Namespace),
-            },
-            product_line: Resolution {
-                workload_labels: vec!["product-line".into()],
-                namespace_labels: vec!["product-line".into()],
-                fallback: Some(Fallback::None),
-            },
-            contacts: std::collections::BTreeMap::new(),
-            contact_keys: DEFAULT_CONTACT_KEYS.map(String::from).to_vec(),
-            contacts_above: DEFAULT_CONTACTS_ABOVE,
-        }
-    }
-}
-
-/// How one attribute (tenant, product line) is resolved: the first workload label that is set, then
-/// the first namespace label, then the fallback.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct Resolution {
-    #[serde(default)]
-    pub workload_labels: Vec<String>,
-    #[serde(default)]
-    pub namespace_labels: Vec<String>,
-    /// Unset: the namespace name for tenants, nothing for product lines.
-    #[serde(default)]
-    pub fallback: Option<Fallback>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Fallback {
-    /// The namespace name.
-    Namespace,
-    /// No value.
-    None,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -507,133 +147,6 @@ pub struct Exposure {
     pub public_ingress_classes: Vec<String>,
     /// Gateways that face the internet, as `namespace/name`.
     pub public_gateways: Vec<String>,
-}
-
-impl Config {
-    /// Parses a config file's text; `file` names it in errors.
-    pub fn parse(text: &str, file: &str) -> Result<Config, InputError> {
-        if text.trim().is_empty() {
-            return Ok(Config::default());
-        }
-        let cfg: Option<Config> = serde_saphyr::from_str(text)
-            .map_err(|e| crate::k8s::read::yaml_error_to_input(&e, file))?;
-        let cfg = cfg.unwrap_or_default();
-        for (key, v) in [
-            ("headroom.error_limit", cfg.headroom.error_limit),
-            ("headroom.near_capacity", cfg.headroom.near_capacity),
-        ] {
-            if !(0.0..1.0).contains(&v) {
-                return Err(InputError {
-                    file: file.to_string(),
-                    line: None,
-                    column: None,
-                    message: format!("{key} is {v}: it is a fraction from 0 to 1 (0.01 is 1%)"),
-                });
-            }
-        }
-        let t = cfg.metrics.busy_threshold;
-        if !(0.0..1.0).contains(&t) {
-            return Err(InputError {
-                file: file.to_string(),
-                line: None,
-                column: None,
-                message: format!(
-                    "metrics.busy_threshold is {t}: it is a fraction of activity from 0 to 1 (0.05 is 5%)"
-                ),
-            });
-        }
-        for (i, e) in cfg.cost.external.iter().enumerate() {
-            let problem = if !(e.per_hour.is_finite() && e.per_hour >= 0.0) {
-                Some(format!("is {}: a cost per hour of at least 0", e.per_hour))
-            } else if e.workload.is_some() == e.tenant.is_some() {
-                Some("needs exactly one of workload (namespace/Kind/name) or tenant: a cost is counted once".to_string())
-            } else {
-                None
-            };
-            if let Some(p) = problem {
-                return Err(InputError {
-                    file: file.to_string(),
-                    line: None,
-                    column: None,
-                    message: format!("cost.external[{i}] ({}) per_hour {p}", e.name)
-                        .replace("per_hour needs", "needs"),
-                });
-            }
-        }
-        Ok(cfg)
-    }
-
-    pub fn load(path: &Path) -> Result<Config, Error> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Ok(Config::parse(&text, &path.display().to_string())?)
-    }
-
-    /// The explicit file when given (it must exist), else `.gpuledger.yaml` in `dir` when present,
-    /// else the defaults. Returns the file used, if any.
-    pub fn discover(
-        explicit: Option<&Path>,
-        dir: &Path,
-    ) -> Result<(Config, Option<PathBuf>), Error> {
-        if let Some(p) = explicit {
-            return Ok((Config::load(p)?, Some(p.to_path_buf())));
-        }
-        let p = dir.join(DEFAULT_FILE);
-        if p.is_file() {
-            return Ok((Config::load(&p)?, Some(p)));
-        }
-        Ok((Config::default(), None))
-    }
-
-    /// The `.gpuledger.yaml` committed at `rev` in the repository at `repo` (the defaults when that
-    /// commit has none), and the name it is known by in messages (`origin/main:.gpuledger.yaml`).
-    /// Read from git objects, never from the work tree, so a pull request's edits cannot reach it.
-    pub fn at_ref(repo: &Path, rev: &str) -> Result<(Config, Option<String>), Error> {
-        let name = format!("{rev}:{DEFAULT_FILE}");
-        let fail = |message: String| {
-            Error::Input(InputError {
-                file: name.clone(),
-                line: None,
-                column: None,
-                message,
-            })
-        };
-        let git = git2::Repository::open(repo).map_err(|e| {
-            fail(format!(
-                "{} is not a git repository: {}",
-                repo.display(),
-                e.message()
-            ))
-        })?;
-        let tree = git
-            .revparse_single(rev)
-            .and_then(|o| o.peel_to_tree())
-            .map_err(|e| {
-                fail(format!(
-                    "cannot read ref {rev}: {} (fetch it first: `git fetch origin {rev}`, or `fetch-depth: 0` in actions/checkout)",
-                    e.message()
-                ))
-            })?;
-        let Ok(entry) = tree.get_path(Path::new(DEFAULT_FILE)) else {
-            return Ok((Config::default(), None));
-        };
-        if entry.filemode() != i32::from(git2::FileMode::Blob)
-            && entry.filemode() != i32::from(git2::FileMode::BlobExecutable)
-        {
-            return Err(fail(
-                "is not a regular file (a symlink or a directory): refused".into(),
-            ));
-        }
-        let blob = entry
-            .to_object(&git)
-            .and_then(|o| o.peel_to_blob())
-            .map_err(|e| fail(e.message().to_string()))?;
-        let text =
-            std::str::from_utf8(blob.content()).map_err(|_| fail("is not UTF-8 text".into()))?;
-        Ok((Config::parse(text, &name)?, Some(name)))
-    }
 }
 
 #[cfg(test)]

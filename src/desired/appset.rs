@@ -155,7 +155,10 @@ fn generate(ctx: &Context<'_>, kind: &str, g: &Value) -> Result<Vec<Params>, Ski
             }
             for (pat, _) in &files {
                 for f in ctx.tree.files.keys().filter(|f| pat.is_match(f)) {
-                    let bytes = ctx.tree.read(f).map_err(SkipReason::from_message)?;
+                    let bytes = ctx
+                        .tree
+                        .read(f)
+                        .map_err(|e| SkipReason::from_message(e.to_string()))?;
                     let text = String::from_utf8_lossy(bytes);
                     let docs: Vec<Value> = serde_saphyr::from_multiple(&text)
                         .map_err(|e| SkipReason::from_message(format!("{f}: {e}")))?;
@@ -184,7 +187,7 @@ fn generate(ctx: &Context<'_>, kind: &str, g: &Value) -> Result<Vec<Params>, Ski
 }
 
 /// Replaces `{{ key }}` (and `{{ .key }}` with goTemplate) in every string of `template`.
-fn substitute(template: &Value, params: &Params, go: bool) -> Result<Value, String> {
+fn substitute(template: &Value, params: &Params, go: bool) -> Result<Value, TemplateError> {
     Ok(match template {
         Value::String(s) => Value::String(substitute_str(s, params, go)?),
         Value::Array(a) => Value::Array(
@@ -195,34 +198,54 @@ fn substitute(template: &Value, params: &Params, go: bool) -> Result<Value, Stri
         Value::Object(m) => Value::Object(
             m.iter()
                 .map(|(k, v)| Ok((substitute_str(k, params, go)?, substitute(v, params, go)?)))
-                .collect::<Result<_, String>>()?,
+                .collect::<Result<_, TemplateError>>()?,
         ),
         v => v.clone(),
     })
 }
 
-fn substitute_str(s: &str, params: &Params, go: bool) -> Result<String, String> {
+/// Why a generated Application's template cannot be filled in offline: reported as the reason the
+/// Application is not rendered.
+#[derive(Debug, thiserror::Error)]
+enum TemplateError {
+    #[error("unclosed {{{{ in template string {text:?}")]
+    Unclosed { text: String },
+    /// A goTemplate expression that is more than `.param`.
+    #[error("template expression {{{{{expr}}}}} is not supported offline (only {{{{.param}}}})")]
+    GoExpression { expr: String },
+    /// A pipeline or function call.
+    #[error("template expression {{{{{expr}}}}} is not supported offline (only plain parameters)")]
+    Expression { expr: String },
+    #[error("template parameter {key:?} is not produced by the generator")]
+    NoParameter { key: String },
+}
+
+fn substitute_str(s: &str, params: &Params, go: bool) -> Result<String, TemplateError> {
     let mut out = String::new();
     let mut rest = s;
     while let Some((before, after)) = rest.split_once("{{") {
         out.push_str(before);
         let (expr, next) = after
             .split_once("}}")
-            .ok_or_else(|| format!("unclosed {{{{ in template string {s:?}"))?;
+            .ok_or_else(|| TemplateError::Unclosed {
+                text: s.to_string(),
+            })?;
         let expr = expr.trim();
         let key = if go {
             expr.strip_prefix('.')
-                .ok_or_else(|| format!("template expression {{{{{expr}}}}} is not supported offline (only {{{{.param}}}})"))?
+                .ok_or_else(|| TemplateError::GoExpression {
+                    expr: expr.to_string(),
+                })?
         } else {
             expr
         };
         if key.contains(' ') || key.contains('|') {
-            return Err(format!(
-                "template expression {{{{{expr}}}}} is not supported offline (only plain parameters)"
-            ));
+            return Err(TemplateError::Expression {
+                expr: expr.to_string(),
+            });
         }
-        let v = params.get(key).ok_or_else(|| {
-            format!("template parameter {key:?} is not produced by the generator")
+        let v = params.get(key).ok_or_else(|| TemplateError::NoParameter {
+            key: key.to_string(),
         })?;
         match v {
             Value::String(s) => out.push_str(s),
@@ -264,7 +287,9 @@ pub fn appset_units(ctx: &Context<'_>, o: &Object) -> Vec<SourceOutcome> {
             let app = match substitute(&s.template, &p, s.go_template) {
                 Ok(v) => v,
                 Err(e) => {
-                    out.push(owner(kind, &name).skip(SkipReason::new(Why::Unsupported, e)));
+                    out.push(
+                        owner(kind, &name).skip(SkipReason::new(Why::Unsupported, e.to_string())),
+                    );
                     continue;
                 }
             };
@@ -308,5 +333,28 @@ mod tests {
         );
         assert!(substitute(&json!("{{ .path.basename | upper }}"), &p, true).is_err());
         assert!(substitute(&json!("{{missing}}"), &p, false).is_err());
+    }
+
+    /// The reasons an Application is not generated, word for word as the report shows them.
+    #[test]
+    fn template_errors_say_what_is_not_supported() {
+        let p = Params::new();
+        let says = |t: &str, go: bool| substitute_str(t, &p, go).unwrap_err().to_string();
+        assert_eq!(
+            says("a-{{path", false),
+            r#"unclosed {{ in template string "a-{{path""#
+        );
+        assert_eq!(
+            says("{{ path }}", true),
+            "template expression {{path}} is not supported offline (only {{.param}})"
+        );
+        assert_eq!(
+            says("{{ .path | upper }}", true),
+            "template expression {{.path | upper}} is not supported offline (only plain parameters)"
+        );
+        assert_eq!(
+            says("{{path}}", false),
+            r#"template parameter "path" is not produced by the generator"#
+        );
     }
 }

@@ -17,8 +17,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+use super::kustomization::is_kustomize_dir;
 use super::source::{AppRef, Context, SkipReason, SourceOutcome, Why, naming_overlay, tree_path};
-use super::tree::{Tree, is_kustomize_dir, join};
+use super::tree::{Tree, join};
 use super::{HelmArgs, How, Unit};
 use crate::k8s::object::{Body, Object};
 use crate::util::glob::Glob;

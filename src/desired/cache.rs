@@ -20,6 +20,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use super::error::RenderError;
 use super::sandbox;
 use super::tree::{Entry, Tree, join};
 use super::{How, Unit};
@@ -32,7 +33,7 @@ pub struct Key(git2::Oid);
 /// Rendered units by key, and a log of the units that were rendered rather than found.
 #[derive(Default)]
 pub struct RenderCache {
-    done: Mutex<HashMap<Key, Result<Vec<Object>, String>>>,
+    done: Mutex<HashMap<Key, Result<Vec<Object>, RenderError>>>,
     rendered: Mutex<Vec<String>>,
     hits: Mutex<usize>,
 }
@@ -42,7 +43,7 @@ impl RenderCache {
         RenderCache::default()
     }
 
-    pub(crate) fn get(&self, key: &Key) -> Option<Result<Vec<Object>, String>> {
+    pub(crate) fn get(&self, key: &Key) -> Option<Result<Vec<Object>, RenderError>> {
         let found = self.done.lock().ok()?.get(key).cloned();
         if found.is_some()
             && let Ok(mut h) = self.hits.lock()
@@ -52,7 +53,7 @@ impl RenderCache {
         found
     }
 
-    pub(crate) fn put(&self, key: Key, result: &Result<Vec<Object>, String>) {
+    pub(crate) fn put(&self, key: Key, result: &Result<Vec<Object>, RenderError>) {
         if let Ok(mut m) = self.done.lock() {
             m.insert(key, result.clone());
         }
@@ -168,7 +169,7 @@ pub fn inputs(tree: &Tree, unit: &Unit) -> Option<Inputs> {
                 desc.push_str(&format!("-> {t} "));
                 match tree.read(f) {
                     Ok(b) => desc.push_str(&blob(b)),
-                    Err(e) => desc.push_str(&e),
+                    Err(e) => desc.push_str(&e.to_string()),
                 }
             }
             Some(Entry::TooLarge(n)) => desc.push_str(&format!("too large {n}")),

@@ -10,11 +10,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::follow::{self, Candidate, Start};
-use super::source::{Context, collect, normalize_url};
-use super::tree::{
-    KUSTOMIZATION_FILES, Tree, is_component, join, kustomization_entries, kustomization_files,
-    normalize, under,
+use super::kustomization::{
+    KUSTOMIZATION_FILES, inflated_chart_dirs, is_component, kustomization_entries,
+    kustomization_files,
 };
+use super::source::{Context, collect, normalize_url};
+use super::tree::{Tree, join, normalize, under};
 use super::{HelmArgs, How, Unit, clusters};
 use crate::config::{ClusterConfig, RenderConfig};
 use crate::error::InputError;
@@ -93,7 +94,7 @@ pub fn plan<'a>(
         let bytes = match tree.read(path) {
             Ok(b) => b,
             Err(e) => {
-                problems.push(e);
+                problems.push(e.to_string());
                 continue;
             }
         };
@@ -167,7 +168,7 @@ pub fn plan<'a>(
         // A chart a kustomization inflates (`helmCharts`) is rendered there, with its values.
         let inflated: BTreeSet<String> = kustomize_dirs
             .iter()
-            .flat_map(|k| super::tree::inflated_chart_dirs(tree, k))
+            .flat_map(|k| inflated_chart_dirs(tree, k))
             .collect();
         chart_dirs.retain(|c| !inflated.contains(c));
         units = no_app_units(tree, &kustomize_dirs, &chart_dirs, &parsed)

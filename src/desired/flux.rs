@@ -246,7 +246,7 @@ pub fn generated_resources(
         let nested = rel
             .match_indices('/')
             .filter_map(|(i, _)| rel.get(..i))
-            .find(|sub| super::tree::is_kustomize_dir(tree, &format!("{prefix}{sub}")));
+            .find(|sub| super::kustomization::is_kustomize_dir(tree, &format!("{prefix}{sub}")));
         if let Some(sub) = nested {
             out.insert(sub.to_string());
             continue;

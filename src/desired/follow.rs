@@ -15,17 +15,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::kustomization::{is_kustomize_dir, kustomization_entries};
 use super::render::Renderer;
 use super::source::{AppRef, Context, SourceOutcome, collect};
-use super::tree::{Tree, is_kustomize_dir, join, kustomization_entries, normalize, under};
-use super::{How, Outcome, Rendered, Skipped, Unit, appset, argo, flux};
-use crate::error::InputError;
+use super::tree::{Tree, join, normalize, under};
+use super::{How, Outcome, Parsed, Rendered, Skipped, Unit, appset, argo, flux};
 use crate::k8s::object::{Kind, Object};
 
 /// How deep app-of-apps chains are followed: deeper is reported, not rendered.
 pub const MAX_DEPTH: usize = 8;
-
-pub type Parsed = BTreeMap<String, Result<Vec<Object>, InputError>>;
 
 /// Whether an object is an app a GitOps controller renders.
 pub fn is_app(o: &Object) -> bool {

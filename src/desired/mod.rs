@@ -1,25 +1,33 @@
 //! The desired state: what a GitOps repository says should run, rendered the way Argo CD and Flux
 //! would render it.
 //!
-//! [`tree`] reads the repository at a ref and knows its layout (kustomize and chart directories,
-//! paths inside the tree); [`discover`] decides what to render (the Argo CD and Flux apps when the
-//! repository declares any, else kustomize roots, chart roots and plain directories, or the roots
-//! the config names); [`argo`], [`appset`] and [`flux`] turn Argo CD Applications,
-//! ApplicationSets and Flux Kustomizations/HelmReleases into render [`Unit`]s, each source yielding
-//! a unit or the reason it is not rendered, on what [`source`] shares (whether a source is this
-//! repository); [`render`] runs each unit (plain YAML in process, kustomize and helm as sandboxed
-//! subprocesses) and hands over plain objects, after [`sandbox`] has checked that every path the
-//! unit's kustomizations, chart and values name stays inside the repository. One unit failing never
-//! stops the others: its error is part of the result. Dependencies run one way: `discover` →
-//! `argo`/`appset`/`flux` → `source`/`tree`, and `render` → `sandbox` → `tree`.
+//! [`tree`] reads the repository at a ref (paths inside the tree, symlinks that stay in it) and
+//! [`kustomization`] reads what its kustomization files say; [`discover`] decides what to render
+//! (the Argo CD and Flux apps when the repository declares any, else kustomize roots, chart roots
+//! and plain directories, or the roots the config names) and parses every manifest once
+//! ([`Parsed`]); [`argo`], [`appset`] and [`flux`] turn Argo CD Applications, ApplicationSets and
+//! Flux Kustomizations/HelmReleases into render [`Unit`]s, each source yielding a unit or the
+//! reason it is not rendered, on what [`source`] shares (whether a source is this repository);
+//! [`follow`] renders the roots and follows the apps in their output down; [`render`] runs each
+//! unit (plain YAML in process, kustomize and helm as sandboxed subprocesses, the [`cache`]
+//! answering what it has seen) and hands over plain objects, after [`sandbox`] has checked that
+//! every path the unit's kustomizations, chart and values name stays inside the repository. One
+//! unit failing never stops the others: its [`error`] is part of the result.
+//!
+//! Dependencies run one way: `discover` → `follow` → `render` and `argo`/`appset`/`flux` →
+//! `source`; `render` → `cache` → `sandbox` → `kustomization` → `tree` → `error` (and `render` →
+//! `flux` for the files a Flux directory lists); every module may use the shared types below,
+//! which use nothing of `desired/` but [`error`].
 
 pub mod appset;
 pub mod argo;
 pub mod cache;
 pub mod clusters;
 pub mod discover;
+pub mod error;
 pub mod flux;
 pub mod follow;
+pub mod kustomization;
 pub mod render;
 pub mod sandbox;
 pub mod source;
@@ -30,7 +38,15 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use crate::error::InputError;
 use crate::k8s::object::Object;
+use error::RenderError;
+
+/// Every manifest file of the tree outside chart directories, parsed once by `discover`: its
+/// objects, or why it does not parse. Plain units take their objects from it, kustomize builds
+/// find the line of each object's source file in it, and following uses it to tell which files
+/// an app applies.
+pub type Parsed = BTreeMap<String, Result<Vec<Object>, InputError>>;
 
 /// How a unit is rendered.
 #[derive(Debug, Clone)]
@@ -112,7 +128,7 @@ pub struct Skipped {
 /// A rendered unit: its objects, or the error that stopped it.
 pub struct Outcome {
     pub unit: Unit,
-    pub result: Result<Vec<Object>, String>,
+    pub result: Result<Vec<Object>, RenderError>,
 }
 
 /// Everything `render` produced for one tree.

@@ -18,34 +18,13 @@ use std::path::{Component, Path};
 use serde_json::{Map, Value};
 
 use super::HelmArgs;
-use super::tree::{Entry, KUSTOMIZATION_FILES, Tree, join};
+pub use super::error::Leaves;
+use super::error::SandboxError;
+use super::kustomization::KUSTOMIZATION_FILES;
+use super::tree::{Entry, Tree, join};
 
 /// More symlinks than this on one path is a loop (Linux stops at 40 as well).
 const MAX_LINKS: usize = 40;
-
-/// Why a path is not inside the repository.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Leaves {
-    /// `..` above the repository root, or an absolute path.
-    Outside,
-    /// Through a symlink in the repository whose target is outside it.
-    Symlink { link: String, target: String },
-    /// A symlink loop.
-    TooManyLinks,
-}
-
-impl std::fmt::Display for Leaves {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Leaves::Outside => f.write_str("leaves the repository"),
-            Leaves::Symlink { link, target } => write!(
-                f,
-                "leaves the repository (through the symlink {link} to {target:?})"
-            ),
-            Leaves::TooManyLinks => f.write_str("leaves the repository (a symlink loop)"),
-        }
-    }
-}
 
 /// Resolves `path` (relative to the tree directory `dir`) to a tree path, following the tree's
 /// symlinks component by component, as the file system of the rendered copy would.
@@ -224,18 +203,23 @@ fn check_one(
     file: &str,
     k: &Map<String, Value>,
     named: &mut BTreeSet<String>,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, SandboxError> {
     let mut dirs = Vec::new();
     for n in named_paths(k) {
         let entry = n.entry.trim();
         if is_remote(entry) {
-            return Err(format!(
-                "{file}: remote {} entry {entry:?} is not fetched: refused",
-                n.field
-            ));
+            return Err(SandboxError::Remote {
+                file: file.to_string(),
+                field: n.field,
+                entry: entry.to_string(),
+            });
         }
-        let p = resolve(tree, dir, entry)
-            .map_err(|why| format!("{file}: {} entry {entry:?} {why}: refused", n.field))?;
+        let p = resolve(tree, dir, entry).map_err(|why| SandboxError::Leaves {
+            file: file.to_string(),
+            field: n.field,
+            entry: entry.to_string(),
+            why,
+        })?;
         named.insert(p.clone());
         if n.may_be_dir && tree.is_dir(&p) {
             dirs.push(p);
@@ -254,7 +238,7 @@ pub fn kustomize(
     start: &str,
     overlay: &Map<String, Value>,
     wrap_dir: &str,
-) -> Result<Vec<String>, String> {
+) -> Result<Vec<String>, SandboxError> {
     kustomize_reads(tree, start, overlay, wrap_dir).map(|r| r.built)
 }
 
@@ -277,7 +261,7 @@ pub fn kustomize_reads(
     start: &str,
     overlay: &Map<String, Value>,
     wrap_dir: &str,
-) -> Result<Reads, String> {
+) -> Result<Reads, SandboxError> {
     let mut named = BTreeSet::new();
     let mut fields: BTreeSet<String> = overlay.keys().cloned().collect();
     let mut todo = check_one(
@@ -301,13 +285,14 @@ pub fn kustomize_reads(
             }
             let bytes = tree.read(&file)?;
             let text = String::from_utf8_lossy(bytes);
-            let v: Value = serde_saphyr::from_str(&text).map_err(|e| {
-                format!("{file}: cannot be read to check the paths it names ({e}): refused")
+            let v: Value = serde_saphyr::from_str(&text).map_err(|e| SandboxError::Unparsable {
+                file: file.clone(),
+                message: e.to_string(),
             })?;
             let k = match v {
                 Value::Object(k) => k,
                 Value::Null => Map::new(),
-                _ => return Err(format!("{file}: is not a kustomization (not a mapping)")),
+                _ => return Err(SandboxError::NotMapping { file }),
             };
             todo.extend(check_one(tree, &dir, &file, &k, &mut named)?);
             fields.extend(k.keys().cloned());
@@ -325,9 +310,11 @@ pub fn kustomize_reads(
 
 /// Checks a helm unit before helm runs: the chart directory, its `file://` dependencies, its values
 /// files and `--set-file` files stay inside the repository.
-pub fn helm(tree: &Tree, chart: &str, a: &HelmArgs) -> Result<(), String> {
-    let chart_dir = resolve(tree, "", chart)
-        .map_err(|why| format!("chart directory {chart} {why}: refused"))?;
+pub fn helm(tree: &Tree, chart: &str, a: &HelmArgs) -> Result<(), SandboxError> {
+    let chart_dir = resolve(tree, "", chart).map_err(|why| SandboxError::Chart {
+        chart: chart.to_string(),
+        why,
+    })?;
     let chart_file = join(&chart_dir, "Chart.yaml");
     if let Ok(bytes) = tree.read(&chart_file)
         && let Ok(Value::Object(c)) =
@@ -342,17 +329,25 @@ pub fn helm(tree: &Tree, chart: &str, a: &HelmArgs) -> Result<(), String> {
             else {
                 continue;
             };
-            resolve(tree, &chart_dir, local).map_err(|why| {
-                format!("{chart_file}: dependencies entry {local:?} {why}: refused")
+            resolve(tree, &chart_dir, local).map_err(|why| SandboxError::Dependency {
+                chart_file: chart_file.clone(),
+                entry: local.to_string(),
+                why,
             })?;
         }
     }
     for f in &a.values_files {
-        resolve(tree, "", f).map_err(|why| format!("values file {f} {why}: refused"))?;
+        resolve(tree, "", f).map_err(|why| SandboxError::ValuesFile {
+            file: f.clone(),
+            why,
+        })?;
     }
     for (name, f) in &a.set_file {
-        resolve(tree, "", f)
-            .map_err(|why| format!("fileParameters entry {name}: file {f} {why}: refused"))?;
+        resolve(tree, "", f).map_err(|why| SandboxError::FileParameter {
+            name: name.clone(),
+            file: f.clone(),
+            why,
+        })?;
     }
     Ok(())
 }

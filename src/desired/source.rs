@@ -220,7 +220,7 @@ pub fn naming_overlay(
 }
 
 pub fn tree_path(p: &str) -> Result<String, SkipReason> {
-    super::tree::tree_path(p).map_err(|e| SkipReason::new(Why::Refused, e))
+    super::tree::tree_path(p).map_err(|e| SkipReason::new(Why::Refused, e.to_string()))
 }
 
 pub fn defined_at(o: &Object) -> String {

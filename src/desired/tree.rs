@@ -10,13 +10,8 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
-use serde_json::Value;
-
+use super::error::TreeError;
 use crate::error::{Error, InputError};
-
-/// The names kustomize reads a kustomization from, in its order.
-pub const KUSTOMIZATION_FILES: [&str; 3] =
-    ["kustomization.yaml", "kustomization.yml", "Kustomization"];
 
 /// One file of the tree, by its path relative to the repository root (`/`-separated).
 #[derive(Debug, Clone)]
@@ -96,27 +91,35 @@ impl Tree {
     }
 
     /// The bytes of a file, following symlinks that stay inside the tree.
-    pub fn read(&self, path: &str) -> Result<&[u8], String> {
+    pub fn read(&self, path: &str) -> Result<&[u8], TreeError> {
         let mut p = path.to_string();
         for _ in 0..16 {
             match self.files.get(&p) {
                 Some(Entry::File(b)) => return Ok(b),
                 Some(Entry::TooLarge(n)) => {
-                    return Err(format!(
-                        "{path}: {n} bytes is too large for a manifest (limit {MAX_FILE_BYTES}): refused"
-                    ));
+                    return Err(TreeError::TooLarge {
+                        path: path.to_string(),
+                        size: *n,
+                        limit: MAX_FILE_BYTES,
+                    });
                 }
                 Some(Entry::Symlink(target)) => {
-                    p = resolve_link(&p, target).ok_or_else(|| {
-                        format!(
-                            "{path}: symlink to {target} points outside the repository: refused"
-                        )
+                    p = resolve_link(&p, target).ok_or_else(|| TreeError::SymlinkOutside {
+                        path: path.to_string(),
+                        target: target.clone(),
                     })?;
                 }
-                None => return Err(format!("{path}: no such file in the {}", self.label)),
+                None => {
+                    return Err(TreeError::NoSuchFile {
+                        path: path.to_string(),
+                        tree: self.label.clone(),
+                    });
+                }
             }
         }
-        Err(format!("{path}: too many levels of symlinks"))
+        Err(TreeError::SymlinkLoop {
+            path: path.to_string(),
+        })
     }
 
     /// Paths of the files directly or indirectly under `dir` (`""` is the root).
@@ -195,8 +198,10 @@ pub fn normalize(path: &str) -> Option<String> {
 }
 
 /// A path from a manifest (`./apps/x`, `apps/x/`) as a tree path, refused when it leaves the tree.
-pub fn tree_path(p: &str) -> Result<String, String> {
-    normalize(p.trim()).ok_or_else(|| format!("path {p:?} points outside the repository: refused"))
+pub fn tree_path(p: &str) -> Result<String, TreeError> {
+    normalize(p.trim()).ok_or_else(|| TreeError::PathOutside {
+        path: p.to_string(),
+    })
 }
 
 /// Whether `path` is `dir` or below it (everything is below the root, `""`).
@@ -213,115 +218,8 @@ pub fn join(dir: &str, file: &str) -> String {
     }
 }
 
-pub fn is_kustomize_dir(tree: &Tree, dir: &str) -> bool {
-    KUSTOMIZATION_FILES
-        .iter()
-        .any(|f| tree.exists(&join(dir, f)))
-}
-
 pub fn is_chart_dir(tree: &Tree, dir: &str) -> bool {
     tree.exists(&join(dir, "Chart.yaml"))
-}
-
-/// The kustomization files in `dir`, parsed (kustomize reads the first it finds; a file that does
-/// not parse is left for kustomize to report).
-fn kustomizations(tree: &Tree, dir: &str) -> Vec<Value> {
-    KUSTOMIZATION_FILES
-        .iter()
-        .filter_map(|f| tree.read(&join(dir, f)).ok())
-        .filter_map(|bytes| serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(bytes)).ok())
-        .collect()
-}
-
-/// The strings of `v[key]` when it is a list (entries that are not strings are skipped).
-fn strings<'a>(v: &'a Value, key: &str) -> impl Iterator<Item = &'a str> {
-    v.get(key)
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-}
-
-/// Whether the kustomization in `dir` is a `kind: Component` (kustomize's reusable fragment): it is
-/// built only as a component of another kustomization, never on its own.
-pub fn is_component(tree: &Tree, dir: &str) -> bool {
-    kustomizations(tree, dir)
-        .iter()
-        .any(|v| v.get("kind").and_then(Value::as_str) == Some("Component"))
-}
-
-/// Every file the kustomization in `dir` reads besides its directories, as written: patch files
-/// (`patches[].path`, `patchesStrategicMerge`, `patchesJson6902[].path`) and the entries of
-/// `resources`/`bases` (files or directories). A file listed here is part of that kustomization's
-/// output, or a fragment of it — never an app of its own.
-pub fn kustomization_files(tree: &Tree, dir: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for v in kustomizations(tree, dir) {
-        out.extend(entries(&v));
-        for key in ["patches", "patchesJson6902"] {
-            out.extend(
-                v.get(key)
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|p| p.get("path").and_then(Value::as_str))
-                    .map(str::to_string),
-            );
-        }
-        // An inline strategic-merge patch is YAML text, not a path.
-        out.extend(
-            strings(&v, "patchesStrategicMerge")
-                .filter(|p| !p.contains('\n'))
-                .map(str::to_string),
-        );
-    }
-    out
-}
-
-/// The chart directories the kustomization in `dir` inflates through `helmCharts` (each at
-/// `<helmGlobals.chartHome or "charts">/<name>` below `dir`, as kustomize's
-/// HelmChartInflationGenerator finds it), as tree paths. Such a chart is part of that
-/// kustomization's output, rendered with its values — not an app of its own with default values.
-pub fn inflated_chart_dirs(tree: &Tree, dir: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    for v in kustomizations(tree, dir) {
-        let list = |key: &str| v.get(key).and_then(Value::as_array).into_iter().flatten();
-        // The deprecated `helmChartInflationGenerator` (kustomize converts it to `helmCharts`):
-        // its last non-empty `chartHome` is the home unless `helmGlobals` is set.
-        let old_home = list("helmChartInflationGenerator")
-            .filter_map(|c| c.get("chartHome").and_then(Value::as_str))
-            .rfind(|h| !h.is_empty());
-        let home = match v.get("helmGlobals") {
-            Some(g) if !g.is_null() => g.get("chartHome").and_then(Value::as_str),
-            _ => old_home,
-        }
-        .filter(|h| !h.is_empty())
-        .unwrap_or("charts");
-        let names = list("helmCharts")
-            .filter_map(|c| c.get("name").and_then(Value::as_str))
-            .chain(
-                list("helmChartInflationGenerator")
-                    .filter_map(|c| c.get("chartName").and_then(Value::as_str)),
-            );
-        out.extend(
-            names
-                .filter(|n| !n.is_empty())
-                .filter_map(|n| normalize(&join(dir, &join(home, n)))),
-        );
-    }
-    out
-}
-
-/// The `resources`, `bases` and `components` entries of the kustomization in `dir`, as written.
-pub fn kustomization_entries(tree: &Tree, dir: &str) -> Vec<String> {
-    kustomizations(tree, dir).iter().flat_map(entries).collect()
-}
-
-fn entries(v: &Value) -> Vec<String> {
-    ["resources", "bases", "components"]
-        .into_iter()
-        .flat_map(|key| strings(v, key).map(str::to_string))
-        .collect()
 }
 
 /// The tree path a symlink at `link` with `target` points to, if it stays inside the tree.
@@ -465,8 +363,8 @@ const FETCH_TIMEOUT_S: u64 = 120;
 fn fetch_blobs(
     repo: &git2::Repository,
     oids: impl Iterator<Item = git2::Oid>,
-) -> Result<(), String> {
-    let config = repo.config().map_err(|e| e.message().to_string())?;
+) -> Result<(), FetchError> {
+    let config = repo.config().map_err(FetchError::Config)?;
     let mut promisor = None;
     if let Ok(mut entries) = config.entries(Some(r"remote\..*\.promisor")) {
         while let Some(Ok(e)) = entries.next() {
@@ -480,8 +378,8 @@ fn fetch_blobs(
             }
         }
     }
-    let remote = promisor.ok_or("it is not a partial clone (no promisor remote)")?;
-    let git = crate::util::process::which("git").ok_or("git is not on PATH")?;
+    let remote = promisor.ok_or(FetchError::NotPartial)?;
+    let git = crate::util::process::which("git").ok_or(FetchError::NoGit)?;
     let gitdir = repo.path().display().to_string();
     let mut args = vec![
         "--git-dir".to_string(),
@@ -518,7 +416,21 @@ fn fetch_blobs(
         timeout: std::time::Duration::from_secs(FETCH_TIMEOUT_S),
     })
     .map(|_| ())
-    .map_err(|e| format!("git fetch {remote}: {e}"))
+    .map_err(|message| FetchError::Fetch { remote, message })
+}
+
+/// Why the blobs a partial clone lacks could not be fetched: part of the message that names the
+/// missing file.
+#[derive(Debug, thiserror::Error)]
+enum FetchError {
+    #[error("{}", .0.message())]
+    Config(git2::Error),
+    #[error("it is not a partial clone (no promisor remote)")]
+    NotPartial,
+    #[error("git is not on PATH")]
+    NoGit,
+    #[error("git fetch {remote}: {message}")]
+    Fetch { remote: String, message: String },
 }
 
 fn read_workdir(root: &Path) -> Result<BTreeMap<String, Entry>, Error> {
@@ -585,32 +497,5 @@ mod tests {
             Some("apps/y/real.yaml")
         );
         assert_eq!(resolve_link("link.yaml", "../../outside"), None);
-    }
-
-    #[test]
-    fn charts_a_kustomization_inflates() {
-        let t = |k: &str| Tree {
-            label: "test".into(),
-            root: "/nonexistent".into(),
-            files: [(
-                "apps/llm/kustomization.yaml".to_string(),
-                Entry::File(k.as_bytes().to_vec()),
-            )]
-            .into(),
-            remotes: Vec::new(),
-        };
-        let k = "helmCharts:\n- name: llm\n- name: ''\n- repo: x\n- name: ../../vendor/ray\n";
-        assert_eq!(
-            inflated_chart_dirs(&t(k), "apps/llm"),
-            ["apps/llm/charts/llm", "apps/vendor/ray"]
-        );
-        let k = "helmGlobals: {chartHome: ../../shared}\nhelmCharts:\n- name: llm\n";
-        assert_eq!(inflated_chart_dirs(&t(k), "apps/llm"), ["shared/llm"]);
-        assert!(inflated_chart_dirs(&t("resources: [a.yaml]\n"), "apps/llm").is_empty());
-        let k = "helmChartInflationGenerator:\n- {chartName: old, chartHome: vendor}\n";
-        assert_eq!(
-            inflated_chart_dirs(&t(k), "apps/llm"),
-            ["apps/llm/vendor/old"]
-        );
     }
 }

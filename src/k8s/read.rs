@@ -454,36 +454,9 @@ fn json_error(e: serde_json::Error, file: &str) -> ReadError {
     })
 }
 
-/// Converts a YAML error into an [`InputError`]; shared with the config reader.
+/// Converts a YAML error into an [`InputError`] ([`InputError::from_yaml`]).
 pub(crate) fn yaml_error_to_input(e: &serde_saphyr::Error, file: &str) -> InputError {
-    let loc = e.location();
-    let line = loc.map(|l| l.line()).filter(|&l| l > 0);
-    let column = loc.map(|l| l.column()).filter(|&c| c > 0);
-    InputError {
-        file: file.to_string(),
-        line: line.and_then(|l| u32::try_from(l).ok()),
-        column: column.and_then(|c| u32::try_from(c).ok()),
-        message: yaml_message(e),
-    }
-}
-
-/// The error's own message, without the location and source snippet the Display form adds.
-fn yaml_message(e: &serde_saphyr::Error) -> String {
-    let full = e.to_string();
-    let first = full.lines().next().unwrap_or("").trim();
-    // serde-saphyr writes "error: line L column C: message" or "message at line L, column C".
-    let first = first.strip_prefix("error: ").unwrap_or(first);
-    let first = first.split_once(" at line ").map_or(first, |(m, _)| m);
-    let first = match first.strip_prefix("line ") {
-        Some(rest) => rest.split_once(": ").map_or(rest, |(_, m)| m),
-        None => first,
-    };
-    if first.starts_with("budget breached") {
-        return format!(
-            "{first}: the YAML expands beyond what its size allows (an alias bomb or runaway nesting), refused"
-        );
-    }
-    first.to_string()
+    InputError::from_yaml(e, file)
 }
 
 fn yaml_error(e: &serde_saphyr::Error, file: &str) -> ReadError {

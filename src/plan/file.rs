@@ -44,7 +44,9 @@ fn one() -> u64 {
 /// `90s`, `30m`, `1h30m`, `2d`: seconds, more than zero — the configuration's durations
 /// ([`crate::config::Age`]), so a jobs file and `.gpuledger.yaml` read time the same way.
 pub fn parse_duration(s: &str) -> Result<u64, String> {
-    crate::config::Age::parse(s).map(|a| a.0)
+    crate::config::Age::parse(s)
+        .map(|a| a.0)
+        .map_err(|e| e.to_string())
 }
 
 /// The jobs in `text` (the file `file`); `now` is the earliest start of a job that gives none.

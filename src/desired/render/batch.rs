@@ -26,12 +26,14 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 
-use super::{
-    Parsed, Renderer, Rendering, attribute, origin_path, restrictor, write, write_wrapper,
-};
+use super::kustomize::{attribute, origin_path, restrictor, write_wrapper};
+use super::tools::{Site, sandbox_env, write};
 use crate::desired::cache::Inputs;
-use crate::desired::tree::{Tree, is_kustomize_dir};
-use crate::desired::{How, Unit};
+use crate::desired::error::{FileError, RenderError};
+use crate::desired::kustomization::is_kustomize_dir;
+use crate::desired::tree::Tree;
+use crate::desired::{How, Parsed, Unit};
+use crate::error::InputError;
 use crate::k8s::object::Object;
 use crate::k8s::read::read_str;
 use crate::util::process::{Run, run};
@@ -196,113 +198,108 @@ pub(super) fn plan(
     (groups, alone)
 }
 
-impl Renderer<'_> {
-    /// Renders a batch: built together when it can be, else halved and tried again, down to single
-    /// units rendered one by one. Returns each unit's result and whether a renderer ran.
-    pub(super) fn run_group(
-        &self,
-        first: usize,
-        group: &[Member],
-        units: &[&Unit],
-        inputs: &[Option<Inputs>],
-        parsed: &Parsed,
-    ) -> Vec<(usize, Rendering, bool)> {
-        if let [m] = group {
-            let Some(unit) = units.get(m.n) else {
-                return Vec::new();
-            };
-            let found = inputs.get(m.n).and_then(Option::as_ref);
-            let (r, ran) = self.run(first + m.n, unit, parsed, found);
-            return vec![(m.n, r, ran)];
-        }
-        match self.build_together(first, group, units, inputs, parsed) {
-            Ok(each) => each
-                .into_iter()
-                .map(|(n, objs)| (n, Ok(objs), true))
-                .collect(),
-            Err(why) => {
-                tracing::debug!(units = group.len(), %why, "batch split");
-                let (a, b) = group.split_at(group.len() / 2);
-                let mut out = self.run_group(first, a, units, inputs, parsed);
-                out.extend(self.run_group(first, b, units, inputs, parsed));
-                out
-            }
-        }
-    }
+/// The files the units of a batch read, for the repository's copy to hold.
+pub(super) fn needs(group: &[Member], inputs: &[Option<Inputs>]) -> Vec<String> {
+    group
+        .iter()
+        .filter_map(|m| inputs.get(m.n).and_then(Option::as_ref))
+        .flat_map(|i| i.files.iter().cloned())
+        .collect()
+}
 
-    /// One `kustomize build` over the batch's wrappers; each unit's objects, or why the batch
-    /// cannot be used as it is.
-    fn build_together(
-        &self,
-        first: usize,
-        group: &[Member],
-        units: &[&Unit],
-        inputs: &[Option<Inputs>],
-        parsed: &Parsed,
-    ) -> Result<Vec<(usize, Vec<Object>)>, String> {
-        let (program, pre) = self.tools.kustomize.as_ref().ok_or("no kustomize")?;
-        let needs: Vec<String> = group
-            .iter()
-            .filter_map(|m| inputs.get(m.n).and_then(Option::as_ref))
-            .flat_map(|i| i.files.iter().cloned())
-            .collect();
-        let (root, home) = self.site(Some(&needs))?;
-        let mut wrappers = Vec::new();
-        let mut restrict = None;
-        for m in group {
-            let unit = units.get(m.n).ok_or("no such unit")?;
-            let How::Kustomize { overlay, .. } = &unit.how else {
-                return Err("not a kustomize unit".into());
-            };
-            let wrap_name = format!(".gpuledger-wrap-{}", first + m.n);
-            write_wrapper(root, &wrap_name, unit, overlay)?;
-            wrappers.push(format!("../{wrap_name}"));
-            restrict = Some(restrictor(unit));
-        }
-        let batch = format!(
-            ".gpuledger-batch-{}",
-            self.count
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-        );
-        let k = json!({
-            "apiVersion": "kustomize.config.k8s.io/v1beta1",
-            "kind": "Kustomization",
-            "resources": wrappers,
-            "buildMetadata": ["originAnnotations"],
-        });
-        write(&root.join(&batch).join("kustomization.yaml"), &k)?;
-        let mut args = pre.clone();
-        args.extend([
-            batch.clone(),
-            "--load-restrictor".into(),
-            restrict.unwrap_or("LoadRestrictionsRootOnly").into(),
-        ]);
-        let out = run(&Run {
-            program,
-            args,
-            cwd: root,
-            env: super::sandbox_env(home),
-            timeout: self.tools.timeout,
-        })?;
-        let objs = read_str(&out, &format!("{batch} (kustomize)")).map_err(|e| e.to_string())?;
-        let mut each: Vec<(usize, Vec<Object>)> = group.iter().map(|m| (m.n, Vec::new())).collect();
-        for o in objs {
-            let path = origin_path(&o, &batch)
-                .ok_or_else(|| format!("{}/{} has no origin annotation", o.kind, o.meta.name))?;
-            let owner = group
-                .iter()
-                .position(|m| m.roots.iter().any(|r| within(&path, r)))
-                .ok_or_else(|| format!("{path} is read by no unit of the batch"))?;
-            if let Some((_, objs)) = each.get_mut(owner) {
-                objs.push(o);
-            }
-        }
-        for (_, objs) in &mut each {
-            attribute(objs, &batch, parsed);
-        }
-        tracing::debug!(units = group.len(), "built together");
-        Ok(each)
+/// Why a batch cannot be used as it was built: it is split and built again, down to single units
+/// that render (and fail) on their own, so this is only ever logged.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum BatchError {
+    #[error("no kustomize")]
+    NoKustomize,
+    #[error("no such unit")]
+    NoUnit,
+    #[error("not a kustomize unit")]
+    NotKustomize,
+    /// The repository's copy could not be made.
+    #[error(transparent)]
+    Copy(#[from] RenderError),
+    #[error(transparent)]
+    File(#[from] FileError),
+    #[error("{0}")]
+    Build(String),
+    #[error(transparent)]
+    Output(#[from] InputError),
+    #[error("{kind}/{name} has no origin annotation")]
+    NoOrigin { kind: String, name: String },
+    #[error("{path} is read by no unit of the batch")]
+    NoOwner { path: String },
+}
+
+/// One `kustomize build` over the wrappers of the batch's units, in the copy `site` names
+/// (`site.number` numbers the batch, `first` the units); each unit's objects, or why the batch
+/// cannot be used as it is.
+pub(super) fn build(
+    site: &Site<'_>,
+    first: usize,
+    group: &[Member],
+    units: &[&Unit],
+    parsed: &Parsed,
+) -> Result<Vec<(usize, Vec<Object>)>, BatchError> {
+    let Site {
+        root, home, tools, ..
+    } = *site;
+    let (program, pre) = tools.kustomize.as_ref().ok_or(BatchError::NoKustomize)?;
+    let mut wrappers = Vec::new();
+    let mut restrict = None;
+    for m in group {
+        let unit = units.get(m.n).ok_or(BatchError::NoUnit)?;
+        let How::Kustomize { overlay, .. } = &unit.how else {
+            return Err(BatchError::NotKustomize);
+        };
+        let wrap_name = format!(".gpuledger-wrap-{}", first + m.n);
+        write_wrapper(root, &wrap_name, unit, overlay)?;
+        wrappers.push(format!("../{wrap_name}"));
+        restrict = Some(restrictor(unit));
     }
+    let batch = format!(".gpuledger-batch-{}", site.number);
+    let k = json!({
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": wrappers,
+        "buildMetadata": ["originAnnotations"],
+    });
+    write(&root.join(&batch).join("kustomization.yaml"), &k)?;
+    let mut args = pre.clone();
+    args.extend([
+        batch.clone(),
+        "--load-restrictor".into(),
+        restrict.unwrap_or("LoadRestrictionsRootOnly").into(),
+    ]);
+    let out = run(&Run {
+        program,
+        args,
+        cwd: root,
+        env: sandbox_env(home),
+        timeout: tools.timeout,
+    })
+    .map_err(BatchError::Build)?;
+    let objs = read_str(&out, &format!("{batch} (kustomize)"))?;
+    let mut each: Vec<(usize, Vec<Object>)> = group.iter().map(|m| (m.n, Vec::new())).collect();
+    for o in objs {
+        let path = origin_path(&o, &batch).ok_or_else(|| BatchError::NoOrigin {
+            kind: o.kind.clone(),
+            name: o.meta.name.clone(),
+        })?;
+        let owner = group
+            .iter()
+            .position(|m| m.roots.iter().any(|r| within(&path, r)))
+            .ok_or(BatchError::NoOwner { path })?;
+        if let Some((_, objs)) = each.get_mut(owner) {
+            objs.push(o);
+        }
+    }
+    for (_, objs) in &mut each {
+        attribute(objs, &batch, parsed);
+    }
+    tracing::debug!(units = group.len(), "built together");
+    Ok(each)
 }
 
 /// Whether the tree path `path` is `root` or inside it.

@@ -38,10 +38,13 @@ use std::path::Path;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::{Tools, clean_paths, helm_documents, helm_env, write};
+use super::helm::{helm_documents, helm_env};
+use super::tools::{Tools, clean_paths, write};
 use crate::desired::HelmArgs;
+use crate::desired::error::{FileError, InflateError};
+use crate::desired::kustomization::KUSTOMIZATION_FILES;
 use crate::desired::sandbox;
-use crate::desired::tree::{KUSTOMIZATION_FILES, Tree, join};
+use crate::desired::tree::{Tree, join};
 use crate::util::process::{Run, run};
 
 /// The annotation that carries a chart object's template path through kustomize.
@@ -89,7 +92,7 @@ struct HelmChart {
 /// 579 and 1284, "wontfix"), so the build fails there with kustomize's "must specify
 /// --enable-helm". Said here in words, naming the kustomization, instead of inflating what Flux
 /// would never apply.
-pub(super) fn refuse_for_flux(tree: &Tree, dirs: &[String]) -> Result<(), String> {
+pub(super) fn refuse_for_flux(tree: &Tree, dirs: &[String]) -> Result<(), InflateError> {
     for dir in dirs {
         if let Some(file) = KUSTOMIZATION_FILES
             .iter()
@@ -102,11 +105,7 @@ pub(super) fn refuse_for_flux(tree: &Tree, dirs: &[String]) -> Result<(), String
                 .iter()
                 .any(|f| k.get(*f).is_some_and(|c| !c.is_null()))
         {
-            return Err(format!(
-                "{file}: helmCharts are not inflated by Flux's kustomize-controller (it builds without \
-                 --enable-helm and fails with \"must specify --enable-helm\"); render the chart with a \
-                 HelmRelease instead"
-            ));
+            return Err(InflateError::Flux { file });
         }
     }
     Ok(())
@@ -121,7 +120,7 @@ pub(super) fn inflate(
     home: &Path,
     dirs: &[String],
     tools: &Tools,
-) -> Result<(), String> {
+) -> Result<(), InflateError> {
     for dir in dirs {
         inflate_dir(tree, root, home, dir, tools)?;
     }
@@ -134,7 +133,7 @@ fn inflate_dir(
     home: &Path,
     dir: &str,
     tools: &Tools,
-) -> Result<(), String> {
+) -> Result<(), InflateError> {
     // kustomize reads the first kustomization file it finds; so does this. It is read from the
     // copy on disk, not the tree, so that a directory inflated for an earlier unit is seen as such.
     let Some((name, path)) = KUSTOMIZATION_FILES
@@ -145,7 +144,7 @@ fn inflate_dir(
         return Ok(());
     };
     let file = join(dir, name);
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("{file}: {e}"))?;
+    let text = std::fs::read_to_string(&path).map_err(|e| FileError::new(&file, e))?;
     // The sandbox has parsed it already; one that does not parse is left to kustomize to report.
     let Ok(Value::Object(mut k)) = serde_saphyr::from_str::<Value>(&text) else {
         return Ok(());
@@ -154,13 +153,14 @@ fn inflate_dir(
     let charts = match k.get("helmCharts") {
         None | Some(Value::Null) => return Ok(()),
         Some(Value::Array(a)) => a.clone(),
-        Some(_) => return Err(format!("{file}: helmCharts is not a list")),
+        Some(_) => return Err(InflateError::NotAList { file }),
     };
     let globals: HelmGlobals = match k.get("helmGlobals") {
         None | Some(Value::Null) => HelmGlobals::default(),
-        Some(g) => {
-            serde_json::from_value(g.clone()).map_err(|e| format!("{file}: helmGlobals: {e}"))?
-        }
+        Some(g) => serde_json::from_value(g.clone()).map_err(|e| InflateError::Globals {
+            file: file.clone(),
+            message: e.to_string(),
+        })?,
     };
     let chart_home = if globals.chart_home.is_empty() {
         DEFAULT_CHART_HOME
@@ -169,8 +169,11 @@ fn inflate_dir(
     };
     let mut docs = Vec::new();
     for (n, c) in charts.into_iter().enumerate() {
-        let chart: HelmChart = serde_json::from_value(c)
-            .map_err(|e| format!("{file}: helmCharts entry {}: {e}", n + 1))?;
+        let chart: HelmChart = serde_json::from_value(c).map_err(|e| InflateError::Entry {
+            file: file.clone(),
+            entry: n + 1,
+            message: e.to_string(),
+        })?;
         let at = Inflation {
             tree,
             root,
@@ -193,7 +196,7 @@ fn inflate_dir(
             out.push('\n');
         }
         let generated = root.join(dir).join(GENERATED);
-        std::fs::write(&generated, out).map_err(|e| format!("{}: {e}", generated.display()))?;
+        std::fs::write(&generated, out).map_err(|e| FileError::new(generated.display(), e))?;
         let mut resources = match k.remove("resources") {
             Some(Value::Array(a)) => a,
             Some(Value::String(s)) => vec![Value::String(s)],
@@ -202,7 +205,7 @@ fn inflate_dir(
         resources.push(Value::String(GENERATED.into()));
         k.insert("resources".into(), Value::Array(resources));
     }
-    write(&path, &Value::Object(k))
+    Ok(write(&path, &Value::Object(k))?)
 }
 
 /// The deprecated `helmChartInflationGenerator` entries as `helmCharts`, as kustomize converts
@@ -269,58 +272,62 @@ struct Inflation<'a> {
 impl Inflation<'_> {
     /// A path the kustomization names, as a tree path (symlinks followed; one out of the
     /// repository refused, as the sandbox refuses it).
-    fn path(&self, what: &str, p: &str) -> Result<String, String> {
-        sandbox::resolve(self.tree, self.dir, p)
-            .map_err(|why| format!("{}: helmCharts {what} {p:?} {why}: refused", self.file))
+    fn path(&self, what: &'static str, p: &str) -> Result<String, InflateError> {
+        sandbox::resolve(self.tree, self.dir, p).map_err(|why| InflateError::Leaves {
+            file: self.file.to_string(),
+            what,
+            path: p.to_string(),
+            why,
+        })
     }
 
     /// A values file kustomize loads through its loader, which the root-only load restrictor
     /// (Argo CD's and bare kustomize's default) keeps in or below the kustomization's directory,
     /// symlinks resolved. The chart directory itself is handed to helm and is not restricted.
-    fn loaded(&self, what: &str, p: &str) -> Result<String, String> {
+    fn loaded(&self, what: &'static str, p: &str) -> Result<String, InflateError> {
         let path = self.path(what, p)?;
         let root = sandbox::resolve(self.tree, "", self.dir).unwrap_or_default();
         let inside = root.is_empty() || path == root || path.starts_with(&format!("{root}/"));
         if !inside {
-            return Err(format!(
-                "{}: helmCharts {what} {p}: {path} is not in or below {}; kustomize's root-only load \
-                 restrictor refuses it, as kustomize build --enable-helm does",
-                self.file,
-                if self.dir.is_empty() { "." } else { self.dir },
-            ));
+            return Err(InflateError::NotLoadable {
+                file: self.file.to_string(),
+                what,
+                path: p.to_string(),
+                resolved: path,
+                dir: if self.dir.is_empty() { "." } else { self.dir }.to_string(),
+            });
         }
         Ok(path)
     }
 
     /// The chart's objects, each annotated with its template's tree path.
-    fn render(&self, c: &HelmChart) -> Result<Vec<Value>, String> {
-        let file = self.file;
+    fn render(&self, c: &HelmChart) -> Result<Vec<Value>, InflateError> {
+        let file = self.file.to_string();
         if c.name.is_empty() {
-            return Err(format!(
-                "{file}: helmCharts entry {}: chart name cannot be empty",
-                self.index + 1
-            ));
+            return Err(InflateError::EmptyName {
+                file,
+                entry: self.index + 1,
+            });
         }
         let name = &c.name;
         let chart_dir = self.path("chart", &join(self.chart_home, name))?;
         // kustomize uses a chart that is present as it is (`chartExistsLocally`) and pulls only
         // one that is not; pulling is fetching, which rendering never does.
         if !self.tree.is_dir(&chart_dir) || chart_dir.is_empty() {
-            let version = if c.version.is_empty() {
-                String::new()
-            } else {
-                format!(" version {}", c.version)
-            };
             return Err(if c.repo.is_empty() {
-                format!(
-                    "{file}: helmCharts chart {name}: no chart at {chart_dir} and no repo to pull it from"
-                )
+                InflateError::NoChart {
+                    file,
+                    chart: name.clone(),
+                    chart_dir,
+                }
             } else {
-                format!(
-                    "{file}: helmCharts chart {name}{version}: remote chart from {} is not fetched offline; \
-                     vendor it into {chart_dir} (helm pull --untar) to render it",
-                    c.repo
-                )
+                InflateError::RemoteChart {
+                    file,
+                    chart: name.clone(),
+                    version: c.version.clone(),
+                    repo: c.repo.clone(),
+                    chart_dir,
+                }
             });
         }
         let chart_file = join(&chart_dir, "Chart.yaml");
@@ -332,9 +339,15 @@ impl Inflation<'_> {
         let values_path = self.loaded("valuesFile", &values_file)?;
         // kustomize loads the values file in every case (`copyValuesFile`,
         // `replaceValuesInline`) and fails when it is missing.
-        let values_bytes = self.tree.read(&values_path).map_err(|e| {
-            format!("{file}: helmCharts chart {name}: values file {values_file}: {e}")
-        })?;
+        let values_bytes =
+            self.tree
+                .read(&values_path)
+                .map_err(|source| InflateError::ValuesFile {
+                    file: file.clone(),
+                    chart: name.clone(),
+                    values_file: values_file.clone(),
+                    source: Box::new(source),
+                })?;
         let mut values_files = Vec::new();
         if c.values_inline.is_empty() {
             values_files.push(format!("./{values_path}"));
@@ -359,8 +372,12 @@ impl Inflation<'_> {
                 ..HelmArgs::default()
             },
         )
-        .map_err(|e| format!("{file}: helmCharts chart {name}: {e}"))?;
-        let program = self.tools.helm()?;
+        .map_err(|source| InflateError::Sandbox {
+            file: file.clone(),
+            chart: name.clone(),
+            source: Box::new(source),
+        })?;
+        let program = self.tools.helm.as_ref().ok_or(InflateError::NoHelm)?;
         // kustomize passes `--generate-name` without a release name, and the name helm makes up
         // changes on every build; `release-name` is helm's own placeholder, stable between runs.
         let release = if c.release_name.is_empty() {
@@ -401,14 +418,18 @@ impl Inflation<'_> {
             env: helm_env(self.home),
             timeout: self.tools.timeout,
         })
-        .map_err(|e| {
-            format!(
-                "{file}: helmCharts chart {name} ({chart_file}): {}",
-                clean_paths(&e, self.root)
-            )
+        .map_err(|e| InflateError::Helm {
+            file: file.clone(),
+            chart: name.clone(),
+            chart_file,
+            message: clean_paths(&e, self.root),
         })?;
-        annotated_documents(&out, &chart_dir)
-            .map_err(|e| format!("{file}: helmCharts chart {name}: {e}"))
+        annotated_documents(&out, &chart_dir).map_err(|e| InflateError::Output {
+            file,
+            chart: name.clone(),
+            template: e.template,
+            message: e.message,
+        })
     }
 
     /// `valuesInline` laid over the values file by `valuesMerge` (kustomize
@@ -418,20 +439,23 @@ impl Inflation<'_> {
         c: &HelmChart,
         values_bytes: &[u8],
         values_file: &str,
-    ) -> Result<Map<String, Value>, String> {
-        let file = self.file;
-        let from_file = || -> Result<Map<String, Value>, String> {
+    ) -> Result<Map<String, Value>, InflateError> {
+        let file = self.file.to_string();
+        let from_file = || -> Result<Map<String, Value>, InflateError> {
             match serde_saphyr::from_str::<Value>(&String::from_utf8_lossy(values_bytes)) {
                 Ok(Value::Object(m)) => Ok(m),
                 Ok(Value::Null) => Ok(Map::new()),
-                Ok(_) => Err(format!(
-                    "{file}: helmCharts chart {}: values file {values_file} is not a mapping",
-                    c.name
-                )),
-                Err(e) => Err(format!(
-                    "{file}: helmCharts chart {}: values file {values_file}: {e}",
-                    c.name
-                )),
+                Ok(_) => Err(InflateError::ValuesNotMapping {
+                    file: file.clone(),
+                    chart: c.name.clone(),
+                    values_file: values_file.to_string(),
+                }),
+                Err(e) => Err(InflateError::ValuesYaml {
+                    file: file.clone(),
+                    chart: c.name.clone(),
+                    values_file: values_file.to_string(),
+                    message: e.to_string(),
+                }),
             }
         };
         match c.values_merge.as_str() {
@@ -446,10 +470,11 @@ impl Inflation<'_> {
                 Ok(m)
             }
             "replace" => Ok(c.values_inline.clone()),
-            other => Err(format!(
-                "{file}: helmCharts chart {}: valuesMerge {other:?} must be one of [merge override replace]",
-                c.name
-            )),
+            other => Err(InflateError::ValuesMerge {
+                file,
+                chart: c.name.clone(),
+                merge: other.to_string(),
+            }),
         }
     }
 }
@@ -479,20 +504,28 @@ fn merge_values(dst: &mut Map<String, Value>, src: &Map<String, Value>, overwrit
     }
 }
 
+/// A document of helm's output that is not YAML: the template it came from, and the parser's
+/// message.
+#[derive(Debug)]
+struct BadDocument {
+    template: String,
+    message: String,
+}
+
 /// `helm template` output as JSON documents, each annotated with its `# Source:` template as a
 /// tree path (`<chart name>/templates/x.yaml` → `<chart dir>/templates/x.yaml`). Documents that are
 /// not objects (empty templates, NOTES-like text) are dropped, as kustomize drops them.
-fn annotated_documents(out: &str, chart_dir: &str) -> Result<Vec<Value>, String> {
+fn annotated_documents(out: &str, chart_dir: &str) -> Result<Vec<Value>, BadDocument> {
     let mut docs = Vec::new();
     for (doc, source) in helm_documents(out, chart_dir) {
         let v = match serde_saphyr::from_str::<Value>(doc) {
             Ok(Value::Object(m)) if m.contains_key("kind") => m,
             Ok(_) => continue,
             Err(e) => {
-                return Err(format!(
-                    "{}: {e}",
-                    source.as_deref().unwrap_or("helm template output")
-                ));
+                return Err(BadDocument {
+                    template: source.unwrap_or_else(|| "helm template output".into()),
+                    message: e.to_string(),
+                });
             }
         };
         let mut v = v;
