@@ -11,7 +11,7 @@
 //! spaces — and [`Span::Code`] through [`code`], which keeps a code span closed. Nothing from the
 //! cluster or a repository can reach the output any other way.
 
-use super::{Align, Block, Chart, Doc, Span, Table};
+use super::tree::{Align, Block, Chart, Doc, Span, Table};
 use crate::util::redact::redact;
 
 /// A document laid out for writing and splitting.

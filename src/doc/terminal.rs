@@ -14,7 +14,7 @@
 //! terminal, and `NO_COLOR` unset) headings and table headers are bold and an alert's label is red;
 //! colour is added after layout, so widths count only what shows.
 
-use super::{Alert, Align, Block, Doc, Span, Table, Text};
+use super::tree::{Alert, Align, Block, Doc, Span, Table, Text};
 
 /// How terminal text is laid out.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

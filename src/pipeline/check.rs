@@ -172,7 +172,7 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
     if let (Some(p), Some((report, ..))) = (&live, &live_view) {
         if job.signals.metrics.is_some() {
             let mut r = report.clone();
-            fleet::trend_column(&mut r, &job.signals, &cfg.tenancy, now, cx, &mut notes);
+            super::trend::column(&mut r, &job.signals, &cfg.tenancy, now, cx, &mut notes);
             for row in &mut check.tenants {
                 row.gpus_per_week = r
                     .tenants

@@ -74,7 +74,7 @@ pub fn run(spec: &FleetSpec, no_fail: bool, cx: &Context<'_>) -> Result<Run<Repo
         now,
         &cfg,
     );
-    fleet::trend_column(
+    super::trend::column(
         &mut report,
         &spec.signals,
         &cfg.tenancy,

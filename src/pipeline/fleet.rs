@@ -1,7 +1,7 @@
 //! The steps every fleet job shares, each written once: which configuration applies, reading the
 //! live state, GPU activity, the desired state with the commit it was read at, cost, serving
 //! headroom, the trend column, and how a report is finished (its kind, provenance, completeness and
-//! the notes and outcome that follow from them).
+//! the notes and outcome that follow from them). The trend column is [`super::trend::column`].
 //!
 //! `inventory`, `drift`, `cost`, `headroom` and the documents' facts are these steps in different
 //! combinations; the same inputs therefore give the same figures, sources and notes in each.
@@ -21,7 +21,6 @@ use crate::k8s::object::Object;
 use crate::live::opencost::{self, OpenCostSource, Window};
 use crate::live::outcomes::{self, CounterSource, OutcomeFile};
 use crate::live::prometheus::PromSource;
-use crate::live::range::Range;
 use crate::report::{Desired, GitProvenance, Headroom, Kind, LiveProvenance, Provenance, Report};
 use crate::util::date::Timestamp;
 
@@ -291,57 +290,6 @@ pub fn has_headroom_inputs(report: &Report, repo: Option<&Path>, production: &Pr
             .any(|w| w.intent.as_ref().is_some_and(|i| i.load_test.is_some()));
     let series = matches!(production, Production::Read(m) if !m.completions.is_empty());
     load_test || series
-}
-
-/// The trend read from `prom` over `[start, now]`: see [`super::trend::read`].
-fn trend_of(
-    m: &MetricsSpec,
-    t: TrendSpec,
-    tenancy: &crate::config::Tenancy,
-    now: Timestamp,
-    cx: &Context<'_>,
-) -> std::result::Result<crate::report::trend::Trend, String> {
-    let window = i64::try_from(t.window.as_secs()).map_err(|_| "the window is too long")?;
-    let now = now.unix();
-    let prom = Range::new(&m.url, m.token.as_deref(), m.timeout).map_err(|e| e.to_string())?;
-    cx.rt.block_on(super::trend::read(
-        &prom,
-        now - window,
-        now,
-        t.step.as_secs().max(1),
-        tenancy,
-    ))
-}
-
-/// The tenant table's trend column: with a Prometheus, each tenant's change in GPUs per week over
-/// the trend window. A trend that cannot be read or is unknown leaves the column out and says why
-/// in a note; it never fails the report.
-pub fn trend_column(
-    report: &mut Report,
-    spec: &Signals,
-    tenancy: &crate::config::Tenancy,
-    now: Timestamp,
-    cx: &Context<'_>,
-    notes: &mut Vec<Note>,
-) {
-    let (Some(m), Some(t)) = (&spec.metrics, spec.trend) else {
-        return;
-    };
-    match trend_of(m, t, tenancy, now, cx) {
-        Ok(trend) => match &trend.unknown {
-            Some(why) => notes.push(Note::Say(format!("trend column unknown: {why}"))),
-            None => {
-                for row in &mut report.tenants {
-                    row.gpus_per_week = trend
-                        .tenants
-                        .iter()
-                        .find(|x| x.name == row.name)
-                        .and_then(|x| x.per_week);
-                }
-            }
-        },
-        Err(why) => notes.push(Note::Say(format!("trend column unknown: {why}"))),
-    }
 }
 
 /// Finishes a fleet report: its kind, its provenance (scope, live sources aged against `now`, the

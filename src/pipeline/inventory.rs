@@ -87,7 +87,7 @@ pub fn run(spec: &FleetSpec, cx: &Context<'_>) -> Result<Run<Report>> {
         now,
         &cfg,
     );
-    fleet::trend_column(
+    super::trend::column(
         &mut report,
         &spec.signals,
         &cfg.tenancy,

@@ -1,12 +1,14 @@
 //! `trend`: GPUs per tenant and product line over a window, read back from Prometheus —
 //! gpuledger's own exported series when the Prometheus has them ([`crate::report::series`]),
 //! else kube-state-metrics' pod requests joined with its namespace labels and the tenancy rules.
-//! The report says which. [`read`] is also the tenant table's trend column
-//! ([`super::fleet::trend_column`]).
+//! The report says which. [`column`] is the tenant table's trend column of the other reports.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::fleet::Signals;
+use super::input::MetricsSpec;
+use super::input::TrendSpec;
 use super::{Context, Error, Note, Outcome, Result, Run};
 use crate::analysis::trend::{
     NO_PRODUCT_LINE, by_label, namespace_owners, regroup, trend, with_busy,
@@ -15,7 +17,7 @@ use crate::config::Tenancy;
 use crate::live::range::Range;
 use crate::report::series::{self, PRODUCT_LINE, PRODUCT_LINE_GPUS, TENANT, TENANT_GPUS};
 use crate::report::trend::{Source, Trend, TrendReport};
-use crate::report::{Kind, SCHEMA};
+use crate::report::{Kind, Report, SCHEMA};
 use crate::util::date::Timestamp;
 
 const KSM_REQUESTS: &str =
@@ -37,7 +39,11 @@ pub struct TrendJob {
 
 pub fn run(job: &TrendJob, cx: &Context<'_>) -> Result<Run<TrendReport>> {
     let mut notes: Vec<Note> = Vec::new();
-    let (cfg, cfg_path) = super::fleet::config(job.config.as_deref(), None, &mut notes)?;
+    let (cfg, cfg_path) = super::input::config(job.config.as_deref(), None)?;
+    let cfg_path = cfg_path.map(|p| p.display().to_string());
+    if let Some(p) = &cfg_path {
+        notes.push(Note::ConfigUsed(p.clone()));
+    }
     let now = job.now.unwrap_or_else(Timestamp::now).unix();
     let window = i64::try_from(job.window.as_secs())
         .map_err(|_| Error::Usage("the window is too long".into()))?;
@@ -63,6 +69,57 @@ pub fn run(job: &TrendJob, cx: &Context<'_>) -> Result<Run<TrendReport>> {
         notes,
         outcome: Outcome::Clean,
     })
+}
+
+/// The trend over the trend column's window ending `now`.
+fn trend_of(
+    m: &MetricsSpec,
+    t: TrendSpec,
+    tenancy: &crate::config::Tenancy,
+    now: Timestamp,
+    cx: &Context<'_>,
+) -> std::result::Result<crate::report::trend::Trend, String> {
+    let window = i64::try_from(t.window.as_secs()).map_err(|_| "the window is too long")?;
+    let now = now.unix();
+    let prom = Range::new(&m.url, m.token.as_deref(), m.timeout).map_err(|e| e.to_string())?;
+    cx.rt.block_on(read(
+        &prom,
+        now - window,
+        now,
+        t.step.as_secs().max(1),
+        tenancy,
+    ))
+}
+
+/// The tenant table's trend column: with a Prometheus, each tenant's change in GPUs per week over
+/// the trend window. A trend that cannot be read or is unknown leaves the column out and says why
+/// in a note; it never fails the report.
+pub fn column(
+    report: &mut Report,
+    spec: &Signals,
+    tenancy: &crate::config::Tenancy,
+    now: Timestamp,
+    cx: &Context<'_>,
+    notes: &mut Vec<Note>,
+) {
+    let (Some(m), Some(t)) = (&spec.metrics, spec.trend) else {
+        return;
+    };
+    match trend_of(m, t, tenancy, now, cx) {
+        Ok(trend) => match &trend.unknown {
+            Some(why) => notes.push(Note::Say(format!("trend column unknown: {why}"))),
+            None => {
+                for row in &mut report.tenants {
+                    row.gpus_per_week = trend
+                        .tenants
+                        .iter()
+                        .find(|x| x.name == row.name)
+                        .and_then(|x| x.per_week);
+                }
+            }
+        },
+        Err(why) => notes.push(Note::Say(format!("trend column unknown: {why}"))),
+    }
 }
 
 /// The trend from `prom` over `[start, now]`: gpuledger's own series when there are any, else
