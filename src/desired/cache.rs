@@ -207,6 +207,8 @@ mod tests {
                 .map(|(p, c)| (p.to_string(), Entry::File(c.as_bytes().to_vec())))
                 .collect(),
             remotes: Vec::new(),
+            remote_entries: Default::default(),
+            mounts: Default::default(),
         }
     }
 

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use super::HelmArgs;
 pub use super::error::Leaves;
 use super::error::SandboxError;
-use super::kustomization::KUSTOMIZATION_FILES;
+use super::kustomization::{KUSTOMIZATION_FILES, is_remote};
 use super::tree::{Entry, Tree, join};
 
 /// More symlinks than this on one path is a loop (Linux stops at 40 as well).
@@ -97,14 +97,6 @@ fn push_components(into: &mut VecDeque<String>, path: &str) -> Result<(), Leaves
         }
     }
     Ok(())
-}
-
-/// A kustomize entry that names something on the network rather than a local path.
-fn is_remote(entry: &str) -> bool {
-    entry.contains("://")
-        || entry.starts_with("git@")
-        || entry.contains("?ref=")
-        || entry.starts_with("github.com/")
 }
 
 /// One path a kustomization names: the field it sits in, the entry as written, and whether the
@@ -365,6 +357,8 @@ mod tests {
                 .map(|(p, e)| (p.to_string(), e.clone()))
                 .collect(),
             remotes: Vec::new(),
+            remote_entries: Default::default(),
+            mounts: Default::default(),
         }
     }
 

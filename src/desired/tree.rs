@@ -30,7 +30,27 @@ pub struct Tree {
     pub files: BTreeMap<String, Entry>,
     /// The repository's remote URLs (for matching Argo CD and Flux sources).
     pub remotes: Vec<String>,
+    /// kustomize's remote resources, by the kustomization directory that names them and the entry
+    /// as written: the tree directory their fetched content is mounted at (under
+    /// [`REMOTE_MOUNTS`]), or why it was not fetched.
+    pub remote_entries: BTreeMap<(String, String), Result<String, RemoteMiss>>,
+    /// The directories fetched content is mounted at, and what each is (`https://github.com/org/
+    /// repo@v1 (commit 0a1b2c3d4e5f)`), for the report.
+    pub mounts: BTreeMap<String, String>,
 }
+
+/// Why a remote resource of a kustomization was not fetched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteMiss {
+    /// gpuledger chose not to (`--offline`, a host the base does not use, a refused address),
+    /// rather than the source failing.
+    pub refused: bool,
+    pub why: String,
+}
+
+/// Where fetched remote content is mounted in the tree: a name the repository cannot hold (a
+/// repository's own files under `.gpuledger-` are dropped when it is read).
+pub const REMOTE_MOUNTS: &str = ".gpuledger-remote";
 
 /// The files a change touched between `base` and `head` (a ref, or the working tree with its
 /// untracked files when `None`), as paths from the repository's root, renames on both sides.
@@ -74,7 +94,7 @@ impl Tree {
     pub fn open(repo: &Path, rev: Option<&str>) -> Result<Tree, Error> {
         let git = git2::Repository::open(repo).ok();
         let remotes = git.as_ref().map(remote_urls).unwrap_or_default();
-        let (label, files) = match rev {
+        let (label, mut files) = match rev {
             None => ("working tree".to_string(), read_workdir(repo)?),
             Some(rev) => {
                 let git =
@@ -82,11 +102,16 @@ impl Tree {
                 ("ref ".to_string() + rev, read_git(&git, rev, repo)?)
             }
         };
+        // Names gpuledger gives its own files (fetched content, wrappers) are never the
+        // repository's: a repository cannot pass its files off as fetched ones.
+        files.retain(|p, _| !p.starts_with(".gpuledger-"));
         Ok(Tree {
             label,
             root: repo.to_path_buf(),
             files,
             remotes,
+            remote_entries: BTreeMap::new(),
+            mounts: BTreeMap::new(),
         })
     }
 
@@ -151,8 +176,9 @@ impl Tree {
         paths: impl IntoIterator<Item = &'p str>,
     ) -> Result<(), Error> {
         for path in paths {
-            // Names gpuledger writes itself (wrapper kustomizations, values files) are its own.
-            if path.starts_with(".gpuledger-") {
+            // Names gpuledger writes itself (wrapper kustomizations, values files) are its own;
+            // fetched content mounted in the tree is written like the repository's files.
+            if path.starts_with(".gpuledger-") && !path.starts_with(REMOTE_MOUNTS) {
                 continue;
             }
             let Ok(bytes) = self.read(path) else { continue };
