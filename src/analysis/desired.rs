@@ -11,7 +11,7 @@ use crate::desired::Rendered;
 use crate::k8s::object::{Kind, Object};
 use crate::report::{
     AppRow, AppStatus, ClusterOnlyTenant, ClusterRow, Desired, DesiredTenantRow,
-    DesiredWorkloadRow, DuplicateRow, WithoutGpus, WorkloadRow,
+    DesiredWorkloadRow, DuplicateRow, FetchedRow, WithoutGpus, WorkloadRow,
 };
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::kinds::declared_shape;
@@ -65,8 +65,26 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             cluster: u.cluster.clone(),
             applied_by: u.lineage.last().cloned(),
             lineage: u.lineage.clone(),
+            fetched: u
+                .prepared
+                .iter()
+                .flat_map(|p| &p.resolved)
+                .map(|r| FetchedRow {
+                    what: r.what.clone(),
+                    source: r.source.clone(),
+                    wanted: r.wanted.clone(),
+                    version: r.version.clone(),
+                    digest: r.digest.clone(),
+                })
+                .collect(),
         };
         match &out.result {
+            // gpuledger chose not to fetch what it needs (offline, a new source host): unknown,
+            // with the reason, rather than broken.
+            Err(e) if e.is_refusal() => {
+                row.status = AppStatus::NotRendered;
+                row.error = Some(e.to_string());
+            }
             Err(e) => {
                 row.status = AppStatus::Error;
                 row.error = Some(e.to_string());
@@ -131,6 +149,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             cluster: s.cluster.clone(),
             applied_by: None,
             lineage: Vec::new(),
+            fetched: Vec::new(),
         });
     }
     apps.sort_by(|a, b| {
@@ -175,6 +194,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             .collect(),
         problems: rendered.problems.clone(),
         without_gpus,
+        source_hosts: Default::default(),
     })
 }
 

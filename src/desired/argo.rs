@@ -18,9 +18,10 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::kustomization::is_kustomize_dir;
+use super::remote::refs::{ChartRef, ChartSource, Rules};
 use super::source::{AppRef, Context, SkipReason, SourceOutcome, Why, naming_overlay, tree_path};
 use super::tree::{Tree, join};
-use super::{HelmArgs, How, Unit};
+use super::{CHART_FILE, HelmArgs, How, Unit};
 use crate::k8s::object::{Body, Object};
 use crate::util::glob::Glob;
 
@@ -405,15 +406,34 @@ fn argo_source(
     namespace: Option<String>,
 ) -> Result<Unit, SkipReason> {
     if let Some(chart) = &s.chart {
-        return Err(SkipReason::new(
-            Why::Remote,
-            format!(
-                "Helm chart {chart} from repository {} is not rendered offline (remote chart)",
-                s.repo_url
-            ),
-        ));
+        return remote_chart(
+            ctx,
+            owner,
+            s,
+            refs,
+            namespace,
+            chart_source(&s.repo_url, chart),
+        );
     }
-    if s.repo_url.starts_with("oci://") || !ctx.is_this_repo(&s.repo_url) {
+    // Argo CD's native OCI source: an artifact; a Helm chart's renders at its root.
+    if let Some(reference) = s.repo_url.strip_prefix("oci://") {
+        if !matches!(s.path.as_deref().unwrap_or("."), "" | "." | "./") {
+            return Err(SkipReason::new(
+                Why::Unsupported,
+                format!(
+                    "OCI source {} with path {:?}: only a Helm chart at the artifact's root is rendered",
+                    s.repo_url,
+                    s.path.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
+        let source = ChartSource::Oci {
+            reference: reference.to_string(),
+            insecure: false,
+        };
+        return remote_chart(ctx, owner, s, refs, namespace, source);
+    }
+    if !ctx.is_this_repo(&s.repo_url) {
         return Err(ctx.not_this_repo(&s.repo_url));
     }
     let path = tree_path(s.path.as_deref().unwrap_or("."))?;
@@ -441,7 +461,7 @@ fn argo_source(
                 },
             ));
         }
-        SourceType::Helm => helm_how(ctx, owner, s, refs, &path)?,
+        SourceType::Helm => helm_how(ctx, owner, s, refs, Some(&path))?,
         SourceType::Kustomize => How::Kustomize {
             overlay: s
                 .kustomize
@@ -476,24 +496,96 @@ fn argo_source(
     })
 }
 
-/// A helm source's arguments, as Argo CD passes them to `helm template`.
+/// Where a chart source's chart is (argo-cd `util/helm/client.go`, `IsHelmOciRepo`): a `repoURL`
+/// without a scheme is an OCI registry, one with `oci://` too; any other is a Helm repository.
+fn chart_source(repo_url: &str, chart: &str) -> ChartSource {
+    let url = repo_url.trim();
+    match url.strip_prefix("oci://") {
+        Some(r) => ChartSource::Oci {
+            reference: format!("{}/{chart}", r.trim_end_matches('/')),
+            insecure: false,
+        },
+        None if !url.contains("://") => ChartSource::Oci {
+            reference: format!("{}/{chart}", url.trim_end_matches('/')),
+            insecure: false,
+        },
+        None => ChartSource::Repo {
+            url: url.to_string(),
+            chart: chart.to_string(),
+        },
+    }
+}
+
+/// A chart source whose chart is fetched: `helm template` of it with the Application's helm
+/// options, its `valueFiles` read from the chart (or from a `$ref` source of this repository),
+/// its `targetRevision` resolved as Argo CD resolves it.
+fn remote_chart(
+    ctx: &Context<'_>,
+    owner: &AppRef,
+    s: &ArgoSource,
+    refs: &BTreeMap<&str, &ArgoSource>,
+    namespace: Option<String>,
+    source: ChartSource,
+) -> Result<Unit, SkipReason> {
+    let version = s.target_revision.clone().unwrap_or_default();
+    let (version, digest) = match version.split_once('@') {
+        Some((v, d)) if d.starts_with("sha256:") => (v.to_string(), Some(d.to_string())),
+        _ if version.starts_with("sha256:") => (String::new(), Some(version)),
+        _ => (version, None),
+    };
+    let chart = ChartRef {
+        source,
+        version,
+        digest,
+        rules: Rules::Argo,
+    };
+    let how = helm_how(ctx, owner, s, refs, None)?;
+    Ok(Unit {
+        chart: Some(chart.clone()),
+        ..owner.unit(chart.location(), how, namespace, false)
+    })
+}
+
+/// A value file of a fetched chart, as a [`CHART_FILE`] path: relative to the chart's root
+/// (an absolute path too: the chart is the source's whole tree), never out of it.
+fn chart_file(f: &str) -> Result<String, SkipReason> {
+    match crate::desired::tree::normalize(f.trim_start_matches('/')) {
+        Some(p) if !p.is_empty() => Ok(format!("{CHART_FILE}{p}")),
+        _ => Err(SkipReason::new(
+            Why::Refused,
+            format!("{f:?} leaves the chart: refused"),
+        )),
+    }
+}
+
+/// A helm source's arguments, as Argo CD passes them to `helm template`. `path` is the chart's
+/// directory in the tree, or `None` for a fetched chart.
 fn helm_how(
     ctx: &Context<'_>,
     owner: &AppRef,
     s: &ArgoSource,
     refs: &BTreeMap<&str, &ArgoSource>,
-    path: &str,
+    path: Option<&str>,
 ) -> Result<How, SkipReason> {
     let h = s.helm.clone().unwrap_or_default();
     let mut args = HelmArgs {
         release: h.release_name.clone().unwrap_or_else(|| owner.app.clone()),
         include_crds: !h.skip_crds,
+        ignore_missing_values: h.ignore_missing_value_files,
         ..HelmArgs::default()
     };
-    let file = |f: &str| argo_file(ctx, path, refs, f);
+    let file = |f: &str| match path {
+        Some(dir) => argo_file(ctx, dir, refs, f),
+        None if f.starts_with('$') || f.contains("://") => argo_file(ctx, "", refs, f),
+        None => chart_file(f),
+    };
     for vf in &h.value_files {
         let p =
             file(vf).map_err(|e| SkipReason::new(e.why, format!("value file {vf}: {}", e.text)))?;
+        if p.starts_with(CHART_FILE) {
+            args.values_files.push(p);
+            continue;
+        }
         // As argo-cd reposerver/repository/repository.go (helmTemplate) does: a value file
         // that does not exist is dropped with `ignoreMissingValueFiles`, else helm fails on it.
         if !ctx.tree.exists(&p) {

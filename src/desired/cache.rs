@@ -159,6 +159,19 @@ pub fn inputs(tree: &Tree, unit: &Unit) -> Option<Inputs> {
         "{}\n{}\n{:?}\n{:?}\n{}\n{:?}\n",
         unit.app_kind, unit.path, unit.how, unit.namespace, unit.force_namespace, unit.substitute
     );
+    // A fetched chart and fetched dependencies are what their digests say.
+    if let Some(c) = &unit.chart {
+        desc.push_str(&format!("{c:?}\n"));
+    }
+    for r in unit.prepared.iter().flat_map(|p| &p.resolved) {
+        desc.push_str(&format!(
+            "{} {} {} {}\n",
+            r.what, r.source, r.version, r.digest
+        ));
+    }
+    for (name, _) in unit.prepared.iter().flat_map(|p| &p.deps) {
+        desc.push_str(&format!("dependency {name}\n"));
+    }
     for f in &files {
         desc.push_str(f);
         desc.push('\t');

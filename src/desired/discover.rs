@@ -124,6 +124,8 @@ pub fn plan<'a>(
         .flatten()
         .collect();
     let git_repositories = super::source::git_repositories(objects.iter().copied());
+    let mut flux_sources = super::source::FluxSources::new();
+    super::source::add_flux_sources(&mut flux_sources, objects.iter().copied());
     let mut repo_urls: Vec<String> = tree
         .remotes
         .iter()
@@ -137,6 +139,7 @@ pub fn plan<'a>(
         tree,
         repo_urls,
         git_repositories,
+        flux_sources,
         clusters: cluster_config,
     };
 
@@ -258,6 +261,8 @@ fn unit(path: &str, kind: &str, how: How) -> Unit {
         notes: Vec::new(),
         cluster: None,
         lineage: Vec::new(),
+        chart: None,
+        prepared: None,
     }
 }
 

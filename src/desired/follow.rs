@@ -15,7 +15,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::error::RenderError;
 use super::kustomization::{is_kustomize_dir, kustomization_entries};
+use super::remote::Remote;
 use super::render::Renderer;
 use super::source::{AppRef, Context, SourceOutcome, collect};
 use super::tree::{Tree, join, normalize, under};
@@ -30,7 +32,7 @@ pub fn is_app(o: &Object) -> bool {
     matches!(
         o.typed_kind(),
         Kind::Application | Kind::ApplicationSet | Kind::FluxKustomization | Kind::HelmRelease
-    )
+    ) || super::flux_bootstrap::is_flux_instance(o)
 }
 
 /// The render units of one app object (one per Argo CD source, one per generated Application),
@@ -282,10 +284,11 @@ pub struct Start<'a> {
     pub apps_declared: bool,
 }
 
-/// Renders the roots and follows the apps in their output, breadth first.
-pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
+/// Renders the roots and follows the apps in their output, breadth first; what a level's units
+/// need from outside the repository is fetched through `remote` before the level renders.
+pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote) -> Rendered {
     let Start {
-        ctx,
+        mut ctx,
         units,
         parsed,
         mut skipped,
@@ -315,9 +318,31 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
     // Breadth first, a level at a time: the units of a level render together (in parallel, the
     // cache permitting), then their results are followed in queue order, as one at a time would.
     while !queue.is_empty() {
-        let level: Vec<Queued> = queue.drain(..).collect();
-        let units: Vec<&Unit> = level.iter().map(|q| &q.unit).collect();
-        let results = renderer.render_batch(&units, &parsed);
+        let mut level: Vec<Queued> = queue.drain(..).collect();
+        let mut units: Vec<Unit> = level.iter().map(|q| q.unit.clone()).collect();
+        let unfetched = super::prepare::prepare(&mut units, ctx.tree, remote);
+        let ready: Vec<&Unit> = units
+            .iter()
+            .zip(&unfetched)
+            .filter(|(_, e)| e.is_none())
+            .map(|(u, _)| u)
+            .collect();
+        let mut rendered = renderer.render_batch(&ready, &parsed).into_iter();
+        let results: Vec<Result<Vec<Object>, RenderError>> = unfetched
+            .into_iter()
+            .map(|e| match e {
+                Some(e) => Err(e),
+                None => rendered.next().unwrap_or(Err(RenderError::NotRendered)),
+            })
+            .collect();
+        for (q, u) in level.iter_mut().zip(units) {
+            q.unit = u;
+        }
+        // The Flux sources a level renders (an OCIRepository beside its HelmRelease, placed in
+        // the namespace its Kustomization sets) are what the apps it renders refer to.
+        for objs in results.iter().filter_map(|r| r.as_ref().ok()) {
+            super::source::add_flux_sources(&mut ctx.flux_sources, objs.iter());
+        }
         for (Queued { unit, chain }, result) in level.into_iter().zip(results) {
             if let Ok(objs) = &result {
                 for o in objs.iter().filter(|o| is_app(o)) {

@@ -26,8 +26,10 @@ pub mod clusters;
 pub mod discover;
 pub mod error;
 pub mod flux;
+pub mod flux_bootstrap;
 pub mod follow;
 pub mod kustomization;
+pub mod prepare;
 pub mod remote;
 pub mod render;
 pub mod sandbox;
@@ -80,6 +82,10 @@ pub struct HelmArgs {
     /// Argo CD `fileParameters` (`--set-file`): name → tree path, the last of a name winning.
     pub set_file: BTreeMap<String, String>,
     pub include_crds: bool,
+    /// A values file inside a fetched chart ([`CHART_FILE`]) that the chart does not have is
+    /// dropped rather than an error (Argo CD `ignoreMissingValueFiles`, Flux
+    /// `ignoreMissingValuesFiles`).
+    pub ignore_missing_values: bool,
 }
 
 /// One thing to render: an app's source, or a root found without apps.
@@ -108,6 +114,27 @@ pub struct Unit {
     /// The apps that applied this unit's app, root first (`Kustomization/flux-system`, …); empty
     /// for a root.
     pub lineage: Vec<String>,
+    /// A chart from a Helm repository or an OCI registry, fetched before the unit renders (its
+    /// `path` then only names it).
+    pub chart: Option<remote::refs::ChartRef>,
+    /// What fetching prepared for it: the chart, the dependencies its `charts/` lacks, and what
+    /// each request resolved to. Set by [`follow`] before the unit renders.
+    pub prepared: Option<std::sync::Arc<Prepared>>,
+}
+
+/// A values file inside a fetched chart (Argo CD `valueFiles` of a chart source, Flux
+/// `valuesFiles` of a HelmRepository chart), as a [`HelmArgs::values_files`] entry.
+pub const CHART_FILE: &str = ".gpuledger-chart/";
+
+/// What was fetched for a unit before it renders.
+#[derive(Debug, Clone, Default)]
+pub struct Prepared {
+    /// The unit's chart, when it is not in the repository.
+    pub chart: Option<remote::refs::FetchedChart>,
+    /// Dependencies its chart's `charts/` lacks, by name.
+    pub deps: Vec<(String, remote::deps::Supply)>,
+    /// What each request resolved to, for the report.
+    pub resolved: Vec<remote::refs::Resolved>,
 }
 
 /// An app that is listed but not rendered, with the reason (another repository, an OCI chart, a

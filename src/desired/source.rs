@@ -45,8 +45,56 @@ pub struct Context<'a> {
     pub repo_urls: Vec<String>,
     /// GitRepository objects found in the tree: (namespace, name) → normalised URL.
     pub git_repositories: BTreeMap<(String, String), String>,
+    /// Flux sources (HelmRepository, OCIRepository, HelmChart, ArtifactGenerator, …) found in
+    /// the tree's files and in what the apps rendered: (kind, namespace, name) → spec.
+    pub flux_sources: FluxSources,
     /// `clusters:` of the configuration, to name the cluster of an Argo CD destination.
     pub clusters: &'a BTreeMap<String, crate::config::ClusterConfig>,
+}
+
+/// Flux source objects by (kind, namespace, name), with their specs.
+pub type FluxSources = BTreeMap<(String, String, String), Value>;
+
+/// The kinds of Flux sources an app's `sourceRef` or `chartRef` may name (source-controller's
+/// group, and source-watcher's ArtifactGenerator).
+const FLUX_SOURCE_GROUPS: [&str; 2] = ["source.toolkit.fluxcd.io", "source.extensions.fluxcd.io"];
+
+/// Adds the Flux source objects among `objects` (a file's, or an app's rendered output).
+pub fn add_flux_sources<'a>(into: &mut FluxSources, objects: impl Iterator<Item = &'a Object>) {
+    for o in objects {
+        if !FLUX_SOURCE_GROUPS.contains(&crate::k8s::object::group_of(&o.api_version)) {
+            continue;
+        }
+        if let Body::Raw(v) = &o.body {
+            into.insert(
+                (
+                    o.kind.clone(),
+                    o.namespace().to_string(),
+                    o.meta.name.clone(),
+                ),
+                v.clone(),
+            );
+        }
+    }
+}
+
+impl Context<'_> {
+    /// The spec of the Flux source `kind` `namespace/name`: exact, else the one object of that
+    /// name the tree holds without a namespace (a file whose namespace its Kustomization sets).
+    pub fn flux_source(&self, kind: &str, namespace: &str, name: &str) -> Option<&Value> {
+        let key = (kind.to_string(), namespace.to_string(), name.to_string());
+        if let Some(v) = self.flux_sources.get(&key) {
+            return Some(v);
+        }
+        let mut unnamespaced = self
+            .flux_sources
+            .iter()
+            .filter(|((k, ns, n), _)| k == kind && ns.is_empty() && n == name);
+        match (unnamespaced.next(), unnamespaced.next()) {
+            (Some((_, v)), None) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 impl Context<'_> {
@@ -165,6 +213,8 @@ impl AppRef {
             notes: Vec::new(),
             cluster: None,
             lineage: Vec::new(),
+            chart: None,
+            prepared: None,
         }
     }
 

@@ -52,6 +52,10 @@ pub struct Desired {
     /// changed shape, it is not unmanaged.
     #[serde(skip)]
     pub without_gpus: Vec<WithoutGpus>,
+    /// The remote source hosts this ref's apps name (charts, registries, kustomize bases): what a
+    /// check's head may fetch from.
+    #[serde(skip)]
+    pub source_hosts: std::collections::BTreeSet<String>,
 }
 
 /// A namespace whose tenant only the cluster's Namespace labels name: Git's workloads there count
@@ -113,6 +117,25 @@ pub struct AppRow {
     /// Every app above it, root first (`Kind/name`).
     #[serde(skip)]
     pub lineage: Vec<String>,
+    /// What was fetched for it from outside the repository, and what each request resolved to
+    /// (`chart llm ^1.2 → 1.2.3 @ sha256:…`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fetched: Vec<FetchedRow>,
+}
+
+/// One thing fetched for an app.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FetchedRow {
+    /// `chart`, `dependency redis`, `kustomize resource`.
+    pub what: String,
+    /// Where from: a URL, `oci://…`.
+    pub source: String,
+    /// What the app asked for (a version, a range, a tag); empty for the latest.
+    pub wanted: String,
+    /// What it resolved to.
+    pub version: String,
+    /// `sha256:…` of the chart archive or OCI manifest, or the git commit.
+    pub digest: String,
 }
 
 /// One cluster the repository drives, and what Git declares for it.

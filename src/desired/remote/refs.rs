@@ -50,6 +50,21 @@ impl ChartRef {
         }
     }
 
+    /// The chart at a version, as the sources of its objects name it:
+    /// `oci://ghcr.io/org/charts/llm:1.2.3`, `https://charts.example.com/llm-1.2.3.tgz`.
+    pub fn at(&self, version: &str) -> String {
+        match &self.source {
+            ChartSource::Repo { url, chart } => {
+                format!("{}/{chart}-{version}.tgz", shown(url).trim_end_matches('/'))
+            }
+            ChartSource::Oci { reference, .. } => format!(
+                "oci://{}:{}",
+                reference.trim_start_matches("oci://"),
+                version.replace('+', "_")
+            ),
+        }
+    }
+
     /// What the app asked for: `llm ^1.2 from https://…`.
     pub fn describe(&self) -> String {
         let wanted = match (&self.digest, self.version.as_str()) {
