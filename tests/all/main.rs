@@ -28,6 +28,7 @@ mod live;
 mod plan;
 mod prometheus;
 mod provenance;
+mod remote;
 mod render;
 mod sandbox;
 mod ship;
@@ -43,3 +44,5 @@ mod kube_emulator;
 mod opencost_fake;
 #[path = "../support/prometheus.rs"]
 mod prometheus_harness;
+#[path = "../support/remote.rs"]
+mod remote_servers;

@@ -1,0 +1,145 @@
+//! Remote sources rendered as the controllers render them, against real servers on 127.0.0.1: a
+//! Helm repository (index and packaged charts served over HTTP), Distribution's registry with
+//! charts pushed by the Helm engine, and git over smart HTTP through `git http-backend`. Each
+//! scenario has an exact GPU total, and the same repository with `--offline` is unknown with the
+//! reason. The fetch policy's refusals (a private address behind a redirect, a source host the
+//! base does not use, an oversized archive, a slow server) have their own tests.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::remote_servers::{Registry, Route, Server, charts, publish_git};
+use crate::support::{Repo, desired_gpus, fixture, render, with_renderers};
+
+/// `.gpuledger.yaml` that lets fetching reach the test servers on loopback.
+const LOOPBACK: &str = "render:\n  remote:\n    private_networks: [127.0.0.0/8]\n";
+
+fn chart(name: &str) -> std::path::PathBuf {
+    fixture(&format!("tests/fixtures/remote/charts/{name}"))
+}
+
+/// A Helm repository of llm 1.2.3, llm 2.0.0 and cache 0.3.1 at `<server>/charts`.
+fn helm_repo(server: &Server, dir: &Path) {
+    charts(&[&chart("llm-1"), &chart("llm-2"), &chart("cache")], dir, &[]);
+    server.dir("/charts", dir);
+}
+
+fn app<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == name)
+        .unwrap_or_else(|| panic!("no app {name} in {:#}", r["desired"]["apps"]))
+}
+
+fn render_with_cache(repo: &Path, cache: &Path, extra: &[&str]) -> (i32, Value, String) {
+    let mut args = vec!["--cache-dir", cache.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    render(repo, &args)
+}
+
+/// An Argo CD chart source: the range resolved against the index (^1 → 1.2.3, never 2.0.0), the
+/// archive checked against the index's digest, the values file read from the chart; offline, the
+/// app is unknown and says why.
+#[test]
+fn a_chart_from_a_helm_repository_renders_at_the_version_its_range_resolves_to() {
+    let server = Server::start();
+    let tmp = tempfile::tempdir().unwrap();
+    helm_repo(&server, &tmp.path().join("repo"));
+    let repo = Repo::new();
+    repo.write(".gpuledger.yaml", LOOPBACK).write(
+        "apps/chat.yaml",
+        &format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: chat\n  namespace: argocd\nspec:\n  destination:\n    namespace: research\n    server: https://kubernetes.default.svc\n  source:\n    repoURL: {}/charts\n    chart: llm\n    targetRevision: ^1\n    helm:\n      valueFiles: [values-large.yaml]\n",
+            server.url()
+        ),
+    );
+    repo.commit("chat from a Helm repository");
+    let cache = tmp.path().join("cache");
+    let (code, r, stderr) = render_with_cache(repo.path(), &cache, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        desired_gpus(&r),
+        [("research/Deployment/chat".to_string(), 16)].into()
+    );
+    assert_eq!(r["desired"]["gpus_declared"], 16);
+    let fetched = &app(&r, "chat")["fetched"][0];
+    assert_eq!(fetched["wanted"], "^1");
+    assert_eq!(fetched["version"], "1.2.3");
+    let archive = std::fs::read(tmp.path().join("repo/llm-1.2.3.tgz")).unwrap();
+    assert_eq!(
+        fetched["digest"],
+        format!("sha256:{}", gpuledger::desired::remote::store::sha256(&archive))
+    );
+    // The archive is in the cache by its digest: a second run fetches the index only.
+    let before = server.requests().len();
+    let (code, r2, _) = render_with_cache(repo.path(), &cache, &[]);
+    assert_eq!((code, r2["desired"]["gpus_declared"].clone()), (0, 16.into()));
+    let again: Vec<String> = server.requests()[before..].to_vec();
+    assert_eq!(again, ["GET /charts/index.yaml"]);
+
+    let (code, off, _) = render_with_cache(repo.path(), &cache, &["--offline"]);
+    let a = app(&off, "chat");
+    assert_eq!(a["status"], "not-rendered");
+    assert!(a["error"].as_str().unwrap().contains("--offline"), "{a:#}");
+    assert_ne!(code, 0, "unknown GPUs are not a clean result");
+}
+
+/// Flux and Argo CD charts in an OCI registry (Distribution's, charts pushed by the Helm engine):
+/// an Argo CD source without a scheme, a Flux HelmRepository of type oci with a range, and an
+/// OCIRepository with a semver ref behind a HelmRelease's chartRef.
+#[test]
+fn charts_in_an_oci_registry_render_for_argo_cd_and_flux() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let oci = format!("oci://{}/charts", reg.host);
+    charts(
+        &[&chart("llm-1"), &chart("llm-2")],
+        tmp.path(),
+        &[
+            ("llm-1.2.3.tgz", oci.clone()),
+            ("llm-2.0.0.tgz", oci.clone()),
+        ],
+    );
+    let repo = Repo::new();
+    repo.write(".gpuledger.yaml", LOOPBACK)
+        .write(
+            "argo/chat.yaml",
+            &format!(
+                "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: chat\nspec:\n  destination:\n    namespace: research\n  source:\n    repoURL: {}/charts\n    chart: llm\n    targetRevision: 1.2.3\n",
+                reg.host
+            ),
+        )
+        .write(
+            "flux/sources.yaml",
+            &format!(
+                "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: ml\nspec:\n  type: oci\n  url: {oci}\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: llm\n  namespace: ml\nspec:\n  url: {oci}/llm\n  ref:\n    semver: '>=2.0.0'\n  layerSelector:\n    mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip\n    operation: copy\n"
+            ),
+        )
+        .write(
+            "flux/releases.yaml",
+            "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: batch\n  namespace: ml\nspec:\n  chart:\n    spec:\n      chart: llm\n      version: 1.x\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n  values:\n    replicas: 1\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: big\n  namespace: ml\nspec:\n  chartRef:\n    kind: OCIRepository\n    name: llm\n",
+        );
+    repo.commit("OCI charts");
+    let (code, r, stderr) = render_with_cache(repo.path(), &tmp.path().join("cache"), &[]);
+    assert_eq!(code, 0, "{stderr}\n{:#}", r["desired"]["apps"]);
+    assert_eq!(
+        desired_gpus(&r),
+        [
+            ("research/Deployment/chat".to_string(), 8),
+            ("ml/Deployment/batch".to_string(), 4),
+            ("ml/Deployment/big".to_string(), 80),
+        ]
+        .into()
+    );
+    assert_eq!(r["desired"]["gpus_declared"], 92);
+    assert_eq!(app(&r, "big")["fetched"][0]["version"], "2.0.0");
+    assert!(
+        app(&r, "big")["fetched"][0]["digest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+}
