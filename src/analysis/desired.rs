@@ -57,9 +57,9 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                 u.path.clone()
             },
             status: AppStatus::Rendered,
-            objects: 0,
-            gpu_workloads: 0,
-            gpus_declared: 0,
+            objects: None,
+            gpu_workloads: None,
+            gpus_declared: None,
             error: None,
             notes: u.notes.clone(),
             cluster: u.cluster.clone(),
@@ -77,6 +77,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                     digest: r.digest.clone(),
                 })
                 .collect(),
+            fingerprint: u.fingerprint.clone(),
         };
         match &out.result {
             // gpuledger chose not to fetch what it needs (offline, a new source host): unknown,
@@ -90,7 +91,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                 row.error = Some(e.to_string());
             }
             Ok(objs) => {
-                row.objects = sum::count(objs.len());
+                row.objects = Some(sum::count(objs.len()));
                 for o in objs {
                     let key = format!(
                         "{}/{}/{}",
@@ -108,8 +109,8 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                 }
                 match app_workloads(objs, &tenants, &u.app, &cfg.intent) {
                     Ok((rows, cpu_only, gpus)) => {
-                        row.gpu_workloads = sum::count(rows.len());
-                        row.gpus_declared = gpus;
+                        row.gpu_workloads = Some(sum::count(rows.len()));
+                        row.gpus_declared = Some(gpus);
                         without_gpus.extend(cpu_only);
                         workloads.extend(rows.into_iter().map(|r| DesiredWorkloadRow {
                             workload: r,
@@ -122,6 +123,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                     Err(e) => {
                         row.status = AppStatus::Error;
                         row.error = Some(e.to_string());
+                        row.objects = None;
                     }
                 }
             }
@@ -141,15 +143,16 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             } else {
                 AppStatus::NotRendered
             },
-            objects: 0,
-            gpu_workloads: 0,
-            gpus_declared: 0,
+            objects: None,
+            gpu_workloads: None,
+            gpus_declared: None,
             error: Some(s.reason.clone()),
             notes: vec![],
             cluster: s.cluster.clone(),
             applied_by: None,
             lineage: Vec::new(),
             fetched: Vec::new(),
+            fingerprint: s.fingerprint.clone(),
         });
     }
     apps.sort_by(|a, b| {
@@ -166,7 +169,18 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
 
     let tenancy = cluster_only_tenants(&workloads, &namespaces, &tenants, cfg, live);
     let clusters = cluster_rows(&workloads, &apps)?;
+    let rendered_total = sum::sum(workloads.iter().map(|w| w.workload.gpus_declared)).named(
+        format_args!("the repository at {}", rendered.label),
+        "GPUs declared",
+    )?;
+    let mut unknown = BTreeMap::new();
+    if let Some(why) = not_rendered(&apps) {
+        unknown.insert("gpus_declared".to_string(), why);
+    }
     Ok(Desired {
+        gpus_declared: unknown.is_empty().then_some(rendered_total),
+        gpus_declared_rendered: rendered_total,
+        unknown,
         intent_coverage: super::inventory::intent_coverage(
             workloads.iter().map(|w| &w.workload),
             |r| r.gpus_declared,
@@ -175,10 +189,6 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         cluster: rendered.cluster.clone(),
         tenancy,
         at: rendered.label.clone(),
-        gpus_declared: sum::sum(workloads.iter().map(|w| w.workload.gpus_declared)).named(
-            format_args!("the repository at {}", rendered.label),
-            "GPUs declared",
-        )?,
         workloads,
         tenants: tenant_rows,
         apps,
@@ -196,6 +206,42 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         without_gpus,
         source_hosts: Default::default(),
     })
+}
+
+/// Why the GPUs declared are unknown: `140 of 257 apps not rendered: Application chat (not
+/// fetched: --offline); …` (the first few named), or `None` when every app rendered.
+pub fn not_rendered(apps: &[AppRow]) -> Option<String> {
+    let counted: Vec<&AppRow> = apps
+        .iter()
+        .filter(|a| a.status != AppStatus::NotApplied)
+        .collect();
+    let missing: Vec<&&AppRow> = counted.iter().filter(|a| a.unknown()).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    const NAMED: usize = 3;
+    let named: Vec<String> = missing
+        .iter()
+        .take(NAMED)
+        .map(|a| {
+            format!(
+                "{} {} ({})",
+                a.kind,
+                a.name,
+                crate::util::text::line(a.error.as_deref().unwrap_or("not rendered"), 160)
+            )
+        })
+        .collect();
+    let more = match missing.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!("; and {n} more"),
+    };
+    Some(format!(
+        "{} of {} apps not rendered: {}{more}",
+        missing.len(),
+        counted.len(),
+        named.join("; ")
+    ))
 }
 
 /// GPUs declared per tenant, largest first.
@@ -242,23 +288,28 @@ fn cluster_rows(
                 .iter()
                 .filter(|w| w.cluster.as_ref() == Some(name))
                 .collect();
+            let total = sum::sum(mine.iter().map(|w| w.workload.gpus_declared))
+                .named(format_args!("cluster {name}"), "GPUs declared")?;
+            let of = |status: AppStatus| {
+                sum::count(
+                    apps.iter()
+                        .filter(|a| a.cluster.as_ref() == Some(name) && a.status == status)
+                        .count(),
+                )
+            };
+            let (failed, skipped) = (of(AppStatus::Error), of(AppStatus::NotRendered));
             Ok(ClusterRow {
                 name: name.clone(),
-                gpus_declared: sum::sum(mine.iter().map(|w| w.workload.gpus_declared))
-                    .named(format_args!("cluster {name}"), "GPUs declared")?,
+                gpus_declared: (failed + skipped == 0).then_some(total),
+                gpus_declared_rendered: total,
+                not_rendered_apps: skipped,
                 workloads: sum::count(mine.len()),
                 apps: sum::count(
                     apps.iter()
                         .filter(|a| a.cluster.as_ref() == Some(name))
                         .count(),
                 ),
-                failed_apps: sum::count(
-                    apps.iter()
-                        .filter(|a| {
-                            a.cluster.as_ref() == Some(name) && a.status == AppStatus::Error
-                        })
-                        .count(),
-                ),
+                failed_apps: failed,
                 tenants: tenant_rows(mine.iter().copied())?,
             })
         })

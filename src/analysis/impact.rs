@@ -10,8 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::Config;
 use crate::report::{
-    AppStatus, CapacityFit, ChangeRow, Check, ConfigReview, DeltaRow, Desired, DesiredWorkloadRow,
-    Drift, DriftRow, Gate, GateName, IntentFinding, Report, TenantLimit,
+    AppRow, AppStatus, CapacityFit, ChangeRow, Check, ConfigReview, DeltaRow, Desired,
+    DesiredWorkloadRow, Drift, DriftRow, Gate, GateName, IntentFinding, Report, TenantLimit,
 };
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::{WorkloadId, describe_change};
@@ -138,7 +138,10 @@ pub fn impact(
     config: ConfigReview,
 ) -> Result<Check, Overflow> {
     // An app that failed to render on either side says nothing about its workloads: they are
-    // neither added nor removed, and the GPU delta is unknown rather than a fall to zero.
+    // neither added nor removed, and the GPU delta is unknown rather than a fall to zero. So
+    // does an app not rendered on purpose (a remote source offline or from a host the base does
+    // not use, a plugin) that the change adds, removes or changes; one the change leaves as it is
+    // declares the same unknown GPUs on both sides, and the delta stays known.
     // An app below a failed one (its parent never rendered it on that side) is as unknown.
     let failed = failed_apps(base, head);
     let known = |w: &&DesiredWorkloadRow| {
@@ -207,9 +210,13 @@ pub fn impact(
     }
     let product_lines = deltas(&by(base, &line)?, &by(head, &line)?)?;
 
-    let render_errors = render_errors(base, head, &config);
-    // Capacity compares what both sides need: it is unknown when either did not render.
-    let incomplete_render = !failed.is_empty() || !head.problems.is_empty();
+    let render_errors = render_errors(base, head, &config, &failed);
+    // Capacity compares what both sides need: it is unknown when either did not render, an
+    // unchanged app that did not render included (what it needs is unknown on both sides).
+    let incomplete_render = !failed.is_empty()
+        || !head.problems.is_empty()
+        || base.gpus_declared.is_none()
+        || head.gpus_declared.is_none();
     let live_gap = match live {
         None => Some("no live state given".to_string()),
         Some(v) if !v.incomplete.is_empty() => Some(format!(
@@ -229,7 +236,7 @@ pub fn impact(
                 let unmanaged = sum::sum(drift.unmanaged.iter().map(|r| r.gpus))
                     .named("the cluster", "GPUs held by unmanaged workloads")?;
                 let projected =
-                    sum::add(d.gpus_declared, unmanaged).named(side, "GPUs projected")?;
+                    sum::add(d.gpus_declared_rendered, unmanaged).named(side, "GPUs projected")?;
                 Ok((projected, unmanaged))
             };
             let (projected, unmanaged) = need(head, v.head_drift, "the head")?;
@@ -254,7 +261,10 @@ pub fn impact(
         (resolved, introduced) = (None, None);
     }
     let capacity_unknown = match (&live_gap, incomplete_render) {
-        (_, true) => Some("an app did not render, so what it needs is unknown".to_string()),
+        (_, true) => Some(match head.unknown.get("gpus_declared") {
+            Some(why) if failed.is_empty() => format!("what the head needs is unknown: {why}"),
+            _ => "an app did not render, so what it needs is unknown".to_string(),
+        }),
         (Some(why), false) => Some(why.clone()),
         (None, false) => None,
     };
@@ -351,7 +361,12 @@ pub fn impact(
             .iter()
             .map(|((kind, name), (side, error))| {
                 let error = crate::util::text::line(error, 300);
-                format!("{kind} {name} failed to render at the {side} — {error}")
+                let verb = if error.contains("not rendered") || error.starts_with("not fetched") {
+                    "is not rendered"
+                } else {
+                    "failed to render"
+                };
+                format!("{kind} {name} {verb} at the {side} — {error}")
             })
             .collect();
         apps.join("; ")
@@ -359,15 +374,27 @@ pub fn impact(
     let delta = match &delta_unknown {
         Some(_) => None,
         None => Some(
-            sum::delta(head.gpus_declared, base.gpus_declared)
+            sum::delta(head.gpus_declared_rendered, base.gpus_declared_rendered)
                 .named("the change", "GPUs declared")?,
         ),
     };
+    // A side whose total is unknown (an app the change leaves alone did not render) shows what
+    // rendered, as a floor.
+    let total = |d: &Desired| match d.gpus_declared {
+        Some(n) => n.to_string(),
+        None => format!("≥{}", d.gpus_declared_rendered),
+    };
     let mut summary = match (&delta, &delta_unknown) {
-        (Some(delta), _) => format!(
-            "{delta:+} GPUs ({} → {})",
-            base.gpus_declared, head.gpus_declared
-        ),
+        (Some(delta), _) => {
+            let mut s = format!("{delta:+} GPUs ({} → {})", total(base), total(head));
+            if let Some(why) = head.unknown.get("gpus_declared") {
+                s.push_str(&format!(
+                    " (unchanged by this change, and unknown: {})",
+                    crate::util::text::line(why, 200)
+                ));
+            }
+            s
+        }
         (None, why) => format!("GPU delta unknown: {}", why.as_deref().unwrap_or("")),
     };
     let moved: Vec<String> = tenants
@@ -410,8 +437,8 @@ pub fn impact(
         summary,
         base_at: base.at.clone(),
         head_at: head.at.clone(),
-        gpus_base: base.gpus_declared,
-        gpus_head: head.gpus_declared,
+        gpus_base: base.gpus_declared_rendered,
+        gpus_head: head.gpus_declared_rendered,
         gpu_delta: delta,
         delta_unknown,
         tenants,
@@ -439,8 +466,10 @@ pub fn impact(
     })
 }
 
-/// The apps that failed to render on either side, by (kind, name): the side (the head's failure
-/// first) and the error.
+/// The apps whose GPUs the change makes unknown, by (kind, name): the side (the head's first) and
+/// the error. Every app that failed to render on either side; and an app not rendered on purpose
+/// that only one side has, or that the change changed (its object differs, or why it is not
+/// rendered).
 fn failed_apps(
     base: &Desired,
     head: &Desired,
@@ -454,12 +483,50 @@ fn failed_apps(
             );
         }
     }
+    type Key<'a> = (&'a Option<String>, &'a str, &'a str);
+    fn skipped(d: &Desired) -> BTreeMap<Key<'_>, &AppRow> {
+        d.apps
+            .iter()
+            .filter(|a| a.status == AppStatus::NotRendered)
+            .map(|a| ((&a.cluster, a.kind.as_str(), a.name.as_str()), a))
+            .collect()
+    }
+    let (b, h) = (skipped(base), skipped(head));
+    let error = |a: &AppRow| a.error.clone().unwrap_or_else(|| "not rendered".into());
+    for (k, a) in &h {
+        let same = b
+            .get(k)
+            .is_some_and(|x| x.fingerprint == a.fingerprint && x.error == a.error);
+        if !same {
+            out.entry((a.kind.clone(), a.name.clone()))
+                .or_insert(("head", error(a)));
+        }
+    }
+    for (_, a) in b.iter().filter(|(k, _)| !h.contains_key(*k)) {
+        out.entry((a.kind.clone(), a.name.clone()))
+            .or_insert(("base", error(a)));
+    }
     out
 }
 
-/// Every app of either side that failed to render, the problems of either tree, and a head
+/// Every app of either side that failed to render, every app not rendered that the change adds,
+/// removes or changes (`unknown`, from [`failed_apps`]), the problems of either tree, and a head
 /// configuration that does not parse.
-fn render_errors(base: &Desired, head: &Desired, config: &ConfigReview) -> Vec<String> {
+fn render_errors(
+    base: &Desired,
+    head: &Desired,
+    config: &ConfigReview,
+    unknown: &BTreeMap<(String, String), (&'static str, String)>,
+) -> Vec<String> {
+    let not_rendered = unknown.iter().filter(|((kind, name), (side, _))| {
+        let d = if *side == "head" { head } else { base };
+        d.apps
+            .iter()
+            .any(|a| a.kind == *kind && a.name == *name && a.status == AppStatus::NotRendered)
+    });
+    let not_rendered: Vec<String> = not_rendered
+        .map(|((kind, name), (side, why))| format!("{side}: {kind} {name}: {why}"))
+        .collect();
     [("base", base), ("head", head)]
         .iter()
         .flat_map(|(side, d)| {
@@ -476,6 +543,7 @@ fn render_errors(base: &Desired, head: &Desired, config: &ConfigReview) -> Vec<S
                 })
                 .chain(d.problems.iter().map(move |p| format!("{side}: {p}")))
         })
+        .chain(not_rendered)
         .chain(config.head_error.iter().map(|e| format!("head: {e}")))
         .collect()
 }

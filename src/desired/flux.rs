@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::remote::refs::{ChartRef, ChartSource, Rules};
 use super::source::{
-    AppRef, Context, SkipReason, SourceOutcome, Why, defined_at, naming_overlay, spec, tree_path,
+    AppRef, Context, SkipReason, SourceOutcome, Why, naming_overlay, spec, tree_path,
 };
 use super::tree::is_chart_dir;
 use super::{CHART_FILE, HelmArgs, How, Unit};
@@ -133,11 +133,7 @@ pub fn flux_units(ctx: &Context<'_>, o: &Object) -> Option<SourceOutcome> {
     if super::flux_bootstrap::is_flux_instance(o) {
         return Some(super::flux_bootstrap::flux_instance_unit(ctx, o));
     }
-    let owner = AppRef {
-        app: o.meta.name.clone(),
-        app_kind: o.kind.clone(),
-        defined_at: defined_at(o),
-    };
+    let owner = AppRef::of(o, &o.kind);
     let unit = match o.typed_kind() {
         Kind::FluxKustomization => kustomization_unit(ctx, o, &owner),
         Kind::HelmRelease => helm_release_unit(ctx, o, &owner),

@@ -14,7 +14,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::source::{AppRef, Context, SkipReason, SourceOutcome, Why, defined_at, spec, tree_path};
+use super::source::{AppRef, Context, SkipReason, SourceOutcome, Why, spec, tree_path};
 use super::tree::normalize;
 use super::{How, Unit};
 use crate::k8s::object::{Object, group_of};
@@ -47,11 +47,7 @@ pub fn flux_instance_unit(ctx: &Context<'_>, o: &Object) -> SourceOutcome {
     } else {
         o.namespace()
     };
-    let owner = AppRef {
-        app: o.meta.name.clone(),
-        app_kind: o.kind.clone(),
-        defined_at: defined_at(o),
-    };
+    let owner = AppRef::of(o, &o.kind);
     let s: FluxInstanceSpec = spec(o).map_err(|r| (owner.clone(), r))?;
     let Some(sync) = s.sync else {
         return Err((

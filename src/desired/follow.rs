@@ -40,11 +40,7 @@ pub fn is_app(o: &Object) -> bool {
 pub fn app_outcomes(ctx: &Context<'_>, o: &Object) -> Vec<SourceOutcome> {
     match o.typed_kind() {
         Kind::Application => {
-            let owner = AppRef {
-                app: o.meta.name.clone(),
-                app_kind: "Application".into(),
-                defined_at: o.source.to_string(),
-            };
+            let owner = AppRef::of(o, "Application");
             match argo::application_spec(o) {
                 Ok(spec) => argo::argo_units(ctx, &owner, &spec),
                 // A broken spec is reported under the object's own kind.
@@ -426,6 +422,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
             continue;
         }
         skipped.push(Skipped {
+            fingerprint: super::source::fingerprint(o),
             app: o.meta.name.clone(),
             app_kind: o.kind.clone(),
             defined_at: o.source.to_string(),

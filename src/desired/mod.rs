@@ -120,6 +120,8 @@ pub struct Unit {
     /// What fetching prepared for it: the chart, the dependencies its `charts/` lacks, and what
     /// each request resolved to. Set by [`follow`] before the unit renders.
     pub prepared: Option<std::sync::Arc<Prepared>>,
+    /// The app object's hash ([`source::fingerprint`]); empty for a root found without apps.
+    pub fingerprint: String,
 }
 
 /// A values file inside a fetched chart (Argo CD `valueFiles` of a chart source, Flux
@@ -151,6 +153,8 @@ pub struct Skipped {
     /// An app object that no root applies (listed, never rendered).
     pub not_applied: bool,
     pub cluster: Option<String>,
+    /// The app object's hash ([`source::fingerprint`]).
+    pub fingerprint: String,
 }
 
 /// A rendered unit: its objects, or the error that stopped it.

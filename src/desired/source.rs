@@ -195,9 +195,38 @@ pub struct AppRef {
     pub app: String,
     pub app_kind: String,
     pub defined_at: String,
+    /// What the app object says, hashed: a check tells a changed app that does not render from
+    /// an unchanged one by it.
+    pub fingerprint: String,
+}
+
+/// The hash of an object's spec (and name, kind, namespace): [`AppRef::fingerprint`].
+pub fn fingerprint(o: &Object) -> String {
+    let spec = match &o.body {
+        Body::Raw(v) => serde_json::to_string(v).unwrap_or_default(),
+        _ => String::new(),
+    };
+    let text = format!(
+        "{}/{}/{}/{}\n{spec}",
+        o.api_version,
+        o.kind,
+        o.namespace(),
+        o.meta.name
+    );
+    super::remote::store::sha256(text.as_bytes())
 }
 
 impl AppRef {
+    /// The app an object is, shown as `app_kind`.
+    pub fn of(o: &Object, app_kind: &str) -> AppRef {
+        AppRef {
+            app: o.meta.name.clone(),
+            app_kind: app_kind.to_string(),
+            defined_at: defined_at(o),
+            fingerprint: fingerprint(o),
+        }
+    }
+
     /// A render unit of this app: `path` rendered `how`, placed in `namespace` (forced over the
     /// manifests' own when `force`).
     pub fn unit(&self, path: String, how: How, namespace: Option<String>, force: bool) -> Unit {
@@ -215,6 +244,7 @@ impl AppRef {
             lineage: Vec::new(),
             chart: None,
             prepared: None,
+            fingerprint: self.fingerprint.clone(),
         }
     }
 
@@ -236,6 +266,7 @@ pub fn collect(
         match o {
             Ok(u) => units.push(u),
             Err((app, reason)) => skipped.push(Skipped {
+                fingerprint: app.fingerprint,
                 app: app.app,
                 app_kind: app.app_kind,
                 defined_at: app.defined_at,

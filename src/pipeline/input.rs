@@ -598,12 +598,18 @@ pub fn git_side(
     out
 }
 
-/// What failed to render, for the exit code and a note.
+/// What did not render (failed, or not rendered: then what it declares is unknown), for the exit
+/// code and a note.
 pub fn render_failures(d: &Desired) -> Vec<String> {
     d.apps
         .iter()
-        .filter(|a| a.status == crate::report::AppStatus::Error)
-        .map(|a| format!("{} {}", a.kind, a.name))
+        .filter(|a| a.unknown())
+        .map(|a| match a.status {
+            crate::report::AppStatus::NotRendered => {
+                format!("{} {} (not rendered)", a.kind, a.name)
+            }
+            _ => format!("{} {}", a.kind, a.name),
+        })
         .chain(d.problems.iter().cloned())
         .collect()
 }

@@ -21,7 +21,11 @@ fn chart(name: &str) -> std::path::PathBuf {
 
 /// A Helm repository of llm 1.2.3, llm 2.0.0 and cache 0.3.1 at `<server>/charts`.
 fn helm_repo(server: &Server, dir: &Path) {
-    charts(&[&chart("llm-1"), &chart("llm-2"), &chart("cache")], dir, &[]);
+    charts(
+        &[&chart("llm-1"), &chart("llm-2"), &chart("cache")],
+        dir,
+        &[],
+    );
     server.dir("/charts", dir);
 }
 
@@ -71,12 +75,18 @@ fn a_chart_from_a_helm_repository_renders_at_the_version_its_range_resolves_to()
     let archive = std::fs::read(tmp.path().join("repo/llm-1.2.3.tgz")).unwrap();
     assert_eq!(
         fetched["digest"],
-        format!("sha256:{}", gpuledger::desired::remote::store::sha256(&archive))
+        format!(
+            "sha256:{}",
+            gpuledger::desired::remote::store::sha256(&archive)
+        )
     );
     // The archive is in the cache by its digest: a second run fetches the index only.
     let before = server.requests().len();
     let (code, r2, _) = render_with_cache(repo.path(), &cache, &[]);
-    assert_eq!((code, r2["desired"]["gpus_declared"].clone()), (0, 16.into()));
+    assert_eq!(
+        (code, r2["desired"]["gpus_declared"].clone()),
+        (0, 16.into())
+    );
     let again: Vec<String> = server.requests()[before..].to_vec();
     assert_eq!(again, ["GET /charts/index.yaml"]);
 

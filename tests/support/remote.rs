@@ -94,7 +94,11 @@ impl Server {
     /// Serves every file under `dir` at `prefix/<relative path>`.
     pub fn dir(&self, prefix: &str, dir: &Path) -> &Server {
         for f in walk(dir) {
-            let rel = f.strip_prefix(dir).unwrap().to_string_lossy().replace('\\', "/");
+            let rel = f
+                .strip_prefix(dir)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
             let p = format!("{}/{rel}", prefix.trim_end_matches('/'));
             self.route(&p, Route::Bytes(std::fs::read(&f).unwrap()));
         }
@@ -173,7 +177,9 @@ fn serve(s: TcpStream, routes: &Mutex<BTreeMap<String, Route>>, requests: &Mutex
                 .filter(|(k, v)| matches!(v, Route::Git(_)) && path.starts_with(&format!("{k}/")))
                 .max_by_key(|(k, _)| k.len())
                 .and_then(|(k, v)| match v {
-                    Route::Git(root) => Some(Route::GitRequest(root.clone(), path[k.len()..].to_string())),
+                    Route::Git(root) => {
+                        Some(Route::GitRequest(root.clone(), path[k.len()..].to_string()))
+                    }
                     _ => None,
                 })
         })
@@ -265,7 +271,10 @@ fn git_cgi(
         .map(|i| (i, 4))
         .or_else(|| raw.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)));
     let Some((at, n)) = split else {
-        let _ = write!(out, "HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 0\r\n\r\n");
+        let _ = write!(
+            out,
+            "HTTP/1.1 500 Internal Server Error\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+        );
         return;
     };
     let head = String::from_utf8_lossy(&raw[..at]).into_owned();
@@ -362,7 +371,11 @@ fn venv_python() -> PathBuf {
     let venv = std::env::var("GPULEDGER_VENV")
         .map(PathBuf::from)
         .unwrap_or_else(|_| root.join(".venv"));
-    let venv = if venv.is_relative() { root.join(venv) } else { venv };
+    let venv = if venv.is_relative() {
+        root.join(venv)
+    } else {
+        venv
+    };
     let py = venv.join("bin/python");
     assert!(
         py.exists(),
@@ -407,5 +420,9 @@ pub fn publish_git(repo: &Path, root: &Path, name: &str) {
         .env("GIT_CONFIG_NOSYSTEM", "1")
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
