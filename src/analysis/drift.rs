@@ -576,7 +576,10 @@ mod tests {
         let git = read_str(yaml, "git.yaml").unwrap();
         Desired {
             at: "t".into(),
-            gpus_declared: 0,
+            gpus_declared: Some(0),
+            gpus_declared_rendered: 0,
+            unknown: Default::default(),
+            source_hosts: Default::default(),
             intent_coverage: None,
             workloads: inventory(&git, cfg, vec![])
                 .unwrap()

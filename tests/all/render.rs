@@ -149,8 +149,10 @@ fn argo_applications_of_each_source_type() {
         .commit("apps");
     r.git(&["remote", "add", "origin", "git@github.com:acme/gitops.git"]);
 
-    let (code, json, err) = render(r.path(), &[]);
-    assert_eq!(code, 0, "{err}");
+    // No test reaches the network: the remote chart stays unknown, and says so.
+    let (code, json, err) = render(r.path(), &["--offline"]);
+    // Two apps are not rendered (another repository, a remote chart offline): unknown, exit 2.
+    assert_eq!(code, 2, "{err}");
     let got = desired_gpus(&json);
     let want: BTreeMap<String, u64> = [
         ("serving/Deployment/plain-a", 2),
@@ -177,6 +179,15 @@ fn argo_applications_of_each_source_type() {
         .collect();
     assert_eq!(status["elsewhere"], "not-rendered");
     assert_eq!(status["remote-chart"], "not-rendered");
+    assert_eq!(d["gpus_declared"], serde_json::Value::Null);
+    assert!(
+        d["unknown"]["gpus_declared"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 of 6 apps not rendered"),
+        "{}",
+        d["unknown"]
+    );
     assert_eq!(status["charted"], "rendered");
     let reason = d["apps"]
         .as_array()
@@ -290,7 +301,8 @@ spec:
     .commit("appsets");
 
     let (code, json, err) = render(r.path(), &["--repo-url", URL]);
-    assert_eq!(code, 0, "{err}");
+    // The clusters generator needs the cluster: that ApplicationSet is unknown, exit 2.
+    assert_eq!(code, 2, "{err}");
     let want: BTreeMap<String, u64> = [
         ("alpha/Deployment/alpha", 1),
         ("models-llama/Deployment/llama", 16),
@@ -379,7 +391,8 @@ spec:
         .commit("flux");
 
     let (code, json, err) = render(r.path(), &["--repo-url", URL]);
-    assert_eq!(code, 0, "{err}");
+    // One HelmRelease's HelmRepository is not in the repository: that app is unknown, exit 2.
+    assert_eq!(code, 2, "{err}");
     let want: BTreeMap<String, u64> = [
         ("inference/DynamoGraphDeployment/llama", 6 * 8 + 8),
         ("inference/Deployment/batch", 2),
@@ -457,7 +470,9 @@ fn one_broken_app_does_not_stop_the_others() {
     let md = String::from_utf8_lossy(&out.stdout);
     let after_title = md.split("\n\n").nth(1).unwrap_or_default();
     assert!(
-        after_title.starts_with("> [!CAUTION]\n> **1 of 2 apps did not render"),
+        after_title.starts_with(
+            "> [!CAUTION]\n> **GPUs declared: unknown — 1 of 2 apps not rendered: directory bad"
+        ),
         "{md}"
     );
     assert!(
