@@ -153,3 +153,65 @@ fn charts_in_an_oci_registry_render_for_argo_cd_and_flux() {
             .starts_with("sha256:")
     );
 }
+
+fn deployment(name: &str, replicas: u32, gpus: u32) -> String {
+    format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {name}\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n      containers:\n      - name: main\n        image: x\n        resources:\n          limits:\n            nvidia.com/gpu: {gpus}\n"
+    )
+}
+
+/// A kustomize root whose resources are a git base (over smart HTTP, `git http-backend` behind
+/// the test server) at a tag, and a plain HTTPS-style manifest URL: both fetched by gpuledger,
+/// kustomize fetching nothing; offline, the root is unknown and says why.
+#[test]
+fn a_kustomize_root_with_a_git_base_and_a_remote_manifest() {
+    let server = Server::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let upstream = Repo::new();
+    upstream
+        .write("deploy/kustomization.yaml", "resources: [serving.yaml]\n")
+        .write("deploy/serving.yaml", &deployment("upstream-serving", 2, 4))
+        .commit("v1");
+    upstream.git(&["tag", "v1"]);
+    upstream
+        .write("deploy/serving.yaml", &deployment("upstream-serving", 9, 9))
+        .commit("after v1");
+    publish_git(upstream.path(), &tmp.path().join("git"), "upstream.git");
+    server.route("/git", Route::Git(tmp.path().join("git")));
+    server.route(
+        "/releases/v2/job.yaml",
+        Route::Bytes(deployment("released-job", 1, 8).into_bytes()),
+    );
+    let repo = Repo::new();
+    repo.write(".gpuledger.yaml", LOOPBACK).write(
+        "apps/platform/kustomization.yaml",
+        &format!(
+            "namespace: platform\nresources:\n- {u}/git/upstream.git//deploy?ref=v1\n- {u}/releases/v2/job.yaml\n- local.yaml\n",
+            u = server.url()
+        ),
+    )
+    .write("apps/platform/local.yaml", &deployment("local", 1, 1))
+    .commit("platform");
+    let cache = tmp.path().join("cache");
+    let (code, r, stderr) = render_with_cache(repo.path(), &cache, &[]);
+    assert_eq!(code, 0, "{stderr}\n{:#}", r["desired"]["apps"]);
+    assert_eq!(
+        desired_gpus(&r),
+        [
+            ("platform/Deployment/upstream-serving".to_string(), 8),
+            ("platform/Deployment/released-job".to_string(), 8),
+            ("platform/Deployment/local".to_string(), 1),
+        ]
+        .into()
+    );
+    // The repository itself is untouched: the kustomization still names the URLs.
+    let k = std::fs::read_to_string(repo.path().join("apps/platform/kustomization.yaml")).unwrap();
+    assert!(k.contains("upstream.git//deploy?ref=v1"), "{k}");
+
+    let (code, off, _) = render_with_cache(repo.path(), &cache, &["--offline"]);
+    assert_eq!(code, 2);
+    let a = app(&off, "apps/platform");
+    assert_eq!(a["status"], "not-rendered", "{a:#}");
+    assert!(a["error"].as_str().unwrap().contains("--offline"), "{a:#}");
+    assert_eq!(off["desired"]["gpus_declared"], Value::Null);
+}

@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Cursor, Read, Write};
-use std::sync::{Arc, Mutex, Once, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use git2::transport::{Service, SmartSubtransport, SmartSubtransportStream, Transport};
 
@@ -120,24 +120,24 @@ pub struct Checkout {
 /// Clients the subtransport may use, by the id in a `gpuledger://<id>/<url>` remote URL.
 static CLIENTS: Mutex<Option<HashMap<u64, Weak<Http>>>> = Mutex::new(None);
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
-static REGISTER: Once = Once::new();
+static REGISTERED: OnceLock<Result<(), String>> = OnceLock::new();
+/// The scheme gpuledger's remotes use, so libgit2's own transports are never involved.
+const SCHEME: &str = "gpuledger";
 const PREFIX: &str = "gpuledger://";
 
 fn register_transport() -> Result<(), String> {
-    let mut result = Ok(());
-    REGISTER.call_once(|| {
-        // SAFETY: registration happens once, before any remote of this prefix exists, under
-        // `Once`, which orders it before every later use.
-        let r = unsafe {
-            git2::transport::register(PREFIX, |remote| {
-                Transport::smart(remote, true, Subtransport)
-            })
-        };
-        if let Err(e) = r {
-            result = Err(e.message().to_string());
-        }
-    });
-    result
+    REGISTERED
+        .get_or_init(|| {
+            // SAFETY: registration happens once, under `OnceLock`, which orders it before every
+            // remote of this scheme is created. libgit2 appends `://` to the scheme.
+            unsafe {
+                git2::transport::register(SCHEME, |remote| {
+                    Transport::smart(remote, true, Subtransport)
+                })
+            }
+            .map_err(|e| e.message().to_string())
+        })
+        .clone()
 }
 
 /// The `gpuledger://` smart subtransport: git's HTTP protocol over [`Http`].
