@@ -361,7 +361,11 @@ pub fn impact(
             .iter()
             .map(|((kind, name), (side, error))| {
                 let error = crate::util::text::line(error, 300);
-                let verb = if error.contains("not rendered") || error.starts_with("not fetched") {
+                let d = if *side == "head" { head } else { base };
+                let skipped = d.apps.iter().any(|a| {
+                    a.kind == *kind && a.name == *name && a.status == AppStatus::NotRendered
+                });
+                let verb = if skipped {
                     "is not rendered"
                 } else {
                     "failed to render"

@@ -215,3 +215,262 @@ fn a_kustomize_root_with_a_git_base_and_a_remote_manifest() {
     assert!(a["error"].as_str().unwrap().contains("--offline"), "{a:#}");
     assert_eq!(off["desired"]["gpus_declared"], Value::Null);
 }
+
+/// Copies a chart fixture into a repository at `to`.
+fn vendor(repo: &Repo, name: &str, to: &str) {
+    let from = chart(name);
+    for f in [
+        "Chart.yaml",
+        "values.yaml",
+        "templates/deployment.yaml",
+        "templates/statefulset.yaml",
+    ] {
+        if let Ok(text) = std::fs::read_to_string(from.join(f)) {
+            repo.write(&format!("{to}/{f}"), &text);
+        }
+    }
+}
+
+/// An umbrella chart in the repository with a `file://` subchart and a dependency from a Helm
+/// repository (one of them disabled by its condition, fetched all the same as Helm needs it),
+/// rendered by an Argo CD Application as `helm dependency build` then `helm template` would.
+#[test]
+fn an_umbrella_chart_gets_its_file_and_remote_dependencies() {
+    let server = Server::start();
+    let tmp = tempfile::tempdir().unwrap();
+    helm_repo(&server, &tmp.path().join("repo"));
+    let repo = Repo::new();
+    vendor(&repo, "llm-1", "charts/llm");
+    repo.write(".gpuledger.yaml", LOOPBACK)
+        .write(
+            "charts/platform/Chart.yaml",
+            &format!(
+                "apiVersion: v2\nname: platform\nversion: 0.1.0\ndependencies:\n- name: llm\n  version: 1.2.3\n  repository: file://../llm\n- name: cache\n  version: ^0.3\n  repository: {u}/charts\n- name: cache\n  alias: spare\n  version: ^0.3\n  repository: {u}/charts\n  condition: spare.enabled\n",
+                u = server.url()
+            ),
+        )
+        .write(
+            "charts/platform/values.yaml",
+            "llm:\n  gpus: 2\ncache:\n  gpus: 1\nspare:\n  enabled: false\n",
+        )
+        .write("charts/platform/templates/.keep.yaml", "")
+        .write(
+            "argocd/platform.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: platform\nspec:\n  destination:\n    namespace: platform\n  source:\n    repoURL: https://github.com/acme/gitops.git\n    path: charts/platform\n",
+        )
+        .commit("umbrella");
+    let (code, r, stderr) = render_with_cache(
+        repo.path(),
+        &tmp.path().join("cache"),
+        &["--repo-url", "https://github.com/acme/gitops.git"],
+    );
+    assert_eq!(code, 0, "{stderr}\n{:#}", r["desired"]["apps"]);
+    assert_eq!(
+        desired_gpus(&r),
+        [
+            ("platform/Deployment/platform".to_string(), 4),
+            ("platform/StatefulSet/platform-cache".to_string(), 1),
+        ]
+        .into()
+    );
+    let fetched = &app(&r, "platform")["fetched"];
+    assert_eq!(fetched[0]["what"], "dependency cache");
+    assert_eq!(fetched[0]["version"], "0.3.1");
+    // Nothing was written into the repository's chart.
+    assert!(!repo.path().join("charts/platform/charts").exists());
+}
+
+fn chart_app(name: &str, ns: &str, repo_url: &str, chart: &str, version: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\nspec:\n  destination:\n    namespace: {ns}\n  source:\n    repoURL: {repo_url}\n    chart: {chart}\n    targetRevision: '{version}'\n"
+    )
+}
+
+/// A source host may redirect, but not to an address the policy refuses: loopback is allowed
+/// here for 127.0.0.1 only, and a redirect to 127.0.0.2 is refused before any connection.
+#[test]
+fn a_redirect_to_a_private_address_is_refused() {
+    let server = Server::start();
+    server.route(
+        "/charts/index.yaml",
+        Route::Redirect("http://127.0.0.2:9/index.yaml".into()),
+    );
+    let repo = Repo::new();
+    repo.write(
+        ".gpuledger.yaml",
+        "render:\n  remote:\n    private_networks: [127.0.0.1/32]\n",
+    )
+    .write(
+        "apps/chat.yaml",
+        &chart_app(
+            "chat",
+            "research",
+            &format!("{}/charts", server.url()),
+            "llm",
+            "1.2.3",
+        ),
+    )
+    .commit("a chart behind a redirect");
+    let tmp = tempfile::tempdir().unwrap();
+    let (code, r, _) = render_with_cache(repo.path(), tmp.path(), &[]);
+    assert_eq!(code, 2);
+    let a = app(&r, "chat");
+    assert_eq!(a["status"], "not-rendered", "{a:#}");
+    assert!(
+        a["error"]
+            .as_str()
+            .unwrap()
+            .contains("127.0.0.2:9 is a private address: refused"),
+        "{a:#}"
+    );
+    assert_eq!(server.requests(), ["GET /charts/index.yaml"]);
+}
+
+/// An archive larger than Flux's 10 MiB chart limit is refused while it streams, and a server
+/// that does not answer within `render.remote.timeout` is given up on.
+#[test]
+fn an_oversized_archive_and_a_slow_server_are_refused() {
+    let server = Server::start();
+    server
+        .route(
+            "/big/index.yaml",
+            Route::Bytes(
+                b"apiVersion: v1\nentries:\n  llm:\n  - {name: llm, version: 1.0.0, urls: [llm-1.0.0.tgz]}\n"
+                    .to_vec(),
+            ),
+        )
+        .route("/big/llm-1.0.0.tgz", Route::Endless(11 * 1024 * 1024))
+        .route(
+            "/slow/index.yaml",
+            Route::Slow(std::time::Duration::from_secs(4), b"apiVersion: v1\n".to_vec()),
+        );
+    let repo = Repo::new();
+    repo.write(
+        ".gpuledger.yaml",
+        "render:\n  remote:\n    private_networks: [127.0.0.0/8]\n    timeout: 1s\n",
+    )
+    .write(
+        "apps/apps.yaml",
+        &[
+            chart_app("big", "a", &format!("{}/big", server.url()), "llm", "1.0.0"),
+            chart_app(
+                "slow",
+                "b",
+                &format!("{}/slow", server.url()),
+                "llm",
+                "1.0.0",
+            ),
+        ]
+        .join("---\n"),
+    )
+    .commit("misbehaving servers");
+    let tmp = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let (code, r, _) = render_with_cache(repo.path(), tmp.path(), &[]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(4));
+    assert_eq!(code, 2);
+    let big = app(&r, "big")["error"].as_str().unwrap().to_string();
+    assert!(big.contains("larger than 10485760 bytes: refused"), "{big}");
+    let slow = app(&r, "slow")["error"].as_str().unwrap().to_string();
+    assert!(slow.contains("no answer within 1s"), "{slow}");
+    assert_eq!(r["desired"]["gpus_declared"], Value::Null);
+}
+
+/// A pull request cannot point rendering at a host of its choosing: the head fetches only from
+/// the hosts the base's sources use. A new app on the base's Helm repository renders (+32 GPUs,
+/// over the tenant's limit); one on a new host is unknown, names the host, is never fetched,
+/// and fails the render-error gate.
+#[test]
+fn a_head_renders_from_the_bases_hosts_only() {
+    let known = Server::start();
+    let new_host = Server::start();
+    let tmp = tempfile::tempdir().unwrap();
+    helm_repo(&known, &tmp.path().join("repo"));
+    helm_repo(&new_host, &tmp.path().join("repo2"));
+    let repo = Repo::new();
+    repo.write(
+        ".gpuledger.yaml",
+        "render:\n  remote:\n    private_networks: [127.0.0.0/8]\nlimits:\n  tenants: {research: 8}\n",
+    )
+    .write(
+        "apps/chat.yaml",
+        &chart_app("chat", "serving", &format!("{}/charts", known.url()), "llm", "1.2.3"),
+    )
+    .commit("base");
+    repo.git(&["checkout", "-q", "-b", "feature"]);
+    repo.write(
+        "apps/train.yaml",
+        &chart_app(
+            "train",
+            "research",
+            &format!("{}/charts", known.url()),
+            "llm",
+            "2.0.0",
+        )
+        .replace(
+            "targetRevision",
+            "helm:\n      valuesObject: {replicas: 4}\n    targetRevision",
+        ),
+    )
+    .commit("a training run");
+    let check = |head: &str| {
+        with_renderers(
+            repo.path(),
+            &[
+                "check",
+                "--repo",
+                ".",
+                "--base",
+                "main",
+                "--head",
+                head,
+                "--cache-dir",
+                tmp.path().join("cache").to_str().unwrap(),
+                "--fail-on",
+                "render-error",
+            ],
+        )
+    };
+    let (code, r, stderr) = check("feature");
+    assert_eq!(code, 0, "{stderr}");
+    let c = &r["check"];
+    assert_eq!(c["gpu_delta"], 32, "{c:#}");
+    let research = c["tenant_limits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["tenant"] == "research")
+        .unwrap();
+    assert_eq!(
+        (research["gpus_head"].clone(), research["over"].clone()),
+        (32.into(), true.into())
+    );
+
+    repo.write(
+        "apps/rogue.yaml",
+        &chart_app(
+            "rogue",
+            "research",
+            &format!("{}/charts", new_host.url()),
+            "llm",
+            "1.2.3",
+        ),
+    )
+    .commit("a chart from elsewhere");
+    let (code, r, stderr) = check("feature");
+    assert_eq!(code, 1, "{stderr}");
+    let c = &r["check"];
+    assert_eq!(c["gpu_delta"], Value::Null, "{c:#}");
+    let why = c["delta_unknown"].as_str().unwrap();
+    assert!(
+        why.contains("Application rogue is not rendered at the head")
+            && why.contains(&format!("new source host {}", new_host.host())),
+        "{why}"
+    );
+    let gate = &c["gates"][0];
+    assert_eq!(
+        (gate["name"].clone(), gate["failed"].clone()),
+        ("render-error".into(), true.into())
+    );
+    assert!(new_host.requests().is_empty(), "{:?}", new_host.requests());
+}

@@ -15,11 +15,11 @@ pub enum Refusal {
     )]
     NewHost { host: String },
     #[error(
-        "{host} resolves to {ip}, a private address: refused (render.remote.private_networks \
-         allows a range)"
+        "{}: refused (render.remote.private_networks allows a range)",
+        resolves(host, ip, "a private address")
     )]
     Private { host: String, ip: IpAddr },
-    #[error("{host} resolves to {ip}, a link-local or metadata address: refused")]
+    #[error("{}: refused", resolves(host, ip, "a link-local or metadata address"))]
     Forbidden { host: String, ip: IpAddr },
     #[error("{url}: only https:// and http:// are fetched")]
     Scheme { url: String },
@@ -72,6 +72,16 @@ pub enum FetchError {
     Cache { dir: String, message: String },
     #[error("git {url}: {message}")]
     Git { url: String, message: String },
+}
+
+/// `ghcr.io resolves to 10.0.0.5, a private address`, or `10.0.0.5:80 is a private address` for
+/// an IP literal.
+fn resolves(host: &str, ip: &IpAddr, what: &str) -> String {
+    if host.trim_start_matches('[').starts_with(&ip.to_string()) {
+        format!("{host} is {what}")
+    } else {
+        format!("{host} resolves to {ip}, {what}")
+    }
 }
 
 fn detail(body: &str) -> String {
