@@ -369,6 +369,11 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
                     if chain.last() == Some(&key) {
                         continue; // an app that applies itself (flux-system, a self-managing app)
                     }
+                    // A root that its own apps apply again manages itself through them (a
+                    // FluxInstance from a chart whose sync applies the root): followed once.
+                    if chain.first() == Some(&key) {
+                        continue;
+                    }
                     if let Some(pos) = chain.iter().position(|k| *k == key) {
                         let names: Vec<String> = chain
                             .get(pos..)
@@ -408,6 +413,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
             outcomes.push(Outcome { unit, result });
         }
     }
+    drop_roots_apps_render(&mut outcomes);
     let failed: BTreeSet<String> = outcomes
         .iter()
         .filter(|o| o.result.is_err())
@@ -448,6 +454,22 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
             problems
         },
     }
+}
+
+/// A directory an app renders is that app's, never also a root of its own: in a repository
+/// without app objects in its files (an app-of-apps chart whose parent Application was created by
+/// hand, a bootstrap overlay applied by hand), the roots found by discovery render first, and a
+/// root that one of the apps they render also renders is dropped, so its objects count once.
+fn drop_roots_apps_render(outcomes: &mut Vec<Outcome>) {
+    let by_apps: BTreeSet<String> = outcomes
+        .iter()
+        .filter(|o| !o.unit.lineage.is_empty())
+        .map(|o| o.unit.path.clone())
+        .collect();
+    outcomes.retain(|o| {
+        let discovered = o.unit.lineage.is_empty() && o.unit.fingerprint.is_empty();
+        !(discovered && by_apps.contains(&o.unit.path))
+    });
 }
 
 /// Manifest files that no rendered unit reads, that define no app, and that hold more than

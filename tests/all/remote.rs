@@ -474,3 +474,145 @@ fn a_head_renders_from_the_bases_hosts_only() {
     );
     assert!(new_host.requests().is_empty(), "{:?}", new_host.requests());
 }
+
+/// A flux-operator home lab, as such repositories are laid out: the FluxInstance comes from the
+/// flux-instance chart (an OCI chart) in a HelmRelease, its `spec.sync` makes the `flux-system`
+/// GitRepository and Kustomization that Git does not hold; the apps' Kustomizations name that
+/// GitRepository, and their HelmReleases take OCI charts through OCIRepositories placed in the
+/// Kustomization's target namespace. Every app is found once and renders; offline, the total is
+/// unknown and says which apps.
+#[test]
+fn a_flux_operator_repository_renders_through_its_bootstrap_source() {
+    let reg = Registry::start();
+    let tmp = tempfile::tempdir().unwrap();
+    let oci = format!("oci://{}/charts", reg.host);
+    charts(
+        &[&chart("llm-1"), &chart("flux-instance")],
+        tmp.path(),
+        &[
+            ("llm-1.2.3.tgz", oci.clone()),
+            ("flux-instance-0.9.0.tgz", oci.clone()),
+        ],
+    );
+    let ks = |name: &str, path: &str, ns: &str| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: {name}\n  namespace: flux-system\nspec:\n  interval: 1h\n  path: {path}\n  prune: true\n  sourceRef:\n    kind: GitRepository\n    name: flux-system\n  targetNamespace: {ns}\n"
+        )
+    };
+    let oci_release = |name: &str, chart: &str, tag: &str, values: &str| {
+        format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: OCIRepository\nmetadata:\n  name: {name}\nspec:\n  url: {oci}/{chart}\n  ref:\n    tag: {tag}\n  layerSelector:\n    mediaType: application/vnd.cncf.helm.chart.content.v1.tar+gzip\n    operation: copy\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: {name}\nspec:\n  chartRef:\n    kind: OCIRepository\n    name: {name}\n  values:\n{values}"
+        )
+    };
+    let repo = Repo::new();
+    repo.write(".gpuledger.yaml", LOOPBACK)
+        .write(
+            "kubernetes/flux/cluster/ks.yaml",
+            &ks("cluster-apps", "./kubernetes/apps", "default")
+                .replace("  targetNamespace: default\n", ""),
+        )
+        .write(
+            "kubernetes/apps/flux-system/kustomization.yaml",
+            "resources: [./flux-instance/ks.yaml]\n",
+        )
+        .write(
+            "kubernetes/apps/flux-system/flux-instance/ks.yaml",
+            &ks("flux-instance", "./kubernetes/apps/flux-system/flux-instance/app", "flux-system"),
+        )
+        .write(
+            "kubernetes/apps/flux-system/flux-instance/app/kustomization.yaml",
+            "resources: [./helmrelease.yaml]\n",
+        )
+        .write(
+            "kubernetes/apps/flux-system/flux-instance/app/helmrelease.yaml",
+            &oci_release(
+                "flux-instance",
+                "flux-instance",
+                "0.9.0",
+                "    instance:\n      sync:\n        kind: GitRepository\n        url: https://github.com/acme/home-ops\n        ref: refs/heads/main\n        path: kubernetes/flux/cluster\n",
+            ),
+        )
+        .write(
+            "kubernetes/apps/ai/kustomization.yaml",
+            "resources: [./ollama/ks.yaml]\n",
+        )
+        .write(
+            "kubernetes/apps/ai/ollama/ks.yaml",
+            &ks("ollama", "./kubernetes/apps/ai/ollama/app", "ai"),
+        )
+        .write(
+            "kubernetes/apps/ai/ollama/app/kustomization.yaml",
+            "resources: [./helmrelease.yaml]\n",
+        )
+        .write(
+            "kubernetes/apps/ai/ollama/app/helmrelease.yaml",
+            &oci_release("ollama", "llm", "1.2.3", "    replicas: 1\n    gpus: 2\n"),
+        )
+        .commit("home-ops");
+    repo.git(&["remote", "add", "origin", "https://github.com/acme/home-ops.git"]);
+    let cache = tmp.path().join("cache");
+    let (code, r, stderr) = render_with_cache(repo.path(), &cache, &[]);
+    assert_eq!(code, 0, "{stderr}\n{:#}", r["desired"]["apps"]);
+    assert_eq!(
+        desired_gpus(&r),
+        [("ai/Deployment/ollama".to_string(), 2)].into()
+    );
+    assert_eq!(r["desired"]["gpus_declared"], 2);
+    assert_eq!(r["desired"]["duplicates"], serde_json::json!([]));
+    let cluster_apps = app(&r, "cluster-apps");
+    assert_eq!(cluster_apps["status"], "rendered");
+    assert!(
+        cluster_apps["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("GitRepository flux-system/flux-system is not in the repository"),
+        "{cluster_apps:#}"
+    );
+    // The FluxInstance the chart renders syncs this repository: its Kustomization is followed.
+    let sync = r["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "flux-system")
+        .unwrap_or_else(|| panic!("{:#}", r["desired"]["apps"]));
+    assert_eq!(sync["applied_by"], "HelmRelease/flux-instance");
+    assert_eq!(sync["path"], "kubernetes/flux/cluster");
+
+    let (code, off, _) = render_with_cache(repo.path(), &cache, &["--offline"]);
+    assert_eq!(code, 2);
+    assert_eq!(off["desired"]["gpus_declared"], Value::Null);
+    let why = off["desired"]["unknown"]["gpus_declared"].as_str().unwrap();
+    assert!(why.starts_with("2 of "), "{why}");
+    assert!(why.contains("HelmRelease ollama") && why.contains("--offline"), "{why}");
+}
+
+/// Argo CD's example apps: an app-of-apps chart whose parent Application was created by hand (it
+/// is not in Git). The chart is found as a root, the Applications it renders are followed, and the
+/// directories they render count once — never also as roots of their own.
+#[test]
+fn an_app_of_apps_chart_without_its_parent_is_followed_once() {
+    let repo = Repo::new();
+    let url = "https://github.com/acme/argocd-example-apps.git";
+    repo.write("apps/Chart.yaml", "apiVersion: v2\nname: apps\nversion: 1.0.0\n")
+        .write("apps/values.yaml", &format!("repoURL: {url}\n"))
+        .write(
+            "apps/templates/guestbook.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: guestbook\nspec:\n  destination:\n    namespace: guestbook\n  source:\n    repoURL: {{ .Values.repoURL }}\n    path: guestbook\n",
+        )
+        .write("guestbook/deployment.yaml", &deployment("guestbook-ui", 2, 1).replace("metadata:\n", "metadata:\n  namespace: guestbook\n"))
+        .commit("example apps");
+    let (code, r, stderr) = render(repo.path(), &["--repo-url", url]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        desired_gpus(&r),
+        [("guestbook/Deployment/guestbook-ui".to_string(), 2)].into()
+    );
+    assert_eq!(r["desired"]["duplicates"], serde_json::json!([]));
+    let names: Vec<&str> = r["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["apps", "guestbook"]);
+}
