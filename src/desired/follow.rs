@@ -278,6 +278,9 @@ pub struct Start<'a> {
     pub app_files: BTreeSet<String>,
     /// Whether the repository declares apps (files no app renders are then "not deployed").
     pub apps_declared: bool,
+    /// What reading a manifest file passed over or read leniently (a tool's configuration, a
+    /// duplicated key), by file: said on the apps that render the file.
+    pub file_notes: BTreeMap<String, Vec<String>>,
 }
 
 /// Renders the roots and follows the apps in their output, breadth first; what a level's units
@@ -292,6 +295,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
         not_roots,
         app_files,
         apps_declared,
+        file_notes,
     } = start;
     let mut visited: BTreeSet<AppKey> = BTreeSet::new();
     let mut queue: std::collections::VecDeque<Queued> = units
@@ -411,6 +415,17 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
                 }
             }
             outcomes.push(Outcome { unit, result });
+        }
+    }
+    for o in &mut outcomes {
+        if let How::Plain { files } = &o.unit.how {
+            let notes: Vec<String> = files
+                .iter()
+                .filter_map(|f| file_notes.get(f))
+                .flatten()
+                .cloned()
+                .collect();
+            o.unit.notes.extend(notes);
         }
     }
     drop_roots_apps_render(&mut outcomes);

@@ -29,6 +29,7 @@ pub mod flux;
 pub mod flux_bootstrap;
 pub mod follow;
 pub mod kustomization;
+pub mod lenient;
 pub mod prepare;
 pub mod remote;
 pub mod render;

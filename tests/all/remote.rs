@@ -549,7 +549,12 @@ fn a_flux_operator_repository_renders_through_its_bootstrap_source() {
             &oci_release("ollama", "llm", "1.2.3", "    replicas: 1\n    gpus: 2\n"),
         )
         .commit("home-ops");
-    repo.git(&["remote", "add", "origin", "https://github.com/acme/home-ops.git"]);
+    repo.git(&[
+        "remote",
+        "add",
+        "origin",
+        "https://github.com/acme/home-ops.git",
+    ]);
     let cache = tmp.path().join("cache");
     let (code, r, stderr) = render_with_cache(repo.path(), &cache, &[]);
     assert_eq!(code, 0, "{stderr}\n{:#}", r["desired"]["apps"]);
@@ -583,7 +588,10 @@ fn a_flux_operator_repository_renders_through_its_bootstrap_source() {
     assert_eq!(off["desired"]["gpus_declared"], Value::Null);
     let why = off["desired"]["unknown"]["gpus_declared"].as_str().unwrap();
     assert!(why.starts_with("2 of "), "{why}");
-    assert!(why.contains("HelmRelease ollama") && why.contains("--offline"), "{why}");
+    assert!(
+        why.contains("HelmRelease ollama") && why.contains("--offline"),
+        "{why}"
+    );
 }
 
 /// Argo CD's example apps: an app-of-apps chart whose parent Application was created by hand (it

@@ -266,7 +266,13 @@ fn helm_objects(out: &str, chart_path: &str) -> Result<Vec<Object>, RenderError>
         let mut parsed = match read_str(doc, &source) {
             Ok(o) => o,
             Err(e) if e.message.contains("no apiVersion and kind") => continue, // NOTES-like leftovers
-            Err(e) => return Err(e.into()),
+            // helm's own decoder keeps a duplicated key's later value: so does this.
+            Err(e) if e.message.contains("duplicate mapping key") => {
+                let (read, note) = crate::desired::lenient::last_wins(doc, &source, &e);
+                tracing::warn!("{note}");
+                read?
+            }
+            Err(e) => return Err(crate::desired::lenient::plain_words(e).into()),
         };
         for o in &mut parsed {
             o.source.line = None; // lines of rendered output are not lines of the template
