@@ -1216,3 +1216,47 @@ fn renderers_get_only_the_files_they_read_on_disk() {
     assert_eq!(desired_gpus(&json)["default/Deployment/a"], 2);
     assert_eq!(desired_gpus(&json).len(), 21, "{json}");
 }
+
+/// Files read as the controllers read them: a directory with both a kustomization and a
+/// Chart.yaml is one kustomize app, never two; a duplicated key's later value wins with a note
+/// naming the line; a tool's configuration beside manifests is skipped with a note, never failing
+/// the directory.
+#[test]
+fn files_are_read_as_the_controllers_read_them() {
+    let r = Repo::new();
+    r.write("both/kustomization.yaml", "resources: [d.yaml]\n")
+        .write(
+            "both/Chart.yaml",
+            "apiVersion: v2\nname: both\nversion: 1.0.0\n",
+        )
+        .write("both/d.yaml", &deployment("both", 1, 2))
+        .write(
+            "plain/d.yaml",
+            &deployment("twice", 2, 4).replace("  name: twice\n", "  name: first\n  name: twice\n"),
+        )
+        .write(
+            "plain/audit-policy.yaml",
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n",
+        )
+        .commit("files");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    let want: BTreeMap<String, u64> = [
+        ("default/Deployment/both".to_string(), 2),
+        ("default/Deployment/twice".to_string(), 8),
+    ]
+    .into();
+    assert_eq!(desired_gpus(&json), want);
+    let apps = json["desired"]["apps"].as_array().unwrap();
+    assert_eq!(apps.len(), 2, "{apps:#?}");
+    let notes = apps.iter().find(|a| a["name"] == "plain").unwrap()["notes"].to_string();
+    assert!(
+        notes.contains("plain/d.yaml:5: the key \\\"name\\\" is given twice"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("plain/audit-policy.yaml: Policy (audit.k8s.io/v1) with no metadata"),
+        "{notes}"
+    );
+    assert!(!json.to_string().contains("DuplicateKeyPolicy"));
+}
