@@ -77,7 +77,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                     digest: r.digest.clone(),
                 })
                 .collect(),
-            fingerprint: u.fingerprint.clone(),
+            fingerprint: u.fingerprint,
         };
         match &out.result {
             // gpuledger chose not to fetch what it needs (offline, a new source host): unknown,
@@ -152,7 +152,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             applied_by: None,
             lineage: Vec::new(),
             fetched: Vec::new(),
-            fingerprint: s.fingerprint.clone(),
+            fingerprint: s.fingerprint,
         });
     }
     apps.sort_by(|a, b| {

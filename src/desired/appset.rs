@@ -267,7 +267,7 @@ pub fn appset_units(ctx: &Context<'_>, o: &Object) -> Vec<SourceOutcome> {
         app: app.to_string(),
         app_kind: format!("ApplicationSet/{kind}"),
         defined_at: at.clone(),
-        fingerprint: print.clone(),
+        fingerprint: print,
     };
     let s: AppSetSpec = match spec(o) {
         Ok(s) => s,

@@ -286,7 +286,7 @@ fn unit(path: &str, kind: &str, how: How) -> Unit {
         lineage: Vec::new(),
         chart: None,
         prepared: None,
-        fingerprint: String::new(),
+        fingerprint: 0,
     }
 }
 

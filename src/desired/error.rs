@@ -284,7 +284,10 @@ pub enum RenderError {
     #[error("{what}: {error}")]
     Fetch {
         what: String,
-        error: super::remote::error::FetchError,
+        /// Why, as the fetch said it.
+        error: String,
+        /// gpuledger chose not to fetch (offline, a new source host, a refused address).
+        refused: bool,
     },
 }
 
@@ -293,7 +296,7 @@ impl RenderError {
     /// use, a refused address): the unit is unknown, not broken.
     pub fn is_refusal(&self) -> bool {
         match self {
-            RenderError::Fetch { error, .. } => error.is_refusal(),
+            RenderError::Fetch { refused, .. } => *refused,
             RenderError::Sandbox(SandboxError::RemoteMiss { refused, .. }) => *refused,
             _ => false,
         }

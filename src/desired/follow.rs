@@ -482,7 +482,7 @@ fn drop_roots_apps_render(outcomes: &mut Vec<Outcome>) {
         .map(|o| o.unit.path.clone())
         .collect();
     outcomes.retain(|o| {
-        let discovered = o.unit.lineage.is_empty() && o.unit.fingerprint.is_empty();
+        let discovered = o.unit.lineage.is_empty() && o.unit.fingerprint == 0;
         !(discovered && by_apps.contains(&o.unit.path))
     });
 }

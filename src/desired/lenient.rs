@@ -78,9 +78,9 @@ pub fn tool_configuration(text: &str) -> Option<String> {
 /// A reader's message without the parsing library's own advice (`set DuplicateKeyPolicy in
 /// Options if acceptable`).
 pub fn plain_words(mut e: InputError) -> InputError {
-    for hint in [", set DuplicateKeyPolicy in Options if acceptable"] {
-        e.message = e.message.replace(hint, "");
-    }
+    e.message = e
+        .message
+        .replace(", set DuplicateKeyPolicy in Options if acceptable", "");
     e
 }
 

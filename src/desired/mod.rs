@@ -121,8 +121,8 @@ pub struct Unit {
     /// What fetching prepared for it: the chart, the dependencies its `charts/` lacks, and what
     /// each request resolved to. Set by [`follow`] before the unit renders.
     pub prepared: Option<std::sync::Arc<Prepared>>,
-    /// The app object's hash ([`source::fingerprint`]); empty for a root found without apps.
-    pub fingerprint: String,
+    /// The app object's hash ([`source::fingerprint`]); 0 for a root found without apps.
+    pub fingerprint: u64,
 }
 
 /// A values file inside a fetched chart (Argo CD `valueFiles` of a chart source, Flux
@@ -155,7 +155,7 @@ pub struct Skipped {
     pub not_applied: bool,
     pub cluster: Option<String>,
     /// The app object's hash ([`source::fingerprint`]).
-    pub fingerprint: String,
+    pub fingerprint: u64,
 }
 
 /// A rendered unit: its objects, or the error that stopped it.

@@ -13,6 +13,10 @@ use super::remote::refs::Resolved;
 use super::tree::{Tree, join};
 use super::{How, Prepared, Unit, sandbox};
 
+/// What preparing one unit gave: what it fetched (nothing, when it needs nothing), or why it
+/// cannot render.
+type Prepping = Result<Option<Prepared>, RenderError>;
+
 /// Fetches run at once, at most: they wait on the network, not on the cores.
 const PARALLEL: usize = 8;
 
@@ -27,8 +31,7 @@ pub fn prepare(units: &mut [Unit], tree: &Tree, remote: &Remote) -> Vec<Option<R
         return out;
     }
     let next = AtomicUsize::new(0);
-    let results: std::sync::Mutex<Vec<(usize, Result<Option<Prepared>, RenderError>)>> =
-        std::sync::Mutex::default();
+    let results: std::sync::Mutex<Vec<(usize, Prepping)>> = std::sync::Mutex::default();
     let shared: &[Unit] = units;
     let work = || {
         while let Some(&i) = todo.get(next.fetch_add(1, Ordering::Relaxed)) {
@@ -70,9 +73,10 @@ fn one(u: &Unit, tree: &Tree, remote: &Remote) -> Result<Option<Prepared>, Rende
     let mut p = Prepared::default();
     // The chart's files, as `missing` reads them: the fetched chart's, or the tree's.
     let deps = if let Some(c) = &u.chart {
-        let fetched = remote.chart(c).map_err(|error| RenderError::Fetch {
+        let fetched = remote.chart(c).map_err(|e| RenderError::Fetch {
             what: format!("chart {}", c.describe()),
-            error,
+            refused: e.is_refusal(),
+            error: e.to_string(),
         })?;
         p.resolved.push(Resolved {
             what: "chart".into(),
@@ -99,12 +103,13 @@ fn one(u: &Unit, tree: &Tree, remote: &Remote) -> Result<Option<Prepared>, Rende
         deps::missing(&read, &present)
     };
     for d in deps {
-        let (supply, resolved) = deps::supply(remote, &d).map_err(|error| RenderError::Fetch {
+        let (supply, resolved) = deps::supply(remote, &d).map_err(|e| RenderError::Fetch {
             what: format!(
                 "dependency {} ({} {}) of the chart",
                 d.name, d.repository, d.version
             ),
-            error,
+            refused: e.is_refusal(),
+            error: e.to_string(),
         })?;
         if let Supply::Local(_) = supply {
             // A `file://` dependency of a chart in the repository: copied at render time, once the

@@ -197,11 +197,11 @@ pub struct AppRef {
     pub defined_at: String,
     /// What the app object says, hashed: a check tells a changed app that does not render from
     /// an unchanged one by it.
-    pub fingerprint: String,
+    pub fingerprint: u64,
 }
 
 /// The hash of an object's spec (and name, kind, namespace): [`AppRef::fingerprint`].
-pub fn fingerprint(o: &Object) -> String {
+pub fn fingerprint(o: &Object) -> u64 {
     let spec = match &o.body {
         Body::Raw(v) => serde_json::to_string(v).unwrap_or_default(),
         _ => String::new(),
@@ -213,7 +213,12 @@ pub fn fingerprint(o: &Object) -> String {
         o.namespace(),
         o.meta.name
     );
-    super::remote::store::sha256(text.as_bytes())
+    let d = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    let mut first = [0u8; 8];
+    for (to, from) in first.iter_mut().zip(d.as_ref()) {
+        *to = *from;
+    }
+    u64::from_le_bytes(first)
 }
 
 impl AppRef {
@@ -244,7 +249,7 @@ impl AppRef {
             lineage: Vec::new(),
             chart: None,
             prepared: None,
-            fingerprint: self.fingerprint.clone(),
+            fingerprint: self.fingerprint,
         }
     }
 

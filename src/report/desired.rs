@@ -130,7 +130,7 @@ pub struct AppRow {
     pub fetched: Vec<FetchedRow>,
     /// The app object's hash: whether an app that did not render changed between two refs.
     #[serde(skip)]
-    pub fingerprint: String,
+    pub fingerprint: u64,
 }
 
 impl AppRow {

@@ -158,7 +158,8 @@ fn mount_file(tree: &mut Tree, url: &str, bytes: &[u8]) -> String {
         .and_then(|u| u.path_segments()?.next_back().map(segment))
         .filter(|n| n != "_" && !KUSTOMIZATION_FILES.contains(&n.as_str()))
         .unwrap_or_else(|| "resource.yaml".into());
-    let id = &super::store::sha256(url.as_bytes())[..12];
+    let hash = super::store::sha256(url.as_bytes());
+    let id = hash.get(..12).unwrap_or(&hash);
     let at = join(
         &join(REMOTE_MOUNTS, "https"),
         &format!("{}/{id}", segment(host)),

@@ -249,7 +249,11 @@ impl Fetcher {
 fn tags_shown(tags: &[String]) -> String {
     match tags.len() {
         0 => "no tags".into(),
-        n if n > 5 => format!("{} and {} more", tags[..5].join(", "), n - 5),
+        n if n > 5 => format!(
+            "{} and {} more",
+            tags.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+            n - 5
+        ),
         _ => tags.join(", "),
     }
 }

@@ -51,8 +51,12 @@ pub fn parse(entry: &str) -> Result<RepoSpec, String> {
     }
     let git_ref = git_ref.or(version);
     let mut s = no_query.to_string();
-    if s.len() > 5 && s[..5].eq_ignore_ascii_case("git::") {
-        s = s[5..].to_string();
+    if let Some(rest) = s
+        .get(..5)
+        .filter(|p| p.eq_ignore_ascii_case("git::"))
+        .and_then(|_| s.get(5..))
+    {
+        s = rest.to_string();
     }
     let lower = s.to_ascii_lowercase();
     if lower.starts_with("ssh://") || lower.starts_with("git@") || lower.starts_with("github.com:")
@@ -72,10 +76,9 @@ pub fn parse(entry: &str) -> Result<RepoSpec, String> {
     let (host, path) = rest
         .split_once('/')
         .ok_or_else(|| format!("{raw:?} names no repository"))?;
-    let (repo_path, sub) = if let Some(i) = path.find("_git/") {
-        let after = &path[i + 5..];
+    let (repo_path, sub) = if let Some((before, after)) = path.split_once("_git/") {
         let (name, sub) = after.split_once('/').unwrap_or((after, ""));
-        (format!("{}_git/{name}", &path[..i]), sub.to_string())
+        (format!("{before}_git/{name}"), sub.to_string())
     } else if let Some((r, sub)) = path.split_once("//") {
         (r.to_string(), sub.to_string())
     } else if let Some(i) = path.find(".git") {
@@ -260,7 +263,10 @@ pub fn fetch(http: &Arc<Http>, store: &Store, spec: &RepoSpec) -> Result<Checkou
     // One bare repository per URL in the cache; a temporary one without a cache.
     let tmp;
     let dir = match store.subdir("git") {
-        Some(d) => d.join(format!("{}.git", &sha256(spec.repo.as_bytes())[..24])),
+        Some(d) => {
+            let hash = sha256(spec.repo.as_bytes());
+            d.join(format!("{}.git", hash.get(..24).unwrap_or(&hash)))
+        }
         None => {
             tmp = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
             tmp.path().join("repo.git")

@@ -149,9 +149,10 @@ pub enum Auth {
 }
 
 /// Which source hosts may be fetched from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Sources {
     /// The ref being rendered is trusted (render, drift, a check's base): its own sources.
+    #[default]
     Own,
     /// A check's head: only the hosts the base used (and `render.remote.allow`).
     Fixed(BTreeSet<String>),
@@ -164,12 +165,6 @@ pub struct Gate {
     pub sources: Sources,
     /// `render.remote.allow`, lower case.
     pub allow: BTreeSet<String>,
-}
-
-impl Default for Sources {
-    fn default() -> Sources {
-        Sources::Own
-    }
 }
 
 /// The rules every connection is held to, the same for every ref of a run.
