@@ -21,6 +21,7 @@
 
 pub mod appset;
 pub mod argo;
+pub mod argo_directory;
 pub mod cache;
 pub mod clusters;
 pub mod discover;
