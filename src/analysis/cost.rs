@@ -592,7 +592,13 @@ pub fn cost(
         },
         external_cost: external_total,
         min_sample: c.min_sample,
-        unknown,
+        unknown: {
+            let mut u: crate::report::Unknown = unknown.into();
+            if let Some(why) = &inference_unknown {
+                u.set("inference", why.clone());
+            }
+            u
+        },
         problems: inputs
             .records
             .map(|f| f.problems.iter().map(ToString::to_string).collect())

@@ -105,7 +105,7 @@ pub fn headroom(
             production_peak_rps: None,
             headroom: None,
             verdict: HeadroomVerdict::Unknown,
-            unknown: BTreeMap::new(),
+            unknown: Default::default(),
             latency: Vec::new(),
             context: ServingContext::default(),
         };

@@ -189,7 +189,7 @@ pub fn inventory_with_metrics(
             utilisation,
             nearly_full,
             gpus,
-            unknown,
+            unknown: unknown.into(),
             shortage,
             excluded_nodes: excluded,
             gpu_namespaces: sum::count(per_ns.len()),
@@ -395,7 +395,7 @@ fn tenant_rows(
             namespaces: a.namespaces.into_iter().collect(),
             workloads: a.workloads,
             public_routes: routes.get(name).copied().unwrap_or(0),
-            gpus_per_week: None,
+            gpus_per_week: Column::NotAsked,
         })
         .collect();
     out.sort_by(|a, b| {

@@ -20,7 +20,7 @@ use crate::config::{Config, review};
 use crate::desired::cache::RenderCache;
 use crate::desired::tree::changed_paths;
 use crate::report::facts::DocsStatus;
-use crate::report::{CheckReport, ConfigReview, Gate, GateName, Kind, Provenance, SCHEMA};
+use crate::report::{CheckReport, Column, ConfigReview, Gate, GateName, Kind, Provenance, SCHEMA};
 use crate::util::date::Timestamp;
 
 /// What a check compares and with what.
@@ -178,7 +178,10 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
                     .tenants
                     .iter()
                     .find(|t| t.name == row.name)
-                    .and_then(|t| t.gpus_per_week);
+                    .map_or(Column::Unknown, |t| t.gpus_per_week);
+            }
+            if let Some(why) = r.fleet.unknown.get("tenants.gpus_per_week") {
+                check.unknown.set("tenants.gpus_per_week", why.clone());
             }
         }
         if job.signals.cost.is_some() {

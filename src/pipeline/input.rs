@@ -165,9 +165,14 @@ fn live_source(
     read_at: Result<crate::util::date::Timestamp, String>,
     version: Option<String>,
 ) -> LiveProvenance {
+    let mut unknown = crate::report::Unknown::default();
     let (read_at, read_at_unknown) = match read_at {
         Ok(t) => (Some(t), None),
-        Err(why) => (None, Some(why)),
+        Err(why) => {
+            unknown.set("read_at", why.clone());
+            unknown.set("age_seconds", why.clone());
+            (None, Some(why))
+        }
     };
     LiveProvenance {
         source,
@@ -176,6 +181,7 @@ fn live_source(
         server,
         read_at,
         read_at_unknown,
+        unknown,
         age_seconds: None,
         stale: false,
         stale_after: String::new(),

@@ -17,7 +17,7 @@ use crate::config::Tenancy;
 use crate::live::range::Range;
 use crate::report::series::{self, PRODUCT_LINE, PRODUCT_LINE_GPUS, TENANT, TENANT_GPUS};
 use crate::report::trend::{Source, Trend, TrendReport};
-use crate::report::{Kind, Report, SCHEMA};
+use crate::report::{Column, Kind, Report, SCHEMA};
 use crate::util::date::Timestamp;
 
 const KSM_REQUESTS: &str =
@@ -105,20 +105,45 @@ pub fn column(
     let (Some(m), Some(t)) = (&spec.metrics, spec.trend) else {
         return;
     };
-    match trend_of(m, t, tenancy, now, cx) {
+    const FIELD: &str = "tenants.gpus_per_week";
+    let trend = match trend_of(m, t, tenancy, now, cx) {
         Ok(trend) => match &trend.unknown {
-            Some(why) => notes.push(Note::Say(format!("trend column unknown: {why}"))),
-            None => {
-                for row in &mut report.tenants {
-                    row.gpus_per_week = trend
-                        .tenants
-                        .iter()
-                        .find(|x| x.name == row.name)
-                        .and_then(|x| x.per_week);
-                }
-            }
+            Some(why) => Err(why.clone()),
+            None => Ok(trend),
         },
-        Err(why) => notes.push(Note::Say(format!("trend column unknown: {why}"))),
+        Err(why) => Err(why),
+    };
+    match trend {
+        Err(why) => {
+            notes.push(Note::Say(format!("trend column unknown: {why}")));
+            for row in &mut report.tenants {
+                row.gpus_per_week = Column::Unknown;
+            }
+            report.fleet.unknown.set(FIELD, why);
+        }
+        Ok(trend) => {
+            let mut without = Vec::new();
+            for row in &mut report.tenants {
+                let per_week = trend
+                    .tenants
+                    .iter()
+                    .find(|x| x.name == row.name)
+                    .and_then(|x| x.per_week);
+                row.gpus_per_week = match per_week {
+                    Some(v) => Column::Value(v),
+                    None => {
+                        without.push(row.name.clone());
+                        Column::Unknown
+                    }
+                };
+            }
+            if !without.is_empty() {
+                report.fleet.unknown.set(
+                    FIELD,
+                    format!("no history in the trend window for {}", without.join(", ")),
+                );
+            }
+        }
     }
 }
 
