@@ -21,7 +21,6 @@ pub mod doc;
 pub mod docs;
 pub mod error;
 pub mod github;
-pub mod headroom;
 pub mod input;
 pub mod intent;
 pub mod k8s;

@@ -9,13 +9,15 @@ use tokio::runtime::Runtime;
 
 use super::{Exit, Note, Outcome, deliver};
 use crate::cli::HeadroomArgs;
-use gpuledger::analysis::headroom::{Production, headroom};
+use gpuledger::analysis::headroom::headroom;
 use gpuledger::analysis::inventory::inventory;
 use gpuledger::config::Config;
 use gpuledger::input::{self, MetricsSpec};
 use gpuledger::k8s::object::Object;
 use gpuledger::live::kube::Progress;
+use gpuledger::live::loadtest::read_load_tests;
 use gpuledger::live::prometheus::PromSource;
+use gpuledger::live::serving::{Production, production};
 use gpuledger::render::render_headroom;
 use gpuledger::report::{Headroom, HeadroomVerdict, Provenance, Report};
 use gpuledger::util::date::Timestamp;
@@ -43,7 +45,7 @@ pub fn run(args: &HeadroomArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyho
     let mut report = inventory(&part.objects, &cfg, sources)?;
     report.complete = part.incomplete.is_empty();
     report.incomplete = part.incomplete;
-    let production = rt.block_on(gpuledger::headroom::production(
+    let production = rt.block_on(production(
         prom_source(args.live.metrics().as_ref()).as_ref(),
     ));
     let (h, errors) = section(&part.objects, &report, repo, &production, &cfg)?;
@@ -99,7 +101,11 @@ pub fn section(
     production: &Production,
     cfg: &Config,
 ) -> anyhow::Result<(Headroom, Vec<String>)> {
-    let (load_tests, errors) = gpuledger::headroom::read_load_tests(repo, &report.workloads);
+    let paths = report
+        .workloads
+        .iter()
+        .filter_map(|r| r.intent.as_ref()?.load_test.as_deref());
+    let (load_tests, errors) = read_load_tests(repo, paths);
     let h = headroom(
         objects,
         &report.workloads,
@@ -107,7 +113,7 @@ pub fn section(
         production,
         &cfg.headroom,
     )?;
-    Ok((h, errors))
+    Ok((h, errors.iter().map(ToString::to_string).collect()))
 }
 
 /// Whether `inventory` has headroom inputs: a load test it can read, or serving request series.

@@ -193,7 +193,7 @@ pub fn compute(
             )?;
         }
         // Serving headroom, when a load test or serving request series exist.
-        let production = rt.block_on(gpuledger::headroom::production(
+        let production = rt.block_on(gpuledger::live::serving::production(
             super::headroom::prom_source(live_args.metrics().as_ref()).as_ref(),
         ));
         if super::headroom::has_inputs(&report, repo, &production) {

@@ -88,6 +88,27 @@ pub struct ServingMetrics {
     pub histograms: Vec<PodHistogram>,
 }
 
+/// What production metrics gave the headroom analysis: nothing asked, the reason the read
+/// failed, or the metrics.
+#[derive(Debug, Clone)]
+pub enum Production {
+    NotConfigured,
+    /// The read failed: the reason.
+    Failed(String),
+    Read(ServingMetrics),
+}
+
+/// What production asks of the serving workloads, or why it is unknown.
+pub async fn production(src: Option<&PromSource>) -> Production {
+    match src {
+        None => Production::NotConfigured,
+        Some(s) => match serving(s, None).await {
+            Ok(m) => Production::Read(m),
+            Err(e) => Production::Failed(e.to_string()),
+        },
+    }
+}
+
 /// The histograms read, by objective metric: vLLM's and the Dynamo frontend's.
 const HISTOGRAMS: [(&str, Engine, &str); 7] = [
     ("ttft", Engine::Vllm, "vllm:time_to_first_token_seconds"),
