@@ -587,7 +587,7 @@ pub struct IssueArgs {
     pub output: OutputArgs,
 }
 
-fn parse_timestamp(s: &str) -> Result<Timestamp, String> {
+fn parse_timestamp(s: &str) -> Result<Timestamp, gpuledger::util::date::DateError> {
     Timestamp::parse(s)
 }
 

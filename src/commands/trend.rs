@@ -76,7 +76,7 @@ pub async fn read(
     now: i64,
     step: u64,
     tenancy: &gpuledger::config::Tenancy,
-) -> Result<gpuledger::analysis::trend::Trend, String> {
+) -> Result<gpuledger::analysis::trend::Trend, gpuledger::live::range::RangeError> {
     let base = prom.shown_url().to_string();
     let own = prom.range(OWN_TENANTS, start, now, step).await?;
     if !own.is_empty() {

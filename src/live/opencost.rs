@@ -24,7 +24,7 @@ use std::time::Duration;
 use http::StatusCode;
 use serde::{Deserialize, Deserializer};
 
-use super::http::{Client, excerpt};
+use super::http::{Client, HttpError, excerpt};
 use crate::util::date::Timestamp;
 
 /// Where OpenCost is and how to read it.
@@ -146,24 +146,65 @@ pub struct CostData {
     pub source: String,
     pub allocations: Vec<Allocation>,
     /// `Ok(None)` when the server does not serve inference cost (older than 1.121, or disabled).
-    pub inference: Result<Option<Vec<InferenceCost>>, String>,
+    pub inference: Result<Option<Vec<InferenceCost>>, OpenCostError>,
+}
+
+/// Why OpenCost gave no cost (or no inference cost); the report shows the cost as unknown with it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OpenCostError {
+    #[error("the cost window is empty")]
+    EmptyWindow,
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    /// An error status, with OpenCost's own message when the body has one and a hint.
+    #[error("OpenCost at {base} answered {status}{hint} to {path}{}", detail.as_ref().map(|d| format!(": {d}")).unwrap_or_default())]
+    Status {
+        base: String,
+        path: &'static str,
+        status: StatusCode,
+        hint: &'static str,
+        detail: Option<String>,
+    },
+    #[error("OpenCost at {base}{path}: {reason}")]
+    Answer {
+        base: String,
+        path: &'static str,
+        #[source]
+        reason: AnswerError,
+    },
+}
+
+/// What is wrong with a body OpenCost sent with a success status. The JSON parser's message is
+/// kept as text so that the answer (and the report built from it) can be cloned and compared.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AnswerError {
+    #[error("not an allocation response ({reason}): {excerpt}")]
+    NotAllocations { reason: String, excerpt: String },
+    #[error("error code {code}: {message}")]
+    Code { code: i64, message: String },
+    /// `detail` is OpenCost's message, else the start of the body.
+    #[error("a response without data: {detail}")]
+    NoData { detail: String },
+    #[error("not an inference cost response ({reason}): {excerpt}")]
+    NotInference { reason: String, excerpt: String },
+    #[error("no data.inferenceCosts in {excerpt}")]
+    NoInferenceCosts { excerpt: String },
 }
 
 const ALLOCATION_PATH: &str = "/allocation";
 const INFERENCE_PATH: &str = "/inferenceCost/total";
 
 /// Reads the allocations (and inference cost) over `window`; see the module documentation.
-pub async fn read(src: &OpenCostSource, window: Window) -> Result<CostData, String> {
+pub async fn read(src: &OpenCostSource, window: Window) -> Result<CostData, OpenCostError> {
     if window.seconds() <= 0 {
-        return Err("the cost window is empty".into());
+        return Err(OpenCostError::EmptyWindow);
     }
     let client = Client::new(
         "OpenCost",
         &src.url,
         src.bearer_token.as_deref(),
         src.timeout,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let base = client.shown_url().to_string();
     let w = window.param();
     let query = [
@@ -173,10 +214,7 @@ pub async fn read(src: &OpenCostSource, window: Window) -> Result<CostData, Stri
         ("includeIdle", "true"),
         ("shareIdle", "false"),
     ];
-    let response = client
-        .get(ALLOCATION_PATH, &query)
-        .await
-        .map_err(|e| e.to_string())?;
+    let response = client.get(ALLOCATION_PATH, &query).await?;
     if !response.status.is_success() {
         return Err(http_error(
             &base,
@@ -186,8 +224,12 @@ pub async fn read(src: &OpenCostSource, window: Window) -> Result<CostData, Stri
             client.has_token(),
         ));
     }
-    let allocations = parse_allocations(&response.body)
-        .map_err(|e| format!("OpenCost at {base}{ALLOCATION_PATH}: {e}"))?;
+    let allocations =
+        parse_allocations(&response.body).map_err(|reason| OpenCostError::Answer {
+            base: base.clone(),
+            path: ALLOCATION_PATH,
+            reason,
+        })?;
     let inference = match client
         .get(
             INFERENCE_PATH,
@@ -198,7 +240,7 @@ pub async fn read(src: &OpenCostSource, window: Window) -> Result<CostData, Stri
         )
         .await
     {
-        Err(e) => Err(e.to_string()),
+        Err(e) => Err(e.into()),
         // Not served: an OpenCost before 1.121, or INFERENCE_COST_ENABLED unset.
         Ok(r) if r.status == StatusCode::NOT_FOUND => Ok(None),
         Ok(r) if !r.status.is_success() => Err(http_error(
@@ -210,7 +252,11 @@ pub async fn read(src: &OpenCostSource, window: Window) -> Result<CostData, Stri
         )),
         Ok(r) => parse_inference(&r.body)
             .map(Some)
-            .map_err(|e| format!("OpenCost at {base}{INFERENCE_PATH}: {e}")),
+            .map_err(|reason| OpenCostError::Answer {
+                base: base.clone(),
+                path: INFERENCE_PATH,
+                reason,
+            }),
     };
     Ok(CostData {
         source: base,
@@ -219,7 +265,13 @@ pub async fn read(src: &OpenCostSource, window: Window) -> Result<CostData, Stri
     })
 }
 
-fn http_error(base: &str, path: &str, status: StatusCode, body: &[u8], has_token: bool) -> String {
+fn http_error(
+    base: &str,
+    path: &'static str,
+    status: StatusCode,
+    body: &[u8],
+    has_token: bool,
+) -> OpenCostError {
     let detail = match serde_json::from_slice::<ErrorBody>(&without_nan(body)) {
         Ok(ErrorBody {
             message: Some(m), ..
@@ -234,12 +286,13 @@ fn http_error(base: &str, path: &str, status: StatusCode, body: &[u8], has_token
         StatusCode::NOT_FOUND => " (is the URL the OpenCost API, port 9003?)",
         _ => "",
     };
-    let detail = if detail.is_empty() {
-        String::new()
-    } else {
-        format!(": {detail}")
-    };
-    format!("OpenCost at {base} answered {status}{hint} to {path}{detail}")
+    OpenCostError::Status {
+        base: base.to_string(),
+        path,
+        status,
+        hint,
+        detail: (!detail.is_empty()).then_some(detail),
+    }
 }
 
 #[derive(Deserialize)]
@@ -389,19 +442,23 @@ pub fn without_nan(body: &[u8]) -> Vec<u8> {
 
 /// The allocations of a response, summed over its sets (a server that ignores `accumulate`
 /// answers one set per step). Sorted by key.
-pub fn parse_allocations(body: &[u8]) -> Result<Vec<Allocation>, String> {
+pub fn parse_allocations(body: &[u8]) -> Result<Vec<Allocation>, AnswerError> {
     let clean = without_nan(body);
-    let response: AllocationResponse = serde_json::from_slice(&clean)
-        .map_err(|e| format!("not an allocation response ({e}): {}", excerpt(body)))?;
+    let response: AllocationResponse =
+        serde_json::from_slice(&clean).map_err(|e| AnswerError::NotAllocations {
+            reason: e.to_string(),
+            excerpt: excerpt(body),
+        })?;
     if let Some(code) = response.code.filter(|c| *c != 200) {
-        let m = response.message.unwrap_or_default();
-        return Err(format!("error code {code}: {m}"));
+        return Err(AnswerError::Code {
+            code,
+            message: response.message.unwrap_or_default(),
+        });
     }
     let Some(sets) = response.data else {
-        return Err(format!(
-            "a response without data: {}",
-            response.message.unwrap_or_else(|| excerpt(body))
-        ));
+        return Err(AnswerError::NoData {
+            detail: response.message.unwrap_or_else(|| excerpt(body)),
+        });
     };
     let mut merged: BTreeMap<String, Allocation> = BTreeMap::new();
     for (key, raw) in sets.into_iter().flatten().flatten() {
@@ -503,14 +560,19 @@ struct InferenceProperties {
 }
 
 /// Cost per model, sorted by model and namespace.
-pub fn parse_inference(body: &[u8]) -> Result<Vec<InferenceCost>, String> {
+pub fn parse_inference(body: &[u8]) -> Result<Vec<InferenceCost>, AnswerError> {
     let clean = without_nan(body);
-    let r: InferenceResponse = serde_json::from_slice(&clean)
-        .map_err(|e| format!("not an inference cost response ({e}): {}", excerpt(body)))?;
-    let costs = r
-        .data
-        .and_then(|d| d.inference_costs)
-        .ok_or_else(|| format!("no data.inferenceCosts in {}", excerpt(body)))?;
+    let r: InferenceResponse =
+        serde_json::from_slice(&clean).map_err(|e| AnswerError::NotInference {
+            reason: e.to_string(),
+            excerpt: excerpt(body),
+        })?;
+    let costs =
+        r.data
+            .and_then(|d| d.inference_costs)
+            .ok_or_else(|| AnswerError::NoInferenceCosts {
+                excerpt: excerpt(body),
+            })?;
     let mut out: Vec<InferenceCost> = costs
         .into_iter()
         .map(|(key, c)| {
@@ -591,16 +653,20 @@ mod tests {
 
     #[test]
     fn error_bodies_are_errors() {
-        let e = parse_allocations(br#"{"code":500,"message":"boom"}"#).unwrap_err();
+        let e = parse_allocations(br#"{"code":500,"message":"boom"}"#)
+            .unwrap_err()
+            .to_string();
         assert_eq!(e, "error code 500: boom");
         assert!(
             parse_allocations(b"<html>502</html>")
                 .unwrap_err()
+                .to_string()
                 .starts_with("not an allocation response")
         );
         assert!(
             parse_allocations(br#"{"code":200}"#)
                 .unwrap_err()
+                .to_string()
                 .contains("without data")
         );
         let e = http_error(
@@ -609,7 +675,8 @@ mod tests {
             StatusCode::INTERNAL_SERVER_ERROR,
             br#"{"code":500,"message":"Error: prometheus unreachable"}"#,
             false,
-        );
+        )
+        .to_string();
         assert_eq!(
             e,
             "OpenCost at http://oc:9003 answered 500 Internal Server Error to /allocation: Error: prometheus unreachable"
