@@ -586,11 +586,11 @@ fn kustomize(
             return Err(match build(direct) {
                 Err(own) => format!(
                     "kustomize build {path}: {}",
-                    kustomize_error(&clean_paths(&own, root))
+                    kustomize_error(&clean_paths(&own.to_string(), root))
                 ),
                 Ok(_) => format!(
                     "kustomize build {path} with the app's options (name prefix, patches, images, …): {}",
-                    kustomize_error(&clean_paths(&wrapped, root))
+                    kustomize_error(&clean_paths(&wrapped.to_string(), root))
                 ),
             });
         }
@@ -798,7 +798,7 @@ fn helm(
         env: helm_env(home),
         timeout: tools.timeout,
     })
-    .map_err(|e| clean_paths(&e, root))?;
+    .map_err(|e| clean_paths(&e.to_string(), root))?;
     helm_objects(&out, &unit.path)
 }
 

@@ -283,7 +283,8 @@ impl Renderer<'_> {
             cwd: root,
             env: super::sandbox_env(home),
             timeout: self.tools.timeout,
-        })?;
+        })
+        .map_err(|e| e.to_string())?;
         let objs = read_str(&out, &format!("{batch} (kustomize)")).map_err(|e| e.to_string())?;
         let mut each: Vec<(usize, Vec<Object>)> = group.iter().map(|m| (m.n, Vec::new())).collect();
         for o in objs {

@@ -404,7 +404,7 @@ impl Inflation<'_> {
         .map_err(|e| {
             format!(
                 "{file}: helmCharts chart {name} ({chart_file}): {}",
-                clean_paths(&e, self.root)
+                clean_paths(&e.to_string(), self.root)
             )
         })?;
         annotated_documents(&out, &chart_dir)
