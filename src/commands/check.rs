@@ -172,9 +172,9 @@ pub fn compute(
             .cloned()
             .collect();
         let now_s = now.unix();
-        let (jobs, _) = gpuledger::plan::from_git::jobs(&added, now_s);
+        let (jobs, _) = gpuledger::analysis::plan::jobs(&added, now_s);
         if !jobs.is_empty() {
-            let (pool, _) = gpuledger::plan::live::batch_pool(&p.objects, &cfg)?;
+            let (pool, _) = gpuledger::analysis::plan::batch_pool(&p.objects, &cfg)?;
             let settings = gpuledger::plan::Settings::new(
                 gpuledger::plan::Objective::Earliest,
                 15 * 60,

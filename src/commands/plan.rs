@@ -52,7 +52,7 @@ pub fn run(args: &PlanArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::R
             "the repository did not render completely, so its batch work is unknown: {}",
             failed.join("; ")
         );
-        let (from_git, left_out) = plan::from_git::jobs(&desired.workloads, now_s);
+        let (from_git, left_out) = gpuledger::analysis::plan::jobs(&desired.workloads, now_s);
         jobs.extend(from_git);
         notes.extend(
             left_out
@@ -65,7 +65,8 @@ pub fn run(args: &PlanArgs, rt: &Runtime, progress: &Arc<Progress>) -> anyhow::R
     if args.pending {
         let objects = cluster.as_deref().unwrap_or_default();
         let (cfg, _) = gpuledger::input::config(args.output.config.as_deref(), None)?;
-        let waiting = plan::live::waiting(objects, &cfg, now_s, args.queue.as_deref())?;
+        let waiting =
+            gpuledger::analysis::plan::waiting(objects, &cfg, now_s, args.queue.as_deref())?;
         sources.push(format!(
             "the cluster's waiting batch work: {} job{}",
             waiting.jobs.len(),
@@ -172,7 +173,7 @@ fn pool(
         });
     };
     let (cfg, _) = gpuledger::input::config(args.output.config.as_deref(), None)?;
-    let (live, how) = plan::live::batch_pool(objects, &cfg)?;
+    let (live, how) = gpuledger::analysis::plan::batch_pool(objects, &cfg)?;
     if node_sizes.is_empty() {
         node_sizes = live.node_sizes;
     }
