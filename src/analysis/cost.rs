@@ -29,8 +29,8 @@ use crate::analysis::tenancy::Resolver;
 use crate::config::{Config, IdleRule};
 use crate::k8s::object::{Kind, Object};
 use crate::k8s::types::{LabelMap, Labels};
-use crate::live::opencost::{Allocation, CostData, Costs, Window, sanitize_label};
-use crate::live::outcomes::{OutcomeFile, Verified};
+use crate::live::opencost::{Allocation, CostData, Costs, OpenCostError, Window, sanitize_label};
+use crate::live::outcomes::{CounterError, OutcomeFile, Verified};
 use crate::report::Report;
 use crate::report::cost::{Breakdown, Cost, CostRow, InferenceRow, OtherCost};
 use crate::util::number::money;
@@ -45,10 +45,10 @@ const Z95: f64 = 1.959_963_984_540_054;
 pub struct CostInputs<'a> {
     pub window: Window,
     /// OpenCost's answer; `None` when no OpenCost was given.
-    pub opencost: Option<&'a Result<CostData, String>>,
+    pub opencost: Option<&'a Result<CostData, OpenCostError>>,
     pub records: Option<&'a OutcomeFile>,
     /// The increase of each `gpuledger.io/outcomes-metric` selector over the window.
-    pub counters: &'a BTreeMap<String, Result<f64, String>>,
+    pub counters: &'a BTreeMap<String, Result<f64, CounterError>>,
     /// Where the counters were read (the Prometheus URL); `None` without one.
     pub counter_source: Option<&'a str>,
 }
@@ -231,7 +231,7 @@ pub fn cost(
     // Where the cost is unknown for everyone, and why.
     let cost_unknown: Option<String> = match inputs.opencost {
         None => Some("no cost source: give --opencost URL (the OpenCost API)".into()),
-        Some(Err(e)) => Some(e.clone()),
+        Some(Err(e)) => Some(e.to_string()),
         Some(Ok(_)) => None,
     };
     let mut accs: BTreeMap<Target, Acc> = BTreeMap::new();
@@ -560,7 +560,7 @@ pub fn cost(
                 Vec::new(),
                 Some("OpenCost does not serve /inferenceCost (1.121 or later with INFERENCE_COST_ENABLED=true)".to_string()),
             ),
-            Err(e) => (Vec::new(), Some(e.clone())),
+            Err(e) => (Vec::new(), Some(e.to_string())),
         },
         _ => (Vec::new(), None),
     };
@@ -811,7 +811,8 @@ impl<'a> Outcomes<'a> {
             match self.inputs.counters.get(sel) {
                 Some(Ok(v)) => row.verified_outcomes = Some(*v),
                 Some(Err(e)) => {
-                    row.unknown.insert("verified_outcomes".into(), e.clone());
+                    row.unknown
+                        .insert("verified_outcomes".into(), e.to_string());
                 }
                 None => {
                     row.unknown.insert(

@@ -2,7 +2,7 @@
 //! latency objective against the request rate production asks of it.
 //!
 //! The capacity comes only from a load test (`gpuledger.io/load-test`, or an `intent:` rule's
-//! `load-test`), through [`crate::headroom::loadtest::capacity`]. It stands only for the
+//! `load-test`), through [`crate::live::loadtest::capacity`]. It stands only for the
 //! configuration that was tested: when the file records a model, a GPU type, GPUs per replica, a
 //! replica count or a serving setting (`max_num_seqs`, read from the live pods' engine flags) that
 //! differs from the live workload, the load test is *stale* and the capacity
@@ -22,12 +22,12 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::config::{HeadroomConfig, Scale};
-use crate::headroom::loadtest::{self, LoadTest};
 use crate::intent::{LatencyBound, WorkClass};
 use crate::k8s::object::{Body, Object};
 use crate::k8s::types::Text;
+use crate::live::loadtest::{self, LoadTests};
 use crate::live::serving::{
-    Engine, PodHistogram, PodSeries, ServingMetrics, histogram_quantile, quantile,
+    Engine, PodHistogram, PodSeries, Production, ServingMetrics, histogram_quantile, quantile,
 };
 use crate::report::{
     Headroom, HeadroomRow, HeadroomVerdict, LatencyNow, ServingContext, WorkloadRow,
@@ -40,18 +40,6 @@ use super::nodes::GPU_PRODUCT_LABEL;
 
 /// The pod label llm-d (and OpenCost's inference cost) name the served model with.
 pub const MODEL_LABEL: &str = "llm-d.ai/model";
-
-/// What production metrics gave.
-#[derive(Debug, Clone)]
-pub enum Production {
-    NotConfigured,
-    /// The read failed: the reason.
-    Failed(String),
-    Read(ServingMetrics),
-}
-
-/// A load test as read for a workload: the file, or why it could not be read (`file:line: …`).
-pub type LoadTests = BTreeMap<String, Result<LoadTest, String>>;
 
 /// Every serving workload of `rows` (or any workload whose intent names a load test or a latency
 /// objective), with its headroom.
@@ -215,13 +203,13 @@ fn capacity_of(
     };
     let lt = match load_tests.get(&path) {
         Some(Ok(lt)) => lt,
-        Some(Err(e)) => return unknown(row, e.clone()),
+        Some(Err(e)) => return unknown(row, e.to_string()),
         None => return unknown(row, format!("load test {path} was not read (no --repo)")),
     };
     row.load_test_format = Some(lt.format.to_string());
     let cap = match loadtest::capacity(lt, objective, cfg.error_limit) {
         Ok(c) => c,
-        Err(e) => return unknown(row, e),
+        Err(e) => return unknown(row, e.to_string()),
     };
     // Staleness: each thing the file records must match the live workload.
     let t = &lt.tested;

@@ -12,6 +12,7 @@ pub mod headroom;
 pub mod impact;
 pub mod inventory;
 pub mod nodes;
+pub mod plan;
 pub mod tenancy;
 pub mod trend;
 pub mod usage;

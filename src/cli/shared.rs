@@ -379,6 +379,6 @@ pub fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs(secs))
 }
 
-pub fn parse_timestamp(s: &str) -> Result<Timestamp, String> {
+pub fn parse_timestamp(s: &str) -> Result<Timestamp, gpuledger::util::date::DateError> {
     Timestamp::parse(s)
 }

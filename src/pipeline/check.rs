@@ -158,9 +158,9 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
             .cloned()
             .collect();
         let now_s = now.unix();
-        let (jobs, _) = crate::plan::from_git::jobs(&added, now_s);
+        let (jobs, _) = crate::analysis::plan::jobs(&added, now_s);
         if !jobs.is_empty() {
-            let (pool, _) = crate::plan::live::batch_pool(&p.objects, &cfg)?;
+            let (pool, _) = crate::analysis::plan::batch_pool(&p.objects, &cfg)?;
             let settings =
                 crate::plan::Settings::new(crate::plan::Objective::Earliest, 15 * 60, now_s);
             let plan = crate::plan::plan(jobs, &pool, &settings);

@@ -13,14 +13,16 @@ use std::time::Duration;
 use super::input::{self, Checkout, CostSpec, LiveSpec, MetricsSpec, RepoSpec, TrendSpec};
 use super::{Context, Error, Note, Outcome, Result};
 use crate::analysis::cost::{CostInputs, cost};
-use crate::analysis::headroom::{Production, headroom};
+use crate::analysis::headroom::headroom;
 use crate::analysis::usage::Metrics;
 use crate::config::Config;
 use crate::github::event::Runtime as Actions;
 use crate::k8s::object::Object;
+use crate::live::loadtest::read_load_tests;
 use crate::live::opencost::{self, OpenCostSource, Window};
 use crate::live::outcomes::{self, CounterSource, OutcomeFile};
 use crate::live::prometheus::PromSource;
+use crate::live::serving::Production;
 use crate::report::{Desired, GitProvenance, Headroom, Kind, LiveProvenance, Provenance, Report};
 use crate::util::date::Timestamp;
 
@@ -257,7 +259,7 @@ pub fn prom_source(spec: Option<&MetricsSpec>) -> Option<PromSource> {
 /// What production asks of the serving workloads (vLLM, Dynamo), or why it is unknown.
 pub fn production(spec: Option<&MetricsSpec>, cx: &Context<'_>) -> Production {
     cx.rt
-        .block_on(crate::headroom::production(prom_source(spec).as_ref()))
+        .block_on(crate::live::serving::production(prom_source(spec).as_ref()))
 }
 
 /// The headroom section of `report`'s workloads, and the load tests that could not be read (each
@@ -269,7 +271,11 @@ pub fn headroom_section(
     production: &Production,
     cfg: &Config,
 ) -> Result<(Headroom, Vec<String>)> {
-    let (load_tests, errors) = crate::headroom::read_load_tests(repo, &report.workloads);
+    let paths = report
+        .workloads
+        .iter()
+        .filter_map(|r| r.intent.as_ref()?.load_test.as_deref());
+    let (load_tests, errors) = read_load_tests(repo, paths);
     let h = headroom(
         objects,
         &report.workloads,
@@ -277,7 +283,7 @@ pub fn headroom_section(
         production,
         &cfg.headroom,
     )?;
-    Ok((h, errors))
+    Ok((h, errors.iter().map(ToString::to_string).collect()))
 }
 
 /// Whether there is anything to judge headroom by: a load test the repository may hold, or serving

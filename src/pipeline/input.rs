@@ -457,7 +457,7 @@ pub async fn metrics(spec: Option<&MetricsSpec>, cfg: &Config) -> Metrics {
                 cfg.metrics.busy_threshold * 100.0
             ),
         },
-        Err(e) => Metrics::Failed(e),
+        Err(e) => Metrics::Failed(e.to_string()),
     }
 }
 

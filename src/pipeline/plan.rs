@@ -69,7 +69,7 @@ pub fn run(job: &PlanJob, cx: &Context<'_>) -> Result<Run<PlanReport>> {
                 failed.join("; ")
             )));
         }
-        let (from_git, left_out) = plan::from_git::jobs(&desired.workloads, now_s);
+        let (from_git, left_out) = crate::analysis::plan::jobs(&desired.workloads, now_s);
         jobs.extend(from_git);
         notes.extend(
             left_out
@@ -82,7 +82,7 @@ pub fn run(job: &PlanJob, cx: &Context<'_>) -> Result<Run<PlanReport>> {
     if job.pending {
         let objects = cluster.as_deref().unwrap_or_default();
         let (cfg, _) = input::config(job.config.as_deref(), None)?;
-        let waiting = plan::live::waiting(objects, &cfg, now_s, job.queue.as_deref())?;
+        let waiting = crate::analysis::plan::waiting(objects, &cfg, now_s, job.queue.as_deref())?;
         sources.push(format!(
             "the cluster's waiting batch work: {} job{}",
             waiting.jobs.len(),
@@ -167,7 +167,7 @@ fn pool(job: &PlanJob, objects: Option<&[Object]>, sources: &mut Vec<String>) ->
         });
     };
     let (cfg, _) = input::config(job.config.as_deref(), None)?;
-    let (live, how) = plan::live::batch_pool(objects, &cfg)?;
+    let (live, how) = crate::analysis::plan::batch_pool(objects, &cfg)?;
     if node_sizes.is_empty() {
         node_sizes = live.node_sizes;
     }

@@ -279,7 +279,7 @@ pub(super) fn build(
         env: sandbox_env(home),
         timeout: tools.timeout,
     })
-    .map_err(BatchError::Build)?;
+    .map_err(|e| BatchError::Build(e.to_string()))?;
     let objs = read_str(&out, &format!("{batch} (kustomize)"))?;
     let mut each: Vec<(usize, Vec<Object>)> = group.iter().map(|m| (m.n, Vec::new())).collect();
     for o in objs {

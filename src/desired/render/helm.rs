@@ -58,7 +58,7 @@ pub(super) fn helm(site: &Site<'_>, unit: &Unit, a: &HelmArgs) -> Result<Vec<Obj
         env: helm_env(home),
         timeout: tools.timeout,
     })
-    .map_err(|e| RenderError::Helm(clean_paths(&e, root)))?;
+    .map_err(|e| RenderError::Helm(clean_paths(&e.to_string(), root)))?;
     helm_objects(&out, &unit.path)
 }
 

@@ -140,11 +140,11 @@ pub(super) fn kustomize(
             return Err(match build(direct) {
                 Err(own) => RenderError::Kustomize {
                     path,
-                    message: kustomize_error(&clean_paths(&own, root)),
+                    message: kustomize_error(&clean_paths(&own.to_string(), root)),
                 },
                 Ok(_) => RenderError::KustomizeOptions {
                     path,
-                    message: kustomize_error(&clean_paths(&wrapped, root)),
+                    message: kustomize_error(&clean_paths(&wrapped.to_string(), root)),
                 },
             });
         }

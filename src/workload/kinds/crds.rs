@@ -13,7 +13,7 @@ use crate::k8s::types::{PodSpec, PodTemplate, Resources};
 use crate::util::sum::{self, TooLarge};
 
 use super::super::pods::{container_request, pod_request};
-use super::super::{GpuShape, Role};
+use super::super::types::{GpuShape, Role};
 
 /// `v[key]` as a non-negative integer.
 pub(super) fn int(v: &Value, key: &str) -> Option<u64> {

@@ -14,7 +14,7 @@ use crate::k8s::types::PodSpec;
 use crate::util::sum::TooLarge;
 
 use super::super::pods::pod_request;
-use super::super::{GpuShape, Role};
+use super::super::types::{GpuShape, Role};
 use super::crds::template;
 
 /// How deep under `spec` a pod template is looked for.
