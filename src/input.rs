@@ -189,6 +189,7 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> anyhow::Result<L
             let mut provenance = Vec::new();
             for path in paths {
                 let snap = read_snapshot(path)?;
+                crate::workload::check_all(&snap.objects)?;
                 tracing::debug!(file = %path.display(), objects = snap.objects.len(), "read snapshot");
                 crate::k8s::read::append(&mut objects, snap.objects);
                 let m = snap.meta;

@@ -125,7 +125,8 @@ fn cluster(
     if !args.snapshot.is_empty() {
         let mut objects = Vec::new();
         for path in &args.snapshot {
-            objects.extend(gpuledger::k8s::read::read_objects(path)?);
+            let read = gpuledger::k8s::read::read_objects(path)?;
+            objects.extend(gpuledger::workload::checked(read)?);
             sources.push(path.display().to_string());
         }
         return Ok(Some(objects));

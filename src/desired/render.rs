@@ -596,8 +596,9 @@ fn kustomize(
         }
     };
     let out = substitute(out, unit)?;
-    let mut objs =
-        read_str(&out, &format!("{} (kustomize)", rel(&unit.path))).map_err(|e| e.to_string())?;
+    let mut objs = read_str(&out, &format!("{} (kustomize)", rel(&unit.path)))
+        .and_then(crate::workload::checked)
+        .map_err(|e| e.to_string())?;
     attribute(&mut objs, &wrap_name, parsed);
     Ok(objs)
 }
@@ -876,7 +877,7 @@ fn helm_objects(out: &str, chart_path: &str) -> Result<Vec<Object>, String> {
     let mut objs = Vec::new();
     for (doc, source) in helm_documents(out, chart_path) {
         let source = source.unwrap_or_else(|| format!("{} (helm)", rel(chart_path)));
-        let mut parsed = match read_str(doc, &source) {
+        let mut parsed = match read_str(doc, &source).and_then(crate::workload::checked) {
             Ok(o) => o,
             Err(e) if e.message.contains("no apiVersion and kind") => continue, // NOTES-like leftovers
             Err(e) => return Err(e.to_string()),

@@ -19,6 +19,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::error::InputError;
 use crate::k8s::gpus::Gpus;
 use crate::k8s::object::{Body, Object, Source};
 use crate::util::date::Timestamp;
@@ -26,7 +27,8 @@ use crate::util::sum::{self, Named, Overflow, TooLarge};
 
 /// Checks, once, as an object is read, that every GPU figure of it fits in 64 bits: its pod
 /// request (a pod) and its declared shape (a workload). A figure that does not is an input error
-/// naming the object, so nothing downstream ever sees a wrapped number.
+/// naming the object, so nothing downstream ever sees a wrapped number. Whoever reads objects
+/// applies it ([`check_all`], [`checked`]) before handing them on.
 pub fn check(o: &Object) -> Result<(), Overflow> {
     if let Body::Pod(p) = &o.body {
         pods::pod_request(&p.spec).named(o, "the GPUs its containers request")?;
@@ -39,6 +41,26 @@ pub fn check(o: &Object) -> Result<(), Overflow> {
         )?;
     }
     Ok(())
+}
+
+/// Refuses, at the door, objects of which a GPU figure does not fit in 64 bits ([`check`]): the
+/// error names the object's file, its line and the object.
+pub fn check_all(objects: &[Object]) -> Result<(), InputError> {
+    for o in objects {
+        check(o).map_err(|e| InputError {
+            file: o.source.file.to_string(),
+            line: o.source.line,
+            column: None,
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// The objects just read, once [`check_all`] passed them.
+pub fn checked(objects: Vec<Object>) -> Result<Vec<Object>, InputError> {
+    check_all(&objects)?;
+    Ok(objects)
 }
 
 /// namespace + API group + kind + name: the key that matches a workload across Git and the cluster.

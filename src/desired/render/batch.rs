@@ -284,7 +284,9 @@ impl Renderer<'_> {
             env: super::sandbox_env(home),
             timeout: self.tools.timeout,
         })?;
-        let objs = read_str(&out, &format!("{batch} (kustomize)")).map_err(|e| e.to_string())?;
+        let objs = read_str(&out, &format!("{batch} (kustomize)"))
+            .and_then(crate::workload::checked)
+            .map_err(|e| e.to_string())?;
         let mut each: Vec<(usize, Vec<Object>)> = group.iter().map(|m| (m.n, Vec::new())).collect();
         for o in objs {
             let path = origin_path(&o, &batch)
