@@ -2,7 +2,7 @@
 //!
 //! Objects come from snapshot files, the API server and rendered manifests; the analyses see the same
 //! [`Object`] whatever the origin. The body is chosen by the object's kind while parsing
-//! (`super::document` reads documents into objects): [`Body::empty`] makes the body of a kind, whose
+//! (`super::document` reads documents into objects): `Body::empty` makes the body of a kind, whose
 //! `spec` and `status` are then parsed straight into it.
 
 use std::fmt;

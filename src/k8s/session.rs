@@ -8,7 +8,7 @@
 //!
 //! Sharing is what keeps a fleet's objects smaller than its file: each distinct label key or value
 //! is stored once per read, and so is each distinct label map (the pods of a ReplicaSet carry the
-//! same labels and annotations). The tables are bounded ([`MAX_SHARED`]) whatever the input, and
+//! same labels and annotations). The tables are bounded (`MAX_SHARED`) whatever the input, and
 //! dropped with the session: the objects keep the strings they hold.
 
 use std::collections::{HashMap, HashSet};
@@ -169,7 +169,7 @@ impl Session {
         self.field_error = None;
     }
 
-    /// The read's notes (at most [`MAX_TRIMMED`]), and how many there were in all.
+    /// The read's notes (at most `MAX_TRIMMED`), and how many there were in all.
     pub fn take_trimmed(&mut self) -> (Vec<Trimmed>, usize) {
         (
             std::mem::take(&mut self.trimmed),
