@@ -45,7 +45,11 @@ pub fn inventory_with_metrics(
 
 /// The inventory report of a fleet: its figures, and the rows of its tenants, namespaces, product
 /// lines, workloads, graphs and routes, built once from the model.
-pub fn report(fleet: &LiveFleet<'_>, cfg: &Config, sources: Vec<String>) -> Result<Report, Overflow> {
+pub fn report(
+    fleet: &LiveFleet<'_>,
+    cfg: &Config,
+    sources: Vec<String>,
+) -> Result<Report, Overflow> {
     const FLEET: &str = "the fleet";
     let (objects, nodes, workloads) = (fleet.objects, &fleet.nodes, &fleet.workloads);
     let (usage, tenants, routes) = (&fleet.usage, &fleet.tenancy, &fleet.routes);

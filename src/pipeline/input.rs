@@ -216,6 +216,7 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> Result<Live> {
             let mut provenance = Vec::new();
             for path in paths {
                 let snap = read_snapshot(path)?;
+                crate::workload::check_all(&snap.objects).map_err(crate::error::Error::from)?;
                 tracing::debug!(file = %path.display(), objects = snap.objects.len(), "read snapshot");
                 crate::k8s::read::append(&mut objects, snap.objects);
                 let m = snap.meta;

@@ -48,7 +48,10 @@ async fn list(
             }
         };
         let source = what.clone();
-        let parse = tokio::task::spawn_blocking(move || read_page(&page_text, &source));
+        let parse = tokio::task::spawn_blocking(move || {
+            let (objects, next) = read_page(&page_text, &source)?;
+            Ok::<_, crate::error::InputError>((crate::workload::checked(objects)?, next))
+        });
         let fetch = async {
             match &token {
                 Some(t) => {
