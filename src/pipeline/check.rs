@@ -89,8 +89,8 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
         .unwrap_or_default();
     let checkout = fleet::checkout(&cx.actions);
     let git = vec![
-        input::git_side(repo, "base", Some(&base_ref), checkout),
-        input::git_side(repo, "head", head_spec.git_ref.as_deref(), checkout),
+        super::commits::git_side(repo, "base", Some(&base_ref), checkout),
+        super::commits::git_side(repo, "head", head_spec.git_ref.as_deref(), checkout),
     ];
     // One cache for both sides: an app whose inputs are the same at base and head renders once.
     let cache = RenderCache::new();

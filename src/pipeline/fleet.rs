@@ -10,7 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::input::{self, Checkout, CostSpec, LiveSpec, MetricsSpec, RepoSpec, TrendSpec};
+use super::commits::Checkout;
+use super::input::{self, CostSpec, LiveSpec, MetricsSpec, RepoSpec, TrendSpec};
 use super::{Context, Error, Note, Outcome, Result};
 use crate::analysis::cost::{CostInputs, cost};
 use crate::analysis::headroom::headroom;
@@ -140,7 +141,7 @@ pub fn desired(
 ) -> Result<(Desired, GitProvenance, Vec<String>)> {
     let d = input::desired_state(repo, cfg, live)?;
     input::ensure_rendered(&d, repo)?;
-    let git = input::git_side(
+    let git = super::commits::git_side(
         &repo.path,
         side,
         repo.git_ref.as_deref(),
