@@ -22,7 +22,6 @@ pub mod doc;
 pub mod error;
 pub mod facts;
 pub mod github;
-pub mod headroom;
 pub mod intent;
 pub mod k8s;
 pub mod live;

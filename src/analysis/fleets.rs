@@ -169,7 +169,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 workloads: 0,
                 public_routes: 0,
                 contacts: vec![],
-                gpus_per_week: None,
+                gpus_per_week: Column::NotAsked,
             });
             add(&mut e.gpus_requested, t.gpus_requested, "GPUs requested")?;
             add(&mut e.gpus_pending, t.gpus_pending, "GPUs pending")?;
@@ -282,7 +282,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
             // Set by the caller, which has the threshold (the tenants are merged below).
             nearly_full: None,
             gpus,
-            unknown,
+            unknown: unknown.into(),
             shortage,
             excluded_nodes: excluded,
             gpu_namespaces: sum::count(namespaces.len()),

@@ -10,8 +10,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::Config;
 use crate::report::{
-    AppRow, AppStatus, CapacityFit, ChangeRow, Check, ConfigReview, DeltaRow, Desired,
+    AppRow, AppStatus, CapacityFit, ChangeRow, Check, Column, ConfigReview, DeltaRow, Desired,
     DesiredWorkloadRow, Drift, DriftRow, Gate, GateName, IntentFinding, Report, TenantLimit,
+    Unknown,
 };
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::{WorkloadId, describe_change};
@@ -49,7 +50,7 @@ fn deltas(
                 gpus_head: h,
                 delta: sum::delta(h, b).named(n, "the change in GPUs declared")?,
                 contacts: Vec::new(),
-                gpus_per_week: None,
+                gpus_per_week: Column::NotAsked,
             })
         })
         .collect::<Result<_, Overflow>>()?;
@@ -436,9 +437,22 @@ pub fn impact(
         }
         _ => {}
     }
+    let mut unknown = Unknown::default();
+    if let Some(why) = &delta_unknown {
+        unknown.set("gpu_delta", why.clone());
+    }
+    if let Some(why) = &drift_unknown {
+        for field in ["drift_resolved", "drift_introduced", "coverage_head"] {
+            unknown.set(field, why.clone());
+        }
+    }
+    if let Some(why) = &capacity_unknown {
+        unknown.set("capacity", why.clone());
+    }
     Ok(Check {
         tenancy: head.tenancy.clone(),
         summary,
+        unknown,
         base_at: base.at.clone(),
         head_at: head.at.clone(),
         gpus_base: base.gpus_declared_rendered,

@@ -137,7 +137,7 @@ pub fn plan<'a>(
             },
             ok => ok,
         };
-        parsed.insert(path.clone(), read);
+        parsed.insert(path.clone(), read.and_then(crate::workload::checked));
     }
 
     let objects: Vec<&Object> = parsed

@@ -442,7 +442,10 @@ fn fetch_blobs(
         timeout: std::time::Duration::from_secs(FETCH_TIMEOUT_S),
     })
     .map(|_| ())
-    .map_err(|message| FetchError::Fetch { remote, message })
+    .map_err(|e| FetchError::Fetch {
+        remote,
+        message: e.to_string(),
+    })
 }
 
 /// Why the blobs a partial clone lacks could not be fetched: part of the message that names the

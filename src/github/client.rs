@@ -51,6 +51,21 @@ pub enum GitHubError {
     Setup { api: String, message: String },
 }
 
+/// A request that got no answer to judge: it carries no token (octocrab's errors describe the
+/// connection, and the auth header is never part of a URL).
+#[derive(Debug, thiserror::Error)]
+enum Transport {
+    #[error("cannot build the request: {0}")]
+    Build(#[source] octocrab::Error),
+    /// `reason` explains the connection failure ([`crate::util::net::explain`]).
+    #[error("cannot reach {api}: {reason}")]
+    Unreachable { api: String, reason: String },
+    #[error("the answer broke off: {0}")]
+    BrokeOff(String),
+    #[error("no answer within {0}s")]
+    NoAnswer(u64),
+}
+
 impl GitHubError {
     pub fn is_forbidden(&self) -> bool {
         matches!(self, GitHubError::Forbidden { .. })
@@ -288,10 +303,7 @@ impl GitHub {
                     )
                     .await
                     .unwrap_or_else(|_| {
-                        Err(format!(
-                            "no answer within {}s",
-                            self.retry.request_timeout.as_secs()
-                        ))
+                        Err(Transport::NoAnswer(self.retry.request_timeout.as_secs()))
                     });
                     self.judge(method, path, idempotent, attempts, answer)
                 }
@@ -338,7 +350,7 @@ impl GitHub {
         path: &str,
         idempotent: bool,
         attempts: u32,
-        answer: Result<Answer, String>,
+        answer: Result<Answer, Transport>,
     ) -> Attempt<Answer, GitHubError> {
         let a = match answer {
             Ok(a) if a.status.is_success() => return Attempt::Done(Ok(a)),
@@ -353,7 +365,7 @@ impl GitHub {
             }
             Err(e) => {
                 return Attempt::Again {
-                    last: e,
+                    last: e.to_string(),
                     asked: None,
                 };
             }
@@ -390,14 +402,13 @@ impl GitHub {
         }
     }
 
-    /// One request; transport failures come back as text (they carry no token: octocrab's errors
-    /// describe the connection, and the auth header is never part of a URL).
+    /// One request; a failure to get an answer is a [`Transport`] error.
     async fn once(
         &self,
         method: Method,
         path: &str,
         body: Option<&Value>,
-    ) -> Result<Answer, String> {
+    ) -> Result<Answer, Transport> {
         let url = self.url(path);
         let request = http::Request::builder()
             .method(method)
@@ -409,19 +420,20 @@ impl GitHub {
         let request = self
             .octo
             .build_request(request, body.as_ref())
-            .map_err(|e| format!("cannot build the request: {e}"))?;
-        let response = self.octo.execute(request).await.map_err(|e| {
-            format!(
-                "cannot reach {}: {}",
-                self.api,
-                crate::util::net::explain(&e)
-            )
-        })?;
+            .map_err(Transport::Build)?;
+        let response = self
+            .octo
+            .execute(request)
+            .await
+            .map_err(|e| Transport::Unreachable {
+                api: self.api.clone(),
+                reason: crate::util::net::explain(&e),
+            })?;
         let (parts, body) = response.into_parts();
         let bytes = body
             .collect()
             .await
-            .map_err(|e| format!("the answer broke off: {}", crate::util::net::explain(&e)))?
+            .map_err(|e| Transport::BrokeOff(crate::util::net::explain(&e)))?
             .to_bytes();
         let body = if bytes.iter().all(u8::is_ascii_whitespace) {
             Value::Null

@@ -86,7 +86,7 @@ impl Runtime {
     /// Reads the runtime through `var` (`std::env::var` in the binary). A payload that cannot be
     /// read or parsed is an error naming the file: a half-understood event must not post to the
     /// wrong pull request.
-    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Runtime, String> {
+    pub fn from_env(var: impl Fn(&str) -> Option<String>) -> Result<Runtime, EventError> {
         let get = |k: &str| var(k).filter(|v| !v.trim().is_empty());
         let event = match get("GITHUB_EVENT_PATH") {
             Some(p) => read_event(Path::new(&p))?,
@@ -143,15 +143,31 @@ impl Runtime {
     }
 }
 
-fn read_event(path: &Path) -> Result<Event, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read the event payload {}: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| {
-        format!(
-            "{}:{}: not a GitHub event payload: {e}",
-            path.display(),
-            e.line()
-        )
+/// An event payload (`GITHUB_EVENT_PATH`) that cannot be used; the message names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum EventError {
+    #[error("cannot read the event payload {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}:{}: not a GitHub event payload: {source}", path.display(), source.line())]
+    Parse {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+fn read_event(path: &Path) -> Result<Event, EventError> {
+    let text = std::fs::read_to_string(path).map_err(|source| EventError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|source| EventError::Parse {
+        path: path.to_path_buf(),
+        source,
     })
 }
 
@@ -204,8 +220,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("event.json");
         std::fs::write(&p, "{\"pull_request\": {\"number\": \"x\"}}").unwrap();
-        let err =
-            Runtime::from_env(env(&[("GITHUB_EVENT_PATH", p.display().to_string())])).unwrap_err();
+        let err = Runtime::from_env(env(&[("GITHUB_EVENT_PATH", p.display().to_string())]))
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("event.json:1"), "{err}");
     }
 

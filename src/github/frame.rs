@@ -6,8 +6,6 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
-
 use super::actions::Annotation;
 use super::event::Runtime;
 use super::marker;
@@ -25,14 +23,29 @@ pub fn posting_id(rt: &Runtime) -> String {
     }
 }
 
+/// What the frame could not do: name the repository, or write the JSON report.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    #[error("which repository? give --github-repo OWNER/NAME (Actions sets GITHUB_REPOSITORY)")]
+    NoRepository,
+    #[error("{0:?} is not a repository: expected OWNER/NAME")]
+    NotARepository(String),
+    #[error("cannot serialize the report")]
+    Serialize(#[source] serde_json::Error),
+    #[error("cannot write {}", path.display())]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// `owner/name` from the flag or the runtime, checked so it cannot bend the API path.
-pub fn slug(flag: Option<&str>, rt: &Runtime) -> anyhow::Result<String> {
+pub fn slug(flag: Option<&str>, rt: &Runtime) -> Result<String, FrameError> {
     let s = flag
         .map(str::to_string)
         .or_else(|| rt.repository.clone())
-        .context(
-            "which repository? give --github-repo OWNER/NAME (Actions sets GITHUB_REPOSITORY)",
-        )?;
+        .ok_or(FrameError::NoRepository)?;
     let ok = s.split('/').count() == 2
         && s.split('/').all(|p| {
             !p.is_empty()
@@ -41,7 +54,9 @@ pub fn slug(flag: Option<&str>, rt: &Runtime) -> anyhow::Result<String> {
                 && p.chars()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
         });
-    anyhow::ensure!(ok, "{s:?} is not a repository: expected OWNER/NAME");
+    if !ok {
+        return Err(FrameError::NotARepository(s));
+    }
     Ok(s)
 }
 
@@ -51,7 +66,7 @@ pub fn write_json<T: serde::Serialize>(
     scope: &str,
     rt: &Runtime,
     report: &T,
-) -> anyhow::Result<Option<PathBuf>> {
+) -> Result<Option<PathBuf>, FrameError> {
     // One file per scope by default: a job may post for several clusters.
     let path = explicit.map(Path::to_path_buf).or_else(|| {
         let scope: String = scope
@@ -69,9 +84,13 @@ pub fn write_json<T: serde::Serialize>(
             .map(|t| t.join(format!("gpuledger-report-{scope}.json")))
     });
     let Some(p) = path else { return Ok(None) };
-    let text = serde_json::to_string_pretty(report).context("cannot serialize the report")?;
-    std::fs::write(&p, crate::util::redact::redact(&text).as_bytes())
-        .with_context(|| format!("cannot write {}", p.display()))?;
+    let text = serde_json::to_string_pretty(report).map_err(FrameError::Serialize)?;
+    std::fs::write(&p, crate::util::redact::redact(&text).as_bytes()).map_err(|source| {
+        FrameError::Write {
+            path: p.clone(),
+            source,
+        }
+    })?;
     Ok(Some(p))
 }
 

@@ -46,8 +46,13 @@ pub struct Marker {
 
 const PREFIX: &str = "<!-- gpuledger:";
 
+/// A scope that is not one: the text, and what a scope may hold.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a scope: use 1-100 letters, digits, '.', '_', '-', '/' or ':'")]
+pub struct BadScope(String);
+
 /// A scope is 1–100 characters of letters, digits and `. _ - / :`.
-pub fn check_scope(s: &str) -> Result<String, String> {
+pub fn check_scope(s: &str) -> Result<String, BadScope> {
     let ok = !s.is_empty()
         && s.len() <= 100
         && s.chars()
@@ -55,9 +60,7 @@ pub fn check_scope(s: &str) -> Result<String, String> {
     if ok {
         Ok(s.to_string())
     } else {
-        Err(format!(
-            "{s:?} is not a scope: use 1-100 letters, digits, '.', '_', '-', '/' or ':'"
-        ))
+        Err(BadScope(s.to_string()))
     }
 }
 

@@ -81,28 +81,40 @@ pub fn read(path: &Path) -> Result<Relayed, Refused> {
             "larger than {MAX_BYTES} bytes: not a report gpuledger wrote"
         )));
     }
-    parse(&bytes).map_err(unreadable)
+    parse(&bytes).map_err(|e| unreadable(e.to_string()))
 }
 
-fn parse(bytes: &[u8]) -> Result<Relayed, String> {
+/// Why a report file's text is not a report that can be relayed.
+#[derive(Debug, thiserror::Error)]
+enum ParseError {
+    /// `at` is the JSON path where it broke.
+    #[error("not a gpuledger check report (line {}, at {at}): {source}", source.line())]
+    NotAReport {
+        at: String,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("trailing data after the report: {0}")]
+    Trailing(#[source] serde_json::Error),
+    #[error(
+        "names no pull_request: only the report file of `gpuledger github comment` (its report_path) can be relayed"
+    )]
+    NoPullRequest,
+}
+
+fn parse(bytes: &[u8]) -> Result<Relayed, ParseError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    let read: OnDisk = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        let at = e.path().to_string();
-        let inner = e.into_inner();
-        format!(
-            "not a gpuledger check report (line {}, at {at}): {inner}",
-            inner.line()
-        )
-    })?;
-    de.end()
-        .map_err(|e| format!("trailing data after the report: {e}"))?;
+    let read: OnDisk =
+        serde_path_to_error::deserialize(&mut de).map_err(|e| ParseError::NotAReport {
+            at: e.path().to_string(),
+            source: e.into_inner(),
+        })?;
+    de.end().map_err(ParseError::Trailing)?;
     let OnDisk {
         mut report,
         pull_request,
     } = read;
-    let claims = pull_request.ok_or_else(|| {
-        "names no pull_request: only the report file of `gpuledger github comment` (its report_path) can be relayed".to_string()
-    })?;
+    let claims = pull_request.ok_or(ParseError::NoPullRequest)?;
     for rows in [
         &mut report.check.added,
         &mut report.check.removed,
@@ -338,14 +350,18 @@ mod tests {
     #[test]
     fn only_a_check_report_with_its_pull_request_is_read() {
         let text = include_str!("../../tests/fixtures/relay/check.json");
-        let err = parse(text.as_bytes()).unwrap_err();
+        let err = parse(text.as_bytes()).unwrap_err().to_string();
         assert!(err.contains("names no pull_request"), "{err}");
         let other = text.replace("gpuledger.report/v1", "gpuledger.report/v9");
-        let err = parse(other.as_bytes()).unwrap_err();
+        let err = parse(other.as_bytes()).unwrap_err().to_string();
         assert!(err.contains("schema") && err.contains("v9"), "{err}");
-        let err = parse(b"{\"schema\": \"gpuledger.report/v1\", \"fleet\": {}}").unwrap_err();
+        let err = parse(b"{\"schema\": \"gpuledger.report/v1\", \"fleet\": {}}")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a gpuledger check report"), "{err}");
-        let err = parse(format!("{text} {{}}").as_bytes()).unwrap_err();
+        let err = parse(format!("{text} {{}}").as_bytes())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("trailing"), "{err}");
     }
 

@@ -17,7 +17,7 @@ pub mod lint;
 use serde::Serialize;
 
 use crate::k8s::types::{LabelMap, Labels};
-use crate::util::date::Timestamp;
+use crate::util::date::{DateError, Timestamp};
 
 pub const PREFIX: &str = "gpuledger.io/";
 
@@ -178,6 +178,41 @@ impl Facts {
     }
 }
 
+/// Why one intent value does not read; the message follows the value (`"tomorrow" is not a time:
+/// …`), as [`Problem`] shows it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum ValueError {
+    #[error("is not a time: {0}")]
+    NotATime(#[source] DateError),
+    #[error(
+        "is neither a time (RFC 3339) nor, for a CronJob, a duration after each scheduled start ({0})"
+    )]
+    NeitherTimeNorDuration(#[source] DurationError),
+    #[error(transparent)]
+    Duration(#[from] DurationError),
+    #[error("is not a runtime: it must be longer than zero")]
+    ZeroRuntime,
+    #[error("is not true or false")]
+    NotABool,
+    #[error("is not a fraction (e.g. 0.98)")]
+    NotAFraction,
+    #[error("is not a fraction between 0 and 1")]
+    FractionRange,
+    #[error("{0:?} is not a latency bound such as ttft_p95<=500ms (metrics ttft, itl, tpot, e2e)")]
+    NotALatencyBound(String),
+    #[error("is empty")]
+    Empty,
+}
+
+/// A duration that does not read as one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DurationError {
+    #[error("{0:?} is not a duration such as 30m or 1h30m")]
+    NotADuration(String),
+    #[error("{0:?} is longer than a hundred years")]
+    TooLong(String),
+}
+
 /// Parses intent from `gpuledger.io/*` annotations, then fills the keys they leave unset from
 /// `rule` (the first matching `intent:` rule's values, by key without the prefix).
 pub fn read(
@@ -198,53 +233,47 @@ pub fn read(
                 None => continue,
             },
         };
-        if let Err(message) = set(&mut intent, key, value, cron) {
+        if let Err(e) = set(&mut intent, key, value, cron) {
             problems.push(Problem {
                 key: at,
                 value: value.clone(),
-                message,
+                message: e.to_string(),
             });
         }
     }
     (intent, problems)
 }
 
-fn set(intent: &mut Intent, key: &str, v: &str, cron: bool) -> Result<(), String> {
+fn set(intent: &mut Intent, key: &str, v: &str, cron: bool) -> Result<(), ValueError> {
     let v = v.trim();
     match key {
         "deadline" => {
             intent.deadline = Some(match Timestamp::parse(v) {
                 Ok(t) => Deadline::At(t),
-                Err(e) if !cron => return Err(format!("is not a time: {e}")),
+                Err(e) if !cron => return Err(ValueError::NotATime(e)),
                 Err(_) => Deadline::AfterStart {
-                    after_scheduled_start_s: duration(v).map_err(|e| {
-                        format!("is neither a time (RFC 3339) nor, for a CronJob, a duration after each scheduled start ({e})")
-                    })?,
+                    after_scheduled_start_s: duration(v)
+                        .map_err(ValueError::NeitherTimeNorDuration)?,
                 },
             })
         }
         "earliest-start" => {
-            intent.earliest_start = Some(Timestamp::parse(v).map_err(|e| format!("is not a time: {e}"))?)
+            intent.earliest_start = Some(Timestamp::parse(v).map_err(ValueError::NotATime)?)
         }
         "runtime" => {
             let s = duration(v)?;
             if s == 0 {
-                return Err("is not a runtime: it must be longer than zero".into());
+                return Err(ValueError::ZeroRuntime);
             }
             intent.runtime_s = Some(s)
         }
         "interruptible" => {
-            intent.interruptible = Some(
-                v.parse::<bool>()
-                    .map_err(|_| "is not true or false".to_string())?,
-            )
+            intent.interruptible = Some(v.parse::<bool>().map_err(|_| ValueError::NotABool)?)
         }
         "quality-threshold" => {
-            let q: f64 = v
-                .parse()
-                .map_err(|_| "is not a fraction (e.g. 0.98)".to_string())?;
+            let q: f64 = v.parse().map_err(|_| ValueError::NotAFraction)?;
             if !(0.0..=1.0).contains(&q) {
-                return Err("is not a fraction between 0 and 1".into());
+                return Err(ValueError::FractionRange);
             }
             intent.quality_threshold = Some(q)
         }
@@ -257,17 +286,17 @@ fn set(intent: &mut Intent, key: &str, v: &str, cron: bool) -> Result<(), String
     Ok(())
 }
 
-fn non_empty(v: &str) -> Result<Option<String>, String> {
+fn non_empty(v: &str) -> Result<Option<String>, ValueError> {
     if v.is_empty() {
-        return Err("is empty".into());
+        return Err(ValueError::Empty);
     }
     Ok(Some(v.to_string()))
 }
 
 /// A duration as Kubernetes tools write them (Go's `time.ParseDuration` without the sub-second
 /// units): `90s`, `30m`, `1h30m`, `1.5h`. Whole seconds.
-pub fn duration(v: &str) -> Result<u64, String> {
-    let bad = || format!("{v:?} is not a duration such as 30m or 1h30m");
+pub fn duration(v: &str) -> Result<u64, DurationError> {
+    let bad = || DurationError::NotADuration(v.to_string());
     let mut rest = v.trim();
     if rest.is_empty() {
         return Err(bad());
@@ -294,20 +323,16 @@ pub fn duration(v: &str) -> Result<u64, String> {
         rest = tail;
     }
     if !total.is_finite() || total > 100.0 * 365.0 * 86_400.0 {
-        return Err(format!("{v:?} is longer than a hundred years"));
+        return Err(DurationError::TooLong(v.to_string()));
     }
     Ok(total.round() as u64)
 }
 
 /// `ttft_p95<=500ms,itl_p95<=50ms`, `e2e_p99<=2s`.
-fn latency(v: &str) -> Result<Vec<LatencyBound>, String> {
+fn latency(v: &str) -> Result<Vec<LatencyBound>, ValueError> {
     let mut out = Vec::new();
     for part in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let bad = || {
-            format!(
-                "{part:?} is not a latency bound such as ttft_p95<=500ms (metrics ttft, itl, tpot, e2e)"
-            )
-        };
+        let bad = || ValueError::NotALatencyBound(part.to_string());
         let (lhs, rhs) = part.split_once("<=").ok_or_else(bad)?;
         let (metric, pct) = lhs.trim().split_once("_p").ok_or_else(bad)?;
         if !matches!(metric, "ttft" | "itl" | "tpot" | "e2e") {
@@ -337,7 +362,7 @@ fn latency(v: &str) -> Result<Vec<LatencyBound>, String> {
         });
     }
     if out.is_empty() {
-        return Err("is empty".into());
+        return Err(ValueError::Empty);
     }
     Ok(out)
 }

@@ -109,7 +109,8 @@ impl Client {
             url: display_url(base_url),
             kind,
         };
-        let base = BaseUrl::parse(base_url).map_err(|why| fail(ErrorKind::InvalidUrl(why)))?;
+        let base =
+            BaseUrl::parse(base_url).map_err(|why| fail(ErrorKind::InvalidUrl(why.to_string())))?;
         let auth = authorization(bearer_token).map_err(|()| fail(ErrorKind::BadToken))?;
         let builder = hyper_util::client::legacy::Client::builder(TokioExecutor::new());
         let connector = if base.https {
@@ -202,6 +203,21 @@ impl Client {
     }
 }
 
+/// Why a base URL is refused: the reason alone, which [`HttpError`] puts after the URL.
+#[derive(Debug, thiserror::Error)]
+enum BadUrl {
+    #[error("{0}")]
+    Syntax(#[source] http::uri::InvalidUri),
+    #[error("it must start with http:// or https://")]
+    Scheme,
+    #[error("no host")]
+    NoHost,
+    #[error("credentials in the URL are not sent; use a bearer token")]
+    Credentials,
+    #[error("give the base URL, without a query")]
+    Query,
+}
+
 /// `http(s)://host[:port][/prefix]`, checked once so that every request can append to it.
 #[derive(Debug, PartialEq)]
 struct BaseUrl {
@@ -214,21 +230,21 @@ struct BaseUrl {
 impl BaseUrl {
     /// Credentials and query strings in the base URL are refused: the first would never be sent,
     /// the second never kept. The error is the reason alone.
-    fn parse(url: &str) -> Result<BaseUrl, String> {
-        let uri: Uri = url.trim().parse().map_err(|e| format!("{e}"))?;
+    fn parse(url: &str) -> Result<BaseUrl, BadUrl> {
+        let uri: Uri = url.trim().parse().map_err(BadUrl::Syntax)?;
         let https = match uri.scheme_str() {
             Some("https") => true,
             Some("http") => false,
-            _ => return Err("it must start with http:// or https://".into()),
+            _ => return Err(BadUrl::Scheme),
         };
         let Some(authority) = uri.authority() else {
-            return Err("no host".into());
+            return Err(BadUrl::NoHost);
         };
         if authority.as_str().contains('@') {
-            return Err("credentials in the URL are not sent; use a bearer token".into());
+            return Err(BadUrl::Credentials);
         }
         if uri.query().is_some() {
-            return Err("give the base URL, without a query".into());
+            return Err(BadUrl::Query);
         }
         let prefix = uri.path().trim_end_matches('/');
         let scheme = if https { "https" } else { "http" };

@@ -19,8 +19,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::http::duration_text;
-use super::range::Range;
-use crate::util::date::Timestamp;
+use super::range::{Range, RangeError};
+use crate::util::date::{DateError, Timestamp};
 
 /// How many verified outcomes one record says, and how they are known.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -62,6 +62,46 @@ impl std::fmt::Display for LineProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}: {}", self.at, self.message)
     }
+}
+
+/// Why one line of an outcome-records file does not read: the [`LineProblem`]'s message.
+#[derive(Debug, thiserror::Error)]
+enum RecordError {
+    #[error("{0}")]
+    Json(#[from] serde_json::Error),
+    #[error("{cells} cells where the header has {columns} columns")]
+    Cells { cells: usize, columns: usize },
+    #[error("{name}: {value:?} is not a number")]
+    NotANumber { name: String, value: String },
+    #[error("{name} is {value}: a count is a number of at least 0")]
+    NotACount { name: &'static str, value: f64 },
+    #[error("{name} is {value}: a sample is a whole number")]
+    NotWhole { name: &'static str, value: f64 },
+    #[error("workload: expected namespace/Kind/name, as gpuledger prints it")]
+    Workload,
+    #[error("{0} is missing")]
+    Missing(&'static str),
+    #[error("{name}: {source}")]
+    Time {
+        name: &'static str,
+        #[source]
+        source: DateError,
+    },
+    #[error("end {end} is not after start {start}")]
+    EndNotAfterStart { start: Timestamp, end: Timestamp },
+    /// A part (`verified`, `on_time`) above the whole (`results`), or `sample_passed` above
+    /// `sample`.
+    #[error("{part} ({value}) is more than {whole} ({of})")]
+    MoreThan {
+        part: &'static str,
+        value: String,
+        whole: &'static str,
+        of: String,
+    },
+    #[error("give either verified, or on_time with sample and sample_passed, not both")]
+    Both,
+    #[error("verified is missing (or on_time, sample and sample_passed for a sampled review)")]
+    NoVerified,
 }
 
 /// The records of one file and the lines that did not read.
@@ -112,15 +152,15 @@ pub fn parse(text: &str, file: &str) -> OutcomeFile {
     let Some((first_no, first)) = lines.next() else {
         return out;
     };
-    let mut push = |no: usize, raw: Result<RawRecord, String>| {
+    let mut push = |no: usize, raw: Result<RawRecord, RecordError>| {
         let at = format!("{file}:{no}");
         let named = raw.as_ref().ok().and_then(|r| r.workload.clone());
         match raw.and_then(|r| check(r, &at)) {
             Ok(r) => out.records.push(r),
-            Err(message) => out.problems.push(LineProblem {
+            Err(e) => out.problems.push(LineProblem {
                 at,
                 workload: named,
-                message,
+                message: e.to_string(),
             }),
         }
     };
@@ -128,7 +168,7 @@ pub fn parse(text: &str, file: &str) -> OutcomeFile {
         for (no, line) in std::iter::once((first_no, first)).chain(lines) {
             push(
                 no,
-                serde_json::from_str::<RawRecord>(line).map_err(|e| format!("{e}")),
+                serde_json::from_str::<RawRecord>(line).map_err(RecordError::from),
             );
         }
         return out;
@@ -175,14 +215,13 @@ fn csv_cells(line: &str) -> Vec<String> {
     cells
 }
 
-fn csv_record(header: &[String], line: &str) -> Result<RawRecord, String> {
+fn csv_record(header: &[String], line: &str) -> Result<RawRecord, RecordError> {
     let cells = csv_cells(line);
     if cells.len() != header.len() {
-        return Err(format!(
-            "{} cells where the header has {} columns",
-            cells.len(),
-            header.len()
-        ));
+        return Err(RecordError::Cells {
+            cells: cells.len(),
+            columns: header.len(),
+        });
     }
     let mut r = RawRecord::default();
     for (name, value) in header.iter().zip(cells) {
@@ -190,9 +229,10 @@ fn csv_record(header: &[String], line: &str) -> Result<RawRecord, String> {
             continue;
         }
         let num = || {
-            value
-                .parse::<f64>()
-                .map_err(|_| format!("{name}: {value:?} is not a number"))
+            value.parse::<f64>().map_err(|_| RecordError::NotANumber {
+                name: name.clone(),
+                value: value.clone(),
+            })
         };
         match name.as_str() {
             "workload" => r.workload = Some(value.clone()),
@@ -210,43 +250,49 @@ fn csv_record(header: &[String], line: &str) -> Result<RawRecord, String> {
 }
 
 /// A count: finite and not negative.
-fn count(name: &str, v: f64) -> Result<f64, String> {
+fn count(name: &'static str, v: f64) -> Result<f64, RecordError> {
     if v.is_finite() && v >= 0.0 {
         Ok(v)
     } else {
-        Err(format!("{name} is {v}: a count is a number of at least 0"))
+        Err(RecordError::NotACount { name, value: v })
     }
 }
 
 /// A whole count (a sample size).
-fn whole(name: &str, v: f64) -> Result<u64, String> {
+fn whole(name: &'static str, v: f64) -> Result<u64, RecordError> {
     let v = count(name, v)?;
     if v.fract() != 0.0 || v > 1e15 {
-        return Err(format!("{name} is {v}: a sample is a whole number"));
+        return Err(RecordError::NotWhole { name, value: v });
     }
     Ok(v as u64)
 }
 
-fn check(r: RawRecord, at: &str) -> Result<OutcomeRecord, String> {
+fn check(r: RawRecord, at: &str) -> Result<OutcomeRecord, RecordError> {
     let workload = r
         .workload
         .filter(|w| w.split('/').count() == 3 && w.split('/').all(|p| !p.is_empty()))
-        .ok_or("workload: expected namespace/Kind/name, as gpuledger prints it")?;
-    let time = |name: &str, v: Option<String>| {
-        let v = v.ok_or_else(|| format!("{name} is missing"))?;
-        Timestamp::parse(&v).map_err(|e| format!("{name}: {e}"))
+        .ok_or(RecordError::Workload)?;
+    let time = |name: &'static str, v: Option<String>| {
+        let v = v.ok_or(RecordError::Missing(name))?;
+        Timestamp::parse(&v).map_err(|source| RecordError::Time { name, source })
     };
     let (start, end) = (time("start", r.start)?, time("end", r.end)?);
     if end.seconds_since(start) <= 0 {
-        return Err(format!("end {end} is not after start {start}"));
+        return Err(RecordError::EndNotAfterStart { start, end });
     }
-    let results = count("results", r.results.ok_or("results is missing")?)?;
+    let results = count("results", r.results.ok_or(RecordError::Missing("results"))?)?;
+    let more = |part, value: f64, whole, of: f64| RecordError::MoreThan {
+        part,
+        value: value.to_string(),
+        whole,
+        of: of.to_string(),
+    };
     let sampled = (r.on_time, r.sample, r.sample_passed);
     let verified = match (r.verified, sampled) {
         (Some(v), (None, None, None)) => {
             let v = count("verified", v)?;
             if v > results {
-                return Err(format!("verified ({v}) is more than results ({results})"));
+                return Err(more("verified", v, "results", results));
             }
             Verified::Counted(v)
         }
@@ -254,14 +300,15 @@ fn check(r: RawRecord, at: &str) -> Result<OutcomeRecord, String> {
             let on_time = count("on_time", on_time)?;
             let (sample, passed) = (whole("sample", sample)?, whole("sample_passed", passed)?);
             if on_time > results {
-                return Err(format!(
-                    "on_time ({on_time}) is more than results ({results})"
-                ));
+                return Err(more("on_time", on_time, "results", results));
             }
             if passed > sample {
-                return Err(format!(
-                    "sample_passed ({passed}) is more than sample ({sample})"
-                ));
+                return Err(RecordError::MoreThan {
+                    part: "sample_passed",
+                    value: passed.to_string(),
+                    whole: "sample",
+                    of: sample.to_string(),
+                });
             }
             Verified::Sampled {
                 on_time,
@@ -269,17 +316,8 @@ fn check(r: RawRecord, at: &str) -> Result<OutcomeRecord, String> {
                 passed,
             }
         }
-        (Some(_), _) => {
-            return Err(
-                "give either verified, or on_time with sample and sample_passed, not both".into(),
-            );
-        }
-        (None, _) => {
-            return Err(
-                "verified is missing (or on_time, sample and sample_passed for a sampled review)"
-                    .into(),
-            );
-        }
+        (Some(_), _) => return Err(RecordError::Both),
+        (None, _) => return Err(RecordError::NoVerified),
     };
     Ok(OutcomeRecord {
         workload,
@@ -333,6 +371,25 @@ pub fn is_selector(s: &str) -> bool {
     name_ok && (rest.is_empty() || (rest.starts_with('{') && rest.ends_with('}')))
 }
 
+/// Why a counter gives no count; the cost report shows the workload's outcomes as unknown with
+/// it.
+#[derive(Debug, thiserror::Error)]
+pub enum CounterError {
+    /// The Prometheus could not be asked at all (every selector fails the same way).
+    #[error("{0}")]
+    Client(String),
+    #[error(transparent)]
+    Query(#[from] RangeError),
+    #[error(
+        "{selector:?} is not a counter selector (a metric name with optional {{label matchers}})"
+    )]
+    NotASelector { selector: String },
+    #[error("no series for `{query}` in {base}")]
+    NoSeries { query: String, base: String },
+    #[error("`{query}` is not a count")]
+    NotACount { query: String },
+}
+
 /// The increase of each selector over the window ending at `end`, by selector: `Err` with the
 /// reason for a selector that failed or has no series.
 pub async fn counters(
@@ -340,13 +397,13 @@ pub async fn counters(
     selectors: &[String],
     end: Timestamp,
     seconds: u64,
-) -> BTreeMap<String, Result<f64, String>> {
+) -> BTreeMap<String, Result<f64, CounterError>> {
     let mut out = BTreeMap::new();
     let prom = match Range::new(&src.url, src.bearer_token.as_deref(), src.timeout) {
         Ok(c) => c,
         Err(e) => {
             for s in selectors {
-                out.insert(s.clone(), Err(e.to_string()));
+                out.insert(s.clone(), Err(CounterError::Client(e.to_string())));
             }
             return out;
         }
@@ -357,19 +414,22 @@ pub async fn counters(
             let query = counter_query(s, seconds);
             one(&prom, &query, time).await
         } else {
-            Err(format!(
-                "{s:?} is not a counter selector (a metric name with optional {{label matchers}})"
-            ))
+            Err(CounterError::NotASelector {
+                selector: s.clone(),
+            })
         };
         out.insert(s.clone(), result);
     }
     out
 }
 
-async fn one(prom: &Range, query: &str, time: i64) -> Result<f64, String> {
+async fn one(prom: &Range, query: &str, time: i64) -> Result<f64, CounterError> {
     let series = prom.instant(query, time).await?;
     let Some(sample) = series.first() else {
-        return Err(format!("no series for `{query}` in {}", prom.shown_url()));
+        return Err(CounterError::NoSeries {
+            query: query.to_string(),
+            base: prom.shown_url().to_string(),
+        });
     };
     // A non-finite answer has no sample left: not a count.
     sample
@@ -377,7 +437,9 @@ async fn one(prom: &Range, query: &str, time: i64) -> Result<f64, String> {
         .first()
         .map(|(_, v)| *v)
         .filter(|v| *v >= 0.0)
-        .ok_or_else(|| format!("`{query}` is not a count"))
+        .ok_or_else(|| CounterError::NotACount {
+            query: query.to_string(),
+        })
 }
 
 #[cfg(test)]

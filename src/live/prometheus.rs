@@ -31,7 +31,7 @@ use http::StatusCode;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 
-use super::http::{Client, duration_text, excerpt};
+use super::http::{Client, HttpError, duration_text, excerpt};
 
 /// The graphics-engine active ratio (0–1); reported per MIG instance too.
 pub const GR_ENGINE_ACTIVE: &str = "DCGM_FI_PROF_GR_ENGINE_ACTIVE";
@@ -94,21 +94,72 @@ pub struct GpuActivity {
     pub metric: &'static str,
 }
 
+/// Why the GPU activity could not be read: the report shows `used` as unknown with it.
+#[derive(Debug, thiserror::Error)]
+pub enum PromError {
+    #[error("the Prometheus window must be at least 1ms, not {0:?}")]
+    Window(Duration),
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    #[error(transparent)]
+    Status(#[from] StatusError),
+    #[error("Prometheus at {base}, query `{query}`: {reason}")]
+    Answer {
+        base: String,
+        query: String,
+        #[source]
+        reason: AnswerError,
+    },
+    /// Series exist but every one averaged to NaN or ±Inf: still unknown, not idle.
+    #[error(
+        "no finite DCGM values ({metrics}) in {base} over {window}: {series} series averaged to NaN or Inf"
+    )]
+    NonFinite {
+        metrics: String,
+        base: String,
+        window: String,
+        series: usize,
+    },
+    #[error("no DCGM series ({metrics}) in {base} over {window}")]
+    NoSeries {
+        metrics: String,
+        base: String,
+        window: String,
+    },
+}
+
+/// What is wrong with an answer Prometheus gave with a success status.
+#[derive(Debug, thiserror::Error)]
+pub enum AnswerError {
+    #[error("not a Prometheus API response ({source}): {excerpt}")]
+    NotApi {
+        #[source]
+        source: serde_json::Error,
+        excerpt: String,
+    },
+    #[error("status {status}: {}{error}", error_type.as_ref().map(|t| format!("{t}: ")).unwrap_or_default())]
+    Failed {
+        status: String,
+        error_type: Option<String>,
+        error: String,
+    },
+    #[error("expected an instant vector, got a range vector (matrix)")]
+    Matrix,
+    #[error("expected an instant vector, got a scalar")]
+    Scalar,
+    #[error("a success response without data")]
+    NoData,
+}
+
 /// Reads the average GPU activity per GPU over `src.window`; see the module documentation.
-pub async fn gpu_activity(src: &PromSource) -> Result<Vec<GpuActivity>, String> {
-    let window = prom_duration(src.window).ok_or_else(|| {
-        format!(
-            "the Prometheus window must be at least 1ms, not {:?}",
-            src.window
-        )
-    })?;
+pub async fn gpu_activity(src: &PromSource) -> Result<Vec<GpuActivity>, PromError> {
+    let window = prom_duration(src.window).ok_or(PromError::Window(src.window))?;
     let client = Client::new(
         "Prometheus",
         &src.url,
         src.bearer_token.as_deref(),
         src.timeout,
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let base = client.shown_url();
     let queries = [
         (
@@ -122,10 +173,7 @@ pub async fn gpu_activity(src: &PromSource) -> Result<Vec<GpuActivity>, String> 
     ];
     let mut non_finite = 0;
     for (metric, query) in &queries {
-        let response = client
-            .get(QUERY_PATH, &[("query", query)])
-            .await
-            .map_err(|e| e.to_string())?;
+        let response = client.get(QUERY_PATH, &[("query", query)]).await?;
         if !response.status.is_success() {
             return Err(http_error(
                 base,
@@ -133,10 +181,14 @@ pub async fn gpu_activity(src: &PromSource) -> Result<Vec<GpuActivity>, String> 
                 response.status,
                 &response.body,
                 client.has_token(),
-            ));
+            )
+            .into());
         }
-        let samples = parse_response(&response.body)
-            .map_err(|e| format!("Prometheus at {base}, query `{query}`: {e}"))?;
+        let samples = parse_response(&response.body).map_err(|reason| PromError::Answer {
+            base: base.to_string(),
+            query: query.clone(),
+            reason,
+        })?;
         let total = samples.len();
         let activities = activities(samples, metric);
         if !activities.is_empty() {
@@ -147,12 +199,30 @@ pub async fn gpu_activity(src: &PromSource) -> Result<Vec<GpuActivity>, String> 
     let names = queries.map(|(m, _)| m).join(", ");
     let window = duration_text(src.window);
     if non_finite > 0 {
-        // Series exist but every one averaged to NaN or ±Inf: still unknown, not idle.
-        return Err(format!(
-            "no finite DCGM values ({names}) in {base} over {window}: {non_finite} series averaged to NaN or Inf"
-        ));
+        return Err(PromError::NonFinite {
+            metrics: names,
+            base: base.to_string(),
+            window,
+            series: non_finite,
+        });
     }
-    Err(format!("no DCGM series ({names}) in {base} over {window}"))
+    Err(PromError::NoSeries {
+        metrics: names,
+        base: base.to_string(),
+        window,
+    })
+}
+
+/// Prometheus answered a query with an error status: its own explanation when the body has one,
+/// and a hint at what to change.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("Prometheus at {base} answered {status}{hint} to `{query}`{}", detail.as_ref().map(|d| format!(": {d}")).unwrap_or_default())]
+pub struct StatusError {
+    base: String,
+    status: StatusCode,
+    hint: &'static str,
+    query: String,
+    detail: Option<String>,
 }
 
 /// A Prometheus error answer, with Prometheus's own explanation when the body has one.
@@ -162,7 +232,7 @@ pub(crate) fn http_error(
     status: StatusCode,
     body: &[u8],
     has_token: bool,
-) -> String {
+) -> StatusError {
     let detail = match serde_json::from_slice::<ApiResponse>(body) {
         Ok(ApiResponse {
             error: Some(error),
@@ -183,12 +253,13 @@ pub(crate) fn http_error(
         s if s.is_redirection() => " (give the URL it redirects to)",
         _ => "",
     };
-    let detail = if detail.is_empty() {
-        String::new()
-    } else {
-        format!(": {detail}")
-    };
-    format!("Prometheus at {base} answered {status}{hint} to `{query}`{detail}")
+    StatusError {
+        base: base.to_string(),
+        status,
+        hint,
+        query: query.to_string(),
+        detail: (!detail.is_empty()).then_some(detail),
+    }
 }
 
 #[derive(Deserialize)]
@@ -220,25 +291,24 @@ struct Sample {
 
 /// The vector of a successful response; a Prometheus error body (which some proxies send with
 /// status 200) or any other shape is an error.
-fn parse_response(body: &[u8]) -> Result<Vec<Sample>, String> {
-    let response: ApiResponse = serde_json::from_slice(body)
-        .map_err(|e| format!("not a Prometheus API response ({e}): {}", excerpt(body)))?;
+fn parse_response(body: &[u8]) -> Result<Vec<Sample>, AnswerError> {
+    let response: ApiResponse =
+        serde_json::from_slice(body).map_err(|source| AnswerError::NotApi {
+            source,
+            excerpt: excerpt(body),
+        })?;
     if response.status != "success" {
-        let error = response.error.unwrap_or_else(|| "no error message".into());
-        return Err(match response.error_type {
-            Some(t) => format!("status {}: {t}: {error}", response.status),
-            None => format!("status {}: {error}", response.status),
+        return Err(AnswerError::Failed {
+            status: response.status,
+            error_type: response.error_type,
+            error: response.error.unwrap_or_else(|| "no error message".into()),
         });
     }
     match response.data {
         Some(ApiData::Vector(samples)) => Ok(samples),
-        Some(ApiData::Matrix(_)) => {
-            Err("expected an instant vector, got a range vector (matrix)".into())
-        }
-        Some(ApiData::Scalar(_) | ApiData::String(_)) => {
-            Err("expected an instant vector, got a scalar".into())
-        }
-        None => Err("a success response without data".into()),
+        Some(ApiData::Matrix(_)) => Err(AnswerError::Matrix),
+        Some(ApiData::Scalar(_) | ApiData::String(_)) => Err(AnswerError::Scalar),
+        None => Err(AnswerError::NoData),
     }
 }
 
@@ -573,7 +643,7 @@ mod tests {
     #[test]
     fn error_bodies() {
         let body = br#"{"status":"error","errorType":"bad_data","error":"1:15: parse error: unexpected \"]\""}"#;
-        let e = parse_response(body).err().unwrap();
+        let e = parse_response(body).err().unwrap().to_string();
         assert_eq!(
             e,
             r#"status error: bad_data: 1:15: parse error: unexpected "]""#
@@ -585,7 +655,8 @@ mod tests {
             StatusCode::SERVICE_UNAVAILABLE,
             br#"{"status":"error","errorType":"unavailable","error":"too many queries"}"#,
             false,
-        );
+        )
+        .to_string();
         assert_eq!(
             e,
             "Prometheus at http://prom:9090 answered 503 Service Unavailable to `up`: unavailable: too many queries"
@@ -597,20 +668,36 @@ mod tests {
             StatusCode::UNAUTHORIZED,
             b"<html>\n<h1>401</h1>\n</html>",
             true,
-        );
+        )
+        .to_string();
         assert_eq!(
             e,
             "Prometheus at https://p answered 401 Unauthorized (check the bearer token) to `up`: <html> <h1>401</h1> </html>"
         );
 
-        let e = parse_response(b"<html>login</html>").err().unwrap();
+        let e = parse_response(b"<html>login</html>")
+            .err()
+            .unwrap()
+            .to_string();
         assert!(e.starts_with("not a Prometheus API response"), "{e}");
 
         let matrix = br#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#;
-        assert!(parse_response(matrix).err().unwrap().contains("matrix"));
+        assert!(
+            parse_response(matrix)
+                .err()
+                .unwrap()
+                .to_string()
+                .contains("matrix")
+        );
         let scalar =
             br#"{"status":"success","data":{"resultType":"scalar","result":[1700000000,"1"]}}"#;
-        assert!(parse_response(scalar).err().unwrap().contains("scalar"));
+        assert!(
+            parse_response(scalar)
+                .err()
+                .unwrap()
+                .to_string()
+                .contains("scalar")
+        );
         let empty = br#"{"status":"success","data":{"resultType":"vector","result":[]}}"#;
         assert!(parse_response(empty).unwrap().is_empty());
     }

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::http::{Client, excerpt};
-use super::prometheus::http_error;
+use super::http::{Client, HttpError, excerpt};
+use super::prometheus::{StatusError, http_error};
 
 /// One series of a matrix.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,6 +23,42 @@ pub struct RangeSeries {
     pub labels: BTreeMap<String, String>,
     /// `(unix seconds, value)`, oldest first.
     pub samples: Vec<(i64, f64)>,
+}
+
+/// Why a query could not be answered as series; each message names the URL and the query.
+#[derive(Debug, thiserror::Error)]
+pub enum RangeError {
+    #[error(transparent)]
+    Http(#[from] HttpError),
+    #[error(transparent)]
+    Status(#[from] StatusError),
+    #[error(
+        "Prometheus at {base}, query `{query}`: not a Prometheus API response ({source}): {excerpt}"
+    )]
+    NotApi {
+        base: String,
+        query: String,
+        #[source]
+        source: serde_json::Error,
+        excerpt: String,
+    },
+    /// An error answer: Prometheus's message, else its status.
+    #[error("Prometheus at {base}, query `{query}`: {reason}")]
+    Failed {
+        base: String,
+        query: String,
+        reason: String,
+    },
+    #[error("Prometheus at {base}, query `{query}`: no data")]
+    NoData { base: String, query: String },
+    #[error(
+        "Prometheus at {base}, query `{query}`: a {result_type} answer, not a matrix or vector"
+    )]
+    ResultType {
+        base: String,
+        query: String,
+        result_type: String,
+    },
 }
 
 /// A Prometheus to ask, for one command's run.
@@ -56,9 +92,9 @@ struct Item {
 }
 
 impl Range {
-    pub fn new(url: &str, token: Option<&str>, timeout: Duration) -> Result<Range, String> {
+    pub fn new(url: &str, token: Option<&str>, timeout: Duration) -> Result<Range, RangeError> {
         Ok(Range {
-            client: Client::new("Prometheus", url, token, timeout).map_err(|e| e.to_string())?,
+            client: Client::new("Prometheus", url, token, timeout)?,
         })
     }
 
@@ -74,7 +110,7 @@ impl Range {
         start: i64,
         end: i64,
         step: u64,
-    ) -> Result<Vec<RangeSeries>, String> {
+    ) -> Result<Vec<RangeSeries>, RangeError> {
         let (start, end, step) = (start.to_string(), end.to_string(), step.to_string());
         self.ask(
             "/api/v1/query_range",
@@ -85,7 +121,7 @@ impl Range {
     }
 
     /// `query` at `time`: each series with its one sample.
-    pub async fn instant(&self, query: &str, time: i64) -> Result<Vec<RangeSeries>, String> {
+    pub async fn instant(&self, query: &str, time: i64) -> Result<Vec<RangeSeries>, RangeError> {
         let time = time.to_string();
         self.ask("/api/v1/query", query, &[("time", &time)]).await
     }
@@ -95,15 +131,11 @@ impl Range {
         path: &str,
         query: &str,
         extra: &[(&str, &str)],
-    ) -> Result<Vec<RangeSeries>, String> {
+    ) -> Result<Vec<RangeSeries>, RangeError> {
         let mut params = vec![("query", query)];
         params.extend_from_slice(extra);
         let base = self.client.shown_url();
-        let response = self
-            .client
-            .get(path, &params)
-            .await
-            .map_err(|e| e.to_string())?;
+        let response = self.client.get(path, &params).await?;
         if !response.status.is_success() {
             return Err(http_error(
                 base,
@@ -111,28 +143,37 @@ impl Range {
                 response.status,
                 &response.body,
                 self.client.has_token(),
-            ));
-        }
-        let answer: Answer = serde_json::from_slice(&response.body).map_err(|e| {
-            format!(
-                "Prometheus at {base}, query `{query}`: not a Prometheus API response ({e}): {}",
-                excerpt(&response.body)
             )
-        })?;
-        if answer.status != "success" {
-            return Err(format!(
-                "Prometheus at {base}, query `{query}`: {}",
-                answer.error.unwrap_or(answer.status)
-            ));
+            .into());
         }
-        let data = answer
-            .data
-            .ok_or_else(|| format!("Prometheus at {base}, query `{query}`: no data"))?;
+        let (base, query) = (base.to_string(), query.to_string());
+        let answer: Answer = match serde_json::from_slice(&response.body) {
+            Ok(a) => a,
+            Err(source) => {
+                return Err(RangeError::NotApi {
+                    base,
+                    query,
+                    source,
+                    excerpt: excerpt(&response.body),
+                });
+            }
+        };
+        if answer.status != "success" {
+            return Err(RangeError::Failed {
+                base,
+                query,
+                reason: answer.error.unwrap_or(answer.status),
+            });
+        }
+        let Some(data) = answer.data else {
+            return Err(RangeError::NoData { base, query });
+        };
         if data.result_type != "matrix" && data.result_type != "vector" {
-            return Err(format!(
-                "Prometheus at {base}, query `{query}`: a {} answer, not a matrix or vector",
-                data.result_type
-            ));
+            return Err(RangeError::ResultType {
+                base,
+                query,
+                result_type: data.result_type,
+            });
         }
         Ok(data
             .result

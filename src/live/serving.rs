@@ -18,11 +18,12 @@
 //! no series at all is an empty answer, which the analysis reports per workload.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::num::TryFromIntError;
+use std::time::{Duration, SystemTime, SystemTimeError, UNIX_EPOCH};
 
 use super::http::duration_text;
 use super::prometheus::{PromSource, ScrapeJobs};
-use super::range::{Range, RangeSeries};
+use super::range::{Range, RangeError, RangeSeries};
 
 /// The range of `rate()`: four scrapes at the common 15s–1m intervals, and what dashboards use.
 pub const RATE_RANGE: &str = "5m";
@@ -88,6 +89,41 @@ pub struct ServingMetrics {
     pub histograms: Vec<PodHistogram>,
 }
 
+/// Why the serving metrics could not be read; the headroom report shows production as unknown
+/// with it.
+#[derive(Debug, thiserror::Error)]
+pub enum ServingError {
+    #[error("the Prometheus window must be at least a second")]
+    Window,
+    #[error("{0}")]
+    Clock(#[from] SystemTimeError),
+    #[error("{0}")]
+    ClockRange(#[from] TryFromIntError),
+    #[error(transparent)]
+    Query(#[from] RangeError),
+}
+
+/// What production metrics gave the headroom analysis: nothing asked, the reason the read
+/// failed, or the metrics.
+#[derive(Debug, Clone)]
+pub enum Production {
+    NotConfigured,
+    /// The read failed: the reason.
+    Failed(String),
+    Read(ServingMetrics),
+}
+
+/// What production asks of the serving workloads, or why it is unknown.
+pub async fn production(src: Option<&PromSource>) -> Production {
+    match src {
+        None => Production::NotConfigured,
+        Some(s) => match serving(s, None).await {
+            Ok(m) => Production::Read(m),
+            Err(e) => Production::Failed(e.to_string()),
+        },
+    }
+}
+
 /// The histograms read, by objective metric: vLLM's and the Dynamo frontend's.
 const HISTOGRAMS: [(&str, Engine, &str); 7] = [
     ("ttft", Engine::Vllm, "vllm:time_to_first_token_seconds"),
@@ -123,19 +159,16 @@ pub fn step_for(window: Duration) -> Duration {
 
 /// Reads the serving metrics over `src.window`, ending at `end` (unix seconds; the system clock
 /// when `None`).
-pub async fn serving(src: &PromSource, end: Option<i64>) -> Result<ServingMetrics, String> {
+pub async fn serving(src: &PromSource, end: Option<i64>) -> Result<ServingMetrics, ServingError> {
     let window = src.window;
     if window.as_secs() == 0 {
-        return Err("the Prometheus window must be at least a second".into());
+        return Err(ServingError::Window);
     }
     let w = duration_text(window);
     let step = step_for(window);
     let end = match end {
         Some(e) => e,
-        None => SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_err(|e| e.to_string())
-            .and_then(|d| i64::try_from(d.as_secs()).map_err(|e| e.to_string()))?,
+        None => i64::try_from(SystemTime::now().duration_since(UNIX_EPOCH)?.as_secs())?,
     };
     let start = end.saturating_sub(i64::try_from(window.as_secs()).unwrap_or(i64::MAX));
     let prom = Range::new(&src.url, src.bearer_token.as_deref(), src.timeout)?;
@@ -241,7 +274,7 @@ impl Queries<'_> {
         query: &str,
         engine: Engine,
         model: Option<&str>,
-    ) -> Result<Vec<PodSeries>, String> {
+    ) -> Result<Vec<PodSeries>, RangeError> {
         let series = self
             .prom
             .range(query, self.start, self.end, self.step)
@@ -266,7 +299,7 @@ impl Queries<'_> {
     async fn instant(
         &self,
         query: &str,
-    ) -> Result<Vec<(Option<String>, Option<String>, RangeSeries)>, String> {
+    ) -> Result<Vec<(Option<String>, Option<String>, RangeSeries)>, RangeError> {
         let series = self.prom.instant(query, self.end).await?;
         let jobs = ScrapeJobs::of(series.iter().map(|s| &s.labels));
         let named: Vec<_> = series

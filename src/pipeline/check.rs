@@ -15,11 +15,13 @@ use super::input::{self, LiveSpec, RepoSpec};
 use super::{Context, Error, Note, Outcome, Result, Run};
 use crate::analysis::drift::drift;
 use crate::analysis::impact::{LiveView, impact, mark_touched};
-use crate::analysis::inventory::{inventory, live_workloads};
+use crate::analysis::inventory;
+use crate::analysis::live::LiveFleet;
+use crate::analysis::usage::Metrics;
 use crate::config::{Config, review};
 use crate::desired::tree::changed_paths;
 use crate::report::facts::DocsStatus;
-use crate::report::{CheckReport, ConfigReview, Gate, GateName, Kind, Provenance, SCHEMA};
+use crate::report::{CheckReport, Column, ConfigReview, Gate, GateName, Kind, Provenance, SCHEMA};
 use crate::util::date::Timestamp;
 
 /// What a check compares and with what.
@@ -88,8 +90,8 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
         .unwrap_or_default();
     let checkout = fleet::checkout(&cx.actions);
     let git = vec![
-        input::git_side(repo, "base", Some(&base_ref), checkout),
-        input::git_side(repo, "head", head_spec.git_ref.as_deref(), checkout),
+        super::commits::git_side(repo, "base", Some(&base_ref), checkout),
+        super::commits::git_side(repo, "head", head_spec.git_ref.as_deref(), checkout),
     ];
     // One cache and one fetcher for both sides: an app whose inputs are the same at base and head
     // renders once, a chart both use is fetched once. The head fetches only from the source hosts
@@ -115,13 +117,20 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
 
     let now = job.now.unwrap_or_else(Timestamp::now);
     let today = now.date();
+    // The live fleet, read once: its inventory, the drift of each side, and (below) the cost of
+    // the tenants the change moves all read this one model.
+    let model = live
+        .as_ref()
+        .map(|p| LiveFleet::read(&p.objects, &cfg, &Metrics::NotConfigured))
+        .transpose()?;
     let live_view = live
         .as_ref()
-        .map(|p| -> Result<_> {
-            let report = inventory(&p.objects, &cfg, vec![])?;
-            let workloads = live_workloads(&p.objects)?;
-            let base_drift = drift(&workloads, &p.objects, &base, &cfg, today)?;
-            let head_drift = drift(&workloads, &p.objects, &head, &cfg, today)?;
+        .zip(model.as_ref())
+        .map(|(p, m)| -> Result<_> {
+            let report = inventory::report(m, &cfg, vec![])?;
+            let workloads = &m.workloads.list;
+            let base_drift = drift(workloads, &p.objects, &base, &cfg, today)?;
+            let head_drift = drift(workloads, &p.objects, &head, &cfg, today)?;
             let incomplete: Vec<String> = p
                 .incomplete
                 .iter()
@@ -149,7 +158,10 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
     }
     // Batch work the change adds, with a runtime in its intent: does it fit the batch pool by
     // staggering, or would it need more GPUs?
-    if let Some(p) = live.as_ref().filter(|p| p.incomplete.is_empty()) {
+    if let Some(m) = model
+        .as_ref()
+        .filter(|_| live.as_ref().is_some_and(|p| p.incomplete.is_empty()))
+    {
         let added_ids: HashSet<_> = check
             .added
             .iter()
@@ -162,9 +174,9 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
             .cloned()
             .collect();
         let now_s = now.unix();
-        let (jobs, _) = crate::plan::from_git::jobs(&added, now_s);
+        let (jobs, _) = crate::analysis::plan::jobs(&added, now_s);
         if !jobs.is_empty() {
-            let (pool, _) = crate::plan::live::batch_pool(&p.objects, &cfg)?;
+            let (pool, _) = crate::analysis::plan::batch_pool(m)?;
             let settings =
                 crate::plan::Settings::new(crate::plan::Objective::Earliest, 15 * 60, now_s);
             let plan = crate::plan::plan(jobs, &pool, &settings);
@@ -173,7 +185,7 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
     }
     // With a Prometheus, each moved tenant's trend; with cost inputs, allocated → busy → valuable
     // of the tenants the change moves: both read against the live state, beside the change.
-    if let (Some(p), Some((report, ..))) = (&live, &live_view) {
+    if let (Some(m), Some((report, ..))) = (&model, &live_view) {
         if job.signals.metrics.is_some() {
             let mut r = report.clone();
             super::trend::column(&mut r, &job.signals, &cfg.tenancy, now, cx, &mut notes);
@@ -182,12 +194,15 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
                     .tenants
                     .iter()
                     .find(|t| t.name == row.name)
-                    .and_then(|t| t.gpus_per_week);
+                    .map_or(Column::Unknown, |t| t.gpus_per_week);
+            }
+            if let Some(why) = r.fleet.unknown.get("tenants.gpus_per_week") {
+                check.unknown.set("tenants.gpus_per_week", why.clone());
             }
         }
         if job.signals.cost.is_some() {
             let mut r = report.clone();
-            fleet::attach_cost(&mut r, &p.objects, &cfg, &job.signals, now, cx, &mut notes)?;
+            fleet::attach_cost(&mut r, m, &cfg, &job.signals, now, cx, &mut notes)?;
             let moved: BTreeSet<&str> = check
                 .tenants
                 .iter()

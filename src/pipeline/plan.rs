@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use super::input::{self, LiveSpec, RepoSpec};
 use super::{Context, Error, Note, Outcome, Result, Run};
+use crate::analysis::live::LiveFleet;
+use crate::analysis::usage::Metrics;
 use crate::k8s::object::Object;
 use crate::plan::{self, Objective, Pool, Settings};
 use crate::report::plan::PlanReport;
@@ -69,7 +71,7 @@ pub fn run(job: &PlanJob, cx: &Context<'_>) -> Result<Run<PlanReport>> {
                 failed.join("; ")
             )));
         }
-        let (from_git, left_out) = plan::from_git::jobs(&desired.workloads, now_s);
+        let (from_git, left_out) = crate::analysis::plan::jobs(&desired.workloads, now_s);
         jobs.extend(from_git);
         notes.extend(
             left_out
@@ -82,7 +84,7 @@ pub fn run(job: &PlanJob, cx: &Context<'_>) -> Result<Run<PlanReport>> {
     if job.pending {
         let objects = cluster.as_deref().unwrap_or_default();
         let (cfg, _) = input::config(job.config.as_deref(), None)?;
-        let waiting = plan::live::waiting(objects, &cfg, now_s, job.queue.as_deref())?;
+        let waiting = crate::analysis::plan::waiting(objects, &cfg, now_s, job.queue.as_deref())?;
         sources.push(format!(
             "the cluster's waiting batch work: {} job{}",
             waiting.jobs.len(),
@@ -167,7 +169,8 @@ fn pool(job: &PlanJob, objects: Option<&[Object]>, sources: &mut Vec<String>) ->
         });
     };
     let (cfg, _) = input::config(job.config.as_deref(), None)?;
-    let (live, how) = plan::live::batch_pool(objects, &cfg)?;
+    let model = LiveFleet::read(objects, &cfg, &Metrics::NotConfigured)?;
+    let (live, how) = crate::analysis::plan::batch_pool(&model)?;
     if node_sizes.is_empty() {
         node_sizes = live.node_sizes;
     }

@@ -10,12 +10,7 @@
 //! keeps the heuristic's plan with the bound proven so far. Nodes are filled first-fit, so the
 //! search is exact over start times (a different packing of pods onto nodes is not tried).
 
-use super::Solved;
-use super::model::{Grid, Problem, Schedule, Shape};
-
-/// Steps of each search (the plan's, then the smallest pool's): a fraction of a second each in a
-/// release build.
-pub const DEFAULT_BUDGET: u64 = 400_000;
+use super::model::{Grid, Problem, Schedule, Shape, Solved};
 
 /// Tasks (interruptible ones counted by their slots) above which the search is not tried.
 const MAX_ITEMS: usize = 400;

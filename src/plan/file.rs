@@ -7,7 +7,7 @@
 use serde::Deserialize;
 use serde_saphyr::Spanned;
 
-use super::Job;
+use super::types::Job;
 use crate::error::InputError;
 use crate::util::date::Timestamp;
 
@@ -41,12 +41,18 @@ fn one() -> u64 {
     1
 }
 
+/// A duration that does not read; the text is the configuration's own message
+/// ([`crate::config::Age::parse`]), which shows the forms it takes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct BadDuration(String);
+
 /// `90s`, `30m`, `1h30m`, `2d`: seconds, more than zero — the configuration's durations
 /// ([`crate::config::Age`]), so a jobs file and `.gpuledger.yaml` read time the same way.
-pub fn parse_duration(s: &str) -> Result<u64, String> {
+pub fn parse_duration(s: &str) -> Result<u64, BadDuration> {
     crate::config::Age::parse(s)
         .map(|a| a.0)
-        .map_err(|e| e.to_string())
+        .map_err(|e| BadDuration(e.to_string()))
 }
 
 /// The jobs in `text` (the file `file`); `now` is the earliest start of a job that gives none.

@@ -78,22 +78,30 @@ fn queue(o: &Object) -> Option<Queue<'_>> {
     })
 }
 
+/// A `--queue` that names no ClusterQueue of the live state.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum QueueError {
+    #[error("--queue {name}: the live state holds no Kueue ClusterQueue")]
+    NoQueues { name: String },
+    /// `known` are the ClusterQueues there are, in the order read.
+    #[error("--queue {name}: no ClusterQueue of that name (there are: {})", known.join(", "))]
+    Unknown { name: String, known: Vec<String> },
+}
+
 /// The GPUs the ClusterQueue `name` can give batch work now, and a sentence saying how.
-pub fn pool(objects: &[Object], name: &str, borrow: bool) -> Result<(u64, String), String> {
+pub fn pool(objects: &[Object], name: &str, borrow: bool) -> Result<(u64, String), QueueError> {
     let queues: Vec<Queue<'_>> = objects
         .iter()
         .filter(|o| o.typed_kind() == Kind::ClusterQueue)
         .filter_map(queue)
         .collect();
     let Some(q) = queues.iter().find(|q| q.name == name) else {
-        let names: Vec<&str> = queues.iter().map(|q| q.name).collect();
-        return Err(if names.is_empty() {
-            format!("--queue {name}: the live state holds no Kueue ClusterQueue")
+        let known: Vec<String> = queues.iter().map(|q| q.name.to_string()).collect();
+        let name = name.to_string();
+        return Err(if known.is_empty() {
+            QueueError::NoQueues { name }
         } else {
-            format!(
-                "--queue {name}: no ClusterQueue of that name (there are: {})",
-                names.join(", ")
-            )
+            QueueError::Unknown { name, known }
         });
     };
     let mut text = format!(
@@ -147,7 +155,7 @@ mod tests {
         // v1beta1, no borrowing limit: up to what team-a leaves unused (12 − 2).
         let (gpus, _) = pool(&objs, "team-b", true).unwrap();
         assert_eq!(gpus, 16 + 10 - 10);
-        let e = pool(&objs, "team-c", false).unwrap_err();
+        let e = pool(&objs, "team-c", false).unwrap_err().to_string();
         assert!(e.contains("there are: team-a, team-b"), "{e}");
     }
 }

@@ -15,7 +15,7 @@
 //! (the nodes are filled first-fit, in the order given); an interruptible job may run in pieces
 //! of whole slots, a non-interruptible one runs in one piece.
 //!
-//! The work is split by data flow: [`model`] turns jobs into slotted tasks and keeps the grid of
+//! The work is split by data flow: [`types`] are what goes in and comes out; [`model`] turns jobs into slotted tasks and keeps the grid of
 //! free GPUs per node and slot; [`heuristic`] schedules any number of jobs earliest-deadline first
 //! and proves lower bounds; [`exact`] searches start times by branch and bound for small inputs
 //! (within a budget, so it always ends); [`pool`] finds the smallest pool. When the search
@@ -23,83 +23,21 @@
 //! says how far the plan may be from the best one.
 //!
 //! Pure: same jobs, same plan; the clock is passed in. The input is plain [`Job`]s so that any
-//! source (a file, intent in Git, pending Jobs, Kueue Workloads) can feed it through [`plan`].
+//! source can feed it through [`plan`]: a jobs file ([`file`]), a ClusterQueue's quota
+//! ([`kueue`]), and intent in Git or the cluster's waiting work (`analysis::plan`, which reads
+//! them from the report's rows; nothing here imports the analyses).
 
 mod exact;
 pub mod file;
-pub mod from_git;
 mod heuristic;
 pub mod kueue;
-pub mod live;
 mod model;
 mod pool;
+mod types;
 
-pub use crate::report::plan::{Bound, Missed, Objective, Plan, PlannedJob};
+pub use types::{Bound, DEFAULT_BUDGET, Job, Missed, Objective, Plan, PlannedJob, Pool, Settings};
 
-/// One batch job to plan.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Job {
-    pub namespace: String,
-    pub kind: String,
-    pub name: String,
-    pub gpus_per_pod: u64,
-    pub pods: u64,
-    /// Expected run time on the declared GPUs, in seconds.
-    pub runtime_s: u64,
-    /// Not before this instant (unix seconds); before `now` means "ready now".
-    pub earliest_start: i64,
-    /// Results are needed by this instant (unix seconds).
-    pub deadline: Option<i64>,
-    /// May be stopped and resumed (planned in pieces of whole slots).
-    pub interruptible: bool,
-    /// Where the job was declared (`jobs.yaml:12`), for people.
-    pub source: Option<String>,
-}
-
-impl Job {
-    /// GPUs the job holds while it runs (saturating: an absurd figure stays absurd, never wraps).
-    pub fn gpus(&self) -> u64 {
-        self.gpus_per_pod.saturating_mul(self.pods)
-    }
-
-    /// `Job ml/train`, as gpuledger names objects.
-    pub fn label(&self) -> String {
-        format!("{} {}/{}", self.kind, self.namespace, self.name)
-    }
-}
-
-/// The GPUs the plan may use.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pool {
-    /// GPUs in total.
-    pub gpus: u64,
-    /// GPUs of each placeable node; a pod must fit on one. Empty: the pool is one node.
-    pub node_sizes: Vec<u64>,
-}
-
-/// How to plan: the objective, the time grid and the clock.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Settings {
-    pub objective: Objective,
-    /// Slot length in seconds (at least 1).
-    pub slot_s: u64,
-    /// Unix seconds; slot 0 starts here.
-    pub now: i64,
-    /// Branch-and-bound nodes the exact search may visit before it settles for the heuristic's
-    /// plan and its proven bound.
-    pub budget: u64,
-}
-
-impl Settings {
-    pub fn new(objective: Objective, slot_s: u64, now: i64) -> Settings {
-        Settings {
-            objective,
-            slot_s,
-            now,
-            budget: exact::DEFAULT_BUDGET,
-        }
-    }
-}
+use model::Solved;
 
 /// The planner's one entry point: the seam every source of jobs and pools feeds.
 pub fn plan(jobs: Vec<Job>, pool: &Pool, settings: &Settings) -> Plan {
@@ -112,14 +50,6 @@ pub fn plan(jobs: Vec<Job>, pool: &Pool, settings: &Settings) -> Plan {
     let solved = solve(&problem, &settings);
     let min_pool = pool::min_pool(&problem, settings.budget);
     model::report(&jobs, &problem, &settings, solved, min_pool)
-}
-
-/// A schedule and what is proven about it.
-pub(crate) struct Solved {
-    pub schedule: model::Schedule,
-    /// Proven lower bound on the objective, in slots (`earliest`: the finish slot) or GPUs.
-    pub bound: u64,
-    pub exact: bool,
 }
 
 fn solve(problem: &model::Problem, settings: &Settings) -> Solved {

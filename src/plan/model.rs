@@ -7,7 +7,7 @@
 //! on its node for the whole run: that is what "a pod must fit on one node" means for work that
 //! runs for hours. Everything the search does is place and unplace, so both are exact inverses.
 
-use super::{Bound, Job, Missed, Plan, PlannedJob, Pool, Settings, Solved};
+use super::types::{Bound, Job, Missed, Objective, Plan, PlannedJob, Pool, Settings};
 use crate::util::date::Timestamp;
 
 /// Grid cells (slots × nodes) the planner may allocate: far more than any real plan needs, and a
@@ -65,7 +65,7 @@ pub(crate) struct Problem {
     /// Jobs that can run in the pool, in the order given.
     pub tasks: Vec<Task>,
     /// Jobs that cannot run in the pool at all, with why.
-    pub unplaced: Vec<(usize, String)>,
+    pub unplaced: Vec<(usize, Unplaced)>,
     pub shape: Shape,
     /// Slots the grid holds: enough to run every task one after the other after the last
     /// release.
@@ -145,12 +145,9 @@ impl Problem {
                 .into_iter()
                 .partition(|t| t.release.saturating_add(t.p) <= limit);
             problem.tasks = keep;
-            problem.unplaced.extend(late.into_iter().map(|t| {
-                (
-                    t.job,
-                    "it starts too far in the future to plan on this slot length".to_string(),
-                )
-            }));
+            problem
+                .unplaced
+                .extend(late.into_iter().map(|t| (t.job, Unplaced::TooFar)));
         }
         problem
     }
@@ -164,30 +161,43 @@ impl Problem {
     }
 }
 
+/// Why a job cannot be planned in the pool at all: the reason its miss gives.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Unplaced {
+    #[error("a pod of {pod} GPUs fits on no node (the largest has {largest})")]
+    PodTooLarge { pod: u64, largest: u64 },
+    #[error("it needs {demand} GPUs at once, more than the pool's {pool}")]
+    OverPool { demand: u64, pool: u64 },
+    #[error("its {pods} pods of {pod} GPUs do not fit on the pool's nodes at once")]
+    NoFit { pods: u64, pod: u64 },
+    #[error("it starts too far in the future to plan on this slot length")]
+    TooFar,
+}
+
 /// Whether a task's pods fit the pool's nodes when nothing else runs.
-fn fits_alone(task: &Task, shape: &Shape) -> Result<(), String> {
+fn fits_alone(task: &Task, shape: &Shape) -> Result<(), Unplaced> {
     if task.demand == 0 {
         return Ok(());
     }
     let largest = shape.nodes.iter().copied().max().unwrap_or(0);
     if task.g > largest {
-        return Err(format!(
-            "a pod of {} GPUs fits on no node (the largest has {largest})",
-            task.g
-        ));
+        return Err(Unplaced::PodTooLarge {
+            pod: task.g,
+            largest,
+        });
     }
     if task.demand > shape.cap {
-        return Err(format!(
-            "it needs {} GPUs at once, more than the pool's {}",
-            task.demand, shape.cap
-        ));
+        return Err(Unplaced::OverPool {
+            demand: task.demand,
+            pool: shape.cap,
+        });
     }
     let mut grid = Grid::new(shape, 1);
     if grid.place(task, &[0]).is_none() {
-        return Err(format!(
-            "its {} pods of {} GPUs do not fit on the pool's nodes at once",
-            task.pods, task.g
-        ));
+        return Err(Unplaced::NoFit {
+            pods: task.pods,
+            pod: task.g,
+        });
     }
     Ok(())
 }
@@ -356,6 +366,14 @@ impl Schedule {
     }
 }
 
+/// A schedule and what is proven about it.
+pub(crate) struct Solved {
+    pub schedule: Schedule,
+    /// Proven lower bound on the objective, in slots (`earliest`: the finish slot) or GPUs.
+    pub bound: u64,
+    pub exact: bool,
+}
+
 /// The smallest pool that meets every deadline, or why there is none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct MinPool {
@@ -425,7 +443,7 @@ pub(crate) fn report(
                 kind: j.kind.clone(),
                 name: j.name.clone(),
                 late_s: None,
-                reason: Some(why.clone()),
+                reason: Some(why.to_string()),
             });
         }
     }
@@ -454,7 +472,7 @@ pub(crate) fn report(
         .map(|j| j.gpus() as f64 * j.runtime_s as f64 / 3600.0)
         .sum::<f64>();
     let (lower_bound, gap) = match settings.objective {
-        super::Objective::Earliest => {
+        Objective::Earliest => {
             // The finish is at least `bound - 1` whole slots plus the shortest tail of a last slot.
             let tail = problem
                 .tasks
@@ -479,7 +497,7 @@ pub(crate) fn report(
             };
             (lb.map(|t| Bound::Finish(Timestamp::from_unix(t))), gap)
         }
-        super::Objective::MinPeak => {
+        Objective::MinPeak => {
             let gap = if peak > 0 && !solved.exact {
                 peak.saturating_sub(solved.bound) as f64 / peak as f64
             } else {

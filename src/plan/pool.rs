@@ -13,7 +13,7 @@ pub(crate) fn min_pool(problem: &Problem, budget: u64) -> MinPool {
     if let Some((_, why)) = problem.unplaced.first() {
         return MinPool {
             gpus: None,
-            why: Some(why.clone()),
+            why: Some(why.to_string()),
         };
     }
     if problem.tasks.iter().any(|t| !t.can_meet()) {

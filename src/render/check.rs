@@ -107,7 +107,7 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
             // Who to call is a column only when a moved tenant has a contact; the trend only when
             // a Prometheus gave one.
             let contacts = moved.iter().any(|r| !r.contacts.is_empty());
-            let trend = moved.iter().any(|r| r.gpus_per_week.is_some());
+            let trend = moved.iter().any(|r| r.gpus_per_week.value().is_some());
             let mut headers = vec![first, ">base", ">head", ">delta"];
             if trend {
                 headers.push(">GPUs/week");
@@ -125,6 +125,7 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
                 if trend {
                     row.push(
                         r.gpus_per_week
+                            .value()
                             .map_or_else(|| "unknown".into(), |w| format!("{w:+.1}"))
                             .into(),
                     );

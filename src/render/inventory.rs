@@ -250,7 +250,7 @@ pub fn figures(r: &Report) -> Doc {
         "product lines",
     ];
     // The trend column (GPUs per week) only when a Prometheus gave one.
-    let trend = r.tenants.iter().any(|t| t.gpus_per_week.is_some());
+    let trend = r.tenants.iter().any(|t| t.gpus_per_week.value().is_some());
     if trend {
         headers.push(">GPUs/week");
     }
@@ -280,6 +280,7 @@ pub fn figures(r: &Report) -> Doc {
         if trend {
             row.push(
                 t.gpus_per_week
+                    .value()
                     .map_or_else(|| "unknown".into(), per_week)
                     .into(),
             );
@@ -293,6 +294,11 @@ pub fn figures(r: &Report) -> Doc {
         tenants = tenants.drop_empty_columns();
     }
     d.section("Tenants", tenants, None);
+    // A trend column that was asked for and is unknown says why in a line, not a column of
+    // "unknown" (a partly known one shows its unknown cells).
+    if !trend && let Some(why) = r.fleet.unknown.get("tenants.gpus_per_week") {
+        d.paragraph(Text::new().emph(format!("GPUs per week unknown: {why}.")));
+    }
     let held = r
         .tenants
         .iter()

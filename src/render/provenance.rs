@@ -175,6 +175,7 @@ mod tests {
             read_at_unknown: read_at
                 .is_none()
                 .then(|| "a kubectl dump carries no read time".into()),
+            unknown: Default::default(),
             age_seconds: None,
             stale: false,
             stale_after: String::new(),

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::desired::ClusterOnlyTenant;
-use super::envelope::{Kind, SchemaName};
+use super::envelope::{Column, Kind, SchemaName, Unknown};
 use super::provenance::Provenance;
 use crate::workload::WorkloadId;
 
@@ -30,6 +30,11 @@ pub struct CheckReport {
 pub struct Check {
     /// `+32 GPUs (448 → 480); chat +32; 1 added, 0 removed, 1 reshaped; introduces no drift`
     pub summary: String,
+    /// Why a figure of the check is `null`, by field (`gpu_delta`, `drift_introduced`, `capacity`,
+    /// `coverage_head`, `tenants.gpus_per_week`). The older `delta_unknown`, `drift_unknown` and
+    /// `capacity_unknown` say the same.
+    #[serde(default)]
+    pub unknown: Unknown,
     pub base_at: String,
     pub head_at: String,
     /// Declared GPUs of what rendered on each side.
@@ -125,9 +130,10 @@ pub struct DeltaRow {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contacts: Vec<String>,
     /// With a Prometheus, a tenant's change in GPUs per week over the trend window (`gpuledger
-    /// trend`); absent without one or when the trend is unknown (a note says why).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpus_per_week: Option<f64>,
+    /// trend`); absent without one, `null` when the trend is unknown (why:
+    /// `check.unknown["tenants.gpus_per_week"]`).
+    #[serde(default, skip_serializing_if = "Column::not_asked")]
+    pub gpus_per_week: Column<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

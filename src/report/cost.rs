@@ -6,9 +6,9 @@
 //! the currency OpenCost is configured with. Every figure that cannot be known is `null`, with the
 //! reason under `unknown` beside it, keyed by the field's name.
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
+
+use super::envelope::Unknown;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Cost {
@@ -34,7 +34,7 @@ pub struct Cost {
     /// Minimum reviewed sample for a point estimate (below it, only the interval).
     pub min_sample: u64,
     /// Why a figure of the whole section is `null` (`total_cost`: OpenCost failed).
-    pub unknown: BTreeMap<String, String>,
+    pub unknown: Unknown,
     /// Lines of the outcome-records file that did not read (`file:line: why`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub problems: Vec<String>,
@@ -99,7 +99,7 @@ pub struct CostRow {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome_source: Option<String>,
     /// Why a figure is `null`, by field.
-    pub unknown: BTreeMap<String, String>,
+    pub unknown: Unknown,
 }
 
 /// A cost by where it came from; `null` when OpenCost did not give it.

@@ -4,6 +4,14 @@
 //! A consumer tells reports apart by `kind` (`inventory`, `drift`, `check`, …) under one `schema`
 //! (`gpuledger.report/v1`, only ever added to). A report read back (`github comment
 //! --from-report`) must be of this schema and of the kind expected.
+//!
+//! Unknown is said one way in every section: the figure is `null`, and the object that holds it
+//! has an `unknown` map from the figure's field name (or path, for a figure of a nested object
+//! or of every row: `gpus.used`, `tenants.gpus_per_week`) to why. Analyses carry a figure that may
+//! be unknown as a [`Known`], and write it into a report with [`Unknown::take`], so a figure can
+//! only go missing with its reason beside it.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -94,4 +102,153 @@ pub(super) fn check_kind<'de, D: Deserializer<'de>>(d: D) -> Result<Kind, D::Err
 /// [`Kind::Check`], for a check report read back without a `kind`.
 pub(super) fn kind_check() -> Kind {
     Kind::Check
+}
+
+/// A figure that may be unknown: its value, or why it is not known.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Known<T> {
+    Value(T),
+    Unknown(String),
+}
+
+impl<T> Known<T> {
+    /// `Some` value, or `Unknown(why)`.
+    pub fn from_option(v: Option<T>, why: impl FnOnce() -> String) -> Known<T> {
+        match v {
+            Some(v) => Known::Value(v),
+            None => Known::Unknown(why()),
+        }
+    }
+
+    pub fn value(&self) -> Option<&T> {
+        match self {
+            Known::Value(v) => Some(v),
+            Known::Unknown(_) => None,
+        }
+    }
+
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Known<U> {
+        match self {
+            Known::Value(v) => Known::Value(f(v)),
+            Known::Unknown(why) => Known::Unknown(why),
+        }
+    }
+}
+
+impl<T, E: std::fmt::Display> From<Result<T, E>> for Known<T> {
+    fn from(r: Result<T, E>) -> Known<T> {
+        match r {
+            Ok(v) => Known::Value(v),
+            Err(e) => Known::Unknown(e.to_string()),
+        }
+    }
+}
+
+/// Why figures of one object are `null`, by field name (or path): serialized as a plain map.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Unknown(BTreeMap<String, String>);
+
+impl Unknown {
+    /// The value of `figure` for its field, its reason under `field` when it is unknown.
+    pub fn take<T>(&mut self, field: &str, figure: Known<T>) -> Option<T> {
+        match figure {
+            Known::Value(v) => Some(v),
+            Known::Unknown(why) => {
+                self.0.insert(field.to_string(), why);
+                None
+            }
+        }
+    }
+
+    /// Notes why `field` is unknown (the field is `null`, or absent from every row).
+    pub fn set(&mut self, field: &str, why: impl Into<String>) {
+        self.0.insert(field.to_string(), why.into());
+    }
+}
+
+impl std::ops::Deref for Unknown {
+    type Target = BTreeMap<String, String>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Unknown {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
+
+impl From<BTreeMap<String, String>> for Unknown {
+    fn from(m: BTreeMap<String, String>) -> Unknown {
+        Unknown(m)
+    }
+}
+
+impl IntoIterator for Unknown {
+    type Item = (String, String);
+    type IntoIter = std::collections::btree_map::IntoIter<String, String>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
+impl FromIterator<(String, String)> for Unknown {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(i: I) -> Unknown {
+        Unknown(i.into_iter().collect())
+    }
+}
+
+impl<'a> IntoIterator for &'a Unknown {
+    type Item = (&'a String, &'a String);
+    type IntoIter = std::collections::btree_map::Iter<'a, String, String>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+/// A figure of an optional column (one the user asks for with a flag): absent from the JSON when
+/// not asked, `null` when asked and unknown (its reason in the `unknown` map of the object that
+/// holds the rows), else the value.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub enum Column<T> {
+    #[default]
+    NotAsked,
+    Unknown,
+    Value(T),
+}
+
+impl<T: Copy> Column<T> {
+    /// Whether the column was asked for (serde skips it otherwise).
+    pub fn not_asked(&self) -> bool {
+        matches!(self, Column::NotAsked)
+    }
+
+    pub fn value(&self) -> Option<T> {
+        match self {
+            Column::Value(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for Column<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Column::Value(v) => s.serialize_some(v),
+            Column::NotAsked | Column::Unknown => s.serialize_none(),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Column<T> {
+    /// A field that is present: `null` is unknown (a missing field is [`Column::NotAsked`], by
+    /// `#[serde(default)]` on the field).
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Column<T>, D::Error> {
+        Ok(match Option::<T>::deserialize(d)? {
+            Some(v) => Column::Value(v),
+            None => Column::Unknown,
+        })
+    }
 }

@@ -1,10 +1,9 @@
 //! Serving headroom: per serving workload, the capacity a load test measured at its latency objective
 //! against the request rate production asks of it.
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 
+use super::envelope::Unknown;
 use crate::workload::WorkloadId;
 
 /// Serving headroom: per serving workload, the capacity a load test measured at its latency
@@ -57,7 +56,7 @@ pub struct HeadroomRow {
     pub headroom: Option<f64>,
     pub verdict: HeadroomVerdict,
     /// Why a figure is `null`, keyed by its field (`tested_rps`, `production_p95_rps`, `headroom`).
-    pub unknown: BTreeMap<String, String>,
+    pub unknown: Unknown,
     /// Each bound of the objective against production's latency over the window.
     pub latency: Vec<LatencyNow>,
     pub context: ServingContext,

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::cost;
 use super::drift::Drift;
-use super::envelope::{IncompleteInput, Kind};
+use super::envelope::{Column, IncompleteInput, Kind, Unknown};
 use super::headroom::Headroom;
 use super::provenance::Provenance;
 use crate::workload::{Role, WorkloadId};
@@ -70,7 +70,7 @@ pub struct Fleet {
     pub gpu_nodes: u64,
     pub gpus: FleetGpus,
     /// Why a figure is `null`, keyed by its path (`gpus.used`).
-    pub unknown: BTreeMap<String, String>,
+    pub unknown: Unknown,
     /// requested / placeable; `null` when nothing is placeable.
     pub utilisation: Option<f64>,
     /// At or above `tenancy.contacts_above`: the largest tenants and who to call.
@@ -240,9 +240,10 @@ pub struct TenantRow {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub contacts: Vec<String>,
     /// GPUs requested, change per week over the trend window (`--prometheus`; `gpuledger trend`'s
-    /// figure); absent when no Prometheus was given or the trend is unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpus_per_week: Option<f64>,
+    /// figure); absent when no Prometheus was given, `null` when the trend is unknown (why:
+    /// `fleet.unknown["tenants.gpus_per_week"]`).
+    #[serde(default, skip_serializing_if = "Column::not_asked")]
+    pub gpus_per_week: Column<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::envelope::Unknown;
 use crate::config::Age;
 use crate::util::date::Timestamp;
 
@@ -76,6 +77,9 @@ pub struct LiveProvenance {
     /// When the read started, RFC 3339 UTC; `null` when unknown (`read_at_unknown` says why).
     pub read_at: Option<Timestamp>,
     pub read_at_unknown: Option<String>,
+    /// Why a figure is `null` (`read_at`, `age_seconds`); `read_at_unknown` says the same.
+    #[serde(default)]
+    pub unknown: Unknown,
     /// Seconds from `read_at` to the report's clock; `null` when `read_at` is unknown.
     pub age_seconds: Option<i64>,
     /// Older than `stale_after` at report time.

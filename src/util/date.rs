@@ -14,14 +14,31 @@ use jiff::tz::Offset;
 use jiff::{SignedDuration, Span};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+/// A date or time that does not parse; each message shows the text and the form expected.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DateError {
+    #[error("{0:?} is not a date (expected YYYY-MM-DD)")]
+    NotADate(String),
+    #[error("{0:?} is not a time (expected RFC 3339, e.g. 2026-11-30T16:05:00Z)")]
+    NotATime(String),
+    /// `--now`, which takes either.
+    #[error(
+        "{0:?} is neither a date (YYYY-MM-DD) nor a time (RFC 3339, e.g. 2026-11-30T16:05:00Z)"
+    )]
+    Neither(String),
+    /// A date that parsed but has no instant in jiff's range.
+    #[error("{0}")]
+    OutOfRange(String),
+}
+
 /// A day of the proleptic Gregorian calendar, years 1000 to 9999 when parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Date(civil::Date);
 
 impl Date {
     /// `2026-12-31`, or the date of `2026-12-31T10:00:00Z`.
-    pub fn parse(s: &str) -> Result<Date, String> {
-        let bad = || format!("{s:?} is not a date (expected YYYY-MM-DD)");
+    pub fn parse(s: &str) -> Result<Date, DateError> {
+        let bad = || DateError::NotADate(s.to_string());
         let s = s.trim();
         let date = s.get(..10).ok_or_else(bad)?;
         let mut parts = date.split('-');
@@ -107,13 +124,13 @@ impl Timestamp {
     }
 
     /// RFC 3339: `2026-11-30T16:05:00Z`, `2026-11-30T17:05:00+01:00`, fractions ignored.
-    pub fn parse(s: &str) -> Result<Timestamp, String> {
-        let bad = || format!("{s:?} is not a time (expected RFC 3339, e.g. 2026-11-30T16:05:00Z)");
+    pub fn parse(s: &str) -> Result<Timestamp, DateError> {
+        let bad = || DateError::NotATime(s.to_string());
         let s = s.trim();
         let date = Date::parse(s).map_err(|_| bad())?;
         let rest = s.get(11..).ok_or_else(bad)?;
         let hms = rest.get(..8).ok_or_else(bad)?;
-        let num = |r: std::ops::Range<usize>, max: i64| -> Result<i64, String> {
+        let num = |r: std::ops::Range<usize>, max: i64| -> Result<i64, DateError> {
             let v: i64 = hms.get(r).ok_or_else(bad)?.parse().map_err(|_| bad())?;
             if (0..=max).contains(&v) {
                 Ok(v)
@@ -133,7 +150,7 @@ impl Timestamp {
         let offset = match zone {
             "Z" | "z" => 0,
             z if z.len() == 6 && z.get(3..4) == Some(":") => {
-                let part = |r: std::ops::Range<usize>| -> Result<i64, String> {
+                let part = |r: std::ops::Range<usize>| -> Result<i64, DateError> {
                     z.get(r).ok_or_else(bad)?.parse().map_err(|_| bad())
                 };
                 let o = part(1..3)? * 3600 + part(4..6)? * 60;
@@ -156,15 +173,13 @@ impl Timestamp {
 
     /// `--now`: an RFC 3339 instant, or a date (its midnight, UTC), so a test can fix the clock to
     /// the day (accepted-drift expiry) or to the second (the age of a snapshot).
-    pub fn parse_now(s: &str) -> Result<Timestamp, String> {
+    pub fn parse_now(s: &str) -> Result<Timestamp, DateError> {
         Timestamp::parse(s).or_else(|_| {
-            let date = Date::parse(s).map_err(|_| {
-                format!("{s:?} is neither a date (YYYY-MM-DD) nor a time (RFC 3339, e.g. 2026-11-30T16:05:00Z)")
-            })?;
+            let date = Date::parse(s).map_err(|_| DateError::Neither(s.to_string()))?;
             Offset::UTC
                 .to_timestamp(date.0.to_datetime(civil::Time::midnight()))
                 .map(Timestamp)
-                .map_err(|e| e.to_string())
+                .map_err(|e| DateError::OutOfRange(e.to_string()))
         })
     }
 

@@ -10,6 +10,39 @@ use std::time::{Duration, Instant};
 /// Captured stdout is refused beyond this size.
 const MAX_OUTPUT: u64 = 256 * 1024 * 1024;
 
+/// Why a renderer gave no output; each message names the program.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("cannot run {program}: {source}")]
+    Spawn {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// `stdout` or `stderr` could not be captured.
+    #[error("no {0}")]
+    NoPipe(&'static str),
+    #[error("{program} timed out after {seconds}s and was stopped")]
+    Timeout { program: String, seconds: u64 },
+    #[error("waiting for {program}: {source}")]
+    Wait {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{program} wrote more than {MAX_OUTPUT} bytes: refused")]
+    TooMuchOutput { program: String },
+    /// `stderr` is the bounded tail of what it wrote there.
+    #[error("{program} failed ({status}): {stderr}")]
+    Failed {
+        program: String,
+        status: std::process::ExitStatus,
+        stderr: String,
+    },
+    #[error("{program} wrote output that is not UTF-8")]
+    NotUtf8 { program: String },
+}
+
 pub struct Run<'a> {
     pub program: &'a Path,
     pub args: Vec<String>,
@@ -20,8 +53,8 @@ pub struct Run<'a> {
 }
 
 /// Runs the command; `Ok(stdout)` on exit code 0, else an error with stderr's tail.
-pub fn run(r: &Run<'_>) -> Result<String, String> {
-    let name = r.program.display();
+pub fn run(r: &Run<'_>) -> Result<String, ProcessError> {
+    let name = r.program.display().to_string();
     let mut cmd = Command::new(r.program);
     cmd.args(&r.args)
         .current_dir(r.cwd)
@@ -35,9 +68,12 @@ pub fn run(r: &Run<'_>) -> Result<String, String> {
     for (k, v) in &r.env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().map_err(|e| format!("cannot run {name}: {e}"))?;
-    let mut out = child.stdout.take().ok_or("no stdout")?;
-    let mut err = child.stderr.take().ok_or("no stderr")?;
+    let mut child = cmd.spawn().map_err(|source| ProcessError::Spawn {
+        program: name.clone(),
+        source,
+    })?;
+    let mut out = child.stdout.take().ok_or(ProcessError::NoPipe("stdout"))?;
+    let mut err = child.stderr.take().ok_or(ProcessError::NoPipe("stderr"))?;
     let out_t = std::thread::spawn(move || {
         let mut buf = Vec::new();
         let _ = (&mut out).take(MAX_OUTPUT + 1).read_to_end(&mut buf);
@@ -55,21 +91,24 @@ pub fn run(r: &Run<'_>) -> Result<String, String> {
             Ok(None) if start.elapsed() > r.timeout => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!(
-                    "{name} timed out after {}s and was stopped",
-                    r.timeout.as_secs()
-                ));
+                return Err(ProcessError::Timeout {
+                    program: name,
+                    seconds: r.timeout.as_secs(),
+                });
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(e) => return Err(format!("waiting for {name}: {e}")),
+            Err(source) => {
+                return Err(ProcessError::Wait {
+                    program: name,
+                    source,
+                });
+            }
         }
     };
     let stdout = out_t.join().unwrap_or_default();
     let stderr = err_t.join().unwrap_or_default();
     if stdout.len() as u64 > MAX_OUTPUT {
-        return Err(format!(
-            "{name} wrote more than {MAX_OUTPUT} bytes: refused"
-        ));
+        return Err(ProcessError::TooMuchOutput { program: name });
     }
     if !status.success() {
         let msg = String::from_utf8_lossy(&stderr);
@@ -85,9 +124,13 @@ pub fn run(r: &Run<'_>) -> Result<String, String> {
             .join("\n");
         // A renderer's error is quoted into reports: bounded, whatever it wrote.
         let tail = crate::util::text::bounded(&tail, crate::util::text::MAX_MESSAGE_CHARS);
-        return Err(format!("{name} failed ({status}): {tail}"));
+        return Err(ProcessError::Failed {
+            program: name,
+            status,
+            stderr: tail,
+        });
     }
-    String::from_utf8(stdout).map_err(|_| format!("{name} wrote output that is not UTF-8"))
+    String::from_utf8(stdout).map_err(|_| ProcessError::NotUtf8 { program: name })
 }
 
 /// The first executable called `name` on PATH.

@@ -29,8 +29,9 @@ use crate::k8s::types::{
 };
 use crate::util::sum::{self, Named, Overflow, TooLarge};
 
+use super::labels;
 use super::pods::{container_request, pod_request, pod_request_parts};
-use super::{GpuShape, Role, labels};
+use super::types::{GpuShape, Role};
 
 mod crds;
 mod guess;

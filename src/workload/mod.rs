@@ -8,21 +8,22 @@
 //! rollout is in progress, when pods are pending, or when an autoscaler moved replicas, and each
 //! answers a different question.
 //!
-//! [`pods`] computes a pod's effective request, [`kinds`] the declared shape of each kind, and
-//! [`owners`] walks owner references to the root and assembles the workloads.
+//! [`types`] holds the workload and its shape as plain data; [`pods`] computes a pod's effective
+//! request, [`kinds`] the declared shape of each kind, and [`owners`] walks owner references (and,
+//! when they are missing, the well-known [`labels`]) to the root and assembles the workloads. This
+//! module re-exports the types and checks, as an object is read, that its GPU figures fit.
 
 pub mod kinds;
+pub mod labels;
 pub mod owners;
 pub mod pods;
+mod types;
 
-use std::fmt;
+pub use types::{GpuShape, PodCounts, Role, Workload, WorkloadId, describe_change};
 
-use serde::Serialize;
-
-use crate::k8s::gpus::Gpus;
-use crate::k8s::object::{Body, Object, Source};
-use crate::util::date::Timestamp;
-use crate::util::sum::{self, Named, Overflow, TooLarge};
+use crate::error::InputError;
+use crate::k8s::object::{Body, Object};
+use crate::util::sum::{Named, Overflow};
 
 /// Checks, once, as an object is read, that every GPU figure of it fits in 64 bits: its pod
 /// request (a pod) and its declared shape (a workload). A figure that does not is an input error
@@ -41,251 +42,24 @@ pub fn check(o: &Object) -> Result<(), Overflow> {
     Ok(())
 }
 
-/// namespace + API group + kind + name: the key that matches a workload across Git and the cluster.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct WorkloadId {
-    pub namespace: String,
-    pub group: String,
-    pub kind: String,
-    pub name: String,
-}
-
-impl WorkloadId {
-    pub fn new(namespace: &str, group: &str, kind: &str, name: &str) -> WorkloadId {
-        WorkloadId {
-            namespace: namespace.to_string(),
-            group: group.to_string(),
-            kind: kind.to_string(),
-            name: name.to_string(),
-        }
+/// Refuses, at the door, objects of which a GPU figure does not fit in 64 bits ([`check`]): the
+/// error names the object's file, its line and the object.
+pub fn check_all(objects: &[Object]) -> Result<(), InputError> {
+    for o in objects {
+        check(o).map_err(|e| InputError {
+            file: o.source.file.to_string(),
+            line: o.source.line,
+            column: None,
+            message: e.to_string(),
+        })?;
     }
-
-    /// The id once applied: a manifest without a namespace lands in `default`, as `kubectl apply`
-    /// would put it, so Git and the cluster match on where the object really is.
-    pub fn placed(mut self) -> WorkloadId {
-        if self.namespace.is_empty() {
-            self.namespace = "default".to_string();
-        }
-        self
-    }
+    Ok(())
 }
 
-/// `namespace/Kind/name` (`Kind/name` when cluster-scoped): the one way a workload is named in text.
-impl fmt::Display for WorkloadId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.namespace.is_empty() {
-            write!(f, "{}/{}", self.kind, self.name)
-        } else {
-            write!(f, "{}/{}/{}", self.namespace, self.kind, self.name)
-        }
-    }
-}
-
-/// One role of a workload: `replicas × gpus_per_replica` whole GPUs, where a replica may span several
-/// nodes (a multinode Dynamo service, a LeaderWorkerSet group).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Role {
-    pub name: String,
-    pub replicas: u64,
-    pub gpus_per_replica: u64,
-    /// Pods (nodes) per replica; 1 for ordinary pods.
-    pub nodes_per_replica: u64,
-    /// Replicas are owned by an autoscaler (a Dynamo scaling adapter or Planner, an HPA): a
-    /// difference in replicas is not drift.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub autoscaled: bool,
-}
-
-impl Role {
-    /// `replicas × gpus_per_replica`, checked.
-    pub fn gpus(&self) -> Result<u64, TooLarge> {
-        sum::mul(self.replicas, self.gpus_per_replica)
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} {}×{}",
-            self.name, self.replicas, self.gpus_per_replica
-        )?;
-        if self.nodes_per_replica > 1 {
-            write!(f, " ({} nodes each)", self.nodes_per_replica)?;
-        }
-        if self.autoscaled {
-            f.write_str(" (autoscaled)")?;
-        }
-        Ok(())
-    }
-}
-
-/// The GPU roles of a workload, sorted by name. Roles without GPUs (a frontend) are left out.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
-#[serde(transparent)]
-pub struct GpuShape {
-    pub roles: Vec<Role>,
-}
-
-impl GpuShape {
-    pub fn new(mut roles: Vec<Role>) -> GpuShape {
-        roles.retain(|r| r.gpus_per_replica > 0);
-        roles.sort_by(|a, b| a.name.cmp(&b.name));
-        // Two services that map to the same role name (two "worker"s) stay two roles, but a reader
-        // must be able to tell them apart, so they keep their order and get a numeric suffix.
-        for group in roles.chunk_by_mut(|a, b| a.name == b.name) {
-            if group.len() > 1 {
-                for (k, r) in group.iter_mut().enumerate() {
-                    r.name = format!("{}-{}", r.name, k + 1);
-                }
-            }
-        }
-        GpuShape { roles }
-    }
-
-    /// Σ replicas × GPUs per replica, checked. Shapes read from an object were checked when it was
-    /// read ([`check`]), so for them this never fails.
-    pub fn total(&self) -> Result<u64, TooLarge> {
-        self.roles
-            .iter()
-            .try_fold(0, |acc, r| sum::add(acc, r.gpus()?))
-    }
-
-    /// True when some role asks for GPUs per replica, even at zero replicas (a graph scaled to zero
-    /// still declares GPUs).
-    pub fn declares_gpus(&self) -> bool {
-        !self.roles.is_empty()
-    }
-}
-
-impl fmt::Display for GpuShape {
-    /// `decode 10×8 + prefill 10×8 = 160`
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for (i, r) in self.roles.iter().enumerate() {
-            if i > 0 {
-                f.write_str(" + ")?;
-            }
-            write!(f, "{r}")?;
-        }
-        match self.total() {
-            Ok(n) => write!(f, " = {n}"),
-            Err(e) => write!(f, " = {e}"),
-        }
-    }
-}
-
-/// What differs between two shapes, role by role, and what it does to the GPUs:
-/// `decode replicas 8 → 10, +16 GPUs`; `prefill added (4×8), +32 GPUs`. Empty when the roles are
-/// the same. A reader sees the change, not two shapes to compare by eye.
-pub fn describe_change(from: &[Role], to: &[Role]) -> String {
-    let mut parts = Vec::new();
-    let mut names: Vec<&str> = from.iter().chain(to).map(|r| r.name.as_str()).collect();
-    names.sort_unstable();
-    names.dedup();
-    for name in names {
-        let (a, b) = (
-            from.iter().find(|r| r.name == name),
-            to.iter().find(|r| r.name == name),
-        );
-        match (a, b) {
-            (Some(a), Some(b)) => {
-                let mut d = Vec::new();
-                for (what, x, y) in [
-                    ("replicas", a.replicas, b.replicas),
-                    ("GPUs per replica", a.gpus_per_replica, b.gpus_per_replica),
-                    (
-                        "nodes per replica",
-                        a.nodes_per_replica,
-                        b.nodes_per_replica,
-                    ),
-                ] {
-                    if x != y {
-                        d.push(format!("{what} {x} → {y}"));
-                    }
-                }
-                if !d.is_empty() {
-                    parts.push(format!("{name} {}", d.join(", ")));
-                }
-            }
-            (Some(a), None) => parts.push(format!(
-                "{name} removed ({}×{})",
-                a.replicas, a.gpus_per_replica
-            )),
-            (None, Some(b)) => parts.push(format!(
-                "{name} added ({}×{})",
-                b.replicas, b.gpus_per_replica
-            )),
-            (None, None) => {}
-        }
-    }
-    if parts.is_empty() {
-        return String::new();
-    }
-    let total = |roles: &[Role]| -> i128 {
-        roles
-            .iter()
-            .map(|r| i128::from(r.replicas) * i128::from(r.gpus_per_replica))
-            .sum()
-    };
-    let delta = total(to) - total(from);
-    let gpus = match delta {
-        0 => "no change in GPUs".to_string(),
-        1 => "+1 GPU".to_string(),
-        -1 => "-1 GPU".to_string(),
-        d => format!("{d:+} GPUs"),
-    };
-    format!("{}, {gpus}", parts.join("; "))
-}
-
-/// Pod counts of a workload: how many of its GPU pods are bound, and how many wait.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct PodCounts {
-    pub bound: u64,
-    pub pending: u64,
-}
-
-/// A live workload: the root owner of GPU pods, or a root object that declares GPUs.
-#[derive(Debug, Clone)]
-pub struct Workload {
-    pub id: WorkloadId,
-    /// The API version of the root object, when known.
-    pub api_version: Option<String>,
-    /// Whether the root object itself is in the input (otherwise it was inferred from owner
-    /// references or well-known labels).
-    pub object_present: bool,
-    /// Labels of the root object, or of the topmost object found when the root is missing.
-    pub labels: crate::k8s::types::LabelMap,
-    /// Declared shape from the root object's spec, or inferred from its pods when the root is absent.
-    pub shape: GpuShape,
-    /// True when `shape` was read from the spec rather than inferred from pods.
-    pub shape_from_spec: bool,
-    /// True when the spec is of a kind gpuledger does not model and `shape` is the GPUs its pod
-    /// templates request ([`kinds::shape_is_guess`]).
-    pub shape_guessed: bool,
-    /// GPUs requested by bound, non-terminal pods.
-    pub requested: Gpus,
-    /// GPUs requested by unbound, non-terminal pods.
-    pub pending: Gpus,
-    pub pods: PodCounts,
-    pub source: Option<Source>,
-    /// When its topmost object found was created (live objects only; unreadable → `None`).
-    pub created: Option<Timestamp>,
-    /// The root object's `gpuledger.io/*` intent annotations, as written.
-    pub intent_annotations: crate::k8s::types::Labels,
-    /// What the root object says elsewhere that bears on its intent.
-    pub intent_facts: crate::intent::Facts,
-}
-
-/// Well-known labels that name a workload's root when the owners are missing from the input.
-pub mod labels {
-    pub const DYNAMO_GRAPH: &str = "nvidia.com/dynamo-graph-deployment-name";
-    pub const DYNAMO_COMPONENT: &str = "nvidia.com/dynamo-component";
-    pub const DYNAMO_COMPONENT_TYPE: &str = "nvidia.com/dynamo-component-type";
-    pub const DYNAMO_SUB_COMPONENT_TYPE: &str = "nvidia.com/dynamo-sub-component-type";
-    pub const LWS_NAME: &str = "leaderworkerset.sigs.k8s.io/name";
-    pub const KSERVE_ISVC: &str = "serving.kserve.io/inferenceservice";
-    pub const LLMD_ROLE: &str = "llm-d.ai/role";
-    pub const POD_TEMPLATE_HASH: &str = "pod-template-hash";
+/// The objects just read, once [`check_all`] passed them.
+pub fn checked(objects: Vec<Object>) -> Result<Vec<Object>, InputError> {
+    check_all(&objects)?;
+    Ok(objects)
 }
 
 #[cfg(test)]

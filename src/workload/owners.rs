@@ -18,8 +18,9 @@ use crate::util::date::Timestamp;
 use crate::util::sum::{Named, Overflow};
 
 use super::kinds::{declared_shape_with, shape_is_guess, template_role};
+use super::labels;
 use super::pods::pod_request;
-use super::{GpuShape, PodCounts, Role, Workload, WorkloadId, labels};
+use super::types::{GpuShape, PodCounts, Role, Workload, WorkloadId};
 
 /// Where a pod stands for counting: bound to a node, waiting for one, or done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -32,6 +32,7 @@ fn read(src: &PromSource) -> Result<Vec<GpuActivity>, String> {
         .build()
         .expect("tokio runtime")
         .block_on(gpu_activity(src))
+        .map_err(|e| e.to_string())
 }
 
 fn read_hour(prom: &Prometheus) -> Result<Vec<GpuActivity>, String> {

@@ -145,7 +145,7 @@ pub(super) fn helm(site: &Site<'_>, unit: &Unit, a: &HelmArgs) -> Result<Vec<Obj
         env: helm_env(home),
         timeout: tools.timeout,
     })
-    .map_err(|e| RenderError::Helm(clean_paths(&e, root)))?;
+    .map_err(|e| RenderError::Helm(clean_paths(&e.to_string(), root)))?;
     helm_objects(&out, &shown)
 }
 
@@ -263,14 +263,14 @@ fn helm_objects(out: &str, chart_path: &str) -> Result<Vec<Object>, RenderError>
     let mut objs = Vec::new();
     for (doc, source) in helm_documents(out, chart_path) {
         let source = source.unwrap_or_else(|| format!("{} (helm)", rel(chart_path)));
-        let mut parsed = match read_str(doc, &source) {
+        let mut parsed = match read_str(doc, &source).and_then(crate::workload::checked) {
             Ok(o) => o,
             Err(e) if e.message.contains("no apiVersion and kind") => continue, // NOTES-like leftovers
             // helm's own decoder keeps a duplicated key's later value: so does this.
             Err(e) if e.message.contains("duplicate mapping key") => {
                 let (read, note) = crate::desired::lenient::last_wins(doc, &source, &e);
                 tracing::warn!("{note}");
-                read?
+                read.and_then(crate::workload::checked)?
             }
             Err(e) => return Err(crate::desired::lenient::plain_words(e).into()),
         };

@@ -422,7 +422,7 @@ impl Inflation<'_> {
             file: file.clone(),
             chart: name.clone(),
             chart_file,
-            message: clean_paths(&e, self.root),
+            message: clean_paths(&e.to_string(), self.root),
         })?;
         annotated_documents(&out, &chart_dir).map_err(|e| InflateError::Output {
             file,

@@ -144,17 +144,18 @@ pub(super) fn kustomize(
             return Err(match build(direct) {
                 Err(own) => RenderError::Kustomize {
                     path,
-                    message: kustomize_error(&clean_paths(&own, root)),
+                    message: kustomize_error(&clean_paths(&own.to_string(), root)),
                 },
                 Ok(_) => RenderError::KustomizeOptions {
                     path,
-                    message: kustomize_error(&clean_paths(&wrapped, root)),
+                    message: kustomize_error(&clean_paths(&wrapped.to_string(), root)),
                 },
             });
         }
     };
     let out = substitute(out, unit);
-    let mut objs = read_str(&out, &format!("{} (kustomize)", rel(&unit.path)))?;
+    let mut objs = read_str(&out, &format!("{} (kustomize)", rel(&unit.path)))
+        .and_then(crate::workload::checked)?;
     attribute(&mut objs, &wrap_name, parsed);
     Ok(objs)
 }

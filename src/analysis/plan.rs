@@ -1,33 +1,122 @@
-//! The batch pool of a cluster, from its objects: the placeable GPUs minus what non-batch
-//! workloads (serving: Deployments, StatefulSets, LeaderWorkerSets, Dynamo graphs, KServe, …)
-//! hold, on the placeable GPU nodes. What batch work already runs is part of the pool: the plan is
-//! advice about when to start, not an admission decision.
+//! Jobs and a pool for the planner ([`crate::plan`]) from what gpuledger already knows, so that
+//! Git and the live cluster read intent the same way.
+//!
+//! From the desired state: the batch workloads whose intent says how long they run
+//! ([`crate::intent`]), each with the GPUs its shape declares. What cannot be planned from Git is
+//! said, not dropped silently: batch work without a runtime, a CronJob (it runs on its schedule), a
+//! deadline that is only relative.
+//!
+//! From the live state: the batch pool, the placeable GPUs minus what non-batch workloads
+//! (serving: Deployments, StatefulSets, LeaderWorkerSets, Dynamo graphs, KServe, …) hold on the
+//! placeable GPU nodes — what batch work already runs is part of the pool, as the plan is advice
+//! about when to start, not an admission decision — and the batch work that waits to start.
+//!
+//! Pure: objects and report rows in, planner jobs out. The planner itself is [`crate::plan`].
 
 use std::collections::HashMap;
 
-use super::from_git::job_of;
-use super::{Job, Pool};
 use crate::config::Config;
-use crate::intent::WorkClass;
+use crate::intent::{Deadline, WorkClass};
 use crate::k8s::object::{Body, Kind, Object};
-use crate::util::sum::Overflow;
+use crate::plan::{Job, Pool};
+use crate::report::{DesiredWorkloadRow, WorkloadRow};
+use crate::util::sum::{self, Named, Overflow};
+
+use super::live::LiveFleet;
+
+/// Why a batch workload cannot be planned: one line naming it (`namespace/Kind/name`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LeftOut {
+    #[error("{0}: declares no intent (gpuledger.io/runtime, deadline)")]
+    NoIntent(String),
+    #[error("{0}: no gpuledger.io/runtime")]
+    NoRuntime(String),
+    #[error("{0}: a CronJob runs on its schedule; plan its runs as jobs in a file")]
+    Cron(String),
+}
+
+/// The plannable jobs of `workloads`, and one line for each batch workload left out and why.
+pub fn jobs(workloads: &[DesiredWorkloadRow], now_s: i64) -> (Vec<Job>, Vec<String>) {
+    let mut jobs = Vec::new();
+    let mut left_out = Vec::new();
+    for w in workloads {
+        match job_of(&w.workload, now_s) {
+            Ok(Some(job)) => jobs.push(job),
+            Ok(None) => {}
+            Err(why) => left_out.push(why.to_string()),
+        }
+    }
+    (jobs, left_out)
+}
+
+/// The job a batch workload's intent describes: `Ok(None)` for work that is not batch or holds no
+/// GPUs, `Err` with the line that says why batch work cannot be planned. Shared by Git and the
+/// live cluster's waiting work, so both read intent the same way.
+pub fn job_of(x: &WorkloadRow, now_s: i64) -> Result<Option<Job>, LeftOut> {
+    if x.intent_facts.class != WorkClass::Batch {
+        return Ok(None);
+    }
+    let label = format!("{}/{}/{}", x.namespace, x.kind, x.name);
+    let Some(intent) = &x.intent else {
+        return Err(LeftOut::NoIntent(label));
+    };
+    let Some(runtime_s) = intent.runtime_s else {
+        return Err(LeftOut::NoRuntime(label));
+    };
+    if x.intent_facts.cron {
+        return Err(LeftOut::Cron(label));
+    }
+    let deadline = match &intent.deadline {
+        Some(Deadline::At(t)) => Some(t.unix()),
+        Some(Deadline::AfterStart { .. }) | None => None,
+    };
+    // A job of several roles starts as one: its pods are counted at the largest per-pod size,
+    // which never plans it smaller than it is.
+    let gpus_per_pod = x
+        .roles
+        .iter()
+        .map(|r| r.gpus_per_replica.div_ceil(r.nodes_per_replica.max(1)))
+        .max()
+        .unwrap_or(0);
+    let pods = x
+        .roles
+        .iter()
+        .map(|r| r.replicas.saturating_mul(r.nodes_per_replica.max(1)))
+        .fold(0u64, u64::saturating_add);
+    if gpus_per_pod == 0 || pods == 0 {
+        return Ok(None);
+    }
+    Ok(Some(Job {
+        namespace: x.namespace.clone(),
+        kind: x.kind.clone(),
+        name: x.name.clone(),
+        gpus_per_pod,
+        pods,
+        runtime_s,
+        earliest_start: intent.earliest_start.map_or(now_s, |t| t.unix()),
+        deadline,
+        interruptible: intent.interruptible.unwrap_or(false),
+        source: x.source.clone(),
+    }))
+}
 
 /// The pool, and a sentence saying how it was computed.
-pub fn batch_pool(objects: &[Object], cfg: &Config) -> Result<(Pool, String), Overflow> {
-    let nodes = crate::analysis::nodes::gpu_nodes(objects, cfg);
-    let node_sizes = nodes
+pub fn batch_pool(fleet: &LiveFleet<'_>) -> Result<(Pool, String), Overflow> {
+    let node_sizes = fleet
+        .nodes
         .values()
         .map(|n| n.placeable_gpus())
         .filter(|g| *g > 0)
         .collect();
-    let report = crate::analysis::inventory::inventory(objects, cfg, vec![])?;
-    let held: u64 = report
+    let held: u64 = fleet
         .workloads
+        .list
         .iter()
         .filter(|w| w.intent_facts.class != WorkClass::Batch)
-        .map(|w| w.gpus)
+        .map(|w| w.requested.whole)
         .fold(0, u64::saturating_add);
-    let placeable = report.fleet.gpus.placeable;
+    let placeable = sum::sum(fleet.nodes.values().map(|n| n.placeable_gpus()))
+        .named("the fleet", "placeable GPUs")?;
     let free = placeable.saturating_sub(held);
     Ok((
         Pool {
@@ -71,7 +160,7 @@ pub fn waiting(
     now_s: i64,
     queue: Option<&str>,
 ) -> Result<Waiting, Overflow> {
-    let report = crate::analysis::inventory::inventory(objects, cfg, vec![])?;
+    let report = super::inventory::inventory(objects, cfg, vec![])?;
     let kueue = kueue_states(objects);
     let cluster_queue_of = |ns: &str, local: &str| -> Option<&str> {
         objects.iter().find_map(|o| {
@@ -106,7 +195,7 @@ pub fn waiting(
         match job_of(w, now_s) {
             Ok(Some(job)) => out.jobs.push(job),
             Ok(None) => {}
-            Err(why) => out.left_out.push(why),
+            Err(why) => out.left_out.push(why.to_string()),
         }
     }
     Ok(out)
