@@ -204,7 +204,7 @@ fn kustomize_image(s: &str) -> Value {
     Value::Object(out)
 }
 
-fn kustomize_overlay(k: &ArgoKustomize) -> Map<String, Value> {
+fn kustomize_overlay(k: &ArgoKustomize, path: &str) -> Map<String, Value> {
     let mut m = naming_overlay(
         k.name_prefix.as_ref(),
         k.name_suffix.as_ref(),
@@ -241,6 +241,12 @@ fn kustomize_overlay(k: &ArgoKustomize) -> Map<String, Value> {
     }
     if !k.patches.is_empty() {
         m.insert("patches".into(), Value::Array(k.patches.clone()));
+    }
+    if !k.components.is_empty() {
+        m.insert(
+            "components".into(),
+            super::source::components_overlay(path, &k.components),
+        );
     }
     m
 }
@@ -401,7 +407,7 @@ fn argo_source(
             overlay: s
                 .kustomize
                 .as_ref()
-                .map(kustomize_overlay)
+                .map(|k| kustomize_overlay(k, &path))
                 .unwrap_or_default(),
             recurse_plain: false,
         },

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::remote::refs::{ChartRef, ChartSource, Rules};
 use super::source::{
@@ -167,7 +167,10 @@ fn kustomization_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<U
         overlay.insert("images".into(), Value::Array(s.images.clone()));
     }
     if !s.components.is_empty() {
-        overlay.insert("components".into(), json!(s.components));
+        overlay.insert(
+            "components".into(),
+            super::source::components_overlay(&path, &s.components),
+        );
     }
     let mut u = owner.unit(
         path,

@@ -284,7 +284,6 @@ pub fn collect(
     }
 }
 
-/// A path from a manifest as a tree path; one that leaves the tree is refused.
 /// The naming fields Argo CD's kustomize options and Flux Kustomizations both lay over a
 /// kustomization: name prefix and suffix, and the namespace.
 pub fn naming_overlay(
@@ -305,6 +304,22 @@ pub fn naming_overlay(
     m
 }
 
+/// An app's kustomize `components`, as the wrapper kustomization at the top of the copy names
+/// them. Both controllers add them to the kustomization of the app's path, so each is relative to
+/// that path: Argo CD runs `kustomize edit add component` in the source path (argo-cd
+/// `util/kustomize/kustomize.go`, `Build`), Flux appends them to the path's kustomization (fluxcd
+/// pkg `kustomize/kustomize_generator.go`, `WriteFile`). An entry that leaves the repository is
+/// still refused by the sandbox, which resolves it from the wrapper.
+pub fn components_overlay(path: &str, components: &[String]) -> Value {
+    Value::Array(
+        components
+            .iter()
+            .map(|c| json!(format!("../{}", super::tree::join(path, c))))
+            .collect(),
+    )
+}
+
+/// A path from a manifest as a tree path; one that leaves the tree is refused.
 pub fn tree_path(p: &str) -> Result<String, SkipReason> {
     super::tree::tree_path(p).map_err(|e| SkipReason::new(Why::Refused, e.to_string()))
 }

@@ -858,6 +858,39 @@ fn a_kustomize_component_is_never_a_root() {
     );
 }
 
+/// An app's own `components` (Flux `spec.components`, Argo CD `kustomize.components`) are relative
+/// to the app's path, as both controllers add them to that path's kustomization — the layout of
+/// Flux home labs (`components: [../../../../components/...]` beside `path: ./kubernetes/apps/...`).
+#[test]
+fn an_apps_components_are_relative_to_its_path() {
+    let url = "https://github.com/acme/gitops.git";
+    let r = Repo::new();
+    r.write("kubernetes/apps/ai/web/app/kustomization.yaml", "resources: [d.yaml]\n")
+        .write("kubernetes/apps/ai/web/app/d.yaml", &deployment("web", 1, 2))
+        .write(
+            "kubernetes/components/scale/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- target: {kind: Deployment}\n  patch: |-\n    - op: replace\n      path: /spec/replicas\n      value: 3\n",
+        )
+        .write(
+            "kubernetes/flux/web.yaml",
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: web\n  namespace: flux-system\nspec:\n  path: ./kubernetes/apps/ai/web/app\n  components: [../../../../components/scale]\n  sourceRef: {kind: GitRepository, name: flux-system}\n  targetNamespace: flux\n",
+        )
+        .write(
+            "argocd/web.yaml",
+            &format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\nspec:\n  destination: {{namespace: argo}}\n  source:\n    repoURL: {url}\n    path: kubernetes/apps/ai/web/app\n    kustomize:\n      namespace: argo\n      components: [../../../../components/scale]\n"),
+        )
+        .commit("components beside the path");
+    let (code, json, err) = render(r.path(), &["--repo-url", url]);
+    assert_eq!(code, 0, "{err}\n{:#}", json["desired"]["apps"]);
+    assert_eq!(
+        desired_gpus(&json),
+        BTreeMap::from([
+            ("argo/Deployment/web".to_string(), 6),
+            ("flux/Deployment/web".to_string(), 6),
+        ])
+    );
+}
+
 /// When kustomize fails, the report gives kustomize's own error for the app's path — not the
 /// wrapper gpuledger builds around it, nor kubectl's log prefix.
 #[test]
