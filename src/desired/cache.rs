@@ -156,8 +156,14 @@ pub fn inputs(tree: &Tree, unit: &Unit) -> Option<Inputs> {
         }
     }
     let mut desc = format!(
-        "{}\n{}\n{:?}\n{:?}\n{}\n{:?}\n",
-        unit.app_kind, unit.path, unit.how, unit.namespace, unit.force_namespace, unit.substitute
+        "{}\n{}\n{:?}\n{:?}\n{}\n{:?}\n{}\n",
+        unit.app_kind,
+        unit.path,
+        unit.how,
+        unit.namespace,
+        unit.force_namespace,
+        unit.substitute,
+        unit.substitute_from_cluster
     );
     // A fetched chart and fetched dependencies are what their digests say.
     if let Some(c) = &unit.chart {

@@ -281,6 +281,7 @@ fn unit(path: &str, kind: &str, how: How) -> Unit {
         namespace: None,
         force_namespace: false,
         substitute: None,
+        substitute_from_cluster: false,
         notes: Vec::new(),
         cluster: None,
         lineage: Vec::new(),

@@ -185,9 +185,11 @@ fn kustomization_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<U
     if let Some(pb) = s.post_build {
         if !pb.substitute_from.is_empty() {
             u.notes.push(
-                "postBuild.substituteFrom reads ConfigMaps/Secrets from the cluster: unresolved offline"
+                "postBuild.substituteFrom reads ConfigMaps/Secrets from the cluster: unresolved offline; \
+                 a variable only they would give is kept as written"
                     .into(),
             );
+            u.substitute_from_cluster = true;
         }
         u.substitute = Some(pb.substitute);
     }

@@ -109,6 +109,9 @@ pub struct Unit {
     pub force_namespace: bool,
     /// Flux `postBuild.substitute`.
     pub substitute: Option<BTreeMap<String, String>>,
+    /// Flux `postBuild.substituteFrom` is set: variables come from the cluster too, so one that
+    /// `substitute` does not give is unknown and kept as written, not replaced with nothing.
+    pub substitute_from_cluster: bool,
     /// What could not be resolved offline (valuesFrom, substituteFrom), rendered without.
     pub notes: Vec<String>,
     /// The cluster the unit's objects are applied to ([`clusters`]), when the repository says.

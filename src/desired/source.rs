@@ -244,6 +244,7 @@ impl AppRef {
             namespace,
             force_namespace: force,
             substitute: None,
+            substitute_from_cluster: false,
             notes: Vec::new(),
             cluster: None,
             lineage: Vec::new(),

@@ -310,9 +310,17 @@ fn substitute(text: String, unit: &Unit) -> String {
             Some((n, d)) => (n, Some(d)),
             None => (expr, None),
         };
-        // Flux replaces an unset variable without a default with nothing.
-        if let Some(v) = vars.get(name).map(String::as_str).or(default) {
-            out.push_str(v);
+        // Flux replaces an unset variable without a default with nothing; one that the cluster's
+        // ConfigMaps and Secrets (`substituteFrom`) may set is unknown here, and kept as written
+        // (an empty value would break text the real value completes, `image: repo:${TAG}`).
+        match vars.get(name).map(String::as_str).or(default) {
+            Some(v) => out.push_str(v),
+            None if unit.substitute_from_cluster => {
+                out.push_str("${");
+                out.push_str(expr);
+                out.push('}');
+            }
+            None => {}
         }
         rest = next;
     }
@@ -367,5 +375,13 @@ mod tests {
         // Multi-byte text around and inside the markers, and an unclosed one, never panic.
         let s = substitute("é${replicas}ü $é${ ${ünclosed".into(), &u);
         assert_eq!(s, "é4ü $é${ ${ünclosed");
+        // With substituteFrom, a variable the cluster may set is unknown: kept as written (the
+        // talos image of a home lab's upgrade plan, `talosctl:${TALOS_VERSION}`, stays readable).
+        u.substitute_from_cluster = true;
+        let s = substitute(
+            "image: talosctl:${TALOS_VERSION}\nr: ${replicas}\nb: ${missing:=7}\n".into(),
+            &u,
+        );
+        assert_eq!(s, "image: talosctl:${TALOS_VERSION}\nr: 4\nb: 7\n");
     }
 }
