@@ -624,3 +624,30 @@ fn an_app_of_apps_chart_without_its_parent_is_followed_once() {
         .collect();
     assert_eq!(names, ["apps", "guestbook"]);
 }
+
+/// Helm checks values against a chart's `values.schema.json` and fetches the schema's remote
+/// `$ref`s over HTTP: a chart in a pull request could point that at any address the runner
+/// reaches. gpuledger renders without schema validation, so the chart renders and the address is
+/// never asked.
+#[test]
+fn a_charts_schema_never_makes_helm_fetch() {
+    let server = Server::start();
+    server.route(
+        "/schema.json",
+        Route::Bytes(br#"{"type": "object"}"#.to_vec()),
+    );
+    let repo = Repo::new();
+    vendor(&repo, "llm-1", "charts/llm");
+    repo.write(
+        "charts/llm/values.schema.json",
+        &format!(r#"{{"$ref": "{}/schema.json"}}"#, server.url()),
+    )
+    .commit("a chart whose schema names a URL");
+    let (code, r, stderr) = render(repo.path(), &[]);
+    assert_eq!(code, 0, "{stderr}\n{:#}", r["desired"]["apps"]);
+    assert_eq!(
+        desired_gpus(&r),
+        [("default/Deployment/llm".to_string(), 8)].into()
+    );
+    assert!(server.requests().is_empty(), "{:?}", server.requests());
+}

@@ -109,6 +109,10 @@ pub(super) fn helm(site: &Site<'_>, unit: &Unit, a: &HelmArgs) -> Result<Vec<Obj
         format!("./{}", rel(&chart_dir)),
         "--namespace".into(),
         unit.namespace.clone().unwrap_or_else(|| "default".into()),
+        // Helm's schema loader fetches a `values.schema.json`'s remote `$ref`s over HTTP: from a
+        // pull request's chart, a request to any address the runner reaches. Rendering fetches
+        // nothing by itself (see remote/policy.rs), so values are not checked against schemas.
+        SKIP_SCHEMA_VALIDATION.into(),
     ];
     if a.include_crds {
         args.push("--include-crds".into());
@@ -184,6 +188,10 @@ fn write_once<'a>(
     }
     Ok(())
 }
+
+/// The helm flag that keeps `helm template` from checking values against the chart's
+/// `values.schema.json`, whose remote `$ref`s Helm would fetch (helm 3.16 and later).
+pub(super) const SKIP_SCHEMA_VALIDATION: &str = "--skip-schema-validation";
 
 /// helm's environment: the renderer's, with helm's cache, config, data and plugin homes in the
 /// throwaway HOME, so no repository and no user configuration reaches it.
