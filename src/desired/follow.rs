@@ -314,6 +314,8 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
         .collect();
     // Raw app objects a followed app rendered: their names by file and kind.
     let mut reached: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    // Directories of this repository the followed apps name as sources, rendered or not.
+    let mut named_by_apps: BTreeSet<String> = BTreeSet::new();
     let mut outcomes = Vec::new();
     // Breadth first, a level at a time: the units of a level render together (in parallel, the
     // cache permitting), then their results are followed in queue order, as one at a time would.
@@ -350,6 +352,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
                         .entry((o.source.file.to_string(), o.kind.clone()))
                         .or_default()
                         .push(o.meta.name.clone());
+                    named_by_apps.extend(argo_local_paths(&ctx, o));
                     let child_units: Vec<SourceOutcome> = app_outcomes(&ctx, o)
                         .into_iter()
                         .map(|r| {
@@ -428,7 +431,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
             o.unit.notes.extend(notes);
         }
     }
-    drop_roots_apps_render(&mut outcomes);
+    drop_roots_apps_render(&mut outcomes, &named_by_apps);
     let failed: BTreeSet<String> = outcomes
         .iter()
         .filter(|o| o.result.is_err())
@@ -475,16 +478,45 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
 /// without app objects in its files (an app-of-apps chart whose parent Application was created by
 /// hand, a bootstrap overlay applied by hand), the roots found by discovery render first, and a
 /// root that one of the apps they render also renders is dropped, so its objects count once.
-fn drop_roots_apps_render(outcomes: &mut Vec<Outcome>) {
-    let by_apps: BTreeSet<String> = outcomes
+/// A directory an Argo CD Application names but does not render (a config-management plugin's)
+/// is that app's too.
+fn drop_roots_apps_render(outcomes: &mut Vec<Outcome>, named_by_apps: &BTreeSet<String>) {
+    let mut by_apps: BTreeSet<String> = outcomes
         .iter()
         .filter(|o| !o.unit.lineage.is_empty())
         .map(|o| o.unit.path.clone())
         .collect();
+    by_apps.extend(named_by_apps.iter().cloned());
     outcomes.retain(|o| {
         let discovered = o.unit.lineage.is_empty() && o.unit.fingerprint == 0;
         !(discovered && by_apps.contains(&o.unit.path))
     });
+}
+
+/// The directories of this repository an Argo CD Application's sources name (`path` of a source
+/// whose `repoURL` is this repository), whether or not gpuledger renders them.
+fn argo_local_paths(ctx: &Context<'_>, o: &Object) -> Vec<String> {
+    if o.typed_kind() != Kind::Application {
+        return Vec::new();
+    }
+    let crate::k8s::object::Body::Raw(spec) = &o.body else {
+        return Vec::new();
+    };
+    let sources = spec.get("source").into_iter().chain(
+        spec.get("sources")
+            .and_then(|s| s.as_array())
+            .into_iter()
+            .flatten(),
+    );
+    sources
+        .filter(|s| {
+            s.get("repoURL")
+                .and_then(|u| u.as_str())
+                .is_some_and(|u| ctx.is_this_repo(u))
+        })
+        .filter_map(|s| s.get("path").and_then(|p| p.as_str()))
+        .filter_map(|p| super::tree::tree_path(p).ok())
+        .collect()
 }
 
 /// Manifest files that no rendered unit reads, that define no app, and that hold more than

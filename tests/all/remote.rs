@@ -596,7 +596,8 @@ fn a_flux_operator_repository_renders_through_its_bootstrap_source() {
 
 /// Argo CD's example apps: an app-of-apps chart whose parent Application was created by hand (it
 /// is not in Git). The chart is found as a root, the Applications it renders are followed, and the
-/// directories they render count once — never also as roots of their own.
+/// directories they render count once — never also as roots of their own, nor is the directory of
+/// a config-management plugin's app (not rendered, and said so) a kustomize root.
 #[test]
 fn an_app_of_apps_chart_without_its_parent_is_followed_once() {
     let repo = Repo::new();
@@ -608,13 +609,28 @@ fn an_app_of_apps_chart_without_its_parent_is_followed_once() {
             "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: guestbook\nspec:\n  destination:\n    namespace: guestbook\n  source:\n    repoURL: {{ .Values.repoURL }}\n    path: guestbook\n",
         )
         .write("guestbook/deployment.yaml", &deployment("guestbook-ui", 2, 1).replace("metadata:\n", "metadata:\n  namespace: guestbook\n"))
+        .write(
+            "apps/templates/kustomized-helm.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: kustomized-helm\nspec:\n  destination:\n    namespace: plugins\n  source:\n    repoURL: {{ .Values.repoURL }}\n    path: plugins/kustomized-helm\n    plugin:\n      name: kustomized-helm\n",
+        )
+        .write(
+            "plugins/kustomized-helm/kustomization.yaml",
+            "resources: [all.yaml]\n",
+        )
+        .write(
+            "plugins/kustomized-helm/all.yaml",
+            &deployment("rendered-by-the-plugin", 1, 4),
+        )
         .commit("example apps");
     let (code, r, stderr) = render(repo.path(), &["--repo-url", url]);
-    assert_eq!(code, 0, "{stderr}");
+    // The plugin's app is unknown: the total is too, and the run is incomplete.
+    assert_eq!(code, 2, "{stderr}");
     assert_eq!(
         desired_gpus(&r),
         [("guestbook/Deployment/guestbook-ui".to_string(), 2)].into()
     );
+    assert_eq!(r["desired"]["gpus_declared"], Value::Null);
+    assert_eq!(r["desired"]["gpus_declared_rendered"], 2);
     assert_eq!(r["desired"]["duplicates"], serde_json::json!([]));
     let names: Vec<&str> = r["desired"]["apps"]
         .as_array()
@@ -622,7 +638,9 @@ fn an_app_of_apps_chart_without_its_parent_is_followed_once() {
         .iter()
         .map(|a| a["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["apps", "guestbook"]);
+    assert_eq!(names, ["apps", "guestbook", "kustomized-helm"]);
+    let plugin = app(&r, "kustomized-helm");
+    assert_eq!(plugin["status"], "not-rendered", "{plugin:#}");
 }
 
 /// Helm checks values against a chart's `values.schema.json` and fetches the schema's remote
