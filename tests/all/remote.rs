@@ -45,8 +45,9 @@ fn render_with_cache(repo: &Path, cache: &Path, extra: &[&str]) -> (i32, Value, 
 }
 
 /// An Argo CD chart source: the range resolved against the index (^1 → 1.2.3, never 2.0.0), the
-/// archive checked against the index's digest, the values file read from the chart; offline, the
-/// app is unknown and says why.
+/// archive checked against the index's digest, the values file read from the chart; Flux
+/// HelmReleases on a HelmRepository of the default type, by `chart.spec` (a range) and through a
+/// HelmChart (`chartRef`); offline, the apps are unknown and say why.
 #[test]
 fn a_chart_from_a_helm_repository_renders_at_the_version_its_range_resolves_to() {
     let server = Server::start();
@@ -59,16 +60,34 @@ fn a_chart_from_a_helm_repository_renders_at_the_version_its_range_resolves_to()
             "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: chat\n  namespace: argocd\nspec:\n  destination:\n    namespace: research\n    server: https://kubernetes.default.svc\n  source:\n    repoURL: {}/charts\n    chart: llm\n    targetRevision: ^1\n    helm:\n      valueFiles: [values-large.yaml]\n",
             server.url()
         ),
+    )
+    .write(
+        "flux/sources.yaml",
+        &format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmRepository\nmetadata:\n  name: charts\n  namespace: ml\nspec:\n  url: {}/charts\n---\napiVersion: source.toolkit.fluxcd.io/v1\nkind: HelmChart\nmetadata:\n  name: cache\n  namespace: ml\nspec:\n  chart: cache\n  version: 0.3.x\n  sourceRef:\n    kind: HelmRepository\n    name: charts\n",
+            server.url()
+        ),
+    )
+    .write(
+        "flux/releases.yaml",
+        "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: train\n  namespace: ml\nspec:\n  chart:\n    spec:\n      chart: llm\n      version: '>=1.0.0 <3'\n      sourceRef:\n        kind: HelmRepository\n        name: charts\n---\napiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata:\n  name: kv\n  namespace: ml\nspec:\n  chartRef:\n    kind: HelmChart\n    name: cache\n",
     );
-    repo.commit("chat from a Helm repository");
+    repo.commit("charts from a Helm repository");
     let cache = tmp.path().join("cache");
     let (code, r, stderr) = render_with_cache(repo.path(), &cache, &[]);
     assert_eq!(code, 0, "{stderr}");
     assert_eq!(
         desired_gpus(&r),
-        [("research/Deployment/chat".to_string(), 16)].into()
+        [
+            ("research/Deployment/chat".to_string(), 16),
+            ("ml/Deployment/train".to_string(), 80),
+            ("ml/StatefulSet/kv-cache".to_string(), 1),
+        ]
+        .into()
     );
-    assert_eq!(r["desired"]["gpus_declared"], 16);
+    assert_eq!(r["desired"]["gpus_declared"], 97);
+    assert_eq!(app(&r, "train")["fetched"][0]["version"], "2.0.0");
+    assert_eq!(app(&r, "kv")["fetched"][0]["version"], "0.3.1");
     let fetched = &app(&r, "chat")["fetched"][0];
     assert_eq!(fetched["wanted"], "^1");
     assert_eq!(fetched["version"], "1.2.3");
@@ -85,16 +104,22 @@ fn a_chart_from_a_helm_repository_renders_at_the_version_its_range_resolves_to()
     let (code, r2, _) = render_with_cache(repo.path(), &cache, &[]);
     assert_eq!(
         (code, r2["desired"]["gpus_declared"].clone()),
-        (0, 16.into())
+        (0, 97.into())
     );
     let again: Vec<String> = server.requests()[before..].to_vec();
-    assert_eq!(again, ["GET /charts/index.yaml"]);
+    assert!(
+        !again.is_empty() && again.iter().all(|r| r == "GET /charts/index.yaml"),
+        "{again:?}"
+    );
 
     let (code, off, _) = render_with_cache(repo.path(), &cache, &["--offline"]);
-    let a = app(&off, "chat");
-    assert_eq!(a["status"], "not-rendered");
-    assert!(a["error"].as_str().unwrap().contains("--offline"), "{a:#}");
-    assert_ne!(code, 0, "unknown GPUs are not a clean result");
+    for name in ["chat", "train", "kv"] {
+        let a = app(&off, name);
+        assert_eq!(a["status"], "not-rendered");
+        assert!(a["error"].as_str().unwrap().contains("--offline"), "{a:#}");
+    }
+    assert_eq!(off["desired"]["gpus_declared"], Value::Null);
+    assert_eq!(code, 2, "unknown GPUs are not a clean result");
 }
 
 /// Flux and Argo CD charts in an OCI registry (Distribution's, charts pushed by the Helm engine):
@@ -152,6 +177,13 @@ fn charts_in_an_oci_registry_render_for_argo_cd_and_flux() {
             .unwrap()
             .starts_with("sha256:")
     );
+
+    let (code, off, _) = render_with_cache(repo.path(), &tmp.path().join("cache"), &["--offline"]);
+    assert_eq!(code, 2);
+    assert_eq!(off["desired"]["gpus_declared"], Value::Null);
+    let why = off["desired"]["unknown"]["gpus_declared"].as_str().unwrap();
+    assert!(why.starts_with("3 of 3 apps not rendered"), "{why}");
+    assert!(why.contains("--offline"), "{why}");
 }
 
 fn deployment(name: &str, replicas: u32, gpus: u32) -> String {
@@ -278,6 +310,25 @@ fn an_umbrella_chart_gets_its_file_and_remote_dependencies() {
     assert_eq!(fetched[0]["version"], "0.3.1");
     // Nothing was written into the repository's chart.
     assert!(!repo.path().join("charts/platform/charts").exists());
+
+    let (code, off, _) = render_with_cache(
+        repo.path(),
+        &tmp.path().join("cache"),
+        &[
+            "--repo-url",
+            "https://github.com/acme/gitops.git",
+            "--offline",
+        ],
+    );
+    assert_eq!(code, 2);
+    let a = app(&off, "platform");
+    assert_eq!(a["status"], "not-rendered", "{a:#}");
+    let why = a["error"].as_str().unwrap();
+    assert!(
+        why.contains("dependency cache") && why.contains("--offline"),
+        "{why}"
+    );
+    assert_eq!(off["desired"]["gpus_declared"], Value::Null);
 }
 
 fn chart_app(name: &str, ns: &str, repo_url: &str, chart: &str, version: &str) -> String {
