@@ -891,6 +891,37 @@ fn an_apps_components_are_relative_to_its_path() {
     );
 }
 
+/// Flux 2.7's source-watcher: an `ArtifactGenerator` copies a directory of this repository (its
+/// bootstrap `GitRepository`, not in Git) into an `ExternalArtifact`, and a Kustomization renders a
+/// path of that artifact: it is that directory of the tree, rendered once.
+#[test]
+fn a_kustomization_of_an_external_artifact_renders_the_directory_it_copies() {
+    let r = Repo::new();
+    r.write(
+        "deploy/inference/d.yaml",
+        &deployment("server", 2, 4),
+    )
+    .write(
+        "clusters/prod/apps.yaml",
+        "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  sources:\n  - alias: repo\n    kind: GitRepository\n    name: flux-system\n  artifacts:\n  - name: inference\n    copy:\n    - from: '@repo/deploy/inference/**'\n      to: '@artifact/'\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: inference\n  namespace: flux-system\nspec:\n  path: ./\n  sourceRef:\n    kind: ExternalArtifact\n    name: inference\n  targetNamespace: serving\n",
+    )
+    .commit("an artifact generator");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}\n{:#}", json["desired"]["apps"]);
+    assert_eq!(
+        desired_gpus(&json),
+        BTreeMap::from([("serving/Deployment/server".to_string(), 8)])
+    );
+    let app = json["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "inference")
+        .unwrap();
+    assert_eq!(app["path"], "deploy/inference", "{app:#}");
+    assert_eq!(json["desired"]["duplicates"], serde_json::json!([]));
+}
+
 /// When kustomize fails, the report gives kustomize's own error for the app's path — not the
 /// wrapper gpuledger builds around it, nor kubectl's log prefix.
 #[test]
