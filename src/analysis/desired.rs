@@ -165,6 +165,19 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         })
     });
 
+    let duplicates: Vec<DuplicateRow> = seen
+        .into_iter()
+        .filter(|(_, a)| a.len() > 1)
+        .map(|((cluster, object), a)| DuplicateRow {
+            object,
+            apps: a.into_iter().collect(),
+            cluster,
+        })
+        .collect();
+    if cfg.render.roots.is_empty() {
+        name_the_roots(rendered, &duplicates, &mut apps);
+    }
+
     let tenant_rows = tenant_rows(workloads.iter())?;
 
     let tenancy = cluster_only_tenants(&workloads, &namespaces, &tenants, cfg, live);
@@ -193,19 +206,51 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         tenants: tenant_rows,
         apps,
         not_deployed: rendered.not_deployed.clone(),
-        duplicates: seen
-            .into_iter()
-            .filter(|(_, a)| a.len() > 1)
-            .map(|((cluster, object), a)| DuplicateRow {
-                object,
-                apps: a.into_iter().collect(),
-                cluster,
-            })
-            .collect(),
+        duplicates,
         problems: rendered.problems.clone(),
         without_gpus,
         source_hosts: Default::default(),
     })
+}
+
+/// Roots found without apps (no app object names them, no `render.roots`) that render the same
+/// objects cannot both be what the cluster applies — two overlays of one base, say — and gpuledger
+/// cannot tell which is: each gets a note naming the others and the `render.roots` that would say.
+fn name_the_roots(rendered: &Rendered, duplicates: &[DuplicateRow], apps: &mut [AppRow]) {
+    let discovered: BTreeSet<&str> = rendered
+        .outcomes
+        .iter()
+        .filter(|o| o.unit.lineage.is_empty() && o.unit.fingerprint == 0)
+        .map(|o| o.unit.app.as_str())
+        .collect();
+    // Root → the other roots it shares objects with, and how many.
+    let mut shared: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+    for d in duplicates {
+        let roots: Vec<&str> = d
+            .apps
+            .iter()
+            .map(String::as_str)
+            .filter(|a| discovered.contains(a))
+            .collect();
+        for a in &roots {
+            for b in roots.iter().filter(|b| *b != a) {
+                *shared.entry(a).or_default().entry(b).or_default() += 1;
+            }
+        }
+    }
+    for row in apps.iter_mut().filter(|r| r.applied_by.is_none()) {
+        let Some(others) = shared.get(row.name.as_str()) else {
+            continue;
+        };
+        let objects: usize = others.values().max().copied().unwrap_or_default();
+        let names: Vec<&str> = others.keys().copied().collect();
+        row.notes.push(format!(
+            "shares {objects} object(s) with {}: gpuledger cannot tell which of these roots the \
+             cluster applies; `render.roots: [{}]` in .gpuledger.yaml renders only this one",
+            names.join(", "),
+            row.path
+        ));
+    }
 }
 
 /// Why the GPUs declared are unknown: `140 of 257 apps not rendered: Application chat (not

@@ -922,6 +922,47 @@ fn a_kustomization_of_an_external_artifact_renders_the_directory_it_copies() {
     assert_eq!(json["desired"]["duplicates"], serde_json::json!([]));
 }
 
+/// Two overlays of one base, with no app saying which the cluster applies: both render, their
+/// objects are conflicts, and each says which `render.roots` would pick it.
+#[test]
+fn roots_that_cannot_be_told_apart_say_which_render_roots_would() {
+    let r = Repo::new();
+    r.write("base/kustomization.yaml", "resources: [d.yaml]\n")
+        .write("base/d.yaml", &deployment("web", 1, 1))
+        .write(
+            "overlays/dev/kustomization.yaml",
+            "resources: [../../base]\n",
+        )
+        .write(
+            "overlays/prod/kustomization.yaml",
+            "resources: [../../base]\nreplicas: [{name: web, count: 4}]\n",
+        )
+        .commit("two overlays");
+    let (_, json, err) = render(r.path(), &[]);
+    let apps = json["desired"]["apps"].as_array().unwrap();
+    assert_eq!(app_paths(&json), ["overlays/dev", "overlays/prod"], "{err}");
+    for (a, other) in apps.iter().zip(["overlays/prod", "overlays/dev"]) {
+        let note = a["notes"][0].as_str().unwrap_or_default();
+        assert!(
+            note.contains(&format!("shares 1 object(s) with {other}"))
+                && note.contains(&format!(
+                    "`render.roots: [{}]`",
+                    a["path"].as_str().unwrap()
+                )),
+            "{a:#}"
+        );
+    }
+    // Named, the root renders alone and the note is gone.
+    r.write(".gpuledger.yaml", "render:\n  roots: [overlays/prod]\n");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        desired_gpus(&json),
+        BTreeMap::from([("default/Deployment/web".to_string(), 4)])
+    );
+    assert_eq!(json["desired"]["apps"][0]["notes"], serde_json::json!([]));
+}
+
 /// When kustomize fails, the report gives kustomize's own error for the app's path — not the
 /// wrapper gpuledger builds around it, nor kubectl's log prefix.
 #[test]
