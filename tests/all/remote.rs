@@ -720,3 +720,84 @@ fn a_charts_schema_never_makes_helm_fetch() {
     );
     assert!(server.requests().is_empty(), "{:?}", server.requests());
 }
+
+/// A credential goes to the host it is configured for and no other: the Helm repository's host
+/// gets the token from the environment variable `render.remote.credentials` names, the host it
+/// redirects to does not, and the token is printed nowhere.
+#[test]
+fn a_credential_goes_only_to_its_own_host() {
+    let own = Server::start();
+    let other = Server::start();
+    let tmp = tempfile::tempdir().unwrap();
+    helm_repo(&other, &tmp.path().join("repo"));
+    // Helm resolves the index's relative archive URLs against the repository's own URL: both
+    // requests reach the credential's host, which sends them elsewhere.
+    for f in ["index.yaml", "llm-1.2.3.tgz"] {
+        own.route(
+            &format!("/charts/{f}"),
+            Route::Redirect(format!("{}/charts/{f}", other.url())),
+        );
+    }
+    let repo = Repo::new();
+    repo.write(
+        ".gpuledger.yaml",
+        &format!(
+            "{LOOPBACK}    credentials:\n    - {{host: '{}', token_env: CHARTS_TOKEN}}\n",
+            own.host()
+        ),
+    )
+    .write(
+        "apps/chat.yaml",
+        &chart_app(
+            "chat",
+            "research",
+            &format!("{}/charts", own.url()),
+            "llm",
+            "1.2.3",
+        ),
+    )
+    .commit("a chart behind a login");
+    let secret = "s3cret-chart-token";
+    let venv = std::env::var("GPULEDGER_VENV")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|_| crate::support::root().join(".venv"));
+    let out = crate::support::gpuledger(repo.path())
+        .args(["render", "--repo", ".", "--format", "json", "--cache-dir"])
+        .arg(tmp.path().join("cache"))
+        .env("CHARTS_TOKEN", secret)
+        .env(
+            "GPULEDGER_HELM",
+            crate::support::root().join("tests/support/helm"),
+        )
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                venv.join("bin").display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}\n{stdout}");
+    let r: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(r["desired"]["gpus_declared"], 8);
+    assert_eq!(
+        own.authorizations(),
+        [
+            format!("GET /charts/index.yaml: Bearer {secret}"),
+            format!("GET /charts/llm-1.2.3.tgz: Bearer {secret}"),
+        ]
+    );
+    assert!(
+        other.authorizations().is_empty(),
+        "{:?}",
+        other.authorizations()
+    );
+    assert!(!other.requests().is_empty());
+    assert!(!stdout.contains(secret) && !stderr.contains(secret));
+}

@@ -42,6 +42,8 @@ pub struct Server {
     stop: Arc<AtomicBool>,
     routes: Arc<Mutex<BTreeMap<String, Route>>>,
     requests: Arc<Mutex<Vec<String>>>,
+    /// `Authorization` headers received, by request line.
+    authorizations: Arc<Mutex<Vec<String>>>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -52,16 +54,23 @@ impl Server {
         let stop = Arc::new(AtomicBool::new(false));
         let routes: Arc<Mutex<BTreeMap<String, Route>>> = Arc::default();
         let requests: Arc<Mutex<Vec<String>>> = Arc::default();
+        let authorizations: Arc<Mutex<Vec<String>>> = Arc::default();
         let thread = {
-            let (stop, routes, requests) = (stop.clone(), routes.clone(), requests.clone());
+            let (stop, routes, requests, auth) = (
+                stop.clone(),
+                routes.clone(),
+                requests.clone(),
+                authorizations.clone(),
+            );
             std::thread::spawn(move || {
                 for stream in listener.incoming() {
                     if stop.load(Ordering::Relaxed) {
                         break;
                     }
                     if let Ok(s) = stream {
-                        let (routes, requests) = (routes.clone(), requests.clone());
-                        std::thread::spawn(move || serve(s, &routes, &requests));
+                        let (routes, requests, auth) =
+                            (routes.clone(), requests.clone(), auth.clone());
+                        std::thread::spawn(move || serve(s, &routes, &requests, &auth));
                     }
                 }
             })
@@ -71,6 +80,7 @@ impl Server {
             stop,
             routes,
             requests,
+            authorizations,
             thread: Some(thread),
         }
     }
@@ -109,6 +119,11 @@ impl Server {
     pub fn requests(&self) -> Vec<String> {
         self.requests.lock().unwrap().clone()
     }
+
+    /// The requests that carried an `Authorization` header (`GET /index.yaml: Bearer …`).
+    pub fn authorizations(&self) -> Vec<String> {
+        self.authorizations.lock().unwrap().clone()
+    }
 }
 
 impl Drop for Server {
@@ -134,7 +149,12 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-fn serve(s: TcpStream, routes: &Mutex<BTreeMap<String, Route>>, requests: &Mutex<Vec<String>>) {
+fn serve(
+    s: TcpStream,
+    routes: &Mutex<BTreeMap<String, Route>>,
+    requests: &Mutex<Vec<String>>,
+    authorizations: &Mutex<Vec<String>>,
+) {
     let _ = s.set_read_timeout(Some(Duration::from_secs(30)));
     let mut reader = BufReader::new(match s.try_clone() {
         Ok(c) => c,
@@ -168,6 +188,12 @@ fn serve(s: TcpStream, routes: &Mutex<BTreeMap<String, Route>>, requests: &Mutex
         return;
     }
     requests.lock().unwrap().push(format!("{method} {target}"));
+    if let Some(a) = headers.get("authorization") {
+        authorizations
+            .lock()
+            .unwrap()
+            .push(format!("{method} {target}: {a}"));
+    }
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     let route = {
         let r = routes.lock().unwrap();
