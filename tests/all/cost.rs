@@ -616,10 +616,18 @@ fn the_check_shows_allocated_busy_valuable_for_the_tenants_it_moves() {
         v["tenants"][0]["total_cost"],
         row(&whole["cost"]["tenants"], "assistant")["total_cost"]
     );
+    assert_eq!(
+        v["tenants"][0],
+        row(&whole["cost"]["tenants"], "assistant").clone()
+    );
+    // The decision is over the workloads it shows, not the research tenant's.
+    assert!(v["decision"]["cheapest"].is_null(), "{v:#}");
+    assert_eq!(v["decision"]["unpriced"][0], "chat/Deployment/chat");
     let md = String::from_utf8(run("markdown").stdout).unwrap();
     assert!(
         md.contains("Allocated → busy → valuable, per tenant"),
         "{md}"
     );
     assert!(!md.contains("| research |"), "{md}");
+    assert!(!md.contains("grade-qwen"), "{md}");
 }
