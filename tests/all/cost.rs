@@ -278,9 +278,9 @@ fn cost_no_one_carries_is_stated_and_still_adds_up() {
         .map(|u| u["what"].as_str().unwrap())
         .collect();
     assert_eq!(whats.len(), 2, "{c:#}");
-    assert!(whats[0].contains("idle cost, kept apart"), "{whats:?}");
+    assert!(whats[0] == "idle (cost.idle: separate)", "{whats:?}");
     assert!(
-        whats[1].contains("eval/Job/gone is not a live workload"),
+        whats[1] == "old vendor (eval/Job/gone is not live)",
         "{whats:?}"
     );
     // The idle cost ($1.00) and the vendor ($0.50) are nobody's.

@@ -286,7 +286,7 @@ pub(super) fn spread_idle(
             ));
             if let Some(u) = unspread.filter(|u| *u > 0.0) {
                 unassigned.push(UnassignedCost {
-                    what: "idle cost with no allocation of its resource to go to".into(),
+                    what: "idle with no allocation of its resource".into(),
                     cost: Some(u),
                 });
             }
@@ -298,7 +298,7 @@ pub(super) fn spread_idle(
             ));
             if idle_total != Some(0.0) {
                 unassigned.push(UnassignedCost {
-                    what: "idle cost, kept apart (cost.idle: separate)".into(),
+                    what: "idle (cost.idle: separate)".into(),
                     cost: idle_total,
                 });
             }
@@ -339,7 +339,7 @@ pub(super) fn spread_shared(
                 money(Some(s))
             ));
             unassigned.push(UnassignedCost {
-                what: format!("the shared namespaces {names}: nothing else used GPU-hours"),
+                what: format!("shared namespaces {names}: nothing to spread over"),
                 cost: Some(s),
             });
         }
@@ -387,7 +387,7 @@ pub(super) fn add_external(
             }
             (Some(w), None, _) => {
                 unassigned.push(UnassignedCost {
-                    what: format!("{}: {w} is not a live workload", e.name),
+                    what: format!("{} ({w} is not live)", e.name),
                     cost: Some(amount),
                 });
                 format!("{w} (not a live workload: in the total only)")
@@ -398,7 +398,7 @@ pub(super) fn add_external(
             }
             (None, _, None) => {
                 unassigned.push(UnassignedCost {
-                    what: format!("{}: names no workload or tenant", e.name),
+                    what: format!("{} (names no one)", e.name),
                     cost: Some(amount),
                 });
                 "nobody".into()
