@@ -78,6 +78,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                 })
                 .collect(),
             fingerprint: u.fingerprint,
+            prune: u.prune,
         };
         match &out.result {
             // gpuledger chose not to fetch what it needs (offline, a new source host): unknown,
@@ -153,6 +154,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             lineage: Vec::new(),
             fetched: Vec::new(),
             fingerprint: s.fingerprint,
+            prune: None,
         });
     }
     apps.sort_by(|a, b| {

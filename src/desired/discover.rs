@@ -288,6 +288,7 @@ fn unit(path: &str, kind: &str, how: How) -> Unit {
         chart: None,
         prepared: None,
         fingerprint: 0,
+        prune: None,
     }
 }
 

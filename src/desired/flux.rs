@@ -45,6 +45,9 @@ struct FluxKustomizationSpec {
     images: Vec<Value>,
     components: Vec<String>,
     post_build: Option<PostBuild>,
+    /// Whether the controller deletes what the source stops declaring (a required field of
+    /// `kustomize.toolkit.fluxcd.io/v1`).
+    prune: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -182,6 +185,7 @@ fn kustomization_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<U
         s.target_namespace.is_some(),
     );
     u.notes.extend(note);
+    u.prune = Some(s.prune);
     if let Some(pb) = s.post_build {
         if !pb.substitute_from.is_empty() {
             u.notes.push(
@@ -304,6 +308,8 @@ fn helm_release_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<Un
     }
     let mut u = owner.unit(path, How::Helm(args), ns, s.target_namespace.is_some());
     u.notes.extend(note);
+    // Helm deletes what a release no longer renders.
+    u.prune = Some(true);
     if !s.values_from.is_empty() {
         u.notes.push(
             "valuesFrom reads ConfigMaps/Secrets from the cluster: unresolved offline".into(),
@@ -336,6 +342,8 @@ fn remote_unit(
         s.target_namespace.is_some(),
     );
     u.chart = Some(chart);
+    // Helm deletes what a release no longer renders.
+    u.prune = Some(true);
     if !s.values_from.is_empty() {
         u.notes.push(
             "valuesFrom reads ConfigMaps/Secrets from the cluster: unresolved offline".into(),

@@ -107,6 +107,8 @@ pub fn flux_instance_unit(ctx: &Context<'_>, o: &Object) -> SourceOutcome {
             None,
             false,
         );
+        // The sync Kustomization flux-operator writes prunes (internal/builder/templates.go).
+        u.prune = Some(true);
         u.notes.extend(note);
         u.notes.push(format!(
             "the Kustomization FluxInstance {} creates from spec.sync",

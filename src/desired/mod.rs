@@ -127,6 +127,11 @@ pub struct Unit {
     pub prepared: Option<std::sync::Arc<Prepared>>,
     /// The app object's hash ([`source::fingerprint`]); 0 for a root found without apps.
     pub fingerprint: u64,
+    /// Whether syncing the app deletes what it stops declaring: Argo CD's
+    /// `syncPolicy.automated.prune` (false when unset, Argo CD's default), a Flux Kustomization's
+    /// `spec.prune`, true for a HelmRelease (Helm removes what a release no longer renders);
+    /// `None` for a root no app applies.
+    pub prune: Option<bool>,
 }
 
 /// A values file inside a fetched chart (Argo CD `valueFiles` of a chart source, Flux

@@ -251,6 +251,7 @@ impl AppRef {
             chart: None,
             prepared: None,
             fingerprint: self.fingerprint,
+            prune: None,
         }
     }
 

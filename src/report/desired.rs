@@ -131,6 +131,9 @@ pub struct AppRow {
     /// The app object's hash: whether an app that did not render changed between two refs.
     #[serde(skip)]
     pub fingerprint: u64,
+    /// Whether syncing it deletes what it stops declaring (`None`: no app applies it).
+    #[serde(skip)]
+    pub prune: Option<bool>,
 }
 
 impl AppRow {
