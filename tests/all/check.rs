@@ -353,7 +353,12 @@ fn a_change_cannot_relax_its_own_check() {
             ),
     )
     // Retiring qwen leaves it running (its app does not prune): drift the head introduces.
-    .remove("serving/qwen/graph.yaml")
+    .write(
+            // The app's directory stays (a path that does not exist is an app that does not
+            // render, whose GPUs are unknown): it declares no model any more.
+            "serving/qwen/graph.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: qwen-retired, namespace: qwen-ns}\n",
+        )
     .commit("relax the gates");
     // As in CI, the working tree is the pull request's head.
     let snapshot = fixture("tests/fixtures/drift/cluster.yaml")
@@ -737,7 +742,12 @@ fn a_workload_the_head_stops_declaring_is_drift_unless_its_app_prunes() {
         }
         r.commit("gitops");
         r.git(&["checkout", "-q", "-b", "feature"]);
-        r.remove("serving/qwen/graph.yaml")
+        r.write(
+            // The app's directory stays (a path that does not exist is an app that does not
+            // render, whose GPUs are unknown): it declares no model any more.
+            "serving/qwen/graph.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: qwen-retired, namespace: qwen-ns}\n",
+        )
             .write(
                 "batch/new-model.yaml",
                 "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: new-model, namespace: research}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{name: main, resources: {limits: {nvidia.com/gpu: \"8\"}}}]\n",
