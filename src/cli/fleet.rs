@@ -271,12 +271,18 @@ pub const TREND_EXAMPLES: &str = "Examples:
   gpuledger trend --prometheus http://prometheus.monitoring:9090
   gpuledger trend --prometheus http://prometheus.monitoring:9090 \\
       --window 90d --step 7d --format markdown -o trend.md
+  # The runway against the cluster's free placeable GPUs now
+  gpuledger trend --prometheus http://prometheus.monitoring:9090 --context gpu-east
 
 The history is Prometheus's: gpuledger_tenant_gpus when `gpuledger serve` is scraped there, else \
 kube-state-metrics (kube_pod_container_resource_requests{resource=\"nvidia_com_gpu\"} by namespace, \
 tenants from kube_namespace_labels: kube-state-metrics must expose the tenancy labels, e.g. \
 --metric-labels-allowlist=namespaces=[tenant,product-line]). The output names the source used. \
-Without history the trend is unknown, with why. Exit codes: 0 done, 2 error.";
+Without history the trend is unknown, with why. The runway: at the growth measured over the \
+window, when the free placeable GPUs run out, for the fleet and per tenant (or \"not growing\"); \
+free GPUs from the live state given (--snapshot, --kubeconfig, --context), else from \
+gpuledger_fleet_free_placeable_gpus in the same Prometheus. Exit codes: 0 done, 2 error. \
+Guide: docs/trend.md";
 #[derive(Debug, Args)]
 pub struct TrendArgs {
     /// The Prometheus to read the history from (base URL).
@@ -300,6 +306,9 @@ pub struct TrendArgs {
     pub timeout: u64,
 
     #[command(flatten)]
+    pub runway: RunwayLive,
+
+    #[command(flatten)]
     pub clock: Clock,
 
     /// Output format.
@@ -308,6 +317,46 @@ pub struct TrendArgs {
 
     #[command(flatten)]
     pub output: Output,
+}
+
+/// Where `trend` counts the free placeable GPUs of the runway: optional, and never the cluster
+/// unless named (the history alone needs no cluster).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Runway")]
+pub struct RunwayLive {
+    /// Count the free placeable GPUs in this snapshot (what `kubectl get … -o yaml|json` prints;
+    /// repeatable). Without a live source they come from gpuledger_fleet_free_placeable_gpus in
+    /// the same Prometheus, when `gpuledger serve` is scraped there.
+    #[arg(long, short = 's', value_name = "FILE", conflicts_with_all = ["kubeconfig", "context"])]
+    pub snapshot: Vec<PathBuf>,
+
+    /// Count them in the cluster of this kubeconfig (read-only).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Count them in the cluster of this kubeconfig context.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+impl RunwayLive {
+    /// The live state, only when one was named.
+    pub fn spec(&self) -> Option<input::LiveSpec> {
+        if !self.snapshot.is_empty() {
+            Some(input::LiveSpec::Snapshots(self.snapshot.clone()))
+        } else if self.kubeconfig.is_some() || self.context.is_some() {
+            Some(input::LiveSpec::Clusters {
+                kubeconfig: self.kubeconfig.clone(),
+                contexts: self.context.iter().cloned().collect(),
+                timeouts: input::Timeouts::from_secs(
+                    input::DEFAULT_TIMEOUT_S,
+                    input::DEFAULT_REQUEST_TIMEOUT_S,
+                ),
+            })
+        } else {
+            None
+        }
+    }
 }
 
 pub const SERVE_EXAMPLES: &str = "Examples:
