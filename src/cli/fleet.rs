@@ -32,11 +32,16 @@ pub const INVENTORY_EXAMPLES: &str = "Examples:
   gpuledger inventory --snapshot fleet.json \\
       --opencost http://opencost.opencost:9003 --outcomes outcomes.csv
 
+  # Free GPUs per node and per GPU model; what would let stuck pods run
+  gpuledger inventory --snapshot fleet.json --by node
+
   # Markdown for a pull request or an issue; JSON for scripts
   # (schema gpuledger.report/v1)
   gpuledger inventory --snapshot fleet.json --format markdown -o inventory.md
   gpuledger inventory --snapshot fleet.json --format json \\
-      | jq '.tenants[] | {name, gpus_requested}'";
+      | jq '.tenants[] | {name, gpus_requested}'
+
+Guides: docs/demo.md (every feature on the bundled demo), docs/placement.md (--by node).";
 #[derive(Debug, Args)]
 pub struct InventoryArgs {
     #[command(flatten)]
@@ -68,8 +73,23 @@ pub struct InventoryArgs {
     #[arg(long, help_heading = "Output")]
     pub workload_series: bool,
 
+    /// What the report is grouped by: tenants (the inventory), or nodes — free GPUs per node and
+    /// per GPU model, and for pending pods that fit nowhere the nodes to drain or buy.
+    #[arg(long, value_enum, default_value_t = By::Tenant, help_heading = "Output")]
+    pub by: By,
+
     #[command(flatten)]
     pub output: Output,
+}
+
+/// How `inventory` groups the fleet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum By {
+    /// Tenants, product lines, workloads, graphs and routes.
+    Tenant,
+    /// GPU nodes: allocatable, requested and free GPUs per node and per GPU model
+    /// (like kubectl-view-allocations -g node).
+    Node,
 }
 
 pub const DRIFT_EXAMPLES: &str = "Examples:

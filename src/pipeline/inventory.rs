@@ -2,7 +2,7 @@
 //! when a repository is given, cost when cost inputs are, serving headroom when a load test or
 //! serving series exist, and the trend column with a Prometheus. Several contexts are read as one
 //! fleet: the report is their total, with a row per cluster and each workload named with its
-//! cluster.
+//! cluster. With `--by node` the report also holds the per-node view (one cluster only).
 
 use super::fleet::{self, FleetSpec};
 use super::input::{self, LivePart};
@@ -10,6 +10,8 @@ use super::{Context, Error, Note, Outcome, Result, Run};
 use crate::analysis::drift::drift;
 use crate::analysis::fleets::combine;
 use crate::analysis::inventory::{inventory_with_metrics, live_workloads, nearly_full};
+use crate::analysis::live::LiveFleet;
+use crate::analysis::placement::node_view;
 use crate::report::{Kind, Report};
 use crate::util::date::Timestamp;
 
@@ -37,6 +39,9 @@ pub fn run(spec: &FleetSpec, cx: &Context<'_>) -> Result<Run<Report>> {
     }
     if several && spec.signals.cost.is_some() {
         return Err(one("--opencost and --outcomes belong to one cluster"));
+    }
+    if several && spec.by_node {
+        return Err(one("--by node shows one cluster's nodes"));
     }
     let mut sources = live.sources.clone();
     sources.extend(cfg_path);
@@ -129,7 +134,12 @@ fn one_cluster(
         }
         None => None,
     };
-    let mut report = inventory_with_metrics(&part.objects, cfg, sources, metrics)?;
+    let live = LiveFleet::read(&part.objects, cfg, metrics)?;
+    let mut report = crate::analysis::inventory::report(&live, cfg, sources)?;
+    if spec.by_node {
+        report.nodes = Some(node_view(&live));
+    }
+    drop(live);
     report.complete = part.incomplete.is_empty();
     report.incomplete = part.incomplete;
     if spec.signals.cost.is_some() {

@@ -13,6 +13,7 @@ mod drift;
 pub mod facts;
 pub mod headroom;
 mod inventory;
+pub mod nodes;
 pub mod page;
 pub mod plan;
 pub mod prometheus;
@@ -93,6 +94,11 @@ pub fn desired_doc(report: &RenderReport) -> Doc {
 
 pub fn render(report: &Report, format: Format, style: &Style) -> String {
     layout(&report_doc(report), report, format, style)
+}
+
+/// `inventory --by node`: the per-node view; JSON is the whole report.
+pub fn render_nodes(report: &Report, format: Format, style: &Style) -> String {
+    layout(&nodes::nodes_doc(report), report, format, style)
 }
 
 /// The drift report: drift first, the full report in JSON.
