@@ -24,6 +24,7 @@ mod injection;
 mod install;
 mod intent;
 mod kinds;
+mod layout;
 mod live;
 mod plan;
 mod prometheus;
