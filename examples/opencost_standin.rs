@@ -30,7 +30,10 @@ fn main() {
         });
         routes.push((path.to_string(), Answer::ok(body)));
     }
-    let routes: Vec<(&str, Answer)> = routes.iter().map(|(p, a)| (p.as_str(), a.clone())).collect();
+    let routes: Vec<(&str, Answer)> = routes
+        .iter()
+        .map(|(p, a)| (p.as_str(), a.clone()))
+        .collect();
     let server = OpenCost::start(&routes);
     let mut out = std::io::stdout();
     let _ = writeln!(out, "{}", server.url());

@@ -248,12 +248,10 @@ fn fragmented(
         .filter_map(|n| {
             let f = free.get(n.name).copied().unwrap_or(0);
             let allowed: Vec<&&Pod<'_>> = stuck.iter().filter(|p| matches(n, p.selector)).collect();
-            (f > 0 && !allowed.is_empty() && allowed.iter().all(|p| p.gpus > f)).then(|| {
-                FreeNode {
-                    node: n.name.to_string(),
-                    model: model(n).to_string(),
-                    free: f,
-                }
+            (f > 0 && !allowed.is_empty() && allowed.iter().all(|p| p.gpus > f)).then(|| FreeNode {
+                node: n.name.to_string(),
+                model: model(n).to_string(),
+                free: f,
             })
         })
         .collect();
@@ -422,13 +420,19 @@ mod tests {
     }
 
     fn pod(name: &str, node: Option<&str>, gpus: u64, h100_only: bool) -> String {
-        let node = node.map(|n| format!("  nodeName: {n}\n")).unwrap_or_default();
+        let node = node
+            .map(|n| format!("  nodeName: {n}\n"))
+            .unwrap_or_default();
         let selector = if h100_only {
             format!("  nodeSelector: {{nvidia.com/gpu.product: {H100}}}\n")
         } else {
             String::new()
         };
-        let phase = if node.is_empty() { "Pending" } else { "Running" };
+        let phase = if node.is_empty() {
+            "Pending"
+        } else {
+            "Running"
+        };
         format!(
             "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: ml}}\nspec:\n{node}{selector}  containers: [{{resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}]\nstatus: {{phase: {phase}}}\n---\n"
         )
@@ -438,7 +442,13 @@ mod tests {
     /// and 3 on the L4. Two 8-GPU pods wait (one only for H100s), and a 1-GPU pod that fits.
     fn fleet() -> Vec<crate::k8s::object::Object> {
         let mut y = String::new();
-        for (n, cordoned) in [("a", false), ("b", false), ("c", false), ("d", false), ("e", true)] {
+        for (n, cordoned) in [
+            ("a", false),
+            ("b", false),
+            ("c", false),
+            ("d", false),
+            ("e", true),
+        ] {
             y += &node(n, H100, 8, cordoned);
         }
         y += &node("l", "NVIDIA-L4", 4, false);
@@ -463,8 +473,12 @@ mod tests {
     fn free_gpus_per_node_and_per_model() {
         let objects = fleet();
         let cfg = Config::default();
-        let live = LiveFleet::read(&objects, &cfg, &crate::analysis::usage::Metrics::NotConfigured)
-            .unwrap();
+        let live = LiveFleet::read(
+            &objects,
+            &cfg,
+            &crate::analysis::usage::Metrics::NotConfigured,
+        )
+        .unwrap();
         let v = node_view(&live);
         let free: Vec<(&str, u64, u64, u64, bool)> = v
             .nodes
@@ -485,13 +499,22 @@ mod tests {
         assert_eq!(v.nodes[4].reasons, ["cordoned"]);
         let h100 = &v.models[0];
         assert_eq!(
-            (h100.model.as_str(), h100.nodes, h100.allocatable, h100.requested, h100.free),
+            (
+                h100.model.as_str(),
+                h100.nodes,
+                h100.allocatable,
+                h100.requested,
+                h100.free
+            ),
             (H100, 5, 40, 22, 18)
         );
         assert_eq!((h100.largest_free_block, h100.empty_nodes), (6, 0));
         assert_eq!(
             h100.free_blocks,
-            [FreeBlock { free: 6, nodes: 1 }, FreeBlock { free: 4, nodes: 3 }]
+            [
+                FreeBlock { free: 6, nodes: 1 },
+                FreeBlock { free: 4, nodes: 3 }
+            ]
         );
         assert_eq!(
             (v.models[1].model.as_str(), v.models[1].free),
@@ -502,7 +525,8 @@ mod tests {
     #[test]
     fn a_placement_problem_names_the_fragmented_nodes_the_nodes_to_buy_and_to_drain() {
         let objects = fleet();
-        let r = crate::analysis::inventory::inventory(&objects, &Config::default(), vec![]).unwrap();
+        let r =
+            crate::analysis::inventory::inventory(&objects, &Config::default(), vec![]).unwrap();
         let s = &r.fleet.shortage;
         assert_eq!(s.kind, crate::report::ShortageKind::Placement);
         let stuck: Vec<&str> = s.unplaceable.iter().map(|p| p.name.as_str()).collect();
@@ -542,7 +566,8 @@ mod tests {
         y += &pod("big", None, 16, false);
         y += &pod("p", None, 8, false);
         let objects = read_str(&y, "f.yaml").unwrap();
-        let r = crate::analysis::inventory::inventory(&objects, &Config::default(), vec![]).unwrap();
+        let r =
+            crate::analysis::inventory::inventory(&objects, &Config::default(), vec![]).unwrap();
         let step = r.fleet.shortage.next_step.as_ref().unwrap();
         assert_eq!(step.too_large, ["ml/big"]);
         assert_eq!(step.nodes_needed.len(), 1);
@@ -550,7 +575,10 @@ mod tests {
         // Emptying a node moves 4 GPUs onto the other node's 4 free: room for the 8-GPU pod;
         // the 16-GPU pod fits on no node however many are drained, and is left out.
         let drain = step.drain.as_ref().unwrap();
-        assert_eq!((drain.nodes.as_slice(), drain.gpus), (["a".to_string()].as_slice(), 4));
+        assert_eq!(
+            (drain.nodes.as_slice(), drain.gpus),
+            (["a".to_string()].as_slice(), 4)
+        );
         // Two 8-GPU pods on two half-full nodes: the first drain takes the only free room the
         // moved pod could use, so the second pod cannot be helped: no drain at all.
         let mut y = node("a", H100, 8, false) + &node("b", H100, 8, false);
@@ -559,7 +587,8 @@ mod tests {
         y += &pod("p", None, 8, false);
         y += &pod("q", None, 8, false);
         let objects = read_str(&y, "f.yaml").unwrap();
-        let r = crate::analysis::inventory::inventory(&objects, &Config::default(), vec![]).unwrap();
+        let r =
+            crate::analysis::inventory::inventory(&objects, &Config::default(), vec![]).unwrap();
         let step = r.fleet.shortage.next_step.as_ref().unwrap();
         assert!(step.drain.is_none(), "{:?}", step.drain);
         assert_eq!(step.nodes_needed[0].nodes, 2);

@@ -18,6 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::{Fallback, Tenancy};
 use crate::live::range::RangeSeries;
+use crate::report::Known;
 use crate::report::trend::{Runway, RunwayRow, RunwayVerdict, Source, Trend, TrendRow};
 
 pub use crate::report::series::NO_PRODUCT_LINE;
@@ -236,10 +237,10 @@ fn runway_row(name: &str, per_week: Option<f64>, free: Option<u64>, end: i64) ->
 /// tenant), or the reason they are unknown. At a step with busy data a tenant without a sample was
 /// busy on no GPU: gpuledger exports every tenant's busy GPUs when it knows them, and none when it
 /// does not.
-pub fn with_busy(t: &mut Trend, busy: Result<&ByName, String>) {
+pub fn with_busy(t: &mut Trend, busy: Known<&ByName>) {
     let by = match busy {
-        Ok(by) => by,
-        Err(why) => {
+        Known::Value(by) => by,
+        Known::Unknown(why) => {
             t.busy_unknown = Some(why);
             return;
         }

@@ -55,7 +55,10 @@ pub fn nodes_doc(r: &Report) -> Doc {
     // One table per GPU model: a node's model is its table's title.
     for m in &view.models {
         let rows: Vec<&NodeRow> = view.nodes.iter().filter(|n| n.model == m.model).collect();
-        d.heading(3, format!("{} ({})", m.model, count_of(rows.len() as u64, "node")));
+        d.heading(
+            3,
+            format!("{} ({})", m.model, count_of(rows.len() as u64, "node")),
+        );
         d.push(Block::Table(nodes(&rows)));
     }
     d

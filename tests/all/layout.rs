@@ -173,9 +173,6 @@ fn one_or_two_rows_past_a_terminal_limit_are_shown_not_counted() {
     .to_vec();
     let out = run(&args, Some(80));
     for n in ["1", "2"] {
-        assert!(
-            !out.contains(&format!("… {n} more not shown")),
-            "{out}"
-        );
+        assert!(!out.contains(&format!("… {n} more not shown")), "{out}");
     }
 }

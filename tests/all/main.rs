@@ -26,6 +26,7 @@ mod intent;
 mod kinds;
 mod layout;
 mod live;
+mod pipeline;
 mod plan;
 mod prometheus;
 mod provenance;
