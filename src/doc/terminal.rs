@@ -11,7 +11,8 @@
 //! wrap at spaces and a table wider than the terminal narrows its text columns — the widest first
 //! — and wraps their cells onto continuation lines at a space, then after a `/` or `,`, then after
 //! a host's whole label (`api.` + `example.com`). A column is not narrowed below its longest such
-//! piece while another column can give way, so no word is cut at any width a table can fit in;
+//! piece while another column can give way; a table that cannot fit so is laid out as records (a
+//! row's first cell on a line, its other cells as `header: value` below), so no word is cut;
 //! numbers are never cut. A limited table hides rows only when it hides three or more. With colour
 //! ([`Style::color`]: a terminal, and `NO_COLOR` unset) headings and table headers are bold and an
 //! alert's label is red; colour is added after layout, so widths count only what shows.
@@ -164,20 +165,54 @@ impl Writer {
                 *w = (*w).max(width(c));
             }
         }
-        if let Some(max) = self.style.width {
-            fit(&mut widths, t, &rows, max);
-        }
-        self.row(&t.headers, &widths, t, true);
-        let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-        self.row(&rule, &widths, t, false);
-        for r in &rows {
-            self.row(r, &widths, t, false);
+        if let Some(max) = self.style.width
+            && !fit(&mut widths, t, &rows, max)
+        {
+            self.records(t, &rows);
+        } else {
+            self.grid(t, &rows, &widths);
         }
         if shown < t.rows.len() {
             self.out.push_str(&format!(
                 "… {} more not shown (--all shows every row)\n",
                 t.rows.len() - shown
             ));
+        }
+    }
+
+    /// The table as a grid: a header, a rule and the rows in aligned columns.
+    fn grid(&mut self, t: &Table, rows: &[Vec<String>], widths: &[usize]) {
+        self.row(&t.headers, widths, t, true);
+        let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+        self.row(&rule, widths, t, false);
+        for r in rows {
+            self.row(r, widths, t, false);
+        }
+    }
+
+    /// A table too wide to fit without cutting a word, one record per row: its first cell on a
+    /// line, then its other cells as `header: value` joined by ` · `, indented and wrapped as a
+    /// paragraph (empty cells left out).
+    fn records(&mut self, t: &Table, rows: &[Vec<String>]) {
+        for r in rows {
+            self.wrapped(r.first().map_or("", String::as_str), "", "  ");
+            let fields: Vec<String> = t
+                .headers
+                .iter()
+                .zip(r)
+                .skip(1)
+                .filter(|(_, c)| !c.trim().is_empty())
+                .map(|(h, c)| {
+                    if h.trim().is_empty() {
+                        c.clone()
+                    } else {
+                        format!("{h}: {c}")
+                    }
+                })
+                .collect();
+            if !fields.is_empty() {
+                self.wrapped(&fields.join(" · "), "  ", "  ");
+            }
         }
     }
 
@@ -228,10 +263,9 @@ impl Writer {
 /// first number columns to their widest figure (their header wraps); then text columns, the widest
 /// first, to their longest word (wrapping between words; an id longer than 24 at its `/`); then to
 /// their longest piece that [`wrap`] never cuts — an id broken only after `/`, then a host only
-/// after a whole label's `.`. Only when even that does not fit are words cut, down to their
-/// longest header word or [`MIN_COLUMN`]: a line wider than the terminal would be cut worse by
-/// the terminal itself.
-fn fit(widths: &mut [usize], t: &Table, rows: &[Vec<String>], max: usize) {
+/// after a whole label's `.`. `false` when even that does not fit: the caller lays the rows out
+/// as records instead of cutting words.
+fn fit(widths: &mut [usize], t: &Table, rows: &[Vec<String>], max: usize) -> bool {
     let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
     let longest_word = |s: &str| s.split(' ').map(width).max().unwrap_or(0);
     let column = |i: usize| rows.iter().filter_map(move |r| r.get(i));
@@ -246,7 +280,7 @@ fn fit(widths: &mut [usize], t: &Table, rows: &[Vec<String>], max: usize) {
             .max(hw)
             .max(MIN_COLUMN)
     };
-    let floors: [Vec<usize>; 5] = [
+    let floors: [Vec<usize>; 4] = [
         (0..widths.len())
             .map(|i| {
                 let hw = header_word.get(i).copied().unwrap_or(0);
@@ -272,9 +306,6 @@ fn fit(widths: &mut [usize], t: &Table, rows: &[Vec<String>], max: usize) {
         (0..widths.len())
             .map(|i| floor(i, &|c: &str| longest_piece(c, true)))
             .collect(),
-        (0..widths.len())
-            .map(|i| header_word.get(i).copied().unwrap_or(0).max(MIN_COLUMN))
-            .collect(),
     ];
     for (pass, floor) in floors.iter().enumerate() {
         while total(widths) > max {
@@ -292,6 +323,7 @@ fn fit(widths: &mut [usize], t: &Table, rows: &[Vec<String>], max: usize) {
             }
         }
     }
+    total(widths) <= max
 }
 
 /// Whether a line may break after the character at `i` without cutting a word: after a `/` (a

@@ -96,9 +96,11 @@ pub fn render(report: &Report, format: Format, style: &Style) -> String {
     layout(&report_doc(report), report, format, style)
 }
 
-/// `inventory --by node`: the per-node view; JSON is the whole report.
+/// `inventory --by node`: the per-node view (the inventory when the report has none); JSON is the
+/// whole report.
 pub fn render_nodes(report: &Report, format: Format, style: &Style) -> String {
-    layout(&nodes::nodes_doc(report), report, format, style)
+    let doc = nodes::nodes_doc(report).unwrap_or_else(|| report_doc(report));
+    layout(&doc, report, format, style)
 }
 
 /// The drift report: drift first, the full report in JSON.

@@ -14,11 +14,9 @@ use crate::util::text::count as count_of;
 /// Nodes a sentence names before it says "and N more".
 const NAMED_NODES: usize = 5;
 
-/// The per-node view of `r` (the tenant inventory when the report has none).
-pub fn nodes_doc(r: &Report) -> Doc {
-    let Some(view) = &r.nodes else {
-        return super::report_doc(r);
-    };
+/// The per-node view of `r`; `None` when the report has none.
+pub fn nodes_doc(r: &Report) -> Option<Doc> {
+    let view = r.nodes.as_ref()?;
     let f = &r.fleet;
     let mut d = Doc::new();
     d.heading(2, page::title("GPU nodes", r.provenance.as_ref()));
@@ -61,7 +59,7 @@ pub fn nodes_doc(r: &Report) -> Doc {
         );
         d.push(Block::Table(nodes(&rows)));
     }
-    d
+    Some(d)
 }
 
 fn capitalised(s: &str) -> String {
@@ -164,17 +162,19 @@ pub fn next_step(d: &mut Doc, s: &Shortage, pointer: bool) {
             .iter()
             .map(|n| format!("{} ({} free)", n.node, n.free))
             .collect();
-        items.push(Text::new().strong("Fragmented").plain(format!(
-            ": {} hold {} free GPUs in blocks too small for any of them: {}{}.",
+        let t = Text::new().strong("Fragmented").plain(format!(
+            ": {} hold {} free GPUs in blocks too small for any of them: {}",
             count_of(step.fragmented.len() as u64, "placeable node"),
             step.fragmented_free,
             named(&names),
-            if pointer {
-                " (`gpuledger inventory --by node` lists every node)"
-            } else {
-                ""
-            }
-        )));
+        ));
+        items.push(if pointer {
+            t.plain(" (")
+                .code("gpuledger inventory --by node")
+                .plain(" lists every node).")
+        } else {
+            t.plain(".")
+        });
     }
     if let Some(x) = &step.drain {
         items.push(Text::new().strong("Make room").plain(format!(

@@ -2,7 +2,8 @@
 //! small GitOps repository) and of the drift fixture, laid out at 80 columns and wider, against the
 //! same reports laid out without a width limit. Every word of the narrow output must be a whole
 //! word of the wide one, or a piece of one that ends or starts at a break the writer allows: after
-//! a `/` (workload ids, paths), a `,`, or a `.` between two labels of a host or file name.
+//! a `/` (workload ids, paths), a `,`, or a `.` between two labels of a host or file name. A table
+//! that cannot fit without a cut comes as records (`header: value · …`), which this reads too.
 
 use std::collections::BTreeSet;
 
@@ -106,7 +107,14 @@ fn cut_words(wide: &str, narrow: &str) -> Vec<String> {
     let words: Vec<Vec<char>> = whole.iter().map(|w| w.chars().collect()).collect();
     let mut cut = BTreeSet::new();
     for token in narrow.split_whitespace() {
-        if whole.contains(token) || token.chars().all(|c| c == '─') {
+        // A table too wide for the terminal comes as records, `header: value · header: value`:
+        // the separator is not a word, and a header keeps its colon.
+        let token = if whole.contains(token) {
+            token
+        } else {
+            token.strip_suffix(':').unwrap_or(token)
+        };
+        if whole.contains(token) || token.chars().all(|c| c == '─') || token == "·" {
             continue;
         }
         let t: Vec<char> = token.chars().collect();
@@ -130,7 +138,12 @@ fn the_checker_finds_the_cuts_the_issue_reported() {
     assert!(cut_words(wide, "DynamoGraphDeployment/ llama api.chat. example.com").is_empty());
     assert_eq!(
         cut_words(wide, "DynamoGraphDe ployment/llama api.chat.exampl e.com"),
-        ["DynamoGraphDe", "e.com", "exampl", "ployment/llama"]
+        [
+            "DynamoGraphDe",
+            "api.chat.exampl",
+            "e.com",
+            "ployment/llama"
+        ]
     );
     assert_eq!(
         cut_words(wide, "enterprise- api.example.com 12. 5%"),
