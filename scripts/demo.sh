@@ -15,16 +15,20 @@
 #   scripts/demo.sh              # terminal tables (COLUMNS sets the width)
 #   scripts/demo.sh --format markdown
 #   scripts/demo.sh --check      # also checks the figures against fixtures/demo/expected.json
+#   scripts/demo.sh --out DIR    # also writes each report to DIR (inventory, trend, nodes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 check=false
+out=
 args=()
-for a in "$@"; do
-    case $a in
+while [ $# -gt 0 ]; do
+    case $1 in
         --check) check=true ;;
-        *) args+=("$a") ;;
+        --out) out=$2; shift ;;
+        *) args+=("$1") ;;
     esac
+    shift
 done
 
 say() { printf '==> %s\n' "$*" >&2; }
@@ -76,22 +80,38 @@ opencost=$(head -n1 "$tmp/opencost.url")
 
 demo=(--snapshot fixtures/demo/cluster.yaml --config fixtures/demo/.gpuledger.yaml
     --now "$(date -u -d "@$now" +%Y-%m-%dT%H:%M:%SZ)")
-say "Prometheus at $prom (DCGM, vLLM, Dynamo, 30 days of history), OpenCost stand-in at $opencost"
+say "Prometheus (DCGM, vLLM, Dynamo, 30 days of history): $prom"
+say "OpenCost stand-in: $opencost"
 
-say "gpuledger inventory --prometheus … --opencost … --outcomes … --repo fixtures/demo/repo"
-"$bin" inventory "${demo[@]}" --repo fixtures/demo/repo --prometheus "$prom" \
+# Each report on standard output, and into $out/NAME when --out is given (--check reads them).
+if $check && [ -z "$out" ]; then
+    out=$tmp/shown
+fi
+show() {
+    local name=$1
+    shift
+    if [ -n "$out" ]; then
+        mkdir -p "$out"
+        "$@" | tee "$out/$name"
+    else
+        "$@"
+    fi
+}
+say "gpuledger inventory --prometheus … --opencost … --outcomes … --repo …"
+show inventory "$bin" inventory "${demo[@]}" --repo fixtures/demo/repo --prometheus "$prom" \
     --opencost "$opencost" --outcomes "$tmp/outcomes.csv" --quiet "${args[@]}"
 echo
-say "gpuledger trend --prometheus … (the runway from the live state's free GPUs)"
-"$bin" trend "${demo[@]}" --prometheus "$prom" "${args[@]}"
+say "gpuledger trend --prometheus … (and the runway)"
+show trend "$bin" trend "${demo[@]}" --prometheus "$prom" "${args[@]}"
 echo
 say "gpuledger inventory --by node"
-"$bin" inventory "${demo[@]}" --by node --quiet "${args[@]}"
+show nodes "$bin" inventory "${demo[@]}" --by node --quiet "${args[@]}"
 
 if $check; then
     say "checking the figures against fixtures/demo/expected.json"
     "$bin" inventory "${demo[@]}" --repo fixtures/demo/repo --prometheus "$prom" \
         --opencost "$opencost" --outcomes "$tmp/outcomes.csv" --quiet --format json >"$tmp/inventory.json"
     "$bin" trend "${demo[@]}" --prometheus "$prom" --format json >"$tmp/trend.json"
-    python3 fixtures/demo/check_demo.py fixtures/demo/expected.json "$tmp/inventory.json" "$tmp/trend.json"
+    python3 fixtures/demo/check_demo.py fixtures/demo/expected.json "$tmp/inventory.json" "$tmp/trend.json" \
+        README.md "$out/inventory" "$out/trend" "$out/nodes"
 fi

@@ -41,7 +41,7 @@ pub const INVENTORY_EXAMPLES: &str = "Examples:
   gpuledger inventory --snapshot fleet.json --format json \\
       | jq '.tenants[] | {name, gpus_requested}'
 
-Guides: docs/demo.md (every feature on the bundled demo), docs/placement.md (--by node).";
+Guide: docs/inventory.md, docs/placement.md (--by node), docs/demo.md (every feature on the bundled demo).";
 #[derive(Debug, Args)]
 pub struct InventoryArgs {
     #[command(flatten)]
@@ -99,7 +99,9 @@ pub const DRIFT_EXAMPLES: &str = "Examples:
   gpuledger drift --repo . --snapshot fleet.json --suggest-accept >rules.yaml
 
 Exit codes: 0 no unaccepted drift (or --no-fail), 1 unaccepted drift, 2 error (an unreadable input, \
-an app that failed to render).";
+an app that failed to render).
+
+Guide: docs/drift.md.";
 #[derive(Debug, Args)]
 pub struct DriftArgs {
     /// Exit 0 even when there is unaccepted drift.
@@ -147,7 +149,9 @@ window), results, and verified, or on_time with sample and sample_passed \
 counter of verified results in gpuledger.io/outcomes-metric (read from \
 --prometheus). Idle, shared and outside costs follow `cost:` in \
 .gpuledger.yaml, and the report states the rule. Exit codes: 0 done, 2 error \
-(OpenCost failed, an outcome record does not read: its file:line is named).";
+(OpenCost failed, an outcome record does not read: its file:line is named).
+
+Guide: docs/headroom-and-cost.md.";
 #[derive(Debug, Args)]
 pub struct CostArgs {
     #[command(flatten)]
@@ -186,7 +190,9 @@ headroom.scale rule says `scale: per-replica`. The production rate is a \
 completion rate from vllm:request_success_total or \
 dynamo_frontend_requests_total over --window. Exit codes: 0 reported, 1 a \
 workload is over capacity and --fail-on-over was given, 2 error (a load \
-test that cannot be read names its file and line).";
+test that cannot be read names its file and line).
+
+Guide: docs/headroom-and-cost.md.";
 #[derive(Debug, Args)]
 pub struct HeadroomArgs {
     /// The repository the load-test paths are relative to (its working tree).
@@ -238,7 +244,9 @@ report) never replaces a document's text. Markers quoted in code are left alone.
 Exit codes: 0 every \
 marked fact matches (--check) or the documents were written (--write); 1 a \
 fact is stale or unknown (--check); 2 error (a malformed marker, a field the \
-report does not have, a file that is not UTF-8: file:line).";
+report does not have, a file that is not UTF-8: file:line).
+
+Guide: docs/documents.md.";
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("mode").required(true).args(["write", "check"])))]
 #[command(group(clap::ArgGroup::new("documents").required(true).multiple(true).args(["files", "docs_repo"])))]
@@ -301,8 +309,9 @@ tenants from kube_namespace_labels: kube-state-metrics must expose the tenancy l
 Without history the trend is unknown, with why. The runway: at the growth measured over the \
 window, when the free placeable GPUs run out, for the fleet and per tenant (or \"not growing\"); \
 free GPUs from the live state given (--snapshot, --kubeconfig, --context), else from \
-gpuledger_fleet_free_placeable_gpus in the same Prometheus. Exit codes: 0 done, 2 error. \
-Guide: docs/trend.md";
+gpuledger_fleet_free_placeable_gpus in the same Prometheus. Exit codes: 0 done, 2 error.
+
+Guide: docs/metrics-and-trend.md.";
 #[derive(Debug, Args)]
 pub struct TrendArgs {
     /// The Prometheus to read the history from (base URL).
@@ -390,7 +399,9 @@ pub const SERVE_EXAMPLES: &str = "Examples:
 Endpoints: /metrics (Prometheus text format: the report's gpuledger_* series and the exporter's \
 own gpuledger_exporter_* health), /healthz (200 once a report has been computed, 503 before). A \
 refresh that fails keeps the last good report; gpuledger_exporter_report_age_seconds says how old \
-it is. Exit codes: 0 stopped by SIGTERM or Ctrl-C, 2 error (the address cannot be bound).";
+it is. Exit codes: 0 stopped by SIGTERM or Ctrl-C, 2 error (the address cannot be bound).
+
+Guide: docs/metrics-and-trend.md.";
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// The address to serve on (`0.0.0.0:9477`, `127.0.0.1:9477`, `[::]:9477`).
@@ -429,7 +440,9 @@ pub const SNAPSHOT_EXAMPLES: &str = "Examples:
   gpuledger inventory --snapshot east.json
 
 Reads exactly the resources listed in deploy/rbac.yaml (get and list; never Secrets), strips \
-managedFields and the last-applied annotation, and writes one JSON List.";
+managedFields and the last-applied annotation, and writes one JSON List.
+
+Guide: docs/inventory.md.";
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
     /// The file to write.

@@ -25,6 +25,7 @@ mod install;
 mod intent;
 mod kinds;
 mod layout;
+mod links;
 mod live;
 mod pipeline;
 mod plan;
