@@ -36,6 +36,7 @@ mod sandbox;
 mod ship;
 mod support;
 mod trend;
+mod unread;
 mod used;
 
 #[path = "../support/github.rs"]
