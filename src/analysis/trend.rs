@@ -162,7 +162,7 @@ pub fn trend(
         covered,
         runway: runway(
             None,
-            Err("the free placeable GPUs were not read".to_string()),
+            Known::Unknown("the free placeable GPUs were not read".to_string()),
             &[],
             0,
         ),
@@ -174,7 +174,7 @@ pub const FLEET: &str = "fleet";
 
 /// Sets the trend's runway from the free placeable GPUs now (with where the figure came from), or
 /// why they are unknown.
-pub fn with_runway(t: &mut Trend, free: Result<(u64, String), String>) {
+pub fn with_runway(t: &mut Trend, free: Known<(u64, String)>) {
     let fleet = if t.unknown.is_some() {
         None
     } else {
@@ -191,15 +191,10 @@ pub fn with_runway(t: &mut Trend, free: Result<(u64, String), String>) {
 
 /// The runway of the fleet (growing `fleet` GPUs a week) and of each tenant of `rows`, for `free`
 /// GPUs, counted from `end`.
-fn runway(
-    fleet: Option<f64>,
-    free: Result<(u64, String), String>,
-    rows: &[TrendRow],
-    end: i64,
-) -> Runway {
+fn runway(fleet: Option<f64>, free: Known<(u64, String)>, rows: &[TrendRow], end: i64) -> Runway {
     let (free, free_source, unknown) = match free {
-        Ok((n, source)) => (Some(n), Some(source), None),
-        Err(why) => (None, None, Some(why)),
+        Known::Value((n, source)) => (Some(n), Some(source), None),
+        Known::Unknown(why) => (None, None, Some(why)),
     };
     let row = |name: &str, per_week: Option<f64>| runway_row(name, per_week, free, end);
     Runway {
@@ -355,7 +350,7 @@ mod tests {
             &t,
             &BTreeMap::new(),
         );
-        with_runway(&mut x, Ok((84, "live state".into())));
+        with_runway(&mut x, Known::Value((84, "live state".into())));
         let r = &x.runway;
         assert_eq!((r.free, r.unknown.as_deref()), (Some(84), None));
         assert_eq!(r.fleet.name, FLEET);
@@ -371,7 +366,7 @@ mod tests {
         assert_eq!(by["scratch"].verdict, RunwayVerdict::NotGrowing);
         assert_eq!(by["scratch"].weeks, None);
         // Unknown free GPUs: every runway is unknown, with why, but the growth stays.
-        with_runway(&mut x, Err("no live state".into()));
+        with_runway(&mut x, Known::Unknown("no live state".into()));
         assert_eq!(x.runway.free, None);
         assert_eq!(x.runway.unknown.as_deref(), Some("no live state"));
         assert_eq!(x.runway.fleet.verdict, RunwayVerdict::Unknown);
@@ -383,7 +378,7 @@ mod tests {
             RunwayVerdict::NotGrowing
         );
         // Nothing free and growing: out now.
-        with_runway(&mut x, Ok((0, "live state".into())));
+        with_runway(&mut x, Known::Value((0, "live state".into())));
         assert_eq!(x.runway.fleet.weeks, Some(0.0));
         assert_eq!(x.runway.fleet.runs_out, Some(2 * week));
     }
@@ -399,7 +394,7 @@ mod tests {
         );
         assert!(x.unknown.as_deref().unwrap().starts_with("no history"));
         let mut x = x;
-        with_runway(&mut x, Ok((10, "live state".into())));
+        with_runway(&mut x, Known::Value((10, "live state".into())));
         assert_eq!(x.runway.fleet.verdict, RunwayVerdict::Unknown);
         assert!(
             x.runway

@@ -79,13 +79,13 @@ pub fn run(job: &TrendJob, cx: &Context<'_>) -> Result<Run<TrendReport>> {
         None if trend.source == Source::Gpuledger => {
             cx.rt.block_on(free_in_series(&prom, now, trend.start))
         }
-        None => Err(
+        None => Known::Unknown(
             "kube-state-metrics does not export the free placeable GPUs: give the live state \
              (--snapshot, --kubeconfig or --context), or scrape gpuledger serve into this Prometheus"
                 .to_string(),
         ),
     };
-    if let Err(why) = &free {
+    if let Known::Unknown(why) = &free {
         notes.push(Note::Say(format!("runway unknown: {why}")));
     }
     with_runway(&mut trend, free);
@@ -102,19 +102,26 @@ pub fn run(job: &TrendJob, cx: &Context<'_>) -> Result<Run<TrendReport>> {
     })
 }
 
-/// The free placeable GPUs of a live read, or why they are unknown (nodes or pods not read).
+/// The free placeable GPUs of a live read (and where they came from), or why they are unknown
+/// (nodes or pods not read).
 fn free_in_live(
     part: &input::LivePart,
     cfg: &crate::config::Config,
-) -> Result<std::result::Result<(u64, String), String>> {
+) -> Result<Known<(u64, String)>> {
     if let Some(m) = part
         .incomplete
         .iter()
         .find(|m| m.resource == "nodes" || m.resource == "pods")
     {
-        return Ok(Err(format!(
+        return Ok(Known::Unknown(format!(
             "the free placeable GPUs are unknown: {} could not be read ({})",
             m.resource, m.reason
+        )));
+    }
+    let unread = part.unread();
+    if let Some(why) = unread.nodes.as_ref().or(unread.pods.as_ref()) {
+        return Ok(Known::Unknown(format!(
+            "the free placeable GPUs are unknown: {why}"
         )));
     }
     let report = crate::analysis::inventory::inventory(&part.objects, cfg, Vec::new())?;
@@ -122,21 +129,20 @@ fn free_in_live(
         || "the live state".to_string(),
         |p| format!("the live state ({})", p.name),
     );
-    Ok(Ok((report.fleet.shortage.free_placeable, from)))
+    Ok(Known::Value((report.fleet.shortage.free_placeable, from)))
 }
 
 /// The latest free placeable GPUs gpuledger exported to `prom` in the window (summed over the
 /// clusters it exports), or why there is none.
-async fn free_in_series(
-    prom: &Range,
-    now: i64,
-    start: i64,
-) -> std::result::Result<(u64, String), String> {
+async fn free_in_series(prom: &Range, now: i64, start: i64) -> Known<(u64, String)> {
     let query = format!(
         "sum(last_over_time({FREE_SERIES}[{}s]))",
         (now - start).max(1)
     );
-    let series = prom.instant(&query, now).await.map_err(|e| e.to_string())?;
+    let series = match prom.instant(&query, now).await {
+        Ok(series) => series,
+        Err(e) => return Known::Unknown(e.to_string()),
+    };
     let value = series
         .first()
         .and_then(|s| s.samples.last())
@@ -144,11 +150,11 @@ async fn free_in_series(
         .filter(|v| v.is_finite() && *v >= 0.0);
     match value {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        Some(v) => Ok((
+        Some(v) => Known::Value((
             v.round() as u64,
             format!("{FREE_SERIES} in {} (its latest sample)", prom.shown_url()),
         )),
-        None => Err(format!(
+        None => Known::Unknown(format!(
             "{FREE_SERIES} has no sample in the window: give the live state (--snapshot, --kubeconfig or --context)"
         )),
     }
