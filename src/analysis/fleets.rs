@@ -50,6 +50,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         largest_free_block: 0,
         unplaceable: Vec::new(),
         summary: String::new(),
+        next_step: None,
     };
     let mut summaries = Vec::new();
     let (mut namespaces, mut workloads, mut graphs, mut routes, mut unattributed) =
@@ -311,5 +312,6 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         cost: None,
         provenance: None,
         headroom: None,
+        nodes: None,
     })
 }

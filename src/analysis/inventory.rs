@@ -105,7 +105,8 @@ pub fn report(
         }
     }
 
-    let shortage = shortage(objects, nodes, &on_node, &workloads.pods, &workloads.list)?;
+    let mut shortage = shortage(objects, nodes, &on_node, &workloads.pods, &workloads.list)?;
+    shortage.next_step = super::placement::next_step(fleet, &shortage.unplaceable);
     let models = nodes::models(nodes, &on_node)?;
 
     // Workload rows.
@@ -211,6 +212,7 @@ pub fn report(
         cost: None,
         provenance: None,
         headroom: None,
+        nodes: None,
     };
     super::unread::apply(&mut report, &fleet.unread);
     Ok(report)
@@ -598,6 +600,7 @@ fn shortage(
         largest_free_block: largest,
         unplaceable,
         summary,
+        next_step: None,
     })
 }
 

@@ -13,6 +13,7 @@ pub mod impact;
 pub mod inventory;
 pub mod live;
 pub mod nodes;
+pub mod placement;
 pub mod plan;
 pub mod tenancy;
 pub mod trend;

@@ -117,6 +117,7 @@ pub fn apply(report: &mut Report, unread: &Unread) {
         let s = &mut fleet.shortage;
         s.kind = ShortageKind::Unknown;
         s.unplaceable.clear();
+        s.next_step = None;
         s.summary = format!("unknown: {why}");
     }
     if let Some(why) = &unread.routes {

@@ -445,6 +445,7 @@ pub fn details(r: &Report) -> Doc {
         }),
         fold,
     );
+    super::nodes::next_step(&mut d, &f.shortage, true);
     d.section(
         "MIG slices and shared GPUs (not counted as whole GPUs)",
         Table::new(&[

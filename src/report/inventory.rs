@@ -60,6 +60,9 @@ pub struct Report {
     /// Serving headroom per serving workload, when a load test or a Prometheus was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub headroom: Option<Headroom>,
+    /// Free GPUs per node and per GPU model, when asked (`inventory --by node`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<super::nodes::NodeView>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -183,6 +186,9 @@ pub struct Shortage {
     /// Pending pods that fit on no placeable node once the others are placed, largest first.
     pub unplaceable: Vec<PendingPod>,
     pub summary: String,
+    /// With `unplaceable` pods: what would let them run (fragmented nodes, empty nodes needed,
+    /// nodes to drain); `null` when every pending pod fits.
+    pub next_step: Option<super::nodes::PlacementStep>,
 }
 
 #[derive(Debug, Clone, Serialize)]

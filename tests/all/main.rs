@@ -24,6 +24,8 @@ mod injection;
 mod install;
 mod intent;
 mod kinds;
+mod layout;
+mod links;
 mod live;
 mod pipeline;
 mod plan;
