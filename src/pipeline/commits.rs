@@ -111,4 +111,3 @@ pub fn git_side(
     out.subject = subj;
     out
 }
-
