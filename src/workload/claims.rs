@@ -188,6 +188,49 @@ pub struct ClaimUse {
     pub devices: Devices,
 }
 
+/// The claims of one kind and name that a workload's pods (or the workload itself) use: one row
+/// for a template's claims however many pods it made them for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimSummary {
+    pub how: ClaimHow,
+    pub name: String,
+    /// Claims counted (one per pod for a template).
+    pub claims: u64,
+    /// Of them, allocated.
+    pub allocated: u64,
+    pub devices: Devices,
+}
+
+impl ClaimSummary {
+    /// Adds `u` to the summaries of its kind and name, keeping them sorted.
+    pub fn add(list: &mut Vec<ClaimSummary>, u: &ClaimUse) -> Result<(), TooLarge> {
+        let at = match list
+            .binary_search_by(|s| (s.how, s.name.as_str()).cmp(&(u.how, u.name.as_str())))
+        {
+            Ok(i) => i,
+            Err(i) => {
+                list.insert(
+                    i,
+                    ClaimSummary {
+                        how: u.how,
+                        name: u.name.clone(),
+                        claims: 0,
+                        allocated: 0,
+                        devices: Devices::default(),
+                    },
+                );
+                i
+            }
+        };
+        if let Some(s) = list.get_mut(at) {
+            s.claims = sum::add(s.claims, 1)?;
+            s.allocated = sum::add(s.allocated, u64::from(u.allocated == Some(true)))?;
+            s.devices.add(&u.devices)?;
+        }
+        Ok(())
+    }
+}
+
 /// The DRA side of one pod (or pod template).
 #[derive(Debug, Clone, Default)]
 pub struct PodClaims {
@@ -197,8 +240,9 @@ pub struct PodClaims {
     pub claims: Vec<ClaimUse>,
     /// The shared ResourceClaims it uses, as indexes into the object list: counted on the claim.
     pub shared: Vec<usize>,
-    /// Its extended-resource limits are served by a DRA claim.
-    pub extended: bool,
+    /// The claim that serves its extended-resource limits through DRA, when one does (its name;
+    /// empty when only the pod's status says one does).
+    pub extended: Option<String>,
 }
 
 /// The DRA objects of an input, indexed once: classes, templates, claims (by name, and the ones
@@ -211,8 +255,8 @@ pub struct Dra<'a> {
     claims: HashMap<(&'a str, &'a str), usize>,
     /// Claims made for a pod: (pod uid, the pod's claim name) → claim.
     generated: HashMap<(&'a str, &'a str), usize>,
-    /// Pods (by uid) whose extended resources a claim serves.
-    extended: HashSet<&'a str>,
+    /// Pods (by uid) whose extended resources a claim serves, with the claim's name.
+    extended: HashMap<&'a str, &'a str>,
     /// Templates a ComputeDomain makes for its channels (namespace, name).
     channel_templates: HashSet<(&'a str, String)>,
     pub slices: SliceDevices<'a>,
@@ -248,7 +292,7 @@ impl<'a> Dra<'a> {
                         .find(|r| r.kind == "Pod" && r.controller == Some(true));
                     if let Some(pod) = pod.filter(|p| !p.uid.is_empty()) {
                         if o.meta.annotations.get(EXTENDED_RESOURCE_CLAIM).is_some() {
-                            d.extended.insert(&pod.uid);
+                            d.extended.insert(&pod.uid, &o.meta.name);
                         } else if let Some(n) = o.meta.annotations.get(POD_CLAIM_NAME) {
                             d.generated.insert((&pod.uid, n.as_str()), i);
                         }
@@ -373,7 +417,7 @@ impl<'a> Dra<'a> {
             out.note_all(&d.unknown);
         }
         // Other devices: the least any alternative takes.
-        for (k, _) in &first.other {
+        for k in first.other.keys() {
             let n = each
                 .iter()
                 .map(|d| d.other.get(k).copied().unwrap_or(0))
@@ -484,8 +528,14 @@ impl<'a> Dra<'a> {
         let ns = placed(ns);
         let mut out = PodClaims::default();
         if let Some((status, uid)) = live {
-            out.extended = status.extended_resource_claim_status.is_some()
-                || uid.is_some_and(|u| self.extended.contains(u));
+            out.extended = status
+                .extended_resource_claim_status
+                .as_ref()
+                .map(|s| s.resource_claim_name.clone())
+                .or_else(|| {
+                    uid.and_then(|u| self.extended.get(u))
+                        .map(|n| n.to_string())
+                });
         }
         for rc in &spec.resource_claims {
             if let Some(name) = &rc.resource_claim_name {

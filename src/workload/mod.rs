@@ -74,6 +74,7 @@ mod tests {
             gpus_per_replica: gpus,
             nodes_per_replica: 1,
             autoscaled: false,
+            devices: Default::default(),
         }
     }
 
