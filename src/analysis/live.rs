@@ -38,6 +38,9 @@ pub struct LiveFleet<'a> {
     /// Tenant, product line and contacts, resolved one way for every section.
     pub tenancy: Resolver<'a>,
     pub routes: Routes,
+    /// The live workload each object belongs to (by index into `workloads.list`): any object
+    /// whose owner chain leads to one, a non-GPU pod of a GPU workload included.
+    pub owner_of: Vec<Option<usize>>,
     /// GPU activity attributed to workloads; `None` when unknown ([`LiveFleet::used_unknown`]).
     pub usage: Option<Attribution>,
     /// Where GPU activity came from (Prometheus URL, window, busy threshold).
@@ -86,6 +89,17 @@ impl<'a> LiveFleet<'a> {
         };
         let tenancy = Resolver::new(&cfg.tenancy, objects);
         let routes = exposure::public_routes(objects, cfg, &mut workloads, &tenancy)?;
+        let owner_of = objects
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                let namespaced = o.meta.namespace.is_some()
+                    && o.typed_kind() != crate::k8s::object::Kind::Namespace;
+                namespaced
+                    .then(|| workloads.workload_of_object(i))
+                    .flatten()
+            })
+            .collect();
         let about = workloads
             .list
             .iter()
@@ -109,6 +123,7 @@ impl<'a> LiveFleet<'a> {
             about,
             tenancy,
             routes,
+            owner_of,
             usage,
             metrics_source,
             used_unknown,

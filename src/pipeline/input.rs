@@ -21,7 +21,7 @@ use crate::k8s::object::Object;
 use crate::k8s::read::read_snapshot;
 use crate::live::kube::{ClusterSource, Progress, read_cluster};
 use crate::live::prometheus::{PromSource, gpu_activity};
-use crate::report::{Desired, IncompleteInput, LiveProvenance, LiveSourceKind};
+use crate::report::{Desired, IncompleteInput, Known, LiveProvenance, LiveSourceKind};
 
 use super::{Error, Result};
 
@@ -162,13 +162,13 @@ fn live_source(
     name: String,
     context: Option<String>,
     server: Option<String>,
-    read_at: Result<crate::util::date::Timestamp, String>,
+    read_at: Known<crate::util::date::Timestamp>,
     version: Option<String>,
 ) -> LiveProvenance {
     let mut unknown = crate::report::Unknown::default();
     let (read_at, read_at_unknown) = match read_at {
-        Ok(t) => (Some(t), None),
-        Err(why) => {
+        Known::Value(t) => (Some(t), None),
+        Known::Unknown(why) => {
             unknown.set("read_at", why.clone());
             unknown.set("age_seconds", why.clone());
             (None, Some(why))
@@ -222,12 +222,12 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> Result<Live> {
                 let m = snap.meta;
                 let plain_dump = m.is_empty();
                 let read_at = match (m.read_at, m.read_at_invalid) {
-                    (Some(t), _) => Ok(t),
-                    (None, Some(why)) => Err(why),
+                    (Some(t), _) => Known::Value(t),
+                    (None, Some(why)) => Known::Unknown(why),
                     (None, None) if plain_dump => {
-                        Err("a kubectl dump carries no read time".to_string())
+                        Known::Unknown("a kubectl dump carries no read time".to_string())
                     }
-                    (None, None) => Err("the snapshot names no read time".to_string()),
+                    (None, None) => Known::Unknown("the snapshot names no read time".to_string()),
                 };
                 provenance.push(live_source(
                     LiveSourceKind::Snapshot,
@@ -271,7 +271,7 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> Result<Live> {
                     read.name.clone(),
                     read.origin.context.clone(),
                     Some(read.origin.server.clone()),
-                    Ok(read.read_at),
+                    Known::Value(read.read_at),
                     Some(env!("CARGO_PKG_VERSION").to_string()),
                 )];
                 parts.push(LivePart {

@@ -25,6 +25,7 @@ mod install;
 mod intent;
 mod kinds;
 mod live;
+mod pipeline;
 mod plan;
 mod prometheus;
 mod provenance;
