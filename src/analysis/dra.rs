@@ -141,6 +141,22 @@ pub fn fleet(
     Ok(Some(f))
 }
 
+/// Why the fleet's MIG capacity by profile is unknown: a node advertises every possible MIG
+/// partition in its slices (dynamic MIG), so which profiles it offers is decided at allocation.
+pub fn mig_capacity_unknown(nodes: &BTreeMap<&str, GpuNode<'_>>) -> Option<String> {
+    let dynamic: Vec<&str> = nodes
+        .values()
+        .filter(|n| n.dynamic_mig)
+        .map(|n| n.name)
+        .collect();
+    (!dynamic.is_empty()).then(|| {
+        format!(
+            "MIG capacity by profile is no fixed number on nodes with dynamic MIG ({}): their DRA slices advertise every possible partition",
+            dynamic.join(", ")
+        )
+    })
+}
+
 /// Adds a cluster's DRA figures to the total of several clusters, naming its nodes and reasons.
 pub fn merge(
     into: &mut Option<FleetDra>,

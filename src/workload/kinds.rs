@@ -157,7 +157,9 @@ fn shape_of(
             &c.job_template.spec.template,
         )?,
         Body::Pod(p) => {
-            let g = rule.gpus(&p.spec)?;
+            // A live pod holds what its claims were allocated (`allocationMode: All`, the
+            // alternative `firstAvailable` chose), not what their templates ask.
+            let g = rule.pod(&p.spec, &p.status, obj.meta.uid.as_deref())?;
             GpuShape::new(vec![Role {
                 name: "pod".into(),
                 replicas: 1,

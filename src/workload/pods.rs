@@ -12,7 +12,7 @@
 //! templates read with the input's claim templates and device classes at hand.
 
 use crate::k8s::gpus::{GpuList, GpuResource, Gpus};
-use crate::k8s::types::{Container, PodSpec, Resources};
+use crate::k8s::types::{Container, PodSpec, PodStatus, Resources};
 use crate::util::sum::TooLarge;
 
 use super::claims::{Devices, Dra};
@@ -74,8 +74,28 @@ impl PodRule<'_, '_> {
     }
 
     /// `request` (a device-plugin request read by another rule) with `spec`'s claims added.
-    pub fn with(&self, mut request: Gpus, spec: &PodSpec) -> Result<PodGpus, TooLarge> {
-        let claims = self.dra.pod(self.ns, spec, None)?;
+    pub fn with(&self, request: Gpus, spec: &PodSpec) -> Result<PodGpus, TooLarge> {
+        self.claimed(request, spec, None)
+    }
+
+    /// The GPUs of a pod object: the claims made for it as allocated (a live pod, its `status`
+    /// and `uid`), else as their templates ask. A pod in Git has no status: its templates count.
+    pub fn pod(
+        &self,
+        spec: &PodSpec,
+        status: &PodStatus,
+        uid: Option<&str>,
+    ) -> Result<PodGpus, TooLarge> {
+        self.claimed(pod_request(spec)?, spec, Some((status, uid)))
+    }
+
+    fn claimed(
+        &self,
+        mut request: Gpus,
+        spec: &PodSpec,
+        live: Option<(&PodStatus, Option<&str>)>,
+    ) -> Result<PodGpus, TooLarge> {
+        let claims = self.dra.pod(self.ns, spec, live)?;
         request.add(&claims.own.gpus)?;
         Ok(PodGpus {
             whole: request.whole,
