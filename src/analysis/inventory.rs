@@ -314,10 +314,14 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
 
 /// A live workload's shape as the report shows it.
 pub(crate) fn shape_text(shape: &GpuShape) -> String {
-    if shape.roles.is_empty() {
-        "no whole GPUs".to_string()
-    } else {
-        shape.to_string()
+    // GPUs a DRA claim cannot count yet (`allocationMode: All`, a shared device) are unknown,
+    // never "no GPUs": the row's `dra.uncounted` says why.
+    let unknown = !shape.devices.unknown.is_empty();
+    match (shape.roles.is_empty(), unknown) {
+        (true, true) => "unknown GPUs (DRA: see uncounted)".to_string(),
+        (true, false) => "no whole GPUs".to_string(),
+        (false, true) => format!("{shape} + unknown GPUs (DRA: see uncounted)"),
+        (false, false) => shape.to_string(),
     }
 }
 

@@ -553,3 +553,133 @@ fn the_dra_corpus_counts_as_read_by_hand() {
         assert_eq!(got, *want, "{file}: {why}");
     }
 }
+
+/// The fixture's repository (tests/fixtures/dra/repo) as a git repository: `main` without the
+/// sweep, `sweep` adding it (allocationMode All: unknown offline), `two` asking the trainer's
+/// claim template for 2 GPUs instead of 1.
+fn repo() -> super::support::Repo {
+    let r = super::support::Repo::new();
+    super::drift::copy_dir(&fixture("tests/fixtures/dra/repo"), r.path());
+    let sweep = std::fs::read_to_string(r.path().join("ml/sweep.yaml")).unwrap();
+    let trainer = std::fs::read_to_string(r.path().join("ml/trainer.yaml")).unwrap();
+    r.remove("ml/sweep.yaml").commit("base");
+    r.git(&["checkout", "-q", "-b", "sweep"]);
+    r.write("ml/sweep.yaml", &sweep)
+        .commit("a sweep on every GPU of a node");
+    r.git(&["checkout", "-q", "-b", "two", "main"]);
+    let two = trainer.replace(
+        "exactly: {deviceClassName: gpu.nvidia.com}",
+        "exactly: {deviceClassName: gpu.nvidia.com, count: 2}",
+    );
+    assert_ne!(two, trainer);
+    r.write("ml/trainer.yaml", &two)
+        .commit("two GPUs a trainer");
+    r.git(&["checkout", "-q", "sweep"]);
+    r
+}
+
+fn run(r: &super::support::Repo, args: &[&str]) -> Value {
+    let out = gpuledger(r.path())
+        .args(args)
+        .args(["--now", "2026-11-30", "--format", "json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        !text.is_empty(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    json(&text)
+}
+
+#[test]
+fn a_claim_template_in_git_is_compared_with_the_live_claims() {
+    let r = repo();
+    let snapshot = fixture(CLUSTER);
+    let snapshot = snapshot.to_str().unwrap();
+    let d = run(
+        &r,
+        &["drift", "--repo", ".", "--no-fail", "--snapshot", snapshot],
+    );
+    let d = &d["drift"];
+    let ids = |cat: &str| -> Vec<String> {
+        d[cat]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                format!(
+                    "{}/{}/{} {}",
+                    x["namespace"], x["kind"], x["name"], x["gpus"]
+                )
+                .replace('"', "")
+            })
+            .collect()
+    };
+    // The trainer's template claims (2 pods × 1) and the shared claim (once) are as in Git.
+    assert_eq!(
+        ids("in_sync"),
+        [
+            "ml/Deployment/trainer 2",
+            "serve/ResourceClaim/shared-gpu 1"
+        ]
+    );
+    // The sweep is not live; what it would take is unknown, not "no GPUs".
+    let missing = &d["missing"][0];
+    assert_eq!(missing["name"], "sweep");
+    assert_eq!(missing["git_shape"], "unknown GPUs (DRA: see uncounted)");
+    // The web pods use the shared claim: they are its consumers, not unmanaged GPU workloads.
+    assert!(
+        !ids("unmanaged").iter().any(|x| x.contains("web")),
+        "{:?}",
+        ids("unmanaged")
+    );
+}
+
+#[test]
+fn the_check_counts_a_claim_templates_gpus_and_leaves_all_unknown() {
+    let r = repo();
+    let snapshot = fixture(CLUSTER);
+    let snapshot = snapshot.to_str().unwrap();
+    let check = |head: &str| {
+        let j = run(
+            &r,
+            &[
+                "check",
+                "--repo",
+                ".",
+                "--base",
+                "main",
+                "--head",
+                head,
+                "--snapshot",
+                snapshot,
+            ],
+        );
+        j["check"].clone()
+    };
+    // Two GPUs a claim instead of one: the trainer's 2 replicas need 2 more.
+    let two = check("two");
+    assert_eq!(
+        (&two["gpus_base"], &two["gpus_head"], &two["gpu_delta"]),
+        (&3.into(), &5.into(), &2.into())
+    );
+    assert_eq!(two["reshaped"].as_array().unwrap().len(), 1);
+    assert!(
+        two["capacity_unknown"].is_null(),
+        "{}",
+        two["capacity_unknown"]
+    );
+    // A workload whose claim takes every GPU of a node: the delta and the fit are unknown, with why.
+    let sweep = check("sweep");
+    assert!(sweep["gpu_delta"].is_null());
+    for field in ["gpu_delta", "capacity"] {
+        let why = sweep["unknown"][field].as_str().unwrap_or_default();
+        assert!(
+            why.contains("ml/Job/sweep") && why.contains("allocationMode All"),
+            "{field}: {why}"
+        );
+    }
+    assert!(sweep["capacity"].is_null());
+}
