@@ -35,6 +35,7 @@ mod sandbox;
 mod ship;
 mod support;
 mod trend;
+mod unread;
 mod used;
 
 #[path = "../support/github.rs"]
