@@ -4,11 +4,15 @@
 //! counted. Nothing is added for a fleet without DRA objects, so its output is unchanged.
 
 use crate::doc::{Alert, Block, Doc, Table, Text};
-use crate::report::{FleetDra, Report, WorkloadRow};
+use crate::report::{Report, WorkloadRow};
 
-/// The note beside a tier figure, with the part that came through DRA when the fleet has any.
-pub fn tier_note(dra: Option<&FleetDra>, tier: &str, note: String) -> String {
-    let Some(d) = dra else { return note };
+/// The note beside a tier figure, with the part that came through DRA when the fleet has any
+/// and the figure is known.
+pub fn tier_note(r: &Report, tier: &str, note: String) -> String {
+    let Some(d) = &r.fleet.dra else { return note };
+    if r.fleet.unknown.contains_key(&format!("gpus.{tier}")) {
+        return note;
+    }
     let (from, whence) = match tier {
         "capacity" => (d.capacity_from_slices, "read from DRA ResourceSlices"),
         "allocatable" => (

@@ -154,7 +154,7 @@ pub fn figures(r: &Report) -> Doc {
     d.push(Block::Table(Table::new(&["GPUs", ">count", "note"]).rows(
         tiers,
         |(tier, n, note)| {
-            let note = super::dra::tier_note(f.dra.as_ref(), tier, note);
+            let note = super::dra::tier_note(r, tier, note);
             vec![tier.into(), n.into(), note.into()]
         },
     )));

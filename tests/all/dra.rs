@@ -417,7 +417,7 @@ fn a_v1beta1_cluster_is_read_like_a_v1_one() {
 /// The upstream DRA manifests in `../shared/corpus/dra` (the NVIDIA DRA driver's demo specs and
 /// the example driver's): per file, each GPU workload as `namespace/Kind/name declared/pending`
 /// with its other devices, worked out by hand from the rules (no pod is bound: all is pending or
-/// declared). A missing corpus fails, as in `corpus.rs`.
+/// declared; a file without pods leaves pending unknown). A missing corpus fails, as in `corpus.rs`.
 const CORPUS: &[(&str, &[&str], &str)] = &[
     ("admin-access.yaml", &[], "admin access holds no device"),
     (
@@ -427,7 +427,7 @@ const CORPUS: &[(&str, &[&str], &str)] = &[
     ),
     (
         "gpu-job-rct.yaml",
-        &["/Job/gpu-job-rct 1/0"],
+        &["/Job/gpu-job-rct 1/null"],
         "parallelism 1 × a 1-GPU template claim",
     ),
     (
@@ -448,7 +448,7 @@ const CORPUS: &[(&str, &[&str], &str)] = &[
     (
         "gpu-test4.yaml",
         &[
-            "gpu-test4/Deployment/pod 0/0 nvidia.com/mig-1g.5gb=8 nvidia.com/mig-2g.10gb=4 nvidia.com/mig-3g.20gb=4",
+            "gpu-test4/Deployment/pod 0/null nvidia.com/mig-1g.5gb=8 nvidia.com/mig-2g.10gb=4 nvidia.com/mig-3g.20gb=4",
         ],
         "4 replicas × four MIG requests by profile",
     ),
@@ -459,24 +459,24 @@ const CORPUS: &[(&str, &[&str], &str)] = &[
     ),
     (
         "gpu-test6.yaml",
-        &["gpu-test6/Deployment/pod 4/0"],
+        &["gpu-test6/Deployment/pod 4/null"],
         "4 replicas × 1",
     ),
     ("gpu-test8.yaml", &["gpu-test8/Pod/gpu-pod 2/2"], "count 2"),
     (
         "imex-test1.yaml",
         &[
-            "imex-test1/Deployment/deployment0 2/0",
-            "imex-test1/Deployment/deployment1 2/0",
-            "imex-test1/Deployment/deployment2 2/0",
-            "imex-test1/Deployment/deployment3 2/0",
+            "imex-test1/Deployment/deployment0 2/null",
+            "imex-test1/Deployment/deployment1 2/null",
+            "imex-test1/Deployment/deployment2 2/null",
+            "imex-test1/Deployment/deployment3 2/null",
         ],
         "2 replicas × 1 GPU each; the shared IMEX channel claims are not GPUs",
     ),
     (
         "memory-sharing.yaml",
         &[
-            "gpu-share-memory/Deployment/memory-sharing 0/0 gpu.nvidia.com (shared capacity)=2 uncounted",
+            "gpu-share-memory/Deployment/memory-sharing 0/null gpu.nvidia.com (shared capacity)=2 uncounted",
         ],
         "a share of a GPU's memory: whole GPUs unknown",
     ),
@@ -487,7 +487,7 @@ const CORPUS: &[(&str, &[&str], &str)] = &[
     ),
     (
         "nvbandwidth-test-job.yaml",
-        &["/MPIJob/nvbandwidth-test 8/0"],
+        &["/MPIJob/nvbandwidth-test 8/null"],
         "4 workers × 2; channels are not GPUs",
     ),
     (
@@ -517,12 +517,20 @@ fn the_dra_corpus_counts_as_read_by_hand() {
             .arg(dir.join(file))
             .output()
             .unwrap();
+        // The manifests hold no Node: the report is incomplete for that (exit 2).
+        let r = json(&String::from_utf8(out.stdout).unwrap());
+        let unread: Vec<&str> = r["incomplete"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["resource"].as_str())
+            .collect();
+        // Those without a Pod leave what is pending unknown too (`null`, never 0).
         assert!(
-            out.status.success(),
+            out.status.code() == Some(2) && unread.contains(&"nodes"),
             "{file}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        let r = json(&String::from_utf8(out.stdout).unwrap());
         let got: Vec<String> = r["workloads"]
             .as_array()
             .unwrap()
@@ -682,4 +690,36 @@ fn the_check_counts_a_claim_templates_gpus_and_leaves_all_unknown() {
         );
     }
     assert!(sweep["capacity"].is_null());
+}
+
+#[test]
+fn without_the_pods_the_gpus_through_claims_are_unknown_not_zero() {
+    // A dump of everything but the pods: the slices still give capacity, but what the claims
+    // hold for pods is unknown.
+    let text = std::fs::read_to_string(fixture(CLUSTER)).unwrap();
+    let docs: Vec<&str> = text
+        .split("\n---\n")
+        .filter(|d| !d.lines().any(|l| l == "kind: Pod"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("no-pods.yaml");
+    std::fs::write(&file, docs.join("\n---\n")).unwrap();
+    let out = gpuledger(&root())
+        .args(["inventory", "--format", "json", "--snapshot"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let r = json(&String::from_utf8(out.stdout).unwrap());
+    let d = &r["fleet"]["dra"];
+    assert_eq!(d["capacity_from_slices"], 12);
+    for k in [
+        "requested_from_claims",
+        "pending_from_claims",
+        "claims",
+        "claims_allocated",
+    ] {
+        assert!(d[k].is_null(), "{k}: {}", d[k]);
+        assert!(r["fleet"]["unknown"][format!("dra.{k}")].is_string(), "{k}");
+    }
+    assert!(r["fleet"]["gpus"]["requested"].is_null());
 }
