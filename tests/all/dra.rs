@@ -723,3 +723,35 @@ fn without_the_pods_the_gpus_through_claims_are_unknown_not_zero() {
     }
     assert!(r["fleet"]["gpus"]["requested"].is_null());
 }
+
+#[test]
+fn the_planners_pool_counts_slice_gpus_and_claimed_gpus() {
+    // 16 placeable GPUs (12 from slices) less the 11 the fleet's workloads hold (9 through claims).
+    let out = gpuledger(&root())
+        .args([
+            "plan",
+            "--jobs",
+            "fixtures/plan/seed.yaml",
+            "--snapshot",
+            CLUSTER,
+        ])
+        .args(["--now", "2026-12-02T12:00:00Z", "--format", "json"])
+        .output()
+        .unwrap();
+    let r = json(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(
+        r["plan"]["pool"],
+        5,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        r["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == "pool: 16 placeable GPUs − 11 held by non-batch workloads = 5"),
+        "{}",
+        r["sources"]
+    );
+}
