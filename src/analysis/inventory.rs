@@ -164,7 +164,8 @@ pub fn report(
         &crate::workload::claims::SliceDevices::new(objects).incomplete,
     )?;
     if let Some(why) = super::dra::mig_capacity_unknown(nodes) {
-        unknown.set("other_gpus.capacity", why);
+        unknown.set("other_gpus.capacity", why.clone());
+        unknown.set("other_gpus.allocatable", why);
     }
     let utilisation = ratio(gpus.requested, gpus.placeable);
     let nearly_full = nearly_full(utilisation, &tenant_rows, cfg.tenancy.contacts_above);

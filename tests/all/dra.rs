@@ -184,6 +184,14 @@ fn assert_dra_figures(r: &Value) {
         })
         .collect();
     assert_eq!(mig.get("nvidia.com/mig-3g.20gb"), Some(&(1, 0)));
+    // With dynamic MIG no profile has a fixed capacity: unknown, with why, never 0.
+    for o in r["fleet"]["other_gpus"].as_array().unwrap() {
+        assert!(o["capacity"].is_null() && o["allocatable"].is_null(), "{o}");
+    }
+    let why = r["fleet"]["unknown"]["other_gpus.capacity"]
+        .as_str()
+        .unwrap();
+    assert!(why.contains("dynamic MIG (n-mig)"), "{why}");
     assert_eq!(mig.get("nvidia.com/mig-1g.5gb"), Some(&(0, 1)));
 
     // Tenants: the shared claim's GPU is its namespace's tenant's, once.
