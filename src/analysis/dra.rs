@@ -8,10 +8,10 @@
 use std::collections::BTreeMap;
 
 use crate::k8s::object::{Kind, Object};
-use crate::report::{ClaimRow, FleetDra, OtherDeviceRow, WorkloadDra};
+use crate::report::{ClaimRow, FleetDra, OtherDeviceRow, Unknown, WorkloadDra};
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::Workload;
-use crate::workload::owners::{GpuPod, PodState};
+use crate::workload::owners::{PodState, Workloads};
 
 use super::nodes::GpuNode;
 
@@ -67,14 +67,20 @@ pub fn workload(w: &Workload) -> Option<WorkloadDra> {
 }
 
 /// The fleet's DRA figures, when the input has DRA objects (or a pod holds GPUs through claims).
+/// Names in `unknown` the MIG capacity and allocatable dynamic MIG leaves open.
 pub fn fleet(
     objects: &[Object],
     nodes: &BTreeMap<&str, GpuNode<'_>>,
-    holders: &[GpuPod],
-    workloads: &[Workload],
-    incomplete_pools: &[String],
+    live: &Workloads<'_>,
+    unknown: &mut Unknown,
 ) -> Result<Option<FleetDra>, Overflow> {
     const FLEET: &str = "the fleet";
+    if let Some(why) = mig_capacity_unknown(nodes) {
+        unknown.set("other_gpus.capacity", why.clone());
+        unknown.set("other_gpus.allocatable", why);
+    }
+    let (holders, workloads) = (live.pods.as_slice(), live.list.as_slice());
+    let incomplete_pools = &crate::workload::claims::SliceDevices::new(objects).incomplete;
     if !has_dra(objects) && !holders.iter().any(|p| p.dra.is_some()) {
         return Ok(None);
     }

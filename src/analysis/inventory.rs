@@ -156,17 +156,7 @@ pub fn report(
         }
     }
     let idle = idle_rows(&tenant_rows);
-    let dra = super::dra::fleet(
-        objects,
-        nodes,
-        &workloads.pods,
-        &workloads.list,
-        &crate::workload::claims::SliceDevices::new(objects).incomplete,
-    )?;
-    if let Some(why) = super::dra::mig_capacity_unknown(nodes) {
-        unknown.set("other_gpus.capacity", why.clone());
-        unknown.set("other_gpus.allocatable", why);
-    }
+    let dra = super::dra::fleet(objects, nodes, workloads, &mut unknown)?;
     let utilisation = ratio(gpus.requested, gpus.placeable);
     let nearly_full = nearly_full(utilisation, &tenant_rows, cfg.tenancy.contacts_above);
 
