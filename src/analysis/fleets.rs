@@ -62,9 +62,11 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
     let mut incomplete = Vec::new();
     let mut metrics_source = None;
     let mut models: BTreeMap<String, ModelRow> = BTreeMap::new();
+    let mut dra = None;
 
     for (name, r) in reports {
         let f = &r.fleet;
+        super::dra::merge(&mut dra, f.dra.as_ref(), &name)?;
         add(&mut gpu_nodes, f.gpu_nodes, "GPU nodes")?;
         add(&mut public_routes, f.public_routes, "public routes")?;
         add(&mut gpus.capacity, f.gpus.capacity, "GPU capacity")?;
@@ -299,6 +301,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
             metrics_source,
             gpu_equivalents_used: equivalents,
             unattributed_busy: unattributed,
+            dra,
         },
         namespaces,
         tenants,

@@ -86,9 +86,7 @@ pub fn report(
             PodState::Bound => {
                 sum::add_to(&mut gpus.requested, p.gpus.whole).named(FLEET, "GPUs requested")?;
                 other_req.add(&p.gpus).named(FLEET, "GPUs requested")?;
-                if let Body::Pod(b) = &o.body
-                    && let Some(n) = b.spec.node_name.as_deref()
-                {
+                if let Some(n) = p.node(objects) {
                     sum::add_to(on_node.entry(n).or_default(), p.gpus.whole)
                         .named(format_args!("node {n}"), "GPUs requested")?;
                 }
@@ -159,6 +157,7 @@ pub fn report(
         }
     }
     let idle = idle_rows(&tenant_rows);
+    let dra = super::dra::fleet(objects, nodes, workloads, &mut unknown)?;
     let utilisation = ratio(gpus.requested, gpus.placeable);
     let nearly_full = nearly_full(utilisation, &tenant_rows, cfg.tenancy.contacts_above);
 
@@ -199,6 +198,7 @@ pub fn report(
                         .collect()
                 })
                 .unwrap_or_default(),
+            dra,
         },
         namespaces,
         tenants: tenant_rows,
@@ -298,6 +298,8 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
         pods_bound: w.pods.bound,
         pods_pending: w.pods.pending,
         other_gpus: other,
+        other_gpus_declared: w.shape.devices.other.clone(),
+        dra: super::dra::workload(w),
         public_routes: a.public_routes,
         source: w.source.as_ref().map(ToString::to_string),
         intent: a.intent.clone(),
@@ -308,10 +310,14 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
 
 /// A live workload's shape as the report shows it.
 pub(crate) fn shape_text(shape: &GpuShape) -> String {
-    if shape.roles.is_empty() {
-        "no whole GPUs".to_string()
-    } else {
-        shape.to_string()
+    // GPUs a DRA claim cannot count yet (`allocationMode: All`, a shared device) are unknown,
+    // never "no GPUs": the row's `dra.uncounted` says why.
+    let unknown = !shape.devices.unknown.is_empty();
+    match (shape.roles.is_empty(), unknown) {
+        (true, true) => "unknown GPUs (DRA: see uncounted)".to_string(),
+        (true, false) => "no whole GPUs".to_string(),
+        (false, true) => format!("{shape} + unknown GPUs (DRA: see uncounted)"),
+        (false, false) => shape.to_string(),
     }
 }
 
@@ -543,9 +549,11 @@ fn shortage(
         let Some(o) = objects.get(p.object) else {
             continue;
         };
+        // A shared claim waits for a node of its own: it names none.
+        let none = Default::default();
         let selector = match &o.body {
             Body::Pod(b) => &b.spec.node_selector,
-            _ => continue,
+            _ => &none,
         };
         let need = p.gpus.whole;
         let best = free

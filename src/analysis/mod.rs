@@ -5,6 +5,7 @@
 
 pub mod cost;
 pub mod desired;
+pub mod dra;
 pub mod drift;
 pub mod exposure;
 pub mod fleets;

@@ -9,6 +9,7 @@
 mod check;
 pub mod cost;
 mod desired;
+mod dra;
 mod drift;
 pub mod facts;
 pub mod headroom;

@@ -13,6 +13,7 @@
 pub mod check;
 pub mod cost;
 pub mod desired;
+pub mod dra;
 pub mod drift;
 pub mod envelope;
 pub mod facts;
@@ -26,6 +27,7 @@ pub mod trend;
 
 pub use check::*;
 pub use desired::*;
+pub use dra::*;
 pub use drift::*;
 pub use envelope::*;
 pub use headroom::*;

@@ -10,6 +10,7 @@ mod corpus;
 mod cost;
 mod demo;
 mod docs;
+mod dra;
 mod drift;
 mod emulator;
 mod errors;
