@@ -155,12 +155,9 @@ fn f(n: u64) -> f64 {
 
 fn families(out: &mut Exposition, r: &Report, opts: Options) {
     // A figure is unknown when the input did not hold what it needs, or it could not be listed.
-    let missing = |res: &str, figure: &str| {
-        r.fleet.unknown.contains_key(figure) || r.incomplete.iter().any(|m| m.resource == res)
-    };
     let (no_pods, no_nodes) = (
-        missing("pods", "gpus.requested"),
-        missing("nodes", "gpus.placeable"),
+        super::unknown::missing(r, "pods"),
+        super::unknown::missing(r, "nodes"),
     );
     let fl = &r.fleet;
     let g = &fl.gpus;
