@@ -46,9 +46,24 @@ pub fn inventory_with_metrics(
     const FLEET: &str = "the fleet";
     let usage = match metrics {
         Metrics::Activity {
-            gpus, threshold, ..
-        } => Some(attribute(gpus, *threshold, &workloads.pods, objects)),
+            read, threshold, ..
+        } => {
+            let gpu_nodes = nodes.values().map(|n| (n.name, n.capacity)).collect();
+            Some(attribute(
+                read,
+                *threshold,
+                &workloads.pods,
+                objects,
+                &gpu_nodes,
+            ))
+        }
         _ => None,
+    };
+    // Why `used` is unknown altogether, and the attribution when it is not.
+    let (usage, usage_unknown) = match usage {
+        Some(Ok(a)) => (Some(a), None),
+        Some(Err(why)) => (None, Some(why)),
+        None => (None, None),
     };
     let tenants = Resolver::new(&cfg.tenancy, objects);
     let routes = exposure::public_routes(objects, cfg, &mut workloads, &tenants)?;
@@ -115,7 +130,9 @@ pub fn inventory_with_metrics(
         .map(|(i, w)| {
             let routes = routes.per_workload.get(&i).copied().unwrap_or(0);
             let mut row = workload_row(w, &tenants, routes, &cfg.intent)?;
-            if let Some(u) = &usage {
+            if let Some(u) = &usage
+                && !u.unknown_workloads.contains(&i)
+            {
                 let used = u.per_workload.get(&i).copied().unwrap_or_default();
                 row.gpus_used = Some(used.busy);
                 row.gpu_equivalents_used = Some(used.equivalents);
@@ -154,6 +171,7 @@ pub fn inventory_with_metrics(
         .collect();
 
     let mut unknown = BTreeMap::new();
+    let mut partial = Unknown::default();
     let mut metrics_source = None;
     match metrics {
         Metrics::NotConfigured => {
@@ -163,6 +181,12 @@ pub fn inventory_with_metrics(
             unknown.insert("gpus.used".to_string(), reason.clone());
         }
         Metrics::Activity { source, .. } => metrics_source = Some(source.clone()),
+    }
+    if let Some(why) = usage_unknown {
+        unknown.insert("gpus.used".to_string(), why);
+    }
+    if let Some(u) = &usage {
+        u.note(&mut unknown, &mut partial);
     }
     gpus.used = usage.as_ref().map(|u| u.fleet.busy);
     let mut other_gpus = other_gpu_rows(&nodes, &other_req, &other_pend)?;
@@ -190,6 +214,7 @@ pub fn inventory_with_metrics(
             nearly_full,
             gpus,
             unknown: unknown.into(),
+            partial,
             shortage,
             excluded_nodes: excluded,
             gpu_namespaces: sum::count(per_ns.len()),
@@ -198,20 +223,19 @@ pub fn inventory_with_metrics(
             other_gpus,
             models,
             metrics_source,
+            metrics_scope: usage.as_ref().and_then(|u| u.scope.clone()),
+            no_metrics_nodes: usage
+                .as_ref()
+                .map(|u| u.no_metrics.clone())
+                .unwrap_or_default(),
+            unknown_gpus: usage
+                .as_ref()
+                .map(|u| u.unknown_gpus.clone())
+                .unwrap_or_default(),
             gpu_equivalents_used: usage.as_ref().map(|u| u.fleet.equivalents),
             unattributed_busy: usage
                 .as_ref()
-                .map(|u| {
-                    u.unattributed
-                        .iter()
-                        .map(|x| UnattributedRow {
-                            node: x.node.clone(),
-                            gpu: x.gpu.clone(),
-                            activity: x.activity,
-                            reason: x.reason.clone(),
-                        })
-                        .collect()
-                })
+                .map(|u| u.unattributed.clone())
                 .unwrap_or_default(),
         },
         namespaces,
@@ -356,6 +380,8 @@ fn tenant_rows(
     struct Acc {
         used: Option<u64>,
         equivalents: Option<f64>,
+        /// A workload's use is unknown: so is the tenant's, never a smaller sum.
+        used_unknown: bool,
         req: u64,
         pend: u64,
         declared: u64,
@@ -370,11 +396,15 @@ fn tenant_rows(
         sum::add_to(&mut a.req, w.gpus).named(tenant, "GPUs requested")?;
         sum::add_to(&mut a.pend, w.gpus_pending).named(tenant, "GPUs pending")?;
         sum::add_to(&mut a.declared, w.gpus_declared).named(tenant, "GPUs declared")?;
-        if let Some(u) = w.gpus_used {
-            sum::add_to(a.used.get_or_insert(0), u).named(tenant, "GPUs used")?;
+        match w.gpus_used {
+            Some(u) => {
+                sum::add_to(a.used.get_or_insert(0), u).named(tenant, "GPUs used")?;
+            }
+            None => a.used_unknown = true,
         }
-        if let Some(e) = w.gpu_equivalents_used {
-            *a.equivalents.get_or_insert(0.0) += e;
+        match w.gpu_equivalents_used {
+            Some(e) => *a.equivalents.get_or_insert(0.0) += e,
+            None => a.used_unknown = true,
         }
         a.lines.extend(w.product_line.clone());
         a.namespaces.insert(w.namespace.clone());
@@ -387,8 +417,8 @@ fn tenant_rows(
             name: name.to_string(),
             gpus_requested: a.req,
             gpus_pending: a.pend,
-            gpus_used: a.used,
-            gpu_equivalents_used: a.equivalents,
+            gpus_used: a.used.filter(|_| !a.used_unknown),
+            gpu_equivalents_used: a.equivalents.filter(|_| !a.used_unknown),
             gpus_declared: a.declared,
             share: ratio(a.req, fleet_requested),
             product_lines: a.lines.into_iter().collect(),

@@ -253,6 +253,8 @@ pub fn prom_source(spec: Option<&MetricsSpec>) -> Option<PromSource> {
         bearer_token: m.token.clone(),
         window: m.window,
         timeout: m.timeout,
+        // The serving series are read by pod name, the DCGM scope does not apply to them.
+        cluster_selector: None,
     })
 }
 

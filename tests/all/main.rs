@@ -25,6 +25,7 @@ mod install;
 mod intent;
 mod kinds;
 mod live;
+mod metrics_faults;
 mod plan;
 mod prometheus;
 mod provenance;
@@ -43,3 +44,5 @@ mod kube_emulator;
 mod opencost_fake;
 #[path = "../support/prometheus.rs"]
 mod prometheus_harness;
+#[path = "../support/thanos.rs"]
+mod thanos;
