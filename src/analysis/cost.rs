@@ -37,6 +37,9 @@ use crate::util::number::money;
 use crate::util::sum::Overflow;
 use crate::workload::owners;
 
+mod coverage;
+pub use coverage::{Covered, SLACK_S, covered};
+
 /// z for a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;
 
@@ -217,7 +220,9 @@ pub fn cost(
 ) -> Result<Cost, Overflow> {
     let c = &cfg.cost;
     let window = inputs.window;
-    let hours = window.hours();
+    // What cost and outcomes are counted over: the window, or the part OpenCost covers.
+    let covered = covered(window, inputs.opencost);
+    let hours = covered.hours;
     let mut unknown = BTreeMap::new();
     if let Some(why) = report.fleet.unknown.get("gpus.used") {
         unknown.insert("gpus_busy".to_string(), why.clone());
@@ -413,7 +418,7 @@ pub fn cost(
     }
 
     // Outcomes per workload.
-    let outcomes = Outcomes::new(inputs, window);
+    let outcomes = Outcomes::new(inputs, covered.spans.clone());
     let mut outcome_sources = Vec::new();
     if let Some(f) = inputs.records {
         outcome_sources.push(format!("records {}", f.path));
@@ -568,7 +573,14 @@ pub fn cost(
     Ok(Cost {
         window_start: window.start.to_string(),
         window_end: window.end.to_string(),
-        window_hours: hours,
+        window_hours: window.hours(),
+        covered_hours: covered.partial.as_ref().map(|_| covered.hours),
+        covered_share: covered.partial.as_ref().map(|(share, _)| *share),
+        partial: covered
+            .partial
+            .iter()
+            .map(|(_, why)| ("total_cost".to_string(), why.clone()))
+            .collect(),
         source: match inputs.opencost {
             Some(Ok(d)) => Some(d.source.clone()),
             _ => None,
@@ -675,7 +687,8 @@ fn fill_cost(row: &mut CostRow, a: &Acc) {
 /// The records and counters, by workload.
 struct Outcomes<'a> {
     inputs: &'a CostInputs<'a>,
-    window: Window,
+    /// What outcomes are counted over ([`Covered::spans`]).
+    spans: Vec<(i64, i64)>,
 }
 
 /// What the records of one workload add up to in the window.
@@ -692,8 +705,8 @@ struct Tally {
 }
 
 impl<'a> Outcomes<'a> {
-    fn new(inputs: &'a CostInputs<'a>, window: Window) -> Outcomes<'a> {
-        Outcomes { inputs, window }
+    fn new(inputs: &'a CostInputs<'a>, spans: Vec<(i64, i64)>) -> Outcomes<'a> {
+        Outcomes { inputs, spans }
     }
 
     fn tally(&self, id: &str) -> Tally {
@@ -704,14 +717,14 @@ impl<'a> Outcomes<'a> {
         for r in f.records.iter().filter(|r| r.workload == id) {
             t.records += 1;
             let span = r.end.seconds_since(r.start) as f64;
-            let from = r.start.unix().max(self.window.start.unix());
-            let to = r.end.unix().min(self.window.end.unix());
-            if to <= from || span <= 0.0 {
+            let inside = coverage::overlap(&self.spans, r.start.unix(), r.end.unix());
+            if inside <= 0 || span <= 0.0 {
                 continue;
             }
             t.overlapping += 1;
-            // A record is prorated by the share of its period inside the window.
-            let share = (to - from) as f64 / span;
+            // A record is prorated by the share of its period inside the window (or the part of
+            // it the cost covers).
+            let share = inside as f64 / span;
             t.results += r.results * share;
             match r.verified {
                 Verified::Counted(v) => {
@@ -1096,6 +1109,10 @@ mod tests {
             std::time::Duration::from_secs(3600),
         );
         let data = Ok(CostData {
+            coverage: crate::live::opencost::Coverage {
+                spans: vec![(window.start, window.end)],
+                undated: 0,
+            },
             source: "http://opencost".into(),
             allocations: vec![
                 allocation("big-p", 2.0),
@@ -1155,6 +1172,10 @@ eval/Job/small,2026-12-02T11:00:00Z,2026-12-02T12:00:00Z,1000,900\n",
             std::time::Duration::from_secs(3600),
         );
         let data = Ok(CostData {
+            coverage: crate::live::opencost::Coverage {
+                spans: vec![(window.start, window.end)],
+                undated: 0,
+            },
             source: "x".into(),
             allocations: vec![allocation("seen-p", 1.0)],
             inference: Ok(None),
@@ -1190,6 +1211,10 @@ eval/Job/small,2026-12-02T11:00:00Z,2026-12-02T12:00:00Z,1000,900\n",
             std::time::Duration::from_secs(3600),
         );
         let data = Ok(CostData {
+            coverage: crate::live::opencost::Coverage {
+                spans: vec![(window.start, window.end)],
+                undated: 0,
+            },
             source: "x".into(),
             allocations: vec![allocation("tiny-p", 1.0)],
             inference: Ok(None),

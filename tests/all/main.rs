@@ -8,6 +8,7 @@ mod cli;
 mod contacts;
 mod corpus;
 mod cost;
+mod cost_window;
 mod demo;
 mod docs;
 mod drift;
