@@ -180,6 +180,12 @@ if newer:
 EOF
 rm -f "$meta"
 
+# The house: no import circle between files or folders of src/, no file over ~600 lines of code
+# above its tests (issue 29).
+say "import circles and file sizes in src/"
+lint python3 scripts/import-circles.py
+lint python3 scripts/file-sizes.py
+
 say "cargo fmt --check"
 cargo fmt --all -- --check
 

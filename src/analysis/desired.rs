@@ -306,7 +306,8 @@ fn app_workloads(
     let mut rows = Vec::new();
     let mut total = 0;
     for wl in &owners::build(objs)?.list {
-        let mut r = workload_row(wl, tenants, 0, intent_rules)?;
+        let about = super::live::about(wl, tenants, intent_rules, 0, None);
+        let mut r = workload_row(wl, &about)?;
         // No pods in Git: the desired figure is the declared shape.
         r.gpus = r.gpus_declared;
         r.gpus_pending = 0;

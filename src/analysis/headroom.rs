@@ -23,34 +23,32 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::config::{HeadroomConfig, Scale};
 use crate::intent::{LatencyBound, WorkClass};
-use crate::k8s::object::{Body, Object};
+use crate::k8s::object::Body;
 use crate::k8s::types::Text;
 use crate::live::loadtest::{self, LoadTests};
 use crate::live::serving::{
     Engine, PodHistogram, PodSeries, Production, ServingMetrics, histogram_quantile, quantile,
 };
-use crate::report::{
-    Headroom, HeadroomRow, HeadroomVerdict, LatencyNow, ServingContext, WorkloadRow,
-};
+use crate::report::{Headroom, HeadroomRow, HeadroomVerdict, LatencyNow, ServingContext};
 use crate::util::sum::Overflow;
-use crate::workload::WorkloadId;
-use crate::workload::owners;
+use crate::workload::{Workload, WorkloadId};
+
+use super::live::LiveFleet;
 
 use super::nodes::GPU_PRODUCT_LABEL;
 
 /// The pod label llm-d (and OpenCost's inference cost) name the served model with.
 pub const MODEL_LABEL: &str = "llm-d.ai/model";
 
-/// Every serving workload of `rows` (or any workload whose intent names a load test or a latency
-/// objective), with its headroom.
+/// Every serving workload of the fleet (or any workload whose intent names a load test or a
+/// latency objective), with its headroom.
 pub fn headroom(
-    objects: &[Object],
-    rows: &[WorkloadRow],
+    fleet: &LiveFleet<'_>,
     load_tests: &LoadTests,
     production: &Production,
     cfg: &HeadroomConfig,
 ) -> Result<Headroom, Overflow> {
-    let live = Live::new(objects)?;
+    let live = Live::new(fleet);
     let (source, production_unknown, metrics) = match production {
         Production::NotConfigured => (
             None,
@@ -62,24 +60,24 @@ pub fn headroom(
     };
     let per_workload = metrics.map(|m| live.split(m)).unwrap_or_default();
     let mut out = Vec::new();
-    for r in rows {
-        let intent = r.intent.as_ref();
-        let serving = r.intent_facts.class == WorkClass::Serving
+    for (_, w, about) in fleet.each() {
+        let intent = about.intent.as_ref();
+        let serving = w.intent_facts.class == WorkClass::Serving
             || intent.is_some_and(|i| i.load_test.is_some() || !i.latency_objective.is_empty());
         if !serving {
             continue;
         }
-        let id = r.id();
+        let id = w.id.clone();
         let objective: &[LatencyBound] = intent
             .map(|i| i.latency_objective.as_slice())
             .unwrap_or(&[]);
         let mine = per_workload.get(&id);
         let mut row = HeadroomRow {
-            namespace: r.namespace.clone(),
-            api_group: r.api_group.clone(),
-            kind: r.kind.clone(),
-            name: r.name.clone(),
-            tenant: r.tenant.clone(),
+            namespace: w.id.namespace.clone(),
+            api_group: w.id.group.clone(),
+            kind: w.id.kind.clone(),
+            name: w.id.name.clone(),
+            tenant: about.tenant.clone(),
             objective: (!objective.is_empty()).then(|| objective_text(objective)),
             load_test: intent.and_then(|i| i.load_test.clone()),
             load_test_format: None,
@@ -113,7 +111,7 @@ pub fn headroom(
         if row.live_model.is_none() {
             row.live_model = live.model.get(&id).cloned();
         }
-        capacity_of(&mut row, r, &live, load_tests, objective, cfg);
+        capacity_of(&mut row, w, &live, load_tests, objective, cfg);
         match (row.tested_rps, row.production_p95_rps) {
             (Some(cap), Some(p95)) if cap > 0.0 => {
                 let h = 1.0 - p95 / cap;
@@ -189,7 +187,7 @@ pub fn objective_text(bounds: &[LatencyBound]) -> String {
 
 fn capacity_of(
     row: &mut HeadroomRow,
-    r: &WorkloadRow,
+    r: &Workload,
     live: &Live,
     load_tests: &LoadTests,
     objective: &[LatencyBound],
@@ -224,7 +222,7 @@ fn capacity_of(
         (None, _) => row.unverified.push("model".into()),
         _ => {}
     }
-    let id = r.id();
+    let id = r.id.clone();
     let products = live.gpu_types.get(&id);
     match (
         &t.gpu_type,
@@ -247,7 +245,7 @@ fn capacity_of(
             .push("GPU type (its nodes have no GPU product label)".into()),
         (None, _) => row.unverified.push("GPU type".into()),
     }
-    let single = match r.roles.as_slice() {
+    let single = match r.shape.roles.as_slice() {
         [one] => Some(one),
         _ => None,
     };
@@ -265,7 +263,7 @@ fn capacity_of(
     let per_replica = cfg
         .scale
         .iter()
-        .find(|s| s.matches.matches(&r.namespace, &r.kind, &r.name))
+        .find(|s| s.matches.matches(&r.id.namespace, &r.id.kind, &r.id.name))
         .map(|s| s.scale)
         == Some(Scale::PerReplica);
     let mut rps = cap.rps;
@@ -500,8 +498,8 @@ struct Live {
 }
 
 impl Live {
-    fn new(objects: &[Object]) -> Result<Live, Overflow> {
-        let mut w = owners::build(objects)?;
+    fn new(fleet: &LiveFleet<'_>) -> Live {
+        let objects = fleet.objects;
         let node_product: HashMap<&str, &str> = objects
             .iter()
             .filter(|o| matches!(o.body, Body::Node(_)))
@@ -516,12 +514,21 @@ impl Live {
             model: HashMap::new(),
             settings: HashMap::new(),
         };
-        for (i, o) in objects.iter().enumerate() {
+        let gpu_pods: std::collections::HashSet<usize> = fleet
+            .workloads
+            .pods
+            .iter()
+            .filter(|g| g.gpus.whole > 0)
+            .map(|g| g.object)
+            .collect();
+        for (i, (o, owner)) in objects.iter().zip(&fleet.owner_of).enumerate() {
             let Body::Pod(p) = &o.body else { continue };
-            let Some(wi) = w.workload_of_object(i) else {
+            let Some(wi) = *owner else {
                 continue;
             };
-            let Some(wl) = w.list.get(wi) else { continue };
+            let Some(wl) = fleet.workloads.list.get(wi) else {
+                continue;
+            };
             let id = wl.id.clone();
             live.pod_workload
                 .insert((o.namespace().to_string(), o.meta.name.clone()), id.clone());
@@ -535,7 +542,7 @@ impl Live {
                     .entry(id.clone())
                     .or_insert_with(|| m.to_string());
             }
-            let gpu_pod = w.pods.iter().any(|g| g.object == i && g.gpus.whole > 0);
+            let gpu_pod = gpu_pods.contains(&i);
             if gpu_pod {
                 let (model, flags) = engine_flags(
                     p.spec
@@ -563,7 +570,7 @@ impl Live {
                     .insert((*product).to_string());
             }
         }
-        Ok(live)
+        live
     }
 
     fn workload(&self, ns: Option<&String>, pod: Option<&String>) -> Option<&WorkloadId> {
@@ -606,7 +613,9 @@ impl Live {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::usage::Metrics;
     use crate::config::{Config, MatchSpec, ScaleRule};
+    use crate::k8s::object::Object;
     use crate::k8s::read::read_str;
     use crate::live::serving::PodSeries;
 
@@ -656,9 +665,9 @@ mod tests {
     }
 
     fn run(objs: &[Object], lt: &LoadTests, p: &Production, cfg: &HeadroomConfig) -> HeadroomRow {
-        let report =
-            crate::analysis::inventory::inventory(objs, &Config::default(), vec![]).unwrap();
-        let h = headroom(objs, &report.workloads, lt, p, cfg).unwrap();
+        let cfg_all = Config::default();
+        let fleet = LiveFleet::read(objs, &cfg_all, &Metrics::NotConfigured).unwrap();
+        let h = headroom(&fleet, lt, p, cfg).unwrap();
         h.workloads.into_iter().next().unwrap()
     }
 

@@ -1,6 +1,7 @@
-//! The inventory: the four fleet counts, tenants, workloads, graphs and routes, as one [`Report`].
+//! The inventory: the four fleet counts, tenants, workloads, graphs and routes, as one [`Report`]
+//! built from the live fleet's model ([`super::live::LiveFleet`]).
 //!
-//! Pure: objects and config in, report out. Every pod is looked at once; nodes, namespaces and
+//! Pure: the model and config in, report out. Every pod is looked at once; nodes, namespaces and
 //! workloads are indexed once; nothing here reads a clock or the network. The GPUs requested by
 //! workloads add up to the fleet's `requested` by construction: both are sums over the same bound,
 //! non-terminal GPU pods, and every such pod belongs to exactly one workload. Every sum is checked
@@ -9,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::config::{Config, IntentRule};
+use crate::config::Config;
 use crate::k8s::gpus::{GpuResource, Gpus};
 use crate::k8s::object::{Body, Object};
 use crate::report::*;
@@ -17,14 +18,12 @@ use crate::util::sum::{self, Named, Overflow};
 use crate::workload::owners::{self, GpuPod, PodState};
 use crate::workload::{GpuShape, Workload};
 
-use super::exposure;
+use super::live::{About, LiveFleet};
 use super::nodes::{self, GpuNode};
 use super::tenancy::Resolver;
-use super::usage::{Metrics, attribute};
+use super::usage::Metrics;
 
-/// Why `used` is unknown when no metrics source was given.
-pub const NO_METRICS: &str =
-    "no metrics source configured (GPU activity comes from DCGM metrics in Prometheus)";
+pub use super::live::NO_METRICS;
 
 pub fn inventory(
     objects: &[Object],
@@ -41,32 +40,19 @@ pub fn inventory_with_metrics(
     sources: Vec<String>,
     metrics: &Metrics,
 ) -> Result<Report, Overflow> {
-    let nodes = nodes::gpu_nodes(objects, cfg);
-    let mut workloads = owners::build(objects)?;
+    report(&LiveFleet::read(objects, cfg, metrics)?, cfg, sources)
+}
+
+/// The inventory report of a fleet: its figures, and the rows of its tenants, namespaces, product
+/// lines, workloads, graphs and routes, built once from the model.
+pub fn report(
+    fleet: &LiveFleet<'_>,
+    cfg: &Config,
+    sources: Vec<String>,
+) -> Result<Report, Overflow> {
     const FLEET: &str = "the fleet";
-    let usage = match metrics {
-        Metrics::Activity {
-            read, threshold, ..
-        } => {
-            let gpu_nodes = nodes.values().map(|n| (n.name, n.capacity)).collect();
-            Some(attribute(
-                read,
-                *threshold,
-                &workloads.pods,
-                objects,
-                &gpu_nodes,
-            ))
-        }
-        _ => None,
-    };
-    // Why `used` is unknown altogether, and the attribution when it is not.
-    let (usage, usage_unknown) = match usage {
-        Some(Ok(a)) => (Some(a), None),
-        Some(Err(why)) => (None, Some(why)),
-        None => (None, None),
-    };
-    let tenants = Resolver::new(&cfg.tenancy, objects);
-    let routes = exposure::public_routes(objects, cfg, &mut workloads, &tenants)?;
+    let (objects, nodes, workloads) = (fleet.objects, &fleet.nodes, &fleet.workloads);
+    let (usage, tenants, routes) = (&fleet.usage, &fleet.tenancy, &fleet.routes);
 
     // Fleet tiers.
     let mut gpus = FleetGpus::default();
@@ -119,26 +105,13 @@ pub fn inventory_with_metrics(
         }
     }
 
-    let shortage = shortage(objects, &nodes, &on_node, &workloads.pods, &workloads.list)?;
-    let models = nodes::models(&nodes, &on_node)?;
+    let shortage = shortage(objects, nodes, &on_node, &workloads.pods, &workloads.list)?;
+    let models = nodes::models(nodes, &on_node)?;
 
     // Workload rows.
-    let rows: Vec<WorkloadRow> = workloads
-        .list
-        .iter()
-        .enumerate()
-        .map(|(i, w)| {
-            let routes = routes.per_workload.get(&i).copied().unwrap_or(0);
-            let mut row = workload_row(w, &tenants, routes, &cfg.intent)?;
-            if let Some(u) = &usage
-                && !u.unknown_workloads.contains(&i)
-            {
-                let used = u.per_workload.get(&i).copied().unwrap_or_default();
-                row.gpus_used = Some(used.busy);
-                row.gpu_equivalents_used = Some(used.equivalents);
-            }
-            Ok(row)
-        })
+    let rows: Vec<WorkloadRow> = fleet
+        .each()
+        .map(|(_, w, a)| workload_row(w, a))
         .collect::<Result<_, Overflow>>()?;
 
     // Namespaces.
@@ -153,7 +126,7 @@ pub fn inventory_with_metrics(
         .collect();
     let top3_share = order_namespaces(&mut namespaces)?;
 
-    let tenant_rows = tenant_rows(&rows, gpus.requested, &routes.per_tenant, &tenants)?;
+    let tenant_rows = tenant_rows(&rows, gpus.requested, &routes.per_tenant, tenants)?;
     let product_lines = product_line_rows(&rows, gpus.requested)?;
 
     let mut workload_rows = rows;
@@ -170,26 +143,17 @@ pub fn inventory_with_metrics(
         .cloned()
         .collect();
 
-    let mut unknown = BTreeMap::new();
+    let mut unknown = Unknown::default();
     let mut partial = Unknown::default();
-    let mut metrics_source = None;
-    match metrics {
-        Metrics::NotConfigured => {
-            unknown.insert("gpus.used".to_string(), NO_METRICS.to_string());
-        }
-        Metrics::Failed(reason) => {
-            unknown.insert("gpus.used".to_string(), reason.clone());
-        }
-        Metrics::Activity { source, .. } => metrics_source = Some(source.clone()),
+    if let Some(why) = &fleet.used_unknown {
+        unknown.set("gpus.used", why.clone());
     }
-    if let Some(why) = usage_unknown {
-        unknown.insert("gpus.used".to_string(), why);
-    }
-    if let Some(u) = &usage {
+    if let Some(u) = usage {
         u.note(&mut unknown, &mut partial);
     }
+    let metrics_source = fleet.metrics_source.clone();
     gpus.used = usage.as_ref().map(|u| u.fleet.busy);
-    let mut other_gpus = other_gpu_rows(&nodes, &other_req, &other_pend)?;
+    let mut other_gpus = other_gpu_rows(nodes, &other_req, &other_pend)?;
     if let Some(u) = &usage {
         for row in &mut other_gpus {
             if let Some(profile) = row.resource.strip_prefix(crate::k8s::gpus::MIG_PREFIX) {
@@ -213,7 +177,7 @@ pub fn inventory_with_metrics(
             utilisation,
             nearly_full,
             gpus,
-            unknown: unknown.into(),
+            unknown,
             partial,
             shortage,
             excluded_nodes: excluded,
@@ -243,7 +207,7 @@ pub fn inventory_with_metrics(
         product_lines,
         workloads: workload_rows,
         graphs,
-        routes: routes.rows,
+        routes: routes.rows.clone(),
         idle,
         clusters: Vec::new(),
         drift: None,
@@ -296,23 +260,8 @@ pub(crate) fn intent_coverage<'a>(
     ratio(declared, all)
 }
 
-pub(crate) fn workload_row(
-    w: &Workload,
-    tenants: &Resolver<'_>,
-    public_routes: u64,
-    intent_rules: &[IntentRule],
-) -> Result<WorkloadRow, Overflow> {
-    // The first `intent:` rule that matches fills what the annotations leave unset.
-    let rule = intent_rules
-        .iter()
-        .enumerate()
-        .find(|(_, r)| r.matches.matches(&w.id.namespace, &w.id.kind, &w.id.name))
-        .map(|(i, r)| (format!("intent[{i}]"), r.values()));
-    let (intent, intent_problems) = crate::intent::read(
-        &w.intent_annotations,
-        rule.as_ref().map(|(at, v)| (at.as_str(), v)),
-        w.intent_facts.cron,
-    );
+/// A workload's row: its figures and shape as the report shows them.
+pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overflow> {
     let mut other = BTreeMap::new();
     let mut held = w.requested.clone();
     held.add(&w.pending)
@@ -329,8 +278,8 @@ pub(crate) fn workload_row(
         api_group: w.id.group.clone(),
         kind: w.id.kind.clone(),
         name: w.id.name.clone(),
-        tenant: tenants.tenant(&w.labels, &w.id.namespace),
-        product_line: tenants.product_line(&w.labels, &w.id.namespace),
+        tenant: a.tenant.clone(),
+        product_line: a.product_line.clone(),
         gpus: w.requested.whole,
         gpus_pending: w.pending.whole,
         gpus_declared: w.shape.total().named(&w.id, "the GPUs it declares")?,
@@ -343,15 +292,15 @@ pub(crate) fn workload_row(
         } else {
             ShapeSource::Pods
         },
-        gpus_used: None,
-        gpu_equivalents_used: None,
+        gpus_used: a.used.map(|u| u.busy),
+        gpu_equivalents_used: a.used.map(|u| u.equivalents),
         pods_bound: w.pods.bound,
         pods_pending: w.pods.pending,
         other_gpus: other,
-        public_routes,
+        public_routes: a.public_routes,
         source: w.source.as_ref().map(ToString::to_string),
-        intent: (!intent.is_empty()).then_some(intent),
-        intent_problems,
+        intent: a.intent.clone(),
+        intent_problems: a.intent_problems.clone(),
         intent_facts: w.intent_facts.clone(),
     })
 }

@@ -11,6 +11,7 @@ pub mod fleets;
 pub mod headroom;
 pub mod impact;
 pub mod inventory;
+pub mod live;
 pub mod nodes;
 pub mod plan;
 pub mod tenancy;

@@ -20,7 +20,9 @@ use crate::intent::{Deadline, WorkClass};
 use crate::k8s::object::{Body, Kind, Object};
 use crate::plan::{Job, Pool};
 use crate::report::{DesiredWorkloadRow, WorkloadRow};
-use crate::util::sum::Overflow;
+use crate::util::sum::{self, Named, Overflow};
+
+use super::live::LiveFleet;
 
 /// Why a batch workload cannot be planned: one line naming it (`namespace/Kind/name`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -99,21 +101,22 @@ pub fn job_of(x: &WorkloadRow, now_s: i64) -> Result<Option<Job>, LeftOut> {
 }
 
 /// The pool, and a sentence saying how it was computed.
-pub fn batch_pool(objects: &[Object], cfg: &Config) -> Result<(Pool, String), Overflow> {
-    let nodes = super::nodes::gpu_nodes(objects, cfg);
-    let node_sizes = nodes
+pub fn batch_pool(fleet: &LiveFleet<'_>) -> Result<(Pool, String), Overflow> {
+    let node_sizes = fleet
+        .nodes
         .values()
         .map(|n| n.placeable_gpus())
         .filter(|g| *g > 0)
         .collect();
-    let report = super::inventory::inventory(objects, cfg, vec![])?;
-    let held: u64 = report
+    let held: u64 = fleet
         .workloads
+        .list
         .iter()
         .filter(|w| w.intent_facts.class != WorkClass::Batch)
-        .map(|w| w.gpus)
+        .map(|w| w.requested.whole)
         .fold(0, u64::saturating_add);
-    let placeable = report.fleet.gpus.placeable;
+    let placeable = sum::sum(fleet.nodes.values().map(|n| n.placeable_gpus()))
+        .named("the fleet", "placeable GPUs")?;
     let free = placeable.saturating_sub(held);
     Ok((
         Pool {

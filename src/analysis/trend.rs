@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::{Fallback, Tenancy};
 use crate::live::range::RangeSeries;
+use crate::report::Known;
 use crate::report::trend::{Source, Trend, TrendRow};
 
 pub use crate::report::series::NO_PRODUCT_LINE;
@@ -161,10 +162,10 @@ pub fn trend(
 /// tenant), or the reason they are unknown. At a step with busy data a tenant without a sample was
 /// busy on no GPU: gpuledger exports every tenant's busy GPUs when it knows them, and none when it
 /// does not.
-pub fn with_busy(t: &mut Trend, busy: Result<&ByName, String>) {
+pub fn with_busy(t: &mut Trend, busy: Known<&ByName>) {
     let by = match busy {
-        Ok(by) => by,
-        Err(why) => {
+        Known::Value(by) => by,
+        Known::Unknown(why) => {
             t.busy_unknown = Some(why);
             return;
         }

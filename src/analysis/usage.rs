@@ -72,14 +72,14 @@ pub struct Attribution {
 impl Attribution {
     /// Writes why figures are partial (`gpus.used`) or unknown (`workloads.gpus_used`) into the
     /// fleet's maps.
-    pub fn note(&self, unknown: &mut BTreeMap<String, String>, partial: &mut Unknown) {
+    pub fn note(&self, unknown: &mut Unknown, partial: &mut Unknown) {
         if !self.partial.is_empty() {
             partial.set("gpus.used", self.partial.join("; "));
         }
         if !self.unknown_workloads.is_empty() {
-            unknown.insert(
-                "workloads.gpus_used".to_string(),
-                "unknown for workloads with a pod on a GPU node without DCGM series or on a GPU whose samples cannot be read (see no_metrics_nodes, unknown_gpus)".to_string(),
+            unknown.set(
+                "workloads.gpus_used",
+                "unknown for workloads with a pod on a GPU node without DCGM series or on a GPU whose samples cannot be read (see no_metrics_nodes, unknown_gpus)",
             );
         }
     }

@@ -356,25 +356,41 @@ pub fn token(var: &str) -> Option<String> {
         .inspect(|t| gpuledger::util::redact::register(t))
 }
 
+/// A duration flag that does not read.
+#[derive(Debug, thiserror::Error)]
+pub enum DurationError {
+    #[error("a unit is needed: s, m, h or d")]
+    NoUnit,
+    #[error("{0:?} is not a duration such as 30m or 1h")]
+    NotANumber(String),
+    #[error("{0:?}: the unit must be s, m, h or d")]
+    Unit(String),
+    #[error("the window must be longer than zero")]
+    Zero,
+}
+
 /// `90s`, `30m`, `1h`, `2d`.
-pub fn parse_duration(s: &str) -> Result<Duration, String> {
+pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
     let s = s.trim();
     let split = s
         .find(|c: char| !c.is_ascii_digit())
-        .ok_or("a unit is needed: s, m, h or d")?;
+        .ok_or(DurationError::NoUnit)?;
     let (n, unit) = s.split_at(split);
     let n: u64 = n
         .parse()
-        .map_err(|_| format!("{s:?} is not a duration such as 30m or 1h"))?;
-    let secs = match unit {
-        "s" => n,
-        "m" => n * 60,
-        "h" => n * 3600,
-        "d" => n * 86_400,
-        _ => return Err(format!("{s:?}: the unit must be s, m, h or d")),
+        .map_err(|_| DurationError::NotANumber(s.to_string()))?;
+    let unit = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => return Err(DurationError::Unit(s.to_string())),
     };
+    let secs = n
+        .checked_mul(unit)
+        .ok_or_else(|| DurationError::NotANumber(s.to_string()))?;
     if secs == 0 {
-        return Err("the window must be longer than zero".into());
+        return Err(DurationError::Zero);
     }
     Ok(Duration::from_secs(secs))
 }

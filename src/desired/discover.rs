@@ -115,7 +115,10 @@ pub fn plan<'a>(
         if !(text.contains("apiVersion") && text.contains("kind")) {
             continue;
         }
-        parsed.insert(path.clone(), read_str(text, path));
+        parsed.insert(
+            path.clone(),
+            read_str(text, path).and_then(crate::workload::checked),
+        );
     }
 
     let objects: Vec<&Object> = parsed

@@ -39,6 +39,20 @@ pub enum Lookup {
     Unknown(String),
 }
 
+/// A marker the report cannot answer at all: a field, a format or a table it does not have. The
+/// message says which, and what there is instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct MarkerError(pub String);
+
+/// The message itself, to match on or quote.
+impl std::ops::Deref for MarkerError {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
 /// One step of a path.
 #[derive(Debug, Clone, PartialEq)]
 enum Step {
@@ -49,11 +63,11 @@ enum Step {
 }
 
 /// `fleet.gpus.placeable`, `tenants[0].name`, `tenants[name=chat].gpus_requested`.
-fn parse(path: &str) -> Result<Vec<Step>, String> {
+fn parse(path: &str) -> Result<Vec<Step>, MarkerError> {
     let bad = |why: &str| {
-        Err(format!(
+        Err(MarkerError(format!(
             "{path:?} is not a field path ({why}); e.g. fleet.gpus.placeable or tenants[name=chat].gpus_requested"
-        ))
+        )))
     };
     let mut steps = Vec::new();
     for part in path.split('.') {
@@ -101,7 +115,7 @@ fn parse(path: &str) -> Result<Vec<Step>, String> {
 
 /// Follows `path` through `report` (the report's JSON). `Err` when the path is malformed or names
 /// no field of the report.
-pub fn lookup(report: &Value, path: &str) -> Result<Lookup, String> {
+pub fn lookup(report: &Value, path: &str) -> Result<Lookup, MarkerError> {
     let steps = parse(path)?;
     let mut here = report;
     let mut walked = String::new();
@@ -112,11 +126,11 @@ pub fn lookup(report: &Value, path: &str) -> Result<Lookup, String> {
                     if here.is_null() {
                         return Ok(Lookup::Unknown(format!("{walked} is unknown")));
                     }
-                    return Err(format!(
+                    return Err(MarkerError(format!(
                         "{path}: {} is {}, not an object with fields",
                         display(&walked),
                         kind(here)
-                    ));
+                    )));
                 };
                 match map.get(k) {
                     Some(v) => here = v,
@@ -129,22 +143,22 @@ pub fn lookup(report: &Value, path: &str) -> Result<Lookup, String> {
                     }
                     None => {
                         let known: Vec<&str> = map.keys().map(String::as_str).collect();
-                        return Err(format!(
+                        return Err(MarkerError(format!(
                             "{path} names no field of the report: {} has no {k:?} (it has {})",
                             display(&walked),
                             known.join(", ")
-                        ));
+                        )));
                     }
                 }
                 walked = join(&walked, k);
             }
             Step::Index(_) | Step::Select(..) => {
                 let Value::Array(items) = here else {
-                    return Err(format!(
+                    return Err(MarkerError(format!(
                         "{path}: {} is {}, not a list",
                         display(&walked),
                         kind(here)
-                    ));
+                    )));
                 };
                 let (found, label, missing) = match step {
                     Step::Select(f, v) => (
@@ -228,40 +242,40 @@ fn text(v: &Value) -> String {
 }
 
 /// Checks a format name before anything is looked up.
-pub fn check_format(format: &str) -> Result<(), String> {
+pub fn check_format(format: &str) -> Result<(), MarkerError> {
     if FORMATS.contains(&format) {
         Ok(())
     } else {
-        Err(format!(
+        Err(MarkerError(format!(
             "unknown format {format:?}: one of {}",
             FORMATS.join(", ")
-        ))
+        )))
     }
 }
 
 /// `v` written in `format`: `plain` as the JSON says it (a list: its length), `int` with thousands
 /// separators (`1,364`; a fraction is rounded), `percent` a fraction as `85.5%`, `percent0` as
 /// `86%`. `Err` when the value is not one the format can write.
-pub fn format(v: &Value, format: &str, path: &str) -> Result<String, String> {
-    let number = |v: &Value| -> Result<f64, String> {
+pub fn format(v: &Value, format: &str, path: &str) -> Result<String, MarkerError> {
+    let number = |v: &Value| -> Result<f64, MarkerError> {
         match v {
             Value::Number(n) => n
                 .as_f64()
-                .ok_or_else(|| format!("{path}: {n} is out of range")),
+                .ok_or_else(|| MarkerError(format!("{path}: {n} is out of range"))),
             Value::Array(a) => Ok(a.len() as f64),
-            other => Err(format!(
+            other => Err(MarkerError(format!(
                 "{path} is {}, and format {format} writes numbers",
                 kind(other)
-            )),
+            ))),
         }
     };
     match format {
         "plain" => match v {
             Value::String(s) => Ok(s.clone()),
             Value::Array(a) => Ok(a.len().to_string()),
-            Value::Object(_) => Err(format!(
+            Value::Object(_) => Err(MarkerError(format!(
                 "{path} is an object: name one of its fields ({path}.…)"
-            )),
+            ))),
             other => Ok(other.to_string()),
         },
         "int" => {
@@ -281,10 +295,10 @@ pub fn format(v: &Value, format: &str, path: &str) -> Result<String, String> {
         }
         "percent" => Ok(percent(number(v)?, Digits::Tenth)),
         "percent0" => Ok(percent(number(v)?, Digits::Whole)),
-        other => Err(format!(
+        other => Err(MarkerError(format!(
             "unknown format {other:?}: one of {}",
             FORMATS.join(", ")
-        )),
+        ))),
     }
 }
 

@@ -19,9 +19,10 @@ pub mod scan;
 use serde_json::Value;
 
 use crate::error::InputError;
+use crate::report::Known;
 use crate::report::Report;
 use crate::report::facts::{DocFinding, DocsStatus};
-use field::Lookup;
+use field::{Lookup, MarkerError};
 use scan::{Kind, Marker};
 
 /// The report's own tables as markdown, by the name a `gpuledger:table` marker gives, in the
@@ -66,36 +67,36 @@ impl<'a> Facts<'a> {
 
     /// The text of one marker with `newline` as its line ending, or why it is unknown. `Err` for a
     /// marker the report cannot answer at all (no such field, table or format).
-    fn text(&self, kind: &Kind, newline: &str) -> Result<Result<String, String>, String> {
+    fn text(&self, kind: &Kind, newline: &str) -> Result<Known<String>, MarkerError> {
         match kind {
             Kind::Fact { path, format } => {
                 field::check_format(format)?;
                 let looked = field::lookup(&self.json, path)?;
                 // The path is checked first: a wrong field is an error even in an incomplete report.
                 if let Some(why) = &self.incomplete {
-                    return Ok(Err(why.clone()));
+                    return Ok(Known::Unknown(why.clone()));
                 }
                 match looked {
-                    Lookup::Unknown(why) => Ok(Err(why)),
+                    Lookup::Unknown(why) => Ok(Known::Unknown(why)),
                     Lookup::Value(v) => {
                         let text = field::format(&v, format, path)?;
                         // A value can come from the cluster (a tenant's name from a label): it is
                         // escaped as the report's markdown escapes it, so it can neither open a
                         // tag or a comment nor break the table it stands in. Line breaks (a
                         // free-text field) become spaces: a fact is inline text.
-                        Ok(Ok(crate::doc::markdown::esc(&text)))
+                        Ok(Known::Value(crate::doc::markdown::esc(&text)))
                     }
                 }
             }
             Kind::Table { name } => {
                 let table = self.table(name)?;
                 if let Some(why) = &self.incomplete {
-                    return Ok(Err(why.clone()));
+                    return Ok(Known::Unknown(why.clone()));
                 }
                 // Blank lines around the table: a table must not touch the comments around it, or
                 // a markdown reader takes them for one block.
                 let body = table.replace('\n', newline);
-                Ok(Ok(format!("{newline}{newline}{body}{newline}")))
+                Ok(Known::Value(format!("{newline}{newline}{body}{newline}")))
             }
         }
     }
@@ -103,16 +104,16 @@ impl<'a> Facts<'a> {
 
 impl Facts<'_> {
     /// The table a marker names; `Err` for a name that is no table.
-    fn table(&self, name: &str) -> Result<&str, String> {
+    fn table(&self, name: &str) -> Result<&str, MarkerError> {
         let tables = self.tables.get_or_init(|| (self.make_tables)());
         match tables.iter().find(|(n, _)| *n == name) {
             Some((_, t)) => Ok(t),
             None => {
                 let names: Vec<&str> = tables.iter().map(|(n, _)| *n).collect();
-                Err(format!(
+                Err(MarkerError(format!(
                     "no table named {name:?}: one of {}",
                     names.join(", ")
-                ))
+                )))
             }
         }
     }
@@ -175,12 +176,12 @@ pub fn evaluate(name: &str, bytes: &[u8], facts: &Facts<'_>) -> Result<Evaluated
             file: name.to_string(),
             line: Some(m.line),
             column: None,
-            message,
+            message: message.to_string(),
         })?;
         let state = match answer {
-            Ok(new) if new == old => State::Current,
-            Ok(new) => State::Stale(new),
-            Err(why) => State::Unknown(why),
+            Known::Value(new) if new == old => State::Current,
+            Known::Value(new) => State::Stale(new),
+            Known::Unknown(why) => State::Unknown(why),
         };
         markers.push(Checked {
             marker: m,

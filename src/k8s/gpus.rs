@@ -202,8 +202,8 @@ impl<'de> Deserialize<'de> for GpuList {
     }
 }
 
-/// A GPU quantity that must be a whole number. A fractional value is an input error that names the
-/// object being read (see [`super::object::current_object`]) at the parser's position.
+/// A GPU quantity that must be a whole number. A fractional value is an input error at the parser's
+/// position; the reader leads its message with the object and field it is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GpuCount(pub u64);
 
@@ -211,11 +211,8 @@ impl<'de> Deserialize<'de> for GpuCount {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let q = Quantity::deserialize(deserializer)?;
         q.whole().map(GpuCount).ok_or_else(|| {
-            let what = super::object::current_object()
-                .map(|o| format!("{o}: "))
-                .unwrap_or_default();
             de::Error::custom(format!(
-                "{what}GPU quantity {q} is not a whole number (extended resources such as nvidia.com/gpu must be non-negative integers)"
+                "GPU quantity {q} is not a whole number (extended resources such as nvidia.com/gpu must be non-negative integers)"
             ))
         })
     }

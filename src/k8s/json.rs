@@ -4,10 +4,11 @@
 //! slice, and a fleet's snapshot is too large to hold whole (peak memory stays well below the
 //! file's size). So the top-level objects of a JSON stream are walked here by hand, over a window
 //! that slides along the input: each element of `items` is parsed from a slice of the window as
-//! the list itself would read it ([`ListItem`]), and every other value of the top-level object is
+//! the list itself would read it ([`ItemReader`]), and every other value of the top-level object is
 //! kept as its text. Those texts, with `items` empty, are then read as one small document, so the
-//! rules of a list and of a lone object stay in one place (`super::object`), whatever the key
-//! order (`kubectl get -o json` writes `items` before `kind`).
+//! rules of a list and of a lone object stay in one place (`super::document`), whatever the key
+//! order (`kubectl get -o json` writes `items` before `kind`). Items and documents are read with
+//! the read's [`Session`].
 //!
 //! Anything this walk does not expect (a top-level array, a syntax error, a value of the wrong
 //! type, input that ends early) gives `None`: the caller then reads the whole input with the
@@ -16,11 +17,15 @@
 
 use std::io::{self, Read};
 
-use serde::de::{DeserializeOwned, IgnoredAny};
+use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny};
 
-use super::object::{self, Deferred, Document, ListItem, Object};
-use super::read::{BOM, append, keep_meta};
-use super::types::{Labels, ObjectMeta};
+use super::document::{
+    self, BOM, Deferred, DocumentReader, ItemReader, ListItem, append, keep_meta,
+};
+use super::object::Object;
+use super::session::Session;
+use super::text::Labels;
+use super::types::ObjectMeta;
 
 /// How much of the input the window holds to begin with; it doubles for a value larger than that.
 const WINDOW: usize = 8 << 20;
@@ -34,11 +39,15 @@ const AHEAD: usize = 1 << 20;
 pub(super) fn read_stream(
     r: impl Read,
     size: Option<u64>,
+    session: &mut Session,
 ) -> io::Result<Option<(Vec<Object>, Labels)>> {
-    read_with(Window::new(r, size, WINDOW, AHEAD))
+    read_with(Window::new(r, size, WINDOW, AHEAD), session)
 }
 
-fn read_with<R: Read>(mut w: Window<R>) -> io::Result<Option<(Vec<Object>, Labels)>> {
+fn read_with<R: Read>(
+    mut w: Window<R>,
+    session: &mut Session,
+) -> io::Result<Option<(Vec<Object>, Labels)>> {
     w.more()?;
     if w.rest().starts_with(BOM) {
         w.pos += BOM.len();
@@ -51,7 +60,7 @@ fn read_with<R: Read>(mut w: Window<R>) -> io::Result<Option<(Vec<Object>, Label
             Some(b'{') => w.pos += 1,
             Some(_) => return Ok(None),
         }
-        let Some((found, annotations)) = top_object(&mut w)? else {
+        let Some((found, annotations)) = top_object(&mut w, session)? else {
             return Ok(None);
         };
         append(&mut objects, found);
@@ -62,7 +71,10 @@ fn read_with<R: Read>(mut w: Window<R>) -> io::Result<Option<(Vec<Object>, Label
 
 /// One top-level object, past its `{`: the objects of its `items` (when it has them) followed by
 /// the object itself unless it is a list, and the list's annotations.
-fn top_object<R: Read>(w: &mut Window<R>) -> io::Result<Option<(Vec<Object>, Labels)>> {
+fn top_object<R: Read>(
+    w: &mut Window<R>,
+    session: &mut Session,
+) -> io::Result<Option<(Vec<Object>, Labels)>> {
     // The object's text without its items, read as a document at the end.
     let mut rest = b"{".to_vec();
     let mut api_version: Option<String> = None;
@@ -89,7 +101,8 @@ fn top_object<R: Read>(w: &mut Window<R>) -> io::Result<Option<(Vec<Object>, Lab
                     return Ok(None); // twice: left to the streaming reader
                 }
                 w.pos += 1;
-                let Some(read) = read_items(w, api_version.as_deref(), kind.as_deref())? else {
+                let Some(read) = read_items(w, api_version.as_deref(), kind.as_deref(), session)?
+                else {
                     return Ok(None);
                 };
                 items = Some(read);
@@ -121,12 +134,14 @@ fn top_object<R: Read>(w: &mut Window<R>) -> io::Result<Option<(Vec<Object>, Lab
     let mut out = Vec::new();
     if let Some((found, waiting)) = items {
         out = found;
-        if object::place_items(&mut out, waiting, api_version.as_deref(), kind.as_deref()).is_err()
-        {
+        let (v, k) = (api_version.as_deref(), kind.as_deref());
+        if document::place_items(&mut out, waiting, v, k, session).is_err() {
             return Ok(None);
         }
     }
-    let Ok(doc) = serde_json::from_slice::<Document<ObjectMeta>>(&rest) else {
+    let mut de = serde_json::Deserializer::from_slice(&rest);
+    let read = DocumentReader::<ObjectMeta>::new(session, 0).deserialize(&mut de);
+    let Ok(doc) = read.and_then(|doc| de.end().map(|()| doc)) else {
         return Ok(None);
     };
     // The list's own object, if it is not a list, comes after its items (as the reader pushes it).
@@ -139,8 +154,8 @@ fn read_items<R: Read>(
     w: &mut Window<R>,
     api_version: Option<&str>,
     kind: Option<&str>,
+    session: &mut Session,
 ) -> io::Result<Option<(Vec<Object>, Vec<Deferred>)>> {
-    object::set_item_type(api_version, kind);
     let mut out = Vec::new();
     let mut waiting = Vec::new();
     if w.peek()? == Some(b']') {
@@ -148,7 +163,7 @@ fn read_items<R: Read>(
         return Ok(Some((out, waiting)));
     }
     loop {
-        let Some(item) = w.value::<ListItem>()? else {
+        let Some(item) = w.item(session, api_version, kind)? else {
             return Ok(None);
         };
         let at = out.len();
@@ -253,37 +268,63 @@ impl<R: Read> Window<R> {
     }
 
     /// The value at the position, parsed from the window; `None` if it is not a `T` (or not JSON).
-    /// A value the window's end cuts off is parsed again once the window holds more.
     fn value<T: DeserializeOwned>(&mut self) -> io::Result<Option<T>> {
+        self.parse(|rest| {
+            let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<T>();
+            let parsed = values.next();
+            (parsed, values.byte_offset())
+        })
+    }
+
+    /// The list item at the position, read as the list's reader reads it (see [`ItemReader`]).
+    fn item(
+        &mut self,
+        session: &mut Session,
+        api_version: Option<&str>,
+        kind: Option<&str>,
+    ) -> io::Result<Option<ListItem>> {
+        let mark = session.mark();
+        self.parse(|rest| {
+            // An item cut off by the window's end is read again: what its partial read noted is
+            // noted again.
+            session.reset_notes(mark);
+            let mut de = serde_json::Deserializer::from_slice(rest);
+            let parsed = ItemReader::new(session, api_version, kind).deserialize(&mut de);
+            (Some(parsed), de.into_iter::<IgnoredAny>().byte_offset())
+        })
+    }
+
+    /// What `parse` makes of the window from the position: the value and the bytes it took, or
+    /// `None` if it is not one. A value the window's end cuts off is parsed again once the window
+    /// holds more.
+    fn parse<T>(
+        &mut self,
+        mut parse: impl FnMut(&[u8]) -> (Option<serde_json::Result<T>>, usize),
+    ) -> io::Result<Option<T>> {
         loop {
             if self.buf.len() - self.pos < self.ahead && !self.eof {
                 self.more()?;
             }
-            let notes = object::trimmed_mark();
             let rest = self.rest();
-            let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<T>();
-            let (parsed, used) = match values.next() {
-                Some(Ok(v)) => (Some(v), values.byte_offset()),
+            let len = rest.len();
+            let (result, offset) = parse(rest);
+            let (parsed, used) = match result {
+                Some(Ok(v)) => (Some(v), offset),
                 // Cut off by the window's end: serde_json says so (`Eof`), except of a number
                 // cut short (`1.`, `2e`), which it calls invalid at the end of the slice.
-                Some(Err(e)) if e.is_eof() || error_at(rest, &e) >= rest.len() => {
-                    (None, rest.len())
-                }
+                Some(Err(e)) if e.is_eof() || error_at(rest, &e) >= len => (None, len),
                 Some(Err(_)) => return Ok(None),
-                None => (None, rest.len()),
+                None => (None, len),
             };
             // A number the window cuts is a number all the same: a value that ends where the
             // window ends is only trusted at the end of the input.
-            if used < rest.len() || self.eof {
+            if used < len || self.eof {
                 if parsed.is_some() {
                     self.pos += used;
                     self.last = used;
                 }
                 return Ok(parsed);
             }
-            // Cut off: what its partial read noted is noted again on the next try.
-            object::reset_trimmed(notes);
-            object::take_field_error();
             let before = self.buf.len() - self.pos;
             self.more()?;
             if self.buf.len() - self.pos == before && self.eof {
@@ -322,18 +363,17 @@ mod tests {
     }
 
     /// What a read returned and noted, in a form two reads can be compared by.
-    fn seen(found: &(Vec<Object>, Labels)) -> String {
-        let (notes, total) = object::take_trimmed();
+    fn seen(found: &(Vec<Object>, Labels), session: &mut Session) -> String {
+        let (notes, total) = session.take_trimmed();
         format!("{:?}\n{:?}\n{notes:?} {total}", found.0, found.1)
     }
 
     /// The streaming reader's answer, or `None` if it fails.
     fn streaming(text: &str) -> Option<String> {
-        object::take_trimmed();
-        object::take_field_error();
-        read_json(text.as_bytes(), "t.json")
+        let mut session = Session::new();
+        read_json(text.as_bytes(), "t.json", &mut session)
             .ok()
-            .map(|found| seen(&found))
+            .map(|found| seen(&found, &mut session))
     }
 
     /// The fast path over windows of every small size (each value cut somewhere by a window's
@@ -349,16 +389,16 @@ mod tests {
         windows.extend([(7, 100), (1 << 20, 1 << 10)]);
         let mut reads: Vec<(String, Option<String>)> = Vec::new();
         for (window, ahead) in windows {
-            object::take_trimmed();
-            let got = read_with(Window::new(bytes, None, window, ahead)).unwrap();
+            let mut session = Session::new();
+            let got = read_with(Window::new(bytes, None, window, ahead), &mut session).unwrap();
             reads.push((
                 format!("window {window}, ahead {ahead}"),
-                got.map(|f| seen(&f)),
+                got.map(|f| seen(&f, &mut session)),
             ));
         }
-        object::take_trimmed();
-        let got = read_with(Window::new(Trickle(bytes), None, 16, 4)).unwrap();
-        reads.push(("trickle".to_string(), got.map(|f| seen(&f))));
+        let mut session = Session::new();
+        let got = read_with(Window::new(Trickle(bytes), None, 16, 4), &mut session).unwrap();
+        reads.push(("trickle".to_string(), got.map(|f| seen(&f, &mut session))));
         for (how, got) in reads {
             match (&got, &want) {
                 (None, _) if !fast || want.is_none() => {}
@@ -436,7 +476,8 @@ mod tests {
             r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"containers": 3}}"#.to_string(),
             format!("{pod} 7"),                                      // a number after the object
         ] {
-            let fast = read_with(Window::new(text.as_bytes(), None, 8, 4)).unwrap();
+            let fast =
+                read_with(Window::new(text.as_bytes(), None, 8, 4), &mut Session::new()).unwrap();
             assert!(fast.is_none(), "{text}");
             same_as_streaming(&text, false);
         }

@@ -13,6 +13,23 @@ use serde::de::{self, Deserialize, Deserializer, Visitor};
 
 const NANO: i128 = 1_000_000_000;
 
+/// Why a text or number is not a Kubernetes quantity; each message quotes what was written.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum QuantityError {
+    /// Not the grammar `<sign><digits>[.<digits>]<suffix>`.
+    #[error("{0:?} is not a valid Kubernetes quantity")]
+    Invalid(String),
+    /// More digits, or a larger value, than a quantity holds.
+    #[error("{0:?} is too large a quantity")]
+    TooLarge(String),
+    /// A decimal exponent beyond ±40.
+    #[error("{0:?} has an exponent out of range")]
+    ExponentOutOfRange(String),
+    /// A number that is infinite or not a number.
+    #[error("{0} is not a valid quantity")]
+    NotFinite(f64),
+}
+
 /// An exact Kubernetes quantity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Quantity {
@@ -40,9 +57,9 @@ impl Quantity {
     /// Parses the quantity grammar of `k8s.io/apimachinery/pkg/api/resource`:
     /// `<sign><digits>[.<digits>]<suffix>` where the suffix is a binary SI suffix (`Ki`…`Ei`), a
     /// decimal SI suffix (`n u m "" k M G T P E`) or a decimal exponent (`e3`, `E-2`).
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, QuantityError> {
         let s = text.trim();
-        let bad = || format!("{text:?} is not a valid Kubernetes quantity");
+        let bad = || QuantityError::Invalid(text.to_string());
         let (negative, rest) = match (s.strip_prefix('-'), s.strip_prefix('+')) {
             (Some(rest), _) => (true, rest),
             (None, Some(rest)) => (false, rest),
@@ -63,7 +80,7 @@ impl Quantity {
         let digits = format!("{int_part}{frac_part}");
         let digits = digits.trim_start_matches('0');
         if digits.len() > 30 {
-            return Err(format!("{text:?} is too large a quantity"));
+            return Err(QuantityError::TooLarge(text.to_string()));
         }
         let mantissa: i128 = if digits.is_empty() {
             0
@@ -97,13 +114,13 @@ impl Quantity {
                     .parse()
                     .map_err(|_| bad())?;
                 if !(-40..=40).contains(&e) {
-                    return Err(format!("{text:?} has an exponent out of range"));
+                    return Err(QuantityError::ExponentOutOfRange(text.to_string()));
                 }
                 exp10 += i64::from(e);
             }
             _ => return Err(bad()),
         }
-        let too_large = || format!("{text:?} is too large a quantity");
+        let too_large = || QuantityError::TooLarge(text.to_string());
         let mut value = mantissa.checked_shl(binary_shift).ok_or_else(too_large)?;
         if binary_shift > 0 && value >> binary_shift != mantissa {
             return Err(too_large());
@@ -133,9 +150,9 @@ impl Quantity {
         })
     }
 
-    fn from_f64(v: f64) -> Result<Self, String> {
+    fn from_f64(v: f64) -> Result<Self, QuantityError> {
         if !v.is_finite() {
-            return Err(format!("{v} is not a valid quantity"));
+            return Err(QuantityError::NotFinite(v));
         }
         if v.fract() == 0.0 && v.abs() < 1e18 {
             return Ok(Quantity {
@@ -238,6 +255,21 @@ mod tests {
         }
         assert_eq!(Quantity::parse("500m").unwrap().to_string(), "0.5");
         assert_eq!(Quantity::parse("1.25").unwrap().to_string(), "1.25");
+    }
+
+    #[test]
+    fn errors_quote_what_was_written() {
+        let e = |s: &str| Quantity::parse(s).unwrap_err().to_string();
+        assert_eq!(e("8x"), "\"8x\" is not a valid Kubernetes quantity");
+        assert_eq!(e("1e999"), "\"1e999\" has an exponent out of range");
+        assert_eq!(
+            e("99999999999999999999999999999999Ei"),
+            "\"99999999999999999999999999999999Ei\" is too large a quantity"
+        );
+        assert_eq!(
+            Quantity::from_f64(f64::NAN).unwrap_err().to_string(),
+            "NaN is not a valid quantity"
+        );
     }
 
     #[test]

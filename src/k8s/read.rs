@@ -4,7 +4,12 @@
 //! separators, so one reader serves both. Input that opens with `{` or `[` is tried as a JSON stream
 //! and, if it turns out not to be JSON, read again as YAML (every style kubectl accepts: flow
 //! mappings, `---`, comments, directives, CRLF, a byte order mark). Both formats are streamed from a
-//! buffered reader, so memory follows the objects kept, not the file's size. Every error names the file and, where the parser knows it, the line and column.
+//! buffered reader, so memory follows the objects kept, not the file's size. Every error names the
+//! file and, where the parser knows it, the line and column.
+//!
+//! Each read owns a [`Session`] (strings shared, notes of what was cut, the field a read failed in)
+//! and says, on stderr, what it cut to the API's limits. The objects come out as read: checking
+//! their GPU figures is the caller's (`crate::workload::checked`), which knows what they are for.
 //!
 //! A snapshot written by `gpuledger snapshot` also says where and when it was read, in its `List`'s
 //! `metadata.annotations` under `gpuledger.io/…` keys ([`SnapshotMeta`]): kubectl ignores a list's
@@ -15,12 +20,20 @@ use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_saphyr::Spanned;
+use serde::Deserialize;
+use serde::de::DeserializeSeed;
 
-use super::object::{Document, Object};
-use super::types::{Labels, ObjectMeta};
+use super::document::{BOM, DocumentReader, ReadError, keep_meta};
+use super::object::Object;
+use super::session::Session;
+use super::text::Labels;
+use super::types::{ObjectMeta, PodSpec, PodTemplate};
+use super::yaml::read_yaml;
 use crate::error::{Error, InputError};
 use crate::util::date::Timestamp;
+
+pub use super::document::append;
+pub(crate) use super::yaml::yaml_error_to_input;
 
 /// The annotation keys of a snapshot's `List` metadata.
 pub const CONTEXT_KEY: &str = "gpuledger.io/context";
@@ -94,18 +107,6 @@ impl SnapshotMeta {
 pub struct Snapshot {
     pub objects: Vec<Object>,
     pub meta: SnapshotMeta,
-}
-
-/// The first top-level list's `gpuledger.io/…` annotations (a file of concatenated snapshots is
-/// described by its first).
-pub(super) fn keep_meta(kept: &mut Labels, found: Labels) {
-    if kept.is_empty() {
-        kept.extend(
-            found
-                .into_iter()
-                .filter(|(k, _)| k.starts_with("gpuledger.io/")),
-        );
-    }
 }
 
 /// Reads every object in `path` (`-` is standard input).
@@ -200,48 +201,54 @@ impl Input<'_> {
     /// by serde_json's streaming reader, which says what is wrong and where. The streaming reader
     /// gets a reader of its concrete type: serde_json reads byte by byte, and through a
     /// `dyn BufRead` every byte is a call the compiler cannot inline.
-    fn json(&mut self, file: &str) -> Result<(Vec<Object>, Labels), JsonFailure> {
+    fn json(
+        &mut self,
+        file: &str,
+        session: &mut Session,
+    ) -> Result<(Vec<Object>, Labels), JsonFailure> {
         let io = |e| JsonFailure::Read(ReadError::Io(e));
         let fast = match self {
-            Input::Bytes(b) => super::json::read_stream(*b, u64::try_from(b.len()).ok()),
+            Input::Bytes(b) => super::json::read_stream(*b, u64::try_from(b.len()).ok(), session),
             Input::File(f) => {
                 f.seek(SeekFrom::Start(0)).map_err(io)?;
                 let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-                super::json::read_stream(&*f, size)
+                super::json::read_stream(&*f, size, session)
             }
         }
         .map_err(io)?;
         if let Some(found) = fast {
             return Ok(found);
         }
-        // What the fast path noted before it gave up is noted again.
-        super::object::take_trimmed();
-        super::object::take_field_error();
+        // The read starts again, and so does what it noted and shared.
+        *session = Session::new();
         match self {
-            Input::Bytes(b) => read_json(b.strip_prefix(BOM).unwrap_or(b), file),
+            Input::Bytes(b) => read_json(b.strip_prefix(BOM).unwrap_or(b), file, session),
             Input::File(f) => {
                 f.seek(SeekFrom::Start(0)).map_err(io)?;
                 let mut r = BufReader::with_capacity(256 * 1024, &*f);
                 if r.fill_buf().map_err(io)?.starts_with(BOM) {
                     r.consume(BOM.len());
                 }
-                read_json(r, file)
+                read_json(r, file, session)
             }
         }
     }
 }
 
-/// A UTF-8 byte order mark, which every reader skips.
-pub(super) const BOM: &[u8] = b"\xEF\xBB\xBF";
-
 /// One page of a list response from the API server (JSON): its objects and the token of the next
 /// page, if any. `source` names the cluster resource in errors and in each object's source.
+///
+/// Strings are shared within a page: its session goes with it, so that a long-running `serve` never
+/// keeps the strings of objects it dropped, and pages parsed at once on several threads share
+/// nothing.
 pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String>), InputError> {
     let file: Arc<str> = Arc::from(source);
-    super::object::take_trimmed();
-    super::object::take_field_error();
-    let mut doc: Document<ObjectMeta> =
-        serde_json::from_str(text).map_err(|e| match json_error(e, source) {
+    let mut session = Session::new();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut doc = DocumentReader::<ObjectMeta>::new(&mut session, 0)
+        .deserialize(&mut de)
+        .and_then(|doc| de.end().map(|()| doc))
+        .map_err(|e| match json_error(e, source, &mut session) {
             ReadError::Input(e) => e,
             ReadError::Io(e) => InputError {
                 file: source.to_string(),
@@ -250,39 +257,26 @@ pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String
                 message: e.to_string(),
             },
         })?;
-    // Strings are shared within a page; the table goes with it, so that a long-running `serve`
-    // never keeps the strings of objects it dropped (pages may be read on any thread).
-    super::types::forget_interned();
     for o in &mut doc.objects {
         o.source.file = file.clone();
     }
-    check_all(&doc.objects, source)?;
-    warn_trimmed(source);
+    warn_trimmed(source, &mut session);
     Ok((doc.objects, doc.continue_token))
 }
 
-pub(super) enum ReadError {
-    Io(io::Error),
-    Input(InputError),
+/// A pod template embedded in a custom resource's spec (kept as JSON), read with the limits every
+/// object's are read with, in a session of its own.
+pub fn pod_template(v: &serde_json::Value) -> Result<PodTemplate, serde_json::Error> {
+    let mut t = PodTemplate::deserialize(v)?;
+    super::admit::template(&mut t, &mut Session::new());
+    Ok(t)
 }
 
-/// YAML parsing limits. Without aliases, every node, event and document costs at least a byte of
-/// input, so limits proportional to the input's size never refuse an honest file (a `kubectl get -o
-/// yaml` List of 100,000 pods is one document of millions of nodes) while an alias bomb, which
-/// expands far beyond its size, is stopped. Depth is bounded to protect the stack.
-fn yaml_options(size: Option<u64>) -> serde_saphyr::Options {
-    // Standard input has no size: allow what a 1 GiB file would.
-    let len = usize::try_from(size.unwrap_or(1 << 30)).unwrap_or(usize::MAX);
-    serde_saphyr::options! {
-        budget: serde_saphyr::budget! {
-            max_reader_input_bytes: None,
-            max_events: len.saturating_mul(2).max(1_000_000),
-            max_nodes: len.max(250_000),
-            max_documents: len.max(1_024),
-            max_total_scalar_bytes: len.max(64 * 1024 * 1024),
-            max_depth: 200,
-        },
-    }
+/// A bare pod spec embedded in a custom resource's spec (see [`pod_template`]).
+pub fn pod_spec(v: &serde_json::Value) -> Result<PodSpec, serde_json::Error> {
+    let mut p = PodSpec::deserialize(v)?;
+    super::admit::pod_spec(&mut p, &mut Session::new());
+    Ok(p)
 }
 
 /// JSON or YAML, decided by parsing, not by a guess: input that opens like JSON (`{` or `[`) is
@@ -295,17 +289,17 @@ fn read_from(
     file: &Arc<str>,
     size: Option<u64>,
 ) -> Result<(Vec<Object>, Labels), ReadError> {
-    super::object::take_trimmed(); // what an earlier, failed read on this thread left
-    super::object::take_field_error();
-    super::types::forget_interned();
+    let mut session = Session::new();
     let (mut objects, meta) =
         if opens_like_json(&mut input.reader().map_err(ReadError::Io)?).map_err(ReadError::Io)? {
-            let json = input.json(file);
+            let json = input.json(file, &mut session);
             match json {
                 Ok(objects) => objects,
                 Err(JsonFailure::Read(e)) => return Err(e),
                 Err(JsonFailure::NotJson(json)) => {
-                    match read_yaml(input.reader().map_err(ReadError::Io)?, file, size) {
+                    session = Session::new();
+                    let reader = input.reader().map_err(ReadError::Io)?;
+                    match read_yaml(reader, file, size, &mut session) {
                         Ok(objects) => objects,
                         Err(ReadError::Input(yaml)) => {
                             let at = |e: &InputError| (e.line, e.column);
@@ -320,22 +314,24 @@ fn read_from(
                 }
             }
         } else {
-            read_yaml(input.reader().map_err(ReadError::Io)?, file, size)?
+            read_yaml(
+                input.reader().map_err(ReadError::Io)?,
+                file,
+                size,
+                &mut session,
+            )?
         };
-    // The objects keep the strings they share; the table that found them is done.
-    super::types::forget_interned();
     for o in &mut objects {
         o.source.file = file.clone();
     }
-    check_all(&objects, file).map_err(ReadError::Input)?;
-    warn_trimmed(file);
+    warn_trimmed(file, &mut session);
     Ok((objects, meta))
 }
 
-/// Says, on stderr, what the read cut to the API's limits (see [`super::types::MAX_LABEL_VALUE`]),
-/// naming the file and object, a bounded number of times.
-fn warn_trimmed(file: &str) {
-    let (notes, total) = super::object::take_trimmed();
+/// Says, on stderr, what the read cut to the API's limits (see [`super::admit`]), naming the file
+/// and object, a bounded number of times.
+fn warn_trimmed(file: &str, session: &mut Session) {
+    let (notes, total) = session.take_trimmed();
     for n in &notes {
         match &n.object {
             Some(o) => tracing::warn!("{file}: {o}: {}", n.what),
@@ -357,51 +353,34 @@ pub(super) enum JsonFailure {
     Read(ReadError),
 }
 
+/// Every object of a stream of JSON documents, read one after the other by serde_json.
 pub(super) fn read_json(
     reader: impl BufRead,
     file: &str,
+    session: &mut Session,
 ) -> Result<(Vec<Object>, Labels), JsonFailure> {
     let mut objects = Vec::new();
     let mut meta = Labels::new();
-    for doc in serde_json::Deserializer::from_reader(reader).into_iter::<Document<ObjectMeta>>() {
-        let doc = doc.map_err(|e| {
-            let not_json = matches!(
-                e.classify(),
-                serde_json::error::Category::Syntax | serde_json::error::Category::Eof
-            );
-            match json_error(e, file) {
-                ReadError::Input(e) if not_json => JsonFailure::NotJson(e),
-                other => JsonFailure::Read(other),
-            }
-        })?;
-        append(&mut objects, doc.objects);
-        keep_meta(&mut meta, doc.list_annotations);
-    }
-    Ok((objects, meta))
-}
-
-/// `all += more`, taking `more`'s allocation when `all` is empty (one document, the usual case):
-/// copying a fleet's objects would hold them twice at the peak.
-pub fn append(all: &mut Vec<Object>, more: Vec<Object>) {
-    if all.is_empty() {
-        *all = more;
-    } else {
-        all.extend(more);
-    }
-}
-
-fn read_yaml(
-    reader: impl BufRead,
-    file: &str,
-    size: Option<u64>,
-) -> Result<(Vec<Object>, Labels), ReadError> {
-    let mut objects = Vec::new();
-    let mut meta = Labels::new();
-    for doc in serde_saphyr::read_with_options::<_, Document<Spanned<ObjectMeta>>>(
-        &mut { reader },
-        yaml_options(size),
-    ) {
-        let doc = doc.map_err(|e| yaml_error(&e, file))?;
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    loop {
+        // `end` skips the blanks before the next document, and says whether there is one.
+        match de.end() {
+            Ok(()) => break,
+            Err(e) if e.is_io() => return Err(JsonFailure::Read(json_error(e, file, session))),
+            Err(_) => {}
+        }
+        let doc = DocumentReader::<ObjectMeta>::new(session, 0)
+            .deserialize(&mut de)
+            .map_err(|e| {
+                let not_json = matches!(
+                    e.classify(),
+                    serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+                );
+                match json_error(e, file, session) {
+                    ReadError::Input(e) if not_json => JsonFailure::NotJson(e),
+                    other => JsonFailure::Read(other),
+                }
+            })?;
         append(&mut objects, doc.objects);
         keep_meta(&mut meta, doc.list_annotations);
     }
@@ -425,90 +404,19 @@ fn opens_like_json(reader: &mut impl BufRead) -> io::Result<bool> {
     }
 }
 
-/// Refuses, at the door, an object whose GPU figures do not fit in 64 bits (see
-/// [`crate::workload::check`]): the error names the file, the object's line and the object.
-fn check_all(objects: &[Object], file: &str) -> Result<(), InputError> {
-    for o in objects {
-        crate::workload::check(o).map_err(|e| InputError {
-            file: file.to_string(),
-            line: o.source.line,
-            column: None,
-            message: e.to_string(),
-        })?;
-    }
-    Ok(())
-}
-
-fn json_error(e: serde_json::Error, file: &str) -> ReadError {
+fn json_error(e: serde_json::Error, file: &str, session: &mut Session) -> ReadError {
     if e.is_io() {
         return ReadError::Io(io::Error::other(e.to_string()));
     }
     let full = e.to_string();
     let suffix = format!(" at line {} column {}", e.line(), e.column());
-    let message = with_field(full.strip_suffix(&suffix).unwrap_or(&full));
+    let message = session.explain(full.strip_suffix(&suffix).unwrap_or(&full));
     ReadError::Input(InputError {
         file: file.to_string(),
         line: u32::try_from(e.line()).ok().filter(|&l| l > 0),
         column: u32::try_from(e.column()).ok().filter(|&c| c > 0),
         message,
     })
-}
-
-/// Converts a YAML error into an [`InputError`] ([`InputError::from_yaml`]).
-pub(crate) fn yaml_error_to_input(e: &serde_saphyr::Error, file: &str) -> InputError {
-    InputError::from_yaml(e, file)
-}
-
-fn yaml_error(e: &serde_saphyr::Error, file: &str) -> ReadError {
-    if let serde_saphyr::Error::IOError { cause } = e {
-        return ReadError::Io(io::Error::new(cause.kind(), cause.to_string()));
-    }
-    let mut input = yaml_error_to_input(e, file);
-    input.message = with_field(&input.message);
-    ReadError::Input(input)
-}
-
-/// The parser's message led by the object and field it is about, when a spec or status field
-/// failed: `Deployment team-a/web: spec.replicas: invalid type: string "three", expected u64`.
-/// (The parser gives the file position; only the reader knows the object.)
-fn with_field(message: &str) -> String {
-    let Some(f) = super::object::take_field_error() else {
-        return message.to_string();
-    };
-    // A message raised inside the object may already name it (a fractional GPU quantity).
-    let own = message
-        .strip_prefix(f.object.as_str())
-        .and_then(|m| m.strip_prefix(": "))
-        .filter(|_| !f.object.is_empty())
-        .unwrap_or(message);
-    let own = plain_types(own);
-    if f.object.is_empty() {
-        format!("{}: {own}", f.field)
-    } else {
-        format!("{}: {}: {own}", f.object, f.field)
-    }
-}
-
-/// The parsers' Rust type names in the words a manifest's author uses: `invalid u64` / `expected
-/// u64` become "not a whole number" / "expected a whole number", and so on.
-fn plain_types(message: &str) -> String {
-    let mut out = message.to_string();
-    for ty in [
-        "u64", "u32", "u16", "u8", "i64", "i32", "i16", "i8", "usize",
-    ] {
-        out = out
-            .replace(&format!("invalid {ty}"), "not a whole number")
-            .replace(&format!("expected {ty}"), "expected a whole number");
-    }
-    for (from, to) in [
-        ("invalid f64", "not a number"),
-        ("expected f64", "expected a number"),
-        ("invalid bool", "not true or false"),
-        ("expected a boolean", "expected true or false"),
-    ] {
-        out = out.replace(from, to);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -538,16 +446,6 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("no apiVersion and kind"), "{e}");
-    }
-
-    #[test]
-    fn parser_type_names_read_as_plain_words() {
-        assert_eq!(plain_types("invalid u64"), "not a whole number");
-        assert_eq!(
-            plain_types("invalid type: string \"three\", expected u64"),
-            "invalid type: string \"three\", expected a whole number"
-        );
-        assert_eq!(plain_types("unknown field"), "unknown field");
     }
 
     #[test]
@@ -651,8 +549,55 @@ mod tests {
             panic!()
         };
         assert!(p.spec.node_selector.is_empty());
-        // The notes were emitted (and taken) by the read; a fresh read of the same text notes again.
-        assert_eq!(super::super::object::take_trimmed().1, 0);
+    }
+
+    /// Equal label maps of a read share one allocation, in every reader (JSON fast path, JSON
+    /// stream, YAML), and the strings of equal command lines are shared too.
+    #[test]
+    fn a_reads_equal_maps_and_strings_share_storage() {
+        let pod = |n: &str| {
+            format!(
+                r#"{{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{n}","labels":{{"app":"web","team":"a"}}}},"spec":{{"containers":[{{"args":["--serve"]}}]}}}}"#
+            )
+        };
+        let list = format!(r#"{{"kind":"List","items":[{},{}]}}"#, pod("a"), pod("b"));
+        let stream = format!("{}\n{}", pod("a"), pod("b"));
+        let yaml = format!("{}\n---\n{}", pod("a"), pod("b"));
+        for text in [list, stream, yaml] {
+            let objs = read_str(&text, "t").unwrap();
+            let (a, b) = (&objs[0].meta.labels, &objs[1].meta.labels);
+            assert_eq!(a, b);
+            assert!(
+                std::sync::Arc::ptr_eq(a.0.as_ref().unwrap(), b.0.as_ref().unwrap()),
+                "{text}"
+            );
+            let args = |o: &Object| match &o.body {
+                Body::Pod(p) => p.spec.containers[0].args[0].0.clone(),
+                _ => panic!(),
+            };
+            assert!(
+                std::sync::Arc::ptr_eq(&args(&objs[0]), &args(&objs[1])),
+                "{text}"
+            );
+        }
+    }
+
+    /// Pages of a list are parsed on several threads at once, each with its own session.
+    #[test]
+    fn pages_read_at_once_on_several_threads_read_alike() {
+        let page = r#"{"kind":"PodList","apiVersion":"v1","metadata":{},"items":[{"metadata":{"name":"a","labels":{"k":"v"}}}]}"#;
+        let reads: Vec<_> = (0..4)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    read_page(page, "cluster").map(|(o, _)| format!("{o:?}"))
+                })
+            })
+            .collect();
+        let got: Vec<_> = reads
+            .into_iter()
+            .map(|t| t.join().unwrap().unwrap())
+            .collect();
+        assert!(got.iter().all(|g| *g == got[0]), "{got:?}");
     }
 
     #[test]

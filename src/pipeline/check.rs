@@ -15,7 +15,9 @@ use super::input::{self, LiveSpec, RepoSpec};
 use super::{Context, Error, Note, Outcome, Result, Run};
 use crate::analysis::drift::drift;
 use crate::analysis::impact::{LiveView, impact, mark_touched};
-use crate::analysis::inventory::{inventory, live_workloads};
+use crate::analysis::inventory;
+use crate::analysis::live::LiveFleet;
+use crate::analysis::usage::Metrics;
 use crate::config::{Config, review};
 use crate::desired::cache::RenderCache;
 use crate::desired::tree::changed_paths;
@@ -89,8 +91,8 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
         .unwrap_or_default();
     let checkout = fleet::checkout(&cx.actions);
     let git = vec![
-        input::git_side(repo, "base", Some(&base_ref), checkout),
-        input::git_side(repo, "head", head_spec.git_ref.as_deref(), checkout),
+        super::commits::git_side(repo, "base", Some(&base_ref), checkout),
+        super::commits::git_side(repo, "head", head_spec.git_ref.as_deref(), checkout),
     ];
     // One cache for both sides: an app whose inputs are the same at base and head renders once.
     let cache = RenderCache::new();
@@ -111,13 +113,20 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
 
     let now = job.now.unwrap_or_else(Timestamp::now);
     let today = now.date();
+    // The live fleet, read once: its inventory, the drift of each side, and (below) the cost of
+    // the tenants the change moves all read this one model.
+    let model = live
+        .as_ref()
+        .map(|p| LiveFleet::read(&p.objects, &cfg, &Metrics::NotConfigured))
+        .transpose()?;
     let live_view = live
         .as_ref()
-        .map(|p| -> Result<_> {
-            let report = inventory(&p.objects, &cfg, vec![])?;
-            let workloads = live_workloads(&p.objects)?;
-            let base_drift = drift(&workloads, &p.objects, &base, &cfg, today)?;
-            let head_drift = drift(&workloads, &p.objects, &head, &cfg, today)?;
+        .zip(model.as_ref())
+        .map(|(p, m)| -> Result<_> {
+            let report = inventory::report(m, &cfg, vec![])?;
+            let workloads = &m.workloads.list;
+            let base_drift = drift(workloads, &p.objects, &base, &cfg, today)?;
+            let head_drift = drift(workloads, &p.objects, &head, &cfg, today)?;
             let incomplete: Vec<String> = p
                 .incomplete
                 .iter()
@@ -145,7 +154,10 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
     }
     // Batch work the change adds, with a runtime in its intent: does it fit the batch pool by
     // staggering, or would it need more GPUs?
-    if let Some(p) = live.as_ref().filter(|p| p.incomplete.is_empty()) {
+    if let Some(m) = model
+        .as_ref()
+        .filter(|_| live.as_ref().is_some_and(|p| p.incomplete.is_empty()))
+    {
         let added_ids: HashSet<_> = check
             .added
             .iter()
@@ -160,7 +172,7 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
         let now_s = now.unix();
         let (jobs, _) = crate::analysis::plan::jobs(&added, now_s);
         if !jobs.is_empty() {
-            let (pool, _) = crate::analysis::plan::batch_pool(&p.objects, &cfg)?;
+            let (pool, _) = crate::analysis::plan::batch_pool(m)?;
             let settings =
                 crate::plan::Settings::new(crate::plan::Objective::Earliest, 15 * 60, now_s);
             let plan = crate::plan::plan(jobs, &pool, &settings);
@@ -169,7 +181,7 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
     }
     // With a Prometheus, each moved tenant's trend; with cost inputs, allocated → busy → valuable
     // of the tenants the change moves: both read against the live state, beside the change.
-    if let (Some(p), Some((report, ..))) = (&live, &live_view) {
+    if let (Some(m), Some((report, ..))) = (&model, &live_view) {
         if job.signals.metrics.is_some() {
             let mut r = report.clone();
             super::trend::column(&mut r, &job.signals, &cfg.tenancy, now, cx, &mut notes);
@@ -186,7 +198,7 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
         }
         if job.signals.cost.is_some() {
             let mut r = report.clone();
-            fleet::attach_cost(&mut r, &p.objects, &cfg, &job.signals, now, cx, &mut notes)?;
+            fleet::attach_cost(&mut r, m, &cfg, &job.signals, now, cx, &mut notes)?;
             let moved: BTreeSet<&str> = check
                 .tenants
                 .iter()

@@ -6,7 +6,8 @@
 use super::fleet::{self, FleetSpec};
 use super::input;
 use super::{Context, Error, Outcome, Result, Run};
-use crate::analysis::inventory::inventory_with_metrics;
+use crate::analysis::inventory;
+use crate::analysis::live::LiveFleet;
 use crate::report::{Kind, Report};
 use crate::util::date::Timestamp;
 
@@ -23,17 +24,10 @@ pub fn run(spec: &FleetSpec, cx: &Context<'_>) -> Result<Run<Report>> {
     sources.extend(cfg_path);
     let metrics = fleet::metrics(spec.signals.metrics.as_ref(), &cfg, cx, &mut notes);
     let now = spec.now.unwrap_or_else(Timestamp::now);
-    let mut report = inventory_with_metrics(&part.objects, &cfg, sources, &metrics)?;
-    report.incomplete = part.incomplete;
-    let failed = fleet::attach_cost(
-        &mut report,
-        &part.objects,
-        &cfg,
-        &spec.signals,
-        now,
-        cx,
-        &mut notes,
-    )?;
+    let live = LiveFleet::read(&part.objects, &cfg, &metrics)?;
+    let mut report = inventory::report(&live, &cfg, sources)?;
+    report.incomplete = part.incomplete.clone();
+    let failed = fleet::attach_cost(&mut report, &live, &cfg, &spec.signals, now, cx, &mut notes)?;
     fleet::finish(
         &mut report,
         Kind::Cost,

@@ -7,7 +7,8 @@ use super::fleet::{self, FleetSpec};
 use super::input;
 use super::{Context, Error, Note, Outcome, Result, Run};
 use crate::analysis::drift::drift;
-use crate::analysis::inventory::{inventory_with_metrics, live_workloads};
+use crate::analysis::inventory;
+use crate::analysis::live::LiveFleet;
 use crate::report::{Kind, Report};
 use crate::util::date::Timestamp;
 
@@ -34,14 +35,15 @@ pub fn run(spec: &FleetSpec, no_fail: bool, cx: &Context<'_>) -> Result<Run<Repo
     sources.push(format!("{} ({})", repo.path.display(), desired.at));
     sources.extend(cfg_path);
     let metrics = fleet::metrics(spec.signals.metrics.as_ref(), &cfg, cx, &mut notes);
-    let mut report = inventory_with_metrics(&objects, &cfg, sources, &metrics)?;
+    let model = LiveFleet::read(&objects, &cfg, &metrics)?;
+    let mut report = inventory::report(&model, &cfg, sources)?;
     report.incomplete = live.incomplete;
     // Cost per verified outcome beside the inventory, where its inputs were given (the drift
     // issue); what failed is in the notes and the report, and drift stays what it is.
     if spec.signals.cost.is_some() {
         fleet::attach_cost(
             &mut report,
-            &objects,
+            &model,
             &cfg,
             &spec.signals,
             now,
@@ -50,13 +52,7 @@ pub fn run(spec: &FleetSpec, no_fail: bool, cx: &Context<'_>) -> Result<Run<Repo
         )?;
     }
     let started = std::time::Instant::now();
-    let mut d = drift(
-        &live_workloads(&objects)?,
-        &objects,
-        &desired,
-        &cfg,
-        now.date(),
-    )?;
+    let mut d = drift(&model.workloads.list, &objects, &desired, &cfg, now.date())?;
     d.desired_at = git.describe.clone();
     tracing::debug!(
         elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,

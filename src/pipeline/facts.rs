@@ -13,7 +13,8 @@ use super::fleet::{self, FleetSpec};
 use super::input::{self, RepoSpec};
 use super::{Context, Error, Note, Outcome, Result, Run};
 use crate::analysis::drift::drift;
-use crate::analysis::inventory::{inventory_with_metrics, live_workloads};
+use crate::analysis::inventory;
+use crate::analysis::live::LiveFleet;
 use crate::facts::{Evaluated, Facts, evaluate};
 use crate::report::facts::{DocsReport, DocsStatus};
 use crate::report::{Kind, Report, SCHEMA};
@@ -61,8 +62,9 @@ pub fn run(job: &FactsJob, cx: &Context<'_>) -> Result<Run<Documents>> {
     let (part, mut sources) = live.single("docs")?;
     sources.extend(cfg_path);
     let metrics = fleet::metrics(spec.signals.metrics.as_ref(), &cfg, cx, &mut notes);
-    let mut report = inventory_with_metrics(&part.objects, &cfg, sources, &metrics)?;
-    report.incomplete = part.incomplete;
+    let model = LiveFleet::read(&part.objects, &cfg, &metrics)?;
+    let mut report = inventory::report(&model, &cfg, sources)?;
+    report.incomplete = part.incomplete.clone();
     let now = spec.now.unwrap_or_else(Timestamp::now);
     let mut git = Vec::new();
     let mut failed = Vec::new();
@@ -77,8 +79,13 @@ pub fn run(job: &FactsJob, cx: &Context<'_>) -> Result<Run<Documents>> {
         };
         let (desired, side, f) = fleet::desired(&repo, &cfg, &part.objects, "desired", cx)?;
         failed = f;
-        let workloads = live_workloads(&part.objects)?;
-        let mut d = drift(&workloads, &part.objects, &desired, &cfg, now.date())?;
+        let mut d = drift(
+            &model.workloads.list,
+            &part.objects,
+            &desired,
+            &cfg,
+            now.date(),
+        )?;
         d.desired_at = side.describe.clone();
         report.drift = Some(d);
         git.push(side);

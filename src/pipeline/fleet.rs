@@ -10,10 +10,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::input::{self, Checkout, CostSpec, LiveSpec, MetricsSpec, RepoSpec, TrendSpec};
+use super::commits::Checkout;
+use super::input::{self, CostSpec, LiveSpec, MetricsSpec, RepoSpec, TrendSpec};
 use super::{Context, Error, Note, Outcome, Result};
 use crate::analysis::cost::{CostInputs, cost};
 use crate::analysis::headroom::headroom;
+use crate::analysis::live::LiveFleet;
 use crate::analysis::usage::Metrics;
 use crate::config::Config;
 use crate::github::event::Runtime as Actions;
@@ -140,7 +142,7 @@ pub fn desired(
 ) -> Result<(Desired, GitProvenance, Vec<String>)> {
     let d = input::desired_state(repo, cfg, live)?;
     input::ensure_rendered(&d, repo)?;
-    let git = input::git_side(
+    let git = super::commits::git_side(
         &repo.path,
         side,
         repo.git_ref.as_deref(),
@@ -166,7 +168,7 @@ pub struct CostFailed {
 /// records do not cover.
 pub fn attach_cost(
     report: &mut Report,
-    objects: &[Object],
+    fleet: &LiveFleet<'_>,
     cfg: &Config,
     spec: &Signals,
     now: Timestamp,
@@ -200,11 +202,10 @@ pub fn attach_cost(
         .iter()
         .flat_map(|f| f.records.iter().map(|r| r.workload.as_str()))
         .collect();
-    let selectors: Vec<String> = report
-        .workloads
-        .iter()
-        .filter(|w| !recorded.contains(w.id().to_string().as_str()))
-        .filter_map(|w| w.intent.as_ref()?.outcomes_metric.clone())
+    let selectors: Vec<String> = fleet
+        .each()
+        .filter(|(_, w, _)| !recorded.contains(w.id.to_string().as_str()))
+        .filter_map(|(_, _, a)| a.intent.as_ref()?.outcomes_metric.clone())
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
@@ -249,7 +250,7 @@ pub fn attach_cost(
         counters: &counters,
         counter_source: spec.metrics.as_ref().map(|m| m.url.as_str()),
     };
-    report.cost = Some(cost(report, objects, cfg, &inputs)?);
+    report.cost = Some(cost(fleet, cfg, &inputs)?);
     let mut failed = CostFailed::default();
     if let Some(Err(e)) = &opencost {
         notes.push(Note::Say(format!("cost is unknown: {e}")));
@@ -285,35 +286,32 @@ pub fn production(spec: Option<&MetricsSpec>, cx: &Context<'_>) -> Production {
 /// The headroom section of `report`'s workloads, and the load tests that could not be read (each
 /// names its file).
 pub fn headroom_section(
-    objects: &[Object],
-    report: &Report,
+    fleet: &LiveFleet<'_>,
     repo: Option<&Path>,
     production: &Production,
     cfg: &Config,
 ) -> Result<(Headroom, Vec<String>)> {
-    let paths = report
-        .workloads
+    let paths = fleet
+        .about
         .iter()
-        .filter_map(|r| r.intent.as_ref()?.load_test.as_deref());
+        .filter_map(|a| a.intent.as_ref()?.load_test.as_deref());
     let (load_tests, errors) = read_load_tests(repo, paths);
-    let h = headroom(
-        objects,
-        &report.workloads,
-        &load_tests,
-        production,
-        &cfg.headroom,
-    )?;
+    let h = headroom(fleet, &load_tests, production, &cfg.headroom)?;
     Ok((h, errors.iter().map(ToString::to_string).collect()))
 }
 
 /// Whether there is anything to judge headroom by: a load test the repository may hold, or serving
 /// request series.
-pub fn has_headroom_inputs(report: &Report, repo: Option<&Path>, production: &Production) -> bool {
+pub fn has_headroom_inputs(
+    fleet: &LiveFleet<'_>,
+    repo: Option<&Path>,
+    production: &Production,
+) -> bool {
     let load_test = repo.is_some()
-        && report
-            .workloads
+        && fleet
+            .about
             .iter()
-            .any(|w| w.intent.as_ref().is_some_and(|i| i.load_test.is_some()));
+            .any(|a| a.intent.as_ref().is_some_and(|i| i.load_test.is_some()));
     let series = matches!(production, Production::Read(m) if !m.completions.is_empty());
     load_test || series
 }

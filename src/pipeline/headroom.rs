@@ -8,7 +8,9 @@ use std::path::Path;
 use super::fleet::{self, FleetSpec};
 use super::input;
 use super::{Context, Note, Outcome, Result, Run};
-use crate::analysis::inventory::inventory;
+use crate::analysis::inventory;
+use crate::analysis::live::LiveFleet;
+use crate::analysis::usage::Metrics;
 use crate::report::{HeadroomVerdict, Kind, Report};
 use crate::util::date::Timestamp;
 
@@ -27,10 +29,11 @@ pub fn run(
     if let Some(r) = repo {
         sources.push(format!("{} (working tree)", r.display()));
     }
-    let mut report = inventory(&part.objects, &cfg, sources)?;
-    report.incomplete = part.incomplete;
+    let live = LiveFleet::read(&part.objects, &cfg, &Metrics::NotConfigured)?;
+    let mut report = inventory::report(&live, &cfg, sources)?;
+    report.incomplete = part.incomplete.clone();
     let production = fleet::production(spec.signals.metrics.as_ref(), cx);
-    let (h, errors) = fleet::headroom_section(&part.objects, &report, repo, &production, &cfg)?;
+    let (h, errors) = fleet::headroom_section(&live, repo, &production, &cfg)?;
     let over = h
         .workloads
         .iter()

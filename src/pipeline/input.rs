@@ -21,7 +21,7 @@ use crate::k8s::object::Object;
 use crate::k8s::read::read_snapshot;
 use crate::live::kube::{ClusterSource, Progress, read_cluster};
 use crate::live::prometheus::{PromSource, gpu_activity};
-use crate::report::{Desired, GitProvenance, IncompleteInput, LiveProvenance, LiveSourceKind};
+use crate::report::{Desired, IncompleteInput, Known, LiveProvenance, LiveSourceKind};
 
 use super::{Error, Result};
 
@@ -162,13 +162,13 @@ fn live_source(
     name: String,
     context: Option<String>,
     server: Option<String>,
-    read_at: Result<crate::util::date::Timestamp, String>,
+    read_at: Known<crate::util::date::Timestamp>,
     version: Option<String>,
 ) -> LiveProvenance {
     let mut unknown = crate::report::Unknown::default();
     let (read_at, read_at_unknown) = match read_at {
-        Ok(t) => (Some(t), None),
-        Err(why) => {
+        Known::Value(t) => (Some(t), None),
+        Known::Unknown(why) => {
             unknown.set("read_at", why.clone());
             unknown.set("age_seconds", why.clone());
             (None, Some(why))
@@ -216,17 +216,18 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> Result<Live> {
             let mut provenance = Vec::new();
             for path in paths {
                 let snap = read_snapshot(path)?;
+                crate::workload::check_all(&snap.objects).map_err(crate::error::Error::from)?;
                 tracing::debug!(file = %path.display(), objects = snap.objects.len(), "read snapshot");
                 crate::k8s::read::append(&mut objects, snap.objects);
                 let m = snap.meta;
                 let plain_dump = m.is_empty();
                 let read_at = match (m.read_at, m.read_at_invalid) {
-                    (Some(t), _) => Ok(t),
-                    (None, Some(why)) => Err(why),
+                    (Some(t), _) => Known::Value(t),
+                    (None, Some(why)) => Known::Unknown(why),
                     (None, None) if plain_dump => {
-                        Err("a kubectl dump carries no read time".to_string())
+                        Known::Unknown("a kubectl dump carries no read time".to_string())
                     }
-                    (None, None) => Err("the snapshot names no read time".to_string()),
+                    (None, None) => Known::Unknown("the snapshot names no read time".to_string()),
                 };
                 provenance.push(live_source(
                     LiveSourceKind::Snapshot,
@@ -270,7 +271,7 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> Result<Live> {
                     read.name.clone(),
                     read.origin.context.clone(),
                     Some(read.origin.server.clone()),
-                    Ok(read.read_at),
+                    Known::Value(read.read_at),
                     Some(env!("CARGO_PKG_VERSION").to_string()),
                 )];
                 parts.push(LivePart {
@@ -460,112 +461,6 @@ pub async fn metrics(spec: Option<&MetricsSpec>, cfg: &Config) -> Metrics {
         },
         Err(e) => Metrics::Failed(e.to_string()),
     }
-}
-
-/// How the working tree was checked out, to name its commit: locally it may hold uncommitted
-/// changes; under GitHub Actions it is a commit (on a pull request, the head or the merge of the
-/// head into the base), and it is never called "working tree" there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Checkout<'a> {
-    Local,
-    Actions {
-        /// The pull request's head sha (`pull_request.head.sha`), on a pull_request event.
-        pr_head: Option<&'a str>,
-    },
-}
-
-/// Characters of a commit subject shown in a report.
-const SUBJECT_CHARS: usize = 72;
-
-/// One side of Git as a report names it: the ref as given, the commit's short sha and subject
-/// (read with git2), and how people read it. `git_ref` `None` is the working tree.
-pub fn git_side(
-    repo: &Path,
-    side: &str,
-    git_ref: Option<&str>,
-    checkout: Checkout<'_>,
-) -> GitProvenance {
-    let git = git2::Repository::discover(repo).ok();
-    let short = |sha: &str| sha.get(..7).unwrap_or(sha).to_string();
-    let subject = |c: &git2::Commit<'_>| {
-        c.summary()
-            .ok()
-            .flatten()
-            .map(|s| {
-                // One line, cut with an ellipsis: a long subject must not push the line off screen.
-                let s: String = s.chars().filter(|c| !c.is_control()).collect();
-                let s = s.trim();
-                if s.chars().count() > SUBJECT_CHARS {
-                    s.chars().take(SUBJECT_CHARS - 1).collect::<String>() + "…"
-                } else {
-                    s.to_string()
-                }
-            })
-            .filter(|s| !s.is_empty())
-    };
-    let named = |sha: &str, subj: Option<&str>| match subj {
-        Some(s) => format!("{sha} \"{s}\""),
-        None => sha.to_string(),
-    };
-    let mut out = GitProvenance {
-        side: side.to_string(),
-        git_ref: git_ref.map(str::to_string),
-        commit: None,
-        subject: None,
-        working_tree: git_ref.is_none(),
-        describe: String::new(),
-    };
-    let commit = match (git.as_ref(), git_ref) {
-        (Some(g), Some(r)) => g
-            .revparse_single(r)
-            .ok()
-            .and_then(|o| o.peel_to_commit().ok()),
-        (Some(g), None) => g.head().ok().and_then(|h| h.peel_to_commit().ok()),
-        (None, _) => None,
-    };
-    let Some(c) = commit else {
-        out.describe = match (git_ref, checkout) {
-            (Some(r), _) => r.to_string(),
-            (None, Checkout::Local) => "working tree (not a git repository)".to_string(),
-            (None, Checkout::Actions { pr_head: Some(h) }) => short(h),
-            (None, Checkout::Actions { pr_head: None }) => "the checkout (no git history)".into(),
-        };
-        return out;
-    };
-    let full = c.id().to_string();
-    let sha = short(&full);
-    let subj = subject(&c);
-    let this = named(&sha, subj.as_deref());
-    out.describe = match (git_ref, checkout) {
-        // A ref that is the sha itself says nothing more than the sha.
-        (Some(r), _) if full.starts_with(r) => this.clone(),
-        (Some(r), _) => format!("{r} ({this})"),
-        (None, Checkout::Local) => format!("working tree on top of {this}"),
-        (None, Checkout::Actions { pr_head: Some(h) }) if full == h => this.clone(),
-        (None, Checkout::Actions { pr_head: Some(h) })
-            if c.parent_count() == 2 && c.parent_id(1).is_ok_and(|p| p.to_string() == h) =>
-        {
-            // actions/checkout's default for a pull request: the merge of its head into the base.
-            let head = git
-                .as_ref()
-                .and_then(|g| g.find_commit(c.parent_id(1).ok()?).ok());
-            let base = c
-                .parent_id(0)
-                .map(|p| short(&p.to_string()))
-                .unwrap_or_default();
-            format!(
-                "merge of {} into {base}",
-                named(&short(h), head.as_ref().and_then(subject).as_deref())
-            )
-        }
-        (None, Checkout::Actions { pr_head: Some(h) }) => {
-            format!("{this} (the pull request's head is {})", short(h))
-        }
-        (None, Checkout::Actions { pr_head: None }) => this.clone(),
-    };
-    out.commit = Some(sha);
-    out.subject = subj;
-    out
 }
 
 /// What failed to render, for the exit code and a note.

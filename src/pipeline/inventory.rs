@@ -9,7 +9,8 @@ use super::input::{self, LivePart};
 use super::{Context, Error, Note, Outcome, Result, Run};
 use crate::analysis::drift::drift;
 use crate::analysis::fleets::combine;
-use crate::analysis::inventory::{inventory_with_metrics, live_workloads, nearly_full};
+use crate::analysis::inventory::{self, inventory_with_metrics, nearly_full};
+use crate::analysis::live::LiveFleet;
 use crate::report::{Kind, Report};
 use crate::util::date::Timestamp;
 
@@ -129,22 +130,14 @@ fn one_cluster(
         }
         None => None,
     };
-    let mut report = inventory_with_metrics(&part.objects, cfg, sources, metrics)?;
-    report.complete = part.incomplete.is_empty();
-    report.incomplete = part.incomplete;
+    let live = LiveFleet::read(&part.objects, cfg, metrics)?;
+    let mut report = inventory::report(&live, cfg, sources)?;
+    report.incomplete = part.incomplete.clone();
     if spec.signals.cost.is_some() {
         // An outcome record that does not read is an input error, as an unreadable snapshot is;
         // an OpenCost that fails leaves cost unknown, as a failing Prometheus leaves `used`
         // unknown.
-        let failed = fleet::attach_cost(
-            &mut report,
-            &part.objects,
-            cfg,
-            &spec.signals,
-            now,
-            cx,
-            notes,
-        )?;
+        let failed = fleet::attach_cost(&mut report, &live, cfg, &spec.signals, now, cx, notes)?;
         if failed.records {
             *outcome = Outcome::Incomplete;
         }
@@ -152,9 +145,8 @@ fn one_cluster(
     // Serving headroom, when a load test or serving request series exist.
     let repo_dir = repo.map(|r| r.path.as_path());
     let production = fleet::production(spec.signals.metrics.as_ref(), cx);
-    if fleet::has_headroom_inputs(&report, repo_dir, &production) {
-        let (h, errors) =
-            fleet::headroom_section(&part.objects, &report, repo_dir, &production, cfg)?;
+    if fleet::has_headroom_inputs(&live, repo_dir, &production) {
+        let (h, errors) = fleet::headroom_section(&live, repo_dir, &production, cfg)?;
         report.headroom = Some(h);
         for e in errors {
             notes.push(Note::Say(format!("load test unreadable: {e}")));
@@ -162,8 +154,7 @@ fn one_cluster(
         }
     }
     if let Some(d) = &desired {
-        let workloads = live_workloads(&part.objects)?;
-        let mut x = drift(&workloads, &part.objects, d, cfg, now.date())?;
+        let mut x = drift(&live.workloads.list, &part.objects, d, cfg, now.date())?;
         if let Some(g) = git.first() {
             x.desired_at = g.describe.clone();
         }

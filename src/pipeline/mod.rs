@@ -10,6 +10,7 @@
 //! This file holds what every job shares and uses none of them; the jobs are its children.
 
 pub mod check;
+pub mod commits;
 pub mod cost;
 pub mod drift;
 pub mod facts;

@@ -7,6 +7,8 @@ use std::path::PathBuf;
 
 use super::input::{self, LiveSpec, RepoSpec};
 use super::{Context, Error, Note, Outcome, Result, Run};
+use crate::analysis::live::LiveFleet;
+use crate::analysis::usage::Metrics;
 use crate::k8s::object::Object;
 use crate::plan::{self, Objective, Pool, Settings};
 use crate::report::plan::PlanReport;
@@ -167,7 +169,8 @@ fn pool(job: &PlanJob, objects: Option<&[Object]>, sources: &mut Vec<String>) ->
         });
     };
     let (cfg, _) = input::config(job.config.as_deref(), None)?;
-    let (live, how) = crate::analysis::plan::batch_pool(objects, &cfg)?;
+    let model = LiveFleet::read(objects, &cfg, &Metrics::NotConfigured)?;
+    let (live, how) = crate::analysis::plan::batch_pool(&model)?;
     if node_sizes.is_empty() {
         node_sizes = live.node_sizes;
     }

@@ -14,10 +14,10 @@ use crate::analysis::trend::{
     NO_PRODUCT_LINE, by_label, namespace_owners, regroup, trend, with_busy,
 };
 use crate::config::Tenancy;
-use crate::live::range::Range;
+use crate::live::range::{Range, RangeError};
 use crate::report::series::{self, PRODUCT_LINE, PRODUCT_LINE_GPUS, TENANT, TENANT_GPUS};
 use crate::report::trend::{Source, Trend, TrendReport};
-use crate::report::{Column, Kind, Report, SCHEMA};
+use crate::report::{Column, Kind, Known, Report, SCHEMA};
 use crate::util::date::Timestamp;
 
 const KSM_REQUESTS: &str =
@@ -56,7 +56,7 @@ pub fn run(job: &TrendJob, cx: &Context<'_>) -> Result<Run<TrendReport>> {
     let trend = cx
         .rt
         .block_on(read(&prom, now - window, now, step, &cfg.tenancy))
-        .map_err(Error::Prometheus)?;
+        .map_err(|e| Error::Prometheus(e.to_string()))?;
     let mut sources = vec![prom.shown_url().to_string()];
     sources.extend(cfg_path);
     Ok(Run {
@@ -71,24 +71,32 @@ pub fn run(job: &TrendJob, cx: &Context<'_>) -> Result<Run<TrendReport>> {
     })
 }
 
-/// The trend over the trend column's window ending `now`.
+/// The trend over the trend column's window ending `now`, or why it cannot be read.
 fn trend_of(
     m: &MetricsSpec,
     t: TrendSpec,
     tenancy: &crate::config::Tenancy,
     now: Timestamp,
     cx: &Context<'_>,
-) -> std::result::Result<crate::report::trend::Trend, String> {
-    let window = i64::try_from(t.window.as_secs()).map_err(|_| "the window is too long")?;
+) -> Known<Trend> {
+    let Ok(window) = i64::try_from(t.window.as_secs()) else {
+        return Known::Unknown("the window is too long".into());
+    };
     let now = now.unix();
-    let prom = Range::new(&m.url, m.token.as_deref(), m.timeout).map_err(|e| e.to_string())?;
-    cx.rt.block_on(read(
-        &prom,
-        now - window,
-        now,
-        t.step.as_secs().max(1),
-        tenancy,
-    ))
+    let read = Range::new(&m.url, m.token.as_deref(), m.timeout).map(|prom| {
+        cx.rt.block_on(read(
+            &prom,
+            now - window,
+            now,
+            t.step.as_secs().max(1),
+            tenancy,
+        ))
+    });
+    match read {
+        Ok(Ok(trend)) => Known::Value(trend),
+        Ok(Err(e)) => Known::Unknown(e.to_string()),
+        Err(e) => Known::Unknown(e.to_string()),
+    }
 }
 
 /// The tenant table's trend column: with a Prometheus, each tenant's change in GPUs per week over
@@ -107,11 +115,11 @@ pub fn column(
     };
     const FIELD: &str = "tenants.gpus_per_week";
     let trend = match trend_of(m, t, tenancy, now, cx) {
-        Ok(trend) => match &trend.unknown {
+        Known::Value(trend) => match &trend.unknown {
             Some(why) => Err(why.clone()),
             None => Ok(trend),
         },
-        Err(why) => Err(why),
+        Known::Unknown(why) => Err(why),
     };
     match trend {
         Err(why) => {
@@ -155,24 +163,15 @@ pub async fn read(
     now: i64,
     step: u64,
     tenancy: &Tenancy,
-) -> std::result::Result<Trend, String> {
+) -> std::result::Result<Trend, RangeError> {
     let base = prom.shown_url().to_string();
     let own_tenants = series::sum_by(TENANT_GPUS, TENANT, series::REQUESTED);
-    let own = prom
-        .range(&own_tenants, start, now, step)
-        .await
-        .map_err(|e| e.to_string())?;
+    let own = prom.range(&own_tenants, start, now, step).await?;
     if !own.is_empty() {
         let own_lines = series::sum_by(PRODUCT_LINE_GPUS, PRODUCT_LINE, series::REQUESTED);
         let own_busy = series::sum_by(TENANT_GPUS, TENANT, series::USED);
-        let lines = prom
-            .range(&own_lines, start, now, step)
-            .await
-            .map_err(|e| e.to_string())?;
-        let busy = prom
-            .range(&own_busy, start, now, step)
-            .await
-            .map_err(|e| e.to_string())?;
+        let lines = prom.range(&own_lines, start, now, step).await?;
+        let busy = prom.range(&own_busy, start, now, step).await?;
         let mut t = trend(
             Source::Gpuledger,
             format!("{TENANT_GPUS} and {PRODUCT_LINE_GPUS} (requested) in {base}"),
@@ -180,18 +179,12 @@ pub async fn read(
             &by_label(&own, TENANT, "(none)"),
             &by_label(&lines, PRODUCT_LINE, NO_PRODUCT_LINE),
         );
-        with_busy(&mut t, Ok(&by_label(&busy, TENANT, "(none)")));
+        with_busy(&mut t, Known::Value(&by_label(&busy, TENANT, "(none)")));
         return Ok(t);
     }
-    let requests = prom
-        .range(KSM_REQUESTS, start, now, step)
-        .await
-        .map_err(|e| e.to_string())?;
+    let requests = prom.range(KSM_REQUESTS, start, now, step).await?;
     let namespaces = by_label(&requests, "namespace", "");
-    let labels = prom
-        .instant(KSM_LABELS, now)
-        .await
-        .map_err(|e| e.to_string())?;
+    let labels = prom.instant(KSM_LABELS, now).await?;
     let owners = namespace_owners(&labels, namespaces.keys().cloned(), tenancy);
     let mut t = trend(
         Source::KubeStateMetrics,
@@ -206,7 +199,7 @@ pub async fn read(
     );
     with_busy(
         &mut t,
-        Err("kube-state-metrics has no GPU activity: busy GPUs come from gpuledger's own series (gpuledger serve with --prometheus, scraped by this Prometheus)".to_string()),
+        Known::Unknown("kube-state-metrics has no GPU activity: busy GPUs come from gpuledger's own series (gpuledger serve with --prometheus, scraped by this Prometheus)".to_string()),
     );
     Ok(t)
 }

@@ -21,6 +21,7 @@ mod types;
 
 pub use types::{GpuShape, PodCounts, Role, Workload, WorkloadId, describe_change};
 
+use crate::error::InputError;
 use crate::k8s::object::{Body, Object};
 use crate::util::sum::{Named, Overflow};
 
@@ -39,6 +40,26 @@ pub fn check(o: &Object) -> Result<(), Overflow> {
         )?;
     }
     Ok(())
+}
+
+/// Refuses, at the door, objects of which a GPU figure does not fit in 64 bits ([`check`]): the
+/// error names the object's file, its line and the object.
+pub fn check_all(objects: &[Object]) -> Result<(), InputError> {
+    for o in objects {
+        check(o).map_err(|e| InputError {
+            file: o.source.file.to_string(),
+            line: o.source.line,
+            column: None,
+            message: e.to_string(),
+        })?;
+    }
+    Ok(())
+}
+
+/// The objects just read, once [`check_all`] passed them.
+pub fn checked(objects: Vec<Object>) -> Result<Vec<Object>, InputError> {
+    check_all(&objects)?;
+    Ok(objects)
 }
 
 #[cfg(test)]

@@ -194,7 +194,7 @@ fn read(reader: &'static str, input: &str) -> bool {
     let flag = parsed.clone();
     let ok = move || flag.store(true, std::sync::atomic::Ordering::Relaxed);
     bounded(reader, input, move || match reader {
-        "snapshot" => match read_str(&text, "fuzz.yaml") {
+        "snapshot" => match read_str(&text, "fuzz.yaml").and_then(gpuledger::workload::checked) {
             Ok(objects) => {
                 // The reader has checked every object's numbers; what still overflows is a total,
                 // and that is an error naming what was added up.

@@ -280,7 +280,8 @@ pub(super) fn build(
         timeout: tools.timeout,
     })
     .map_err(|e| BatchError::Build(e.to_string()))?;
-    let objs = read_str(&out, &format!("{batch} (kustomize)"))?;
+    let objs =
+        read_str(&out, &format!("{batch} (kustomize)")).and_then(crate::workload::checked)?;
     let mut each: Vec<(usize, Vec<Object>)> = group.iter().map(|m| (m.n, Vec::new())).collect();
     for o in objs {
         let path = origin_path(&o, &batch).ok_or_else(|| BatchError::NoOrigin {

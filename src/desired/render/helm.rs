@@ -136,7 +136,7 @@ fn helm_objects(out: &str, chart_path: &str) -> Result<Vec<Object>, RenderError>
     let mut objs = Vec::new();
     for (doc, source) in helm_documents(out, chart_path) {
         let source = source.unwrap_or_else(|| format!("{} (helm)", rel(chart_path)));
-        let mut parsed = match read_str(doc, &source) {
+        let mut parsed = match read_str(doc, &source).and_then(crate::workload::checked) {
             Ok(o) => o,
             Err(e) if e.message.contains("no apiVersion and kind") => continue, // NOTES-like leftovers
             Err(e) => return Err(e.into()),

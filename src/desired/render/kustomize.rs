@@ -150,7 +150,8 @@ pub(super) fn kustomize(
         }
     };
     let out = substitute(out, unit);
-    let mut objs = read_str(&out, &format!("{} (kustomize)", rel(&unit.path)))?;
+    let mut objs = read_str(&out, &format!("{} (kustomize)", rel(&unit.path)))
+        .and_then(crate::workload::checked)?;
     attribute(&mut objs, &wrap_name, parsed);
     Ok(objs)
 }

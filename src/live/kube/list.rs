@@ -56,7 +56,16 @@ async fn list(
     let mut again: Option<String> = None;
     loop {
         let counted = AtomicU64::new(0);
-        let pass = pass(&client, &res, &group_version, &src, &progress, &what, &counted).await;
+        let pass = pass(
+            &client,
+            &res,
+            &group_version,
+            &src,
+            &progress,
+            &what,
+            &counted,
+        )
+        .await;
         let restart = |why: String| {
             progress
                 .objects
@@ -115,7 +124,7 @@ async fn pass(
     counted: &AtomicU64,
 ) -> Result<Pass, Failure> {
     let mut objects = Vec::new();
-    let mut pages = Pages::new(src.page_size);
+    let mut pages = Pages::new();
     let first = page_path(group_version, res, src.page_size, None);
     // An expired token on the first page cannot be: nothing was continued.
     let mut text = Some(
@@ -145,7 +154,10 @@ async fn pass(
         };
         let token = head.token.clone().filter(|_| looped.is_none());
         let source = what.to_string();
-        let parse = tokio::task::spawn_blocking(move || read_page(&page_text, &source));
+        let parse = tokio::task::spawn_blocking(move || {
+            let (objects, next) = read_page(&page_text, &source)?;
+            Ok::<_, crate::error::InputError>((crate::workload::checked(objects)?, next))
+        });
         let fetch = async {
             match &token {
                 Some(t) => {

@@ -4,8 +4,10 @@
 //!
 //! A list with `limit` and `continue` is one consistent snapshot (the first page's
 //! resourceVersion), so within it an item (by `metadata.uid`, else namespace and name) appears
-//! once, a token never comes back, and the pages are no more than the items announced by the
-//! first page's `remainingItemCount` allow. A server (or a proxy, or an aggregated API) that
+//! once, a token never comes back, and every page but the last brings at least one new item (a
+//! server may send fewer items than `limit` asks, never none), so the pages are no more than the
+//! items announced by the first page's `remainingItemCount`, or the distinct items received,
+//! allow. A server (or a proxy, or an aggregated API) that
 //! breaks this would otherwise make gpuledger count an item twice (35 GPUs from 30 pods), or follow
 //! a looping token until it runs out of memory. Duplicates are dropped and reported (the caller
 //! lists once more, then reports the list incomplete); a repeated token, more pages than the items
@@ -36,44 +38,36 @@ pub(super) enum Stop {
     )]
     TokenRepeated { pages: u64, items: u64 },
     #[error(
-        "the API server announced {announced} items ({allowed} pages of {page_size}) but kept sending pages: stopped after {pages} pages"
+        "the API server announced {announced} items but kept sending pages: stopped after {pages} pages; the list may miss items"
     )]
-    TooManyPages {
-        announced: u64,
-        allowed: u64,
-        page_size: u64,
-        pages: u64,
-    },
+    TooManyPages { announced: u64, pages: u64 },
     #[error(
-        "the API server sent {pages} pages for {items} items (pages without items): stopped; the list may miss items"
+        "the API server sent {pages} pages for {items} distinct items (pages without new items): stopped; the list may miss items"
     )]
     EmptyPages { pages: u64, items: u64 },
-    #[error("more than {MAX_ITEMS} items: stopped (Kubernetes is tested up to 150,000 pods per cluster)")]
+    #[error(
+        "more than {MAX_ITEMS} items: stopped (Kubernetes is tested up to 150,000 pods per cluster)"
+    )]
     TooManyItems,
 }
 
 /// The state of one list, page by page.
 #[derive(Debug)]
 pub(super) struct Pages {
-    page_size: u64,
     tokens: HashSet<String>,
     keys: HashSet<String>,
     pages: u64,
-    /// Items received, duplicates included.
-    received: u64,
     /// Items of the whole list as the first page announced them.
     announced: Option<u64>,
     pub duplicates: u64,
 }
 
 impl Pages {
-    pub fn new(page_size: u32) -> Pages {
+    pub fn new() -> Pages {
         Pages {
-            page_size: u64::from(page_size.max(1)),
             tokens: HashSet::new(),
             keys: HashSet::new(),
             pages: 0,
-            received: 0,
             announced: None,
             duplicates: 0,
         }
@@ -105,7 +99,6 @@ impl Pages {
     /// continue. `Err` stops the list.
     pub fn page(&mut self, items: u64, remaining: Option<u64>, more: bool) -> Result<(), Stop> {
         self.pages += 1;
-        self.received = self.received.saturating_add(items);
         if self.pages == 1
             && let Some(r) = remaining
         {
@@ -117,26 +110,21 @@ impl Pages {
         if !more {
             return Ok(());
         }
-        match self.announced {
-            Some(announced) => {
-                let allowed = announced.div_ceil(self.page_size).saturating_add(1);
-                if self.pages >= allowed {
-                    return Err(Stop::TooManyPages {
-                        announced,
-                        allowed,
-                        page_size: self.page_size,
-                        pages: self.pages,
-                    });
-                }
-            }
-            // Without an announcement, every page but the last must bring something.
-            None if self.pages > self.received.saturating_add(1) => {
-                return Err(Stop::EmptyPages {
-                    pages: self.pages,
-                    items: self.received,
-                });
-            }
-            None => {}
+        // A page that asks for more is not the last: with this one, the list has at least one
+        // more page than pages so far, and each but the last brings at least one new item.
+        if let Some(announced) = self.announced
+            && self.pages > announced
+        {
+            return Err(Stop::TooManyPages {
+                announced,
+                pages: self.pages,
+            });
+        }
+        if self.pages > self.unique() {
+            return Err(Stop::EmptyPages {
+                pages: self.pages,
+                items: self.unique(),
+            });
         }
         Ok(())
     }
@@ -151,7 +139,12 @@ impl Pages {
     ) -> Result<(), Stop> {
         let n = crate::util::sum::count(page.len());
         for o in page {
-            if self.first_time(key(o.meta.uid.as_deref(), &o.kind, o.namespace(), &o.meta.name)) {
+            if self.first_time(key(
+                o.meta.uid.as_deref(),
+                &o.kind,
+                o.namespace(),
+                &o.meta.name,
+            )) {
                 into.push(o);
             }
         }
@@ -180,10 +173,12 @@ mod tests {
 
     #[test]
     fn duplicates_are_dropped_and_counted() {
-        let mut p = Pages::new(2);
+        let mut p = Pages::new();
         let mut out = Vec::new();
-        p.objects(pods(&["a", "b"]), Some(2), true, &mut out).unwrap();
-        p.objects(pods(&["b", "c"]), Some(1), true, &mut out).unwrap();
+        p.objects(pods(&["a", "b"]), Some(2), true, &mut out)
+            .unwrap();
+        p.objects(pods(&["b", "c"]), Some(1), true, &mut out)
+            .unwrap();
         p.objects(pods(&["d"]), None, false, &mut out).unwrap();
         let names: Vec<&str> = out.iter().map(|o| o.meta.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c", "d"]);
@@ -192,7 +187,7 @@ mod tests {
 
     #[test]
     fn a_token_seen_twice_is_a_loop() {
-        let mut p = Pages::new(2);
+        let mut p = Pages::new();
         p.follow("t1").unwrap();
         p.follow("t2").unwrap();
         let e = p.follow("t1").unwrap_err();
@@ -201,25 +196,29 @@ mod tests {
 
     #[test]
     fn pages_are_bounded_by_what_the_first_announced() {
-        // 5 items at 2 a page: 3 pages, one more allowed for slack; a fifth that asks for more
-        // is a server that does not stop.
-        let mut p = Pages::new(2);
+        // 3 items announced, one a page (a server may send fewer than `limit`): a fourth page
+        // that asks for more is a server that does not stop.
+        let mut p = Pages::new();
         let mut out = Vec::new();
-        p.objects(pods(&["a", "b"]), Some(3), true, &mut out).unwrap();
-        p.objects(pods(&["c", "d"]), Some(1), true, &mut out).unwrap();
-        p.objects(pods(&["e"]), Some(0), true, &mut out).unwrap();
-        let e = p.objects(pods(&["f"]), None, true, &mut out).unwrap_err();
+        p.objects(pods(&["a"]), Some(2), true, &mut out).unwrap();
+        p.objects(pods(&["b"]), Some(1), true, &mut out).unwrap();
+        p.objects(pods(&["c"]), Some(0), true, &mut out).unwrap();
+        let e = p.objects(pods(&["d"]), None, true, &mut out).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "the API server announced 5 items (4 pages of 2) but kept sending pages: stopped after 4 pages"
+            "the API server announced 3 items but kept sending pages: stopped after 4 pages; the list may miss items"
         );
-        // Without an announcement, pages that bring nothing.
-        let mut p = Pages::new(2);
+        // Without an announcement, a page that brings nothing new and asks for more.
+        let mut p = Pages::new();
         p.objects(pods(&["a"]), None, true, &mut out).unwrap();
-        p.page(0, None, true).unwrap();
         assert!(matches!(
-            p.page(0, None, true),
-            Err(Stop::EmptyPages { pages: 3, items: 1 })
+            p.objects(pods(&["a"]), None, true, &mut out),
+            Err(Stop::EmptyPages { pages: 2, items: 1 })
         ));
+        // Short pages that each bring something are fine.
+        let mut p = Pages::new();
+        p.objects(pods(&["a"]), Some(9), true, &mut out).unwrap();
+        p.objects(pods(&["b", "c"]), None, true, &mut out).unwrap();
+        p.objects(pods(&["d"]), None, false, &mut out).unwrap();
     }
 }

@@ -44,7 +44,10 @@ async fn request_text(client: &Client, req: http::Request<Vec<u8>>) -> Result<St
     use http_body_util::{BodyExt, Limited};
     let res = client.send(req.map(kube::client::Body::from)).await?;
     let status = res.status();
-    let body = match Limited::new(res.into_body(), MAX_ANSWER_BYTES).collect().await {
+    let body = match Limited::new(res.into_body(), MAX_ANSWER_BYTES)
+        .collect()
+        .await
+    {
         Ok(b) => b.to_bytes(),
         Err(e) if e.is::<http_body_util::LengthLimitError>() => return Err(NoAnswer::TooLarge),
         Err(e) => return Err(NoAnswer::Kube(kube::Error::Service(e))),

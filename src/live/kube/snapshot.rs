@@ -61,7 +61,7 @@ pub async fn write_snapshot(
             let mut restarted = false;
             let mut stopped: Option<String> = None;
             'list: loop {
-                let mut pages = Pages::new(src.page_size);
+                let mut pages = Pages::new();
                 let mut token: Option<String> = None;
                 loop {
                     let path = page_path(&gv, &res, src.page_size, token.as_deref());
@@ -83,9 +83,7 @@ pub async fn write_snapshot(
                             restarted = true;
                             continue 'list;
                         }
-                        Err(
-                            Failure::Expired(e) | Failure::Retryable(e) | Failure::Fatal(e),
-                        ) => {
+                        Err(Failure::Expired(e) | Failure::Retryable(e) | Failure::Fatal(e)) => {
                             return Err(KubeError::List {
                                 cluster: name.clone(),
                                 resource: res.label(),

@@ -31,12 +31,12 @@ fn flag(v: &Value, key: &str) -> bool {
 
 /// A pod template (`metadata` + `spec`), or `None` when absent or unreadable.
 pub(super) fn template(v: Option<&Value>) -> Option<PodTemplate> {
-    v.and_then(|t| PodTemplate::deserialize(t).ok())
+    v.and_then(|t| crate::k8s::read::pod_template(t).ok())
 }
 
 /// A bare pod spec (LLMInferenceService's `template` is a PodSpec, not a template).
 fn pod_spec(v: Option<&Value>) -> Option<PodSpec> {
-    v.and_then(|t| PodSpec::deserialize(t).ok())
+    v.and_then(|t| crate::k8s::read::pod_spec(t).ok())
 }
 
 fn template_gpus(t: Option<&PodTemplate>) -> Result<u64, TooLarge> {

@@ -10,7 +10,6 @@
 
 use serde_json::{Map, Value};
 
-use crate::k8s::types::PodSpec;
 use crate::util::sum::TooLarge;
 
 use super::super::pods::pod_request;
@@ -94,7 +93,7 @@ impl Walk {
         let replicas = m.get("replicas").and_then(Value::as_u64).unwrap_or(1);
         // A pod spec: its containers (and init containers) are the pod.
         if m.get("containers").is_some_and(Value::is_array) {
-            if let Ok(spec) = <PodSpec as serde::Deserialize>::deserialize(v) {
+            if let Ok(spec) = crate::k8s::read::pod_spec(v) {
                 self.push(path, replicas, pod_request(&spec)?.whole);
             }
             return Ok(());
