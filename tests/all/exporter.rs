@@ -488,3 +488,112 @@ fn healthz_is_unavailable_until_a_first_report_exists() {
     assert!(!metrics.contains("gpuledger_fleet_gpus"), "{metrics}");
     assert_eq!(promtool(&metrics), "");
 }
+
+/// Issue 34, item 7: SIGTERM while a refresh waits on an API server that never answers (the
+/// default `--timeout` is 120 s, the kubelet's grace period 30 s): serve exits at once.
+#[test]
+fn sigterm_during_a_refresh_stuck_on_the_api_server_exits_at_once() {
+    // An API server that accepts connections and never answers.
+    let api = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = api.local_addr().unwrap().port();
+    let (connected_tx, connected) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in api.incoming() {
+            let Ok(conn) = conn else { break };
+            held.push(conn);
+            let _ = connected_tx.send(());
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:{port}\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\ncurrent-context: c\nusers:\n- name: u\n  user:\n    token: t\n"
+        ),
+    )
+    .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuledger"))
+        .current_dir(root())
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .arg("--kubeconfig")
+        .arg(&kubeconfig)
+        .env_remove("KUBECONFIG")
+        .env_remove("GPULEDGER_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The refresh is under way: it has connected and waits for an answer.
+    connected
+        .recv_timeout(Duration::from_secs(30))
+        .expect("serve connects to the API server");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(child.try_wait().unwrap().is_none(), "still refreshing");
+    let killed = Instant::now();
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exited = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if killed.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("serve still running 10 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let took = killed.elapsed();
+    let mut err = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    assert!(exited.success(), "{exited:?}: {err}");
+    assert!(err.contains("stopped during a refresh"), "{err}");
+}
+
+/// SIGTERM between refreshes ends the wait at once, with a clean exit.
+#[test]
+fn sigterm_between_refreshes_exits_at_once() {
+    let addr = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuledger"))
+        .current_dir(root())
+        .args(["serve", "--listen", &addr.to_string(), "--interval", "1h"])
+        .args(DEMO)
+        .env_remove("KUBECONFIG")
+        .env_remove("GPULEDGER_CONFIG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !matches!(http_get(addr, "/healthz"), Some((200, _))) {
+        assert!(Instant::now() < deadline, "no report");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let killed = Instant::now();
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let exited = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if killed.elapsed() > Duration::from_secs(10) {
+            let _ = child.kill();
+            panic!("serve still running 10 s after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(killed.elapsed() < Duration::from_secs(3));
+    assert!(exited.success(), "{exited:?}");
+}
