@@ -132,7 +132,7 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
     rt.spawn(accept(listener, state.clone()));
     streams.messages(&[format!(
         "serving /metrics and /healthz on http://{addr}, refreshing every {}s",
-        args.interval.as_secs()
+        args.interval.as_secs_f64()
     )]);
     let opts = Options {
         workloads: args.workload_series,
