@@ -28,6 +28,7 @@ pub mod error;
 pub mod flux;
 pub mod follow;
 pub mod kustomization;
+pub mod lfs;
 pub mod render;
 pub mod sandbox;
 pub mod source;

@@ -17,6 +17,7 @@ mod errors;
 mod exporter;
 mod follow;
 mod fuzz;
+mod git_faults;
 mod github;
 mod headroom;
 mod helm_charts;
