@@ -14,6 +14,7 @@ use super::inventory::{idle_rows, order_namespaces, ratio};
 
 fn worst(a: ShortageKind, b: ShortageKind) -> ShortageKind {
     let rank = |k: ShortageKind| match k {
+        ShortageKind::Unknown => 4,
         ShortageKind::Capacity => 3,
         ShortageKind::Placement => 2,
         ShortageKind::Fits => 1,
@@ -38,6 +39,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         ..FleetGpus::default()
     };
     let mut unknown = BTreeMap::new();
+    let mut rows_unknown = BTreeMap::new();
     let (mut gpu_nodes, mut public_routes) = (0, 0);
     let mut excluded = Vec::new();
     let mut other: BTreeMap<String, OtherGpuRow> = BTreeMap::new();
@@ -79,12 +81,14 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         gpus.used = add_opt(gpus.used, f.gpus.used, "GPUs used")?;
         equivalents = equivalents.zip(f.gpu_equivalents_used).map(|(a, b)| a + b);
         // Every cluster's reason, not the last one's.
-        for (k, why) in &f.unknown {
-            let e = unknown.entry(k.clone()).or_insert_with(String::new);
-            if !e.is_empty() {
-                e.push_str("; ");
+        for (map, from) in [(&mut unknown, &f.unknown), (&mut rows_unknown, &r.unknown)] {
+            for (k, why) in from {
+                let e: &mut String = map.entry(k.clone()).or_default();
+                if !e.is_empty() {
+                    e.push_str("; ");
+                }
+                e.push_str(&format!("{name}: {why}"));
             }
-            e.push_str(&format!("{name}: {why}"));
         }
         for (k, why) in &f.partial {
             let e = partial.entry(k.clone()).or_default();
@@ -293,6 +297,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         sources,
         complete: incomplete.is_empty(),
         incomplete,
+        unknown: rows_unknown.into(),
         fleet: Fleet {
             intent_coverage: super::inventory::intent_coverage(workloads.iter(), |r| r.gpus),
             gpu_nodes,

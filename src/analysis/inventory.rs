@@ -165,12 +165,13 @@ pub fn report(
     let utilisation = ratio(gpus.requested, gpus.placeable);
     let nearly_full = nearly_full(utilisation, &tenant_rows, cfg.tenancy.contacts_above);
 
-    Ok(Report {
+    let mut report = Report {
         schema: SCHEMA,
         kind: Kind::Inventory,
         sources,
         complete: true,
         incomplete: Vec::new(),
+        unknown: Unknown::default(),
         fleet: Fleet {
             intent_coverage: intent_coverage(workload_rows.iter(), |r| r.gpus),
             gpu_nodes: sum::count(nodes.len()),
@@ -214,7 +215,9 @@ pub fn report(
         cost: None,
         provenance: None,
         headroom: None,
-    })
+    };
+    super::unread::apply(&mut report, &fleet.unread);
+    Ok(report)
 }
 
 pub(crate) use crate::util::sum::ratio;

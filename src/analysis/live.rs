@@ -20,6 +20,7 @@ use crate::workload::{Workload, WorkloadId};
 use super::exposure::{self, Routes};
 use super::nodes::{self, GpuNode};
 use super::tenancy::Resolver;
+pub use super::unread::Unread;
 use super::usage::{Attribution, Metrics, Use, attribute};
 
 /// Why `used` is unknown when no metrics source was given.
@@ -47,6 +48,8 @@ pub struct LiveFleet<'a> {
     pub metrics_source: Option<String>,
     /// Why GPU activity is unknown.
     pub used_unknown: Option<String>,
+    /// What the input did not hold ([`LiveFleet::unread`]).
+    pub unread: Unread,
 }
 
 /// What the fleet knows of one workload besides its shape and pods.
@@ -132,7 +135,14 @@ impl<'a> LiveFleet<'a> {
             usage,
             metrics_source,
             used_unknown,
+            unread: Unread::default(),
         })
+    }
+
+    /// The same fleet, knowing what its input did not hold.
+    pub fn unread(mut self, unread: Unread) -> LiveFleet<'a> {
+        self.unread = unread;
+        self
     }
 
     /// Each live workload with what the fleet knows of it.

@@ -16,4 +16,5 @@ pub mod nodes;
 pub mod plan;
 pub mod tenancy;
 pub mod trend;
+pub mod unread;
 pub mod usage;

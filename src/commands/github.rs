@@ -49,9 +49,28 @@ pub fn comment(args: &CommentArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
     let pr = args.pr.or(event_pr.map(|p| p.number)).context(
         "no pull request: give --pr N, or run on a pull_request event (GITHUB_EVENT_PATH)",
     )?;
-    let head = match (&args.head_sha, event_pr) {
-        (Some(h), _) => h.clone(),
-        (None, Some(p)) => p.head.sha.clone(),
+    // The commit the check judged names the comment: its marker, footer and every blob link.
+    // `--head REF` is that commit when given (the checkout may be another); a `--head-sha` or an
+    // event that names a different commit would post one commit's verdict as another's.
+    let judged = match &args.check.head {
+        Some(r) => Some(
+            commit_of(repo, Some(r))
+                .with_context(|| format!("--head {r}: no such commit in {}", repo.display()))?,
+        ),
+        None => None,
+    };
+    let named = args
+        .head_sha
+        .clone()
+        .or(event_pr.map(|p| p.head.sha.clone()));
+    let head = match (judged, named) {
+        (Some(j), Some(n)) if !j.starts_with(&n) && !n.starts_with(&j) => anyhow::bail!(
+            "--head {} is commit {j}, but the pull request's head is {n}: the comment would \
+             name a commit the check did not judge",
+            args.check.head.as_deref().unwrap_or_default()
+        ),
+        (Some(j), _) => j,
+        (None, Some(n)) => n,
         (None, None) => head_of(repo).context(
             "no head commit: give --head-sha, or run on a pull_request event (GITHUB_EVENT_PATH)",
         )?,

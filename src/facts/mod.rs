@@ -45,7 +45,7 @@ pub struct Facts<'a> {
 impl<'a> Facts<'a> {
     /// The facts of `report`, its tables made by `tables` when a marker first asks for one.
     pub fn new(report: &Report, tables: impl Fn() -> Tables + 'a) -> Facts<'a> {
-        let json = serde_json::to_value(report).unwrap_or(Value::Null);
+        let json = crate::report::to_json(report).unwrap_or(Value::Null);
         let incomplete = (!report.complete || !report.incomplete.is_empty()).then(|| {
             let what: Vec<String> = report
                 .incomplete

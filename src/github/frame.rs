@@ -84,7 +84,9 @@ pub fn write_json<T: serde::Serialize>(
             .map(|t| t.join(format!("gpuledger-report-{scope}.json")))
     });
     let Some(p) = path else { return Ok(None) };
-    let text = serde_json::to_string_pretty(report).map_err(FrameError::Serialize)?;
+    let text = crate::report::to_json(report)
+        .and_then(|v| serde_json::to_string_pretty(&v))
+        .map_err(FrameError::Serialize)?;
     std::fs::write(&p, crate::util::redact::redact(&text).as_bytes()).map_err(|source| {
         FrameError::Write {
             path: p.clone(),

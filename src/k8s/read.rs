@@ -40,6 +40,9 @@ pub const CONTEXT_KEY: &str = "gpuledger.io/context";
 pub const SERVER_KEY: &str = "gpuledger.io/server";
 pub const READ_AT_KEY: &str = "gpuledger.io/read-at";
 pub const VERSION_KEY: &str = "gpuledger.io/version";
+/// The resources the snapshot holds every object of (`nodes,pods,services,…`): what was read, so a
+/// partial snapshot is told from a complete one. Absent from a plain kubectl dump.
+pub const RESOURCES_KEY: &str = "gpuledger.io/resources";
 
 /// Where and when a snapshot was read, from its `List` metadata; every field is absent in a plain
 /// kubectl dump.
@@ -55,6 +58,9 @@ pub struct SnapshotMeta {
     pub read_at_invalid: Option<String>,
     /// The gpuledger version that wrote it.
     pub version: Option<String>,
+    /// The resources it holds every object of (`nodes`, `ingresses.networking.k8s.io`), when
+    /// gpuledger wrote it; `None` for a plain dump, whose kinds are what was read.
+    pub resources: Option<Vec<String>>,
 }
 
 impl SnapshotMeta {
@@ -79,6 +85,14 @@ impl SnapshotMeta {
             read_at,
             read_at_invalid,
             version: get(VERSION_KEY),
+            // Not bounded to one line like the others: a list of names, never quoted whole.
+            resources: a.get(RESOURCES_KEY).map(|v| {
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|r| !r.is_empty())
+                    .map(str::to_string)
+                    .collect()
+            }),
         }
     }
 
@@ -94,6 +108,7 @@ impl SnapshotMeta {
         put(SERVER_KEY, self.server.clone());
         put(READ_AT_KEY, self.read_at.map(|t| t.to_string()));
         put(VERSION_KEY, self.version.clone());
+        put(RESOURCES_KEY, self.resources.as_ref().map(|r| r.join(",")));
         a
     }
 

@@ -117,7 +117,9 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
     // the tenants the change moves all read this one model.
     let model = live
         .as_ref()
-        .map(|p| LiveFleet::read(&p.objects, &cfg, &Metrics::NotConfigured))
+        .map(|p| {
+            LiveFleet::read(&p.objects, &cfg, &Metrics::NotConfigured).map(|m| m.unread(p.unread()))
+        })
         .transpose()?;
     let live_view = live
         .as_ref()
@@ -128,7 +130,7 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
             let base_drift = drift(workloads, &p.objects, &base, &cfg, today)?;
             let head_drift = drift(workloads, &p.objects, &head, &cfg, today)?;
             let incomplete: Vec<String> = p
-                .incomplete
+                .fleet_incomplete()
                 .iter()
                 .map(|m| format!("{}: {}", m.resource, m.reason))
                 .collect();

@@ -24,7 +24,7 @@ pub fn run(spec: &FleetSpec, cx: &Context<'_>) -> Result<Run<Report>> {
     sources.extend(cfg_path);
     let metrics = fleet::metrics(spec.signals.metrics.as_ref(), &cfg, cx, &mut notes);
     let now = spec.now.unwrap_or_else(Timestamp::now);
-    let live = LiveFleet::read(&part.objects, &cfg, &metrics)?;
+    let live = LiveFleet::read(&part.objects, &cfg, &metrics)?.unread(part.unread());
     let mut report = inventory::report(&live, &cfg, sources)?;
     report.incomplete = part.incomplete.clone();
     let failed = fleet::attach_cost(&mut report, &live, &cfg, &spec.signals, now, cx, &mut notes)?;

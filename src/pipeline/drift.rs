@@ -29,13 +29,14 @@ pub fn run(spec: &FleetSpec, no_fail: bool, cx: &Context<'_>) -> Result<Run<Repo
         .rt
         .block_on(input::live(&live_spec, &cx.progress))?
         .single("drift")?;
+    let unread = live.unread();
     let objects = live.objects;
     let (desired, git, failed) = fleet::desired(&repo, &cfg, &objects, "desired", cx)?;
     let now = spec.now.unwrap_or_else(Timestamp::now);
     sources.push(format!("{} ({})", repo.path.display(), desired.at));
     sources.extend(cfg_path);
     let metrics = fleet::metrics(spec.signals.metrics.as_ref(), &cfg, cx, &mut notes);
-    let model = LiveFleet::read(&objects, &cfg, &metrics)?;
+    let model = LiveFleet::read(&objects, &cfg, &metrics)?.unread(unread);
     let mut report = inventory::report(&model, &cfg, sources)?;
     report.incomplete = live.incomplete;
     // Cost per verified outcome beside the inventory, where its inputs were given (the drift

@@ -62,9 +62,9 @@ pub fn run(job: &FactsJob, cx: &Context<'_>) -> Result<Run<Documents>> {
     let (part, mut sources) = live.single("docs")?;
     sources.extend(cfg_path);
     let metrics = fleet::metrics(spec.signals.metrics.as_ref(), &cfg, cx, &mut notes);
-    let model = LiveFleet::read(&part.objects, &cfg, &metrics)?;
+    let model = LiveFleet::read(&part.objects, &cfg, &metrics)?.unread(part.unread());
     let mut report = inventory::report(&model, &cfg, sources)?;
-    report.incomplete = part.incomplete.clone();
+    report.incomplete = part.fleet_incomplete();
     let now = spec.now.unwrap_or_else(Timestamp::now);
     let mut git = Vec::new();
     let mut failed = Vec::new();

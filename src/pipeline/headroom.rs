@@ -29,7 +29,7 @@ pub fn run(
     if let Some(r) = repo {
         sources.push(format!("{} (working tree)", r.display()));
     }
-    let live = LiveFleet::read(&part.objects, &cfg, &Metrics::NotConfigured)?;
+    let live = LiveFleet::read(&part.objects, &cfg, &Metrics::NotConfigured)?.unread(part.unread());
     let mut report = inventory::report(&live, &cfg, sources)?;
     report.incomplete = part.incomplete.clone();
     let production = fleet::production(spec.signals.metrics.as_ref(), cx);

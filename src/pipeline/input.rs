@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::read::{ROUTE_RESOURCES, resource_of, unread_in_files};
 use crate::analysis::desired::desired;
+use crate::analysis::live::Unread;
 use crate::analysis::usage::Metrics;
 use crate::config::Config;
 use crate::desired::cache::RenderCache;
@@ -154,6 +156,44 @@ pub struct LivePart {
     /// Where and when each source was read (one per snapshot file, or the cluster); not yet aged
     /// (see [`crate::report::Provenance::new`]).
     pub provenance: Vec<LiveProvenance>,
+    /// What the input did not hold: figures that need it are unknown.
+    pub unread: Unread,
+}
+
+impl LivePart {
+    /// What this source did not hold: the kinds a dump lacks, and the resources a cluster read was
+    /// forbidden to list.
+    pub fn unread(&self) -> Unread {
+        let forbidden = |r: &str| {
+            self.incomplete
+                .iter()
+                .find(|m| m.resource == r)
+                .map(|m| format!("{} could not be listed: {}", m.resource, m.reason))
+        };
+        let routes = || forbidden(ROUTE_RESOURCES[0]).or_else(|| forbidden(ROUTE_RESOURCES[1]));
+        Unread {
+            nodes: forbidden("nodes").or_else(|| self.unread.nodes.clone()),
+            pods: forbidden("pods").or_else(|| self.unread.pods.clone()),
+            routes: routes().or_else(|| self.unread.routes.clone()),
+        }
+    }
+
+    /// What a report whose headline is the fleet's figures misses: the resources not listed, and
+    /// the nodes or pods a dump did not hold.
+    pub fn fleet_incomplete(&self) -> Vec<IncompleteInput> {
+        let mut all = self.incomplete.clone();
+        for (resource, why) in [("nodes", &self.unread.nodes), ("pods", &self.unread.pods)] {
+            if let Some(reason) = why
+                && !all.iter().any(|m| m.resource == resource)
+            {
+                all.push(IncompleteInput {
+                    resource: resource.to_string(),
+                    reason: reason.clone(),
+                });
+            }
+        }
+        all
+    }
 }
 
 /// A live source before it is aged against the report's clock.
@@ -214,8 +254,13 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> Result<Live> {
         LiveSpec::Snapshots(paths) => {
             let mut objects = Vec::new();
             let mut provenance = Vec::new();
+            let mut files = Vec::new();
             for path in paths {
                 let snap = read_snapshot(path)?;
+                files.push((
+                    snap.meta.resources.clone(),
+                    snap.objects.iter().filter_map(resource_of).collect(),
+                ));
                 crate::workload::check_all(&snap.objects).map_err(crate::error::Error::from)?;
                 tracing::debug!(file = %path.display(), objects = snap.objects.len(), "read snapshot");
                 crate::k8s::read::append(&mut objects, snap.objects);
@@ -244,6 +289,7 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> Result<Live> {
                     objects,
                     incomplete: Vec::new(),
                     provenance,
+                    unread: unread_in_files(&files),
                 }],
                 sources: paths.iter().map(|p| p.display().to_string()).collect(),
             })
@@ -274,18 +320,20 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> Result<Live> {
                     Known::Value(read.read_at),
                     Some(env!("CARGO_PKG_VERSION").to_string()),
                 )];
+                let incomplete: Vec<IncompleteInput> = read
+                    .missing
+                    .into_iter()
+                    .map(|m| IncompleteInput {
+                        resource: m.resource,
+                        reason: m.reason,
+                    })
+                    .collect();
                 parts.push(LivePart {
                     provenance,
                     name: Some(context.unwrap_or_else(|| read.name.clone())),
                     objects: read.objects,
-                    incomplete: read
-                        .missing
-                        .into_iter()
-                        .map(|m| IncompleteInput {
-                            resource: m.resource,
-                            reason: m.reason,
-                        })
-                        .collect(),
+                    unread: Unread::default(),
+                    incomplete,
                 });
             }
             Ok(Live { parts, sources })

@@ -9,7 +9,7 @@ use super::input::{self, LivePart};
 use super::{Context, Error, Note, Outcome, Result, Run};
 use crate::analysis::drift::drift;
 use crate::analysis::fleets::combine;
-use crate::analysis::inventory::{self, inventory_with_metrics, nearly_full};
+use crate::analysis::inventory::{self, nearly_full};
 use crate::analysis::live::LiveFleet;
 use crate::report::{Kind, Report};
 use crate::util::date::Timestamp;
@@ -55,9 +55,10 @@ pub fn run(spec: &FleetSpec, cx: &Context<'_>) -> Result<Run<Report>> {
             .parts
             .into_iter()
             .map(|p| {
-                let mut r = inventory_with_metrics(&p.objects, &cfg, vec![], &metrics)?;
-                r.complete = p.incomplete.is_empty();
-                r.incomplete = p.incomplete;
+                let model = LiveFleet::read(&p.objects, &cfg, &metrics)?.unread(p.unread());
+                let mut r = inventory::report(&model, &cfg, vec![])?;
+                r.incomplete = p.fleet_incomplete();
+                r.complete = r.incomplete.is_empty();
                 Ok((p.name.unwrap_or_default(), r))
             })
             .collect::<Result<_>>()?;
@@ -130,9 +131,9 @@ fn one_cluster(
         }
         None => None,
     };
-    let live = LiveFleet::read(&part.objects, cfg, metrics)?;
+    let live = LiveFleet::read(&part.objects, cfg, metrics)?.unread(part.unread());
     let mut report = inventory::report(&live, cfg, sources)?;
-    report.incomplete = part.incomplete.clone();
+    report.incomplete = part.fleet_incomplete();
     if spec.signals.cost.is_some() {
         // An outcome record that does not read is an input error, as an unreadable snapshot is;
         // an OpenCost that fails leaves cost unknown, as a failing Prometheus leaves `used`

@@ -19,6 +19,7 @@ pub mod headroom;
 pub mod input;
 pub mod inventory;
 pub mod plan;
+mod read;
 pub mod render;
 pub mod trend;
 

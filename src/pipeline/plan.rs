@@ -143,9 +143,11 @@ fn cluster(
     };
     let live = cx.rt.block_on(input::live(spec, &cx.progress))?;
     let (part, live_sources) = live.single("plan")?;
-    if !part.incomplete.is_empty() {
-        let missing: Vec<String> = part
-            .incomplete
+    // Without nodes the pool is unknown, unless the job gives it.
+    let mut incomplete = part.fleet_incomplete();
+    incomplete.retain(|m| m.resource != "nodes" || job.pool.is_none());
+    if !incomplete.is_empty() {
+        let missing: Vec<String> = incomplete
             .iter()
             .map(|m| format!("{} ({})", m.resource, m.reason))
             .collect();

@@ -2,6 +2,7 @@
 //! tenants), the long lists after, folded on GitHub when they have more than [`FOLD`] rows.
 
 use super::page::{self, FOLD, count, percent};
+use super::unknown::{fleet_figure, missing, routes, unknown_lines};
 use crate::doc::{Block, Chart, Doc, Table, Text};
 use crate::report::{Report, ShapeSource, WorkloadRow};
 use crate::util::text::count as count_of;
@@ -129,7 +130,11 @@ pub fn figures(r: &Report) -> Doc {
         (
             "placeable",
             known(g.placeable, no_nodes),
-            format!("{} GPU nodes excluded", f.excluded_nodes.len()),
+            if no_nodes {
+                "GPU nodes excluded unknown".to_string()
+            } else {
+                format!("{} GPU nodes excluded", f.excluded_nodes.len())
+            },
         ),
         (
             "requested",
@@ -186,30 +191,21 @@ pub fn figures(r: &Report) -> Doc {
             }),
         ));
     }
-    let other_unknown: Vec<Text> = f
-        .unknown
-        .iter()
-        .filter(|(field, _)| field.as_str() != "gpus.used")
-        .map(|(field, why)| {
-            Text::new()
-                .code(field.as_str())
-                .plain(format!(" is unknown: {why}"))
-        })
-        .collect();
+    let other_unknown = unknown_lines(&f.unknown);
     if !other_unknown.is_empty() {
         d.push(Block::Quote(other_unknown));
     }
     if no_pods {
         d.paragraph(format!(
             "The namespaces holding GPU pods are unknown; {} public routes.",
-            f.public_routes
+            routes(r, "", f.public_routes)
         ));
     } else {
         d.paragraph(format!(
             "{} namespaces hold GPU pods (the top three hold {}); {} public routes.",
             f.gpu_namespaces,
             percent(f.top3_namespace_share),
-            f.public_routes
+            routes(r, "", f.public_routes)
         ));
     }
 
@@ -284,7 +280,7 @@ pub fn figures(r: &Report) -> Doc {
             }
             .into(),
             t.workloads.to_string().into(),
-            t.public_routes.to_string().into(),
+            routes(r, "tenants.public_routes", t.public_routes).into(),
             t.product_lines.join(", ").into(),
         ];
         if trend {
@@ -443,7 +439,7 @@ pub fn details(r: &Report) -> Doc {
     }
     d.section(
         "Dynamo graphs",
-        workload_table("graph", &r.graphs, |w| match &w.cluster {
+        workload_table(r, "graph", &r.graphs, |w| match &w.cluster {
             Some(c) => format!("{c}:{}/{}", w.namespace, w.name),
             None => format!("{}/{}", w.namespace, w.name),
         }),
@@ -451,7 +447,7 @@ pub fn details(r: &Report) -> Doc {
     );
     d.section(
         "Workloads",
-        workload_table("workload", &r.workloads, workload_id).limit(TERMINAL_WORKLOADS),
+        workload_table(r, "workload", &r.workloads, workload_id).limit(TERMINAL_WORKLOADS),
         fold,
     );
     d.section(
@@ -489,10 +485,10 @@ pub fn details(r: &Report) -> Doc {
         .rows(&f.other_gpus, |o| {
             vec![
                 o.resource.as_str().into(),
-                o.capacity.to_string().into(),
-                o.allocatable.to_string().into(),
-                o.requested.to_string().into(),
-                o.pending.to_string().into(),
+                fleet_figure(r, "other_gpus.capacity", o.capacity).into(),
+                fleet_figure(r, "other_gpus.allocatable", o.allocatable).into(),
+                fleet_figure(r, "other_gpus.requested", o.requested).into(),
+                fleet_figure(r, "other_gpus.pending", o.pending).into(),
             ]
         }),
         fold,
@@ -529,14 +525,27 @@ pub fn details(r: &Report) -> Doc {
     d
 }
 
-fn workload_table(first: &str, rows: &[WorkloadRow], id: impl Fn(&WorkloadRow) -> String) -> Table {
+fn workload_table(
+    r: &Report,
+    first: &str,
+    rows: &[WorkloadRow],
+    id: impl Fn(&WorkloadRow) -> String,
+) -> Table {
+    let no_pods = missing(r, "pods");
+    let n = |v: u64| {
+        if no_pods {
+            "unknown".into()
+        } else {
+            v.to_string()
+        }
+    };
     Table::new(&[first, "tenant", "shape", ">requested", ">pending"]).rows(rows, |w| {
         vec![
             id(w).into(),
             w.tenant.as_str().into(),
             shape_cell(w).into(),
-            w.gpus.to_string().into(),
-            w.gpus_pending.to_string().into(),
+            n(w.gpus).into(),
+            n(w.gpus_pending).into(),
         ]
     })
 }
@@ -594,11 +603,6 @@ fn sentence(s: &str) -> String {
     c.next()
         .map(|f| f.to_uppercase().chain(c).collect())
         .unwrap_or_default()
-}
-
-/// Whether `resource` (`pods`, `nodes`) could not be read.
-fn missing(r: &Report, resource: &str) -> bool {
-    r.incomplete.iter().any(|m| m.resource == resource)
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod prometheus;
 pub mod provenance;
 pub mod trend;
+mod unknown;
 
 use crate::doc::{Block, Doc, Text};
 use crate::report::{CheckReport, RenderReport, Report};

@@ -32,7 +32,8 @@ pub fn layout<T: serde::Serialize>(doc: &Doc, report: &T, format: Format, style:
 }
 
 pub fn json<T: serde::Serialize>(v: &T) -> String {
-    let mut s = serde_json::to_string_pretty(v)
+    let mut s = crate::report::to_json(v)
+        .and_then(|v| serde_json::to_string_pretty(&v))
         .unwrap_or_else(|e| format!("{{\"error\": \"cannot serialize report: {e}\"}}"));
     s.push('\n');
     s

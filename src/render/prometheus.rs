@@ -156,8 +156,14 @@ fn f(n: u64) -> f64 {
 }
 
 fn families(out: &mut Exposition, r: &Report, opts: Options) {
-    let missing = |res: &str| r.incomplete.iter().any(|m| m.resource == res);
-    let (no_pods, no_nodes) = (missing("pods"), missing("nodes"));
+    // A figure is unknown when the input did not hold what it needs, or it could not be listed.
+    let missing = |res: &str, figure: &str| {
+        r.fleet.unknown.contains_key(figure) || r.incomplete.iter().any(|m| m.resource == res)
+    };
+    let (no_pods, no_nodes) = (
+        missing("pods", "gpus.requested"),
+        missing("nodes", "gpus.placeable"),
+    );
     let fl = &r.fleet;
     let g = &fl.gpus;
     let pods = |v: u64| (!no_pods).then_some(f(v));
@@ -319,7 +325,10 @@ fn families(out: &mut Exposition, r: &Report, opts: Options) {
         "gpuledger_fleet_public_routes",
         "Routes by which the internet reaches the fleet (Ingress rules, public LoadBalancer Services, HTTPRoute matches).",
     );
-    routes.sample(&[], Some(f(fl.public_routes)));
+    routes.sample(
+        &[],
+        (!fl.unknown.contains_key("public_routes")).then_some(f(fl.public_routes)),
+    );
     out.push(routes);
 
     let mut intent = Family::gauge(

@@ -256,3 +256,53 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for Column<T> {
         })
     }
 }
+
+/// A report as JSON, with unknown said one way: every figure a fleet report's `unknown` maps name
+/// (the report's own, paths from its root such as `tenants.gpus_requested`; the fleet's, paths
+/// from `fleet` such as `gpus.placeable`) is `null`, whatever the analysis held in its place. Every
+/// writer of a report's JSON goes through here (the `--format json` output, the JSON report file,
+/// the documents' facts).
+pub fn to_json<T: Serialize>(report: &T) -> serde_json::Result<serde_json::Value> {
+    let mut v = serde_json::to_value(report)?;
+    if let serde_json::Value::Object(root) = &mut v {
+        null_named(root);
+        if let Some(serde_json::Value::Object(fleet)) = root.get_mut("fleet") {
+            null_named(fleet);
+        }
+    }
+    Ok(v)
+}
+
+/// Sets to `null` each path named in `map`'s `unknown` map.
+fn null_named(map: &mut serde_json::Map<String, serde_json::Value>) {
+    let paths: Vec<String> = match map.get("unknown") {
+        Some(serde_json::Value::Object(u)) => u.keys().cloned().collect(),
+        _ => return,
+    };
+    for p in paths {
+        null_path(map, &p);
+    }
+}
+
+/// `a.b.c` in `map`, through objects and into every element of a list on the way.
+fn null_path(map: &mut serde_json::Map<String, serde_json::Value>, path: &str) {
+    let (head, rest) = match path.split_once('.') {
+        Some((h, r)) => (h, Some(r)),
+        None => (path, None),
+    };
+    let Some(child) = map.get_mut(head) else {
+        return;
+    };
+    match (rest, child) {
+        (None, child) => *child = serde_json::Value::Null,
+        (Some(rest), serde_json::Value::Object(m)) => null_path(m, rest),
+        (Some(rest), serde_json::Value::Array(items)) => {
+            for item in items {
+                if let serde_json::Value::Object(m) = item {
+                    null_path(m, rest);
+                }
+            }
+        }
+        (Some(_), _) => {}
+    }
+}

@@ -25,6 +25,10 @@ pub struct Report {
     /// figures then under-count and `incomplete` says what is missing.
     pub complete: bool,
     pub incomplete: Vec<IncompleteInput>,
+    /// Why figures of the rows below are `null`, by path from here (`tenants.gpus_requested`:
+    /// that figure of every tenant), when the input did not hold what they need.
+    #[serde(skip_serializing_if = "Unknown::is_empty")]
+    pub unknown: Unknown,
     pub fleet: Fleet,
     /// Namespaces holding GPU pods, by GPUs requested + pending.
     pub namespaces: Vec<NamespaceRow>,
@@ -190,6 +194,8 @@ pub struct ExcludedNode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ShortageKind {
+    /// The input did not hold the nodes (or the pods) the diagnosis needs.
+    Unknown,
     None,
     Fits,
     Capacity,

@@ -165,16 +165,20 @@ fn snapshot_from_standard_input() {
         .write_stdin(text)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
+    // No node in this input: the pods count, what needs nodes is unknown (not 0), and the report
+    // says it is incomplete.
+    assert_eq!(
+        out.status.code(),
+        Some(2),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(r["fleet"]["gpus"]["requested"], 10);
-    // No node in this input: nothing is placeable, and utilisation is not a number.
-    assert_eq!(r["fleet"]["gpu_nodes"], 0);
+    assert!(r["fleet"]["gpu_nodes"].is_null());
+    assert!(r["fleet"]["gpus"]["placeable"].is_null());
     assert!(r["fleet"]["utilisation"].is_null());
+    assert_eq!(r["incomplete"][0]["resource"], "nodes");
 }
 
 #[test]

@@ -1616,3 +1616,43 @@ fn a_422_shows_githubs_reason() {
         text(&out)
     );
 }
+
+/// `--head REF` names the comment: the marker, the footer and every blob link use the commit the
+/// check judged, not the one checked out (a link to a file the change adds would 404).
+#[test]
+fn a_comment_for_head_ref_names_that_commit_wherever_the_checkout_is() {
+    let r = repo_with_feature_branch();
+    // The checkout is main; the change judged is feature.
+    let feature = r.git(&["rev-parse", "feature"]).trim().to_string();
+    let main = r.git(&["rev-parse", "main"]).trim().to_string();
+    let snap = snapshot_file();
+    let run = |extra: &[&str]| {
+        let mut cmd = gpuledger(r.path());
+        cmd.args([
+            "github", "comment", "--repo", ".", "--base", "main", "--head", "feature",
+        ])
+        .args(["--snapshot", &snap, "--now", "2026-11-30", "--pr", "7"])
+        .args(["--github-repo", "acme/fleet", "--dry-run"])
+        .args(extra);
+        for (k, _) in std::env::vars().filter(|(k, _)| k.starts_with("GITHUB_")) {
+            cmd.env_remove(k);
+        }
+        cmd.output().unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let body = String::from_utf8_lossy(&out.stdout);
+    let marker = body.lines().next().unwrap();
+    assert!(marker.contains(&format!("head=\"{feature}\"")), "{marker}");
+    // A file only the change adds links at the judged commit.
+    assert!(
+        body.contains(&format!("blob/{feature}/batch/new-model.yaml")),
+        "{body}"
+    );
+    assert!(!body.contains(&format!("blob/{main}/")), "{body}");
+    assert!(body.contains(&feature[..12]), "the footer names it: {body}");
+    // A head sha that is not the judged commit is refused, not posted under the wrong name.
+    let out = run(&["--head-sha", &main]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("did not judge"), "{}", text(&out));
+}

@@ -184,7 +184,8 @@ fn the_check_says_whether_added_batch_work_fits_staggered() {
     }
     r.write(
         "live.yaml",
-        "apiVersion: v1\nkind: Node\nmetadata: {name: gpu-a}\nstatus:\n  capacity: {nvidia.com/gpu: \"4\"}\n  allocatable: {nvidia.com/gpu: \"4\"}\n  conditions: [{type: Ready, status: \"True\"}]\n",
+        // A snapshot as gpuledger writes it, which lists what it read: a node, and no pods.
+        "apiVersion: v1\nkind: List\nmetadata:\n  annotations: {gpuledger.io/resources: \"nodes,pods,services,ingresses.networking.k8s.io\"}\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata: {name: gpu-a}\n  status:\n    capacity: {nvidia.com/gpu: \"4\"}\n    allocatable: {nvidia.com/gpu: \"4\"}\n    conditions: [{type: Ready, status: \"True\"}]\n",
     )
     .commit("four evals");
     let (code, j, err) = run(

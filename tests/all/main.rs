@@ -38,6 +38,7 @@ mod sandbox;
 mod ship;
 mod support;
 mod trend;
+mod unread;
 mod used;
 
 #[path = "../support/github.rs"]

@@ -37,7 +37,7 @@ fn old_snapshot(dir: &Path, read_at: &str) -> std::path::PathBuf {
     std::fs::write(
         &p,
         format!(
-            r#"{{"apiVersion": "v1", "kind": "List", "metadata": {{"annotations": {{"gpuledger.io/context": "gpu-east", "gpuledger.io/server": "https://10.0.0.1:6443", "gpuledger.io/read-at": "{read_at}", "gpuledger.io/version": "0.1.0"}}}}, "items": [
+            r#"{{"apiVersion": "v1", "kind": "List", "metadata": {{"annotations": {{"gpuledger.io/context": "gpu-east", "gpuledger.io/server": "https://10.0.0.1:6443", "gpuledger.io/read-at": "{read_at}", "gpuledger.io/version": "0.1.0", "gpuledger.io/resources": "nodes,pods,services,ingresses.networking.k8s.io"}}}}, "items": [
 {{"apiVersion": "v1", "kind": "Node", "metadata": {{"name": "n1"}}, "status": {{"capacity": {{"nvidia.com/gpu": "8"}}, "allocatable": {{"nvidia.com/gpu": "8"}}, "conditions": [{{"type": "Ready", "status": "True"}}]}}}}
 ]}}
 "#

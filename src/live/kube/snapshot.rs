@@ -37,24 +37,25 @@ pub async fn write_snapshot(
 ) -> Result<SnapshotWritten, KubeError> {
     let overall = src.timeout;
     let (client, name, origin) = client(&src).await?;
-    let meta = SnapshotMeta {
+    let mut meta = SnapshotMeta {
         context: origin.context,
         server: Some(origin.server),
         read_at: Some(Timestamp::now()),
         read_at_invalid: None,
         version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        resources: None,
     };
     let work = async {
         let (served, mut missing) =
             discover_counted(&client, &name, src.request_timeout, &progress).await?;
         let io = KubeError::Write;
-        let header = serde_json::json!({"annotations": meta.annotations()});
-        out.write_all(b"{\"apiVersion\": \"v1\", \"kind\": \"List\", \"metadata\": ")
+        // The list's metadata comes after its items: only then is it known which resources were
+        // read whole (a forbidden one is not), and readers take a List's keys in any order.
+        out.write_all(b"{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n")
             .map_err(io)?;
-        serde_json::to_writer(&mut *out, &header).map_err(|e| io(e.into()))?;
-        out.write_all(b", \"items\": [\n").map_err(io)?;
+        let mut read = Vec::new();
         let mut written = 0u64;
-        for (_, (res, gv)) in served {
+        for (res, gv) in served.values() {
             // Checked as a read is (super::pager); what was written stays written, so a
             // restarted list skips what it already wrote and duplicates are skipped, not relisted.
             let mut written_keys: HashSet<String> = HashSet::new();
@@ -64,7 +65,7 @@ pub async fn write_snapshot(
                 let mut pages = Pages::new();
                 let mut token: Option<String> = None;
                 loop {
-                    let path = page_path(&gv, &res, src.page_size, token.as_deref());
+                    let path = page_path(gv, res, src.page_size, token.as_deref());
                     let text = match get_retrying(&client, &path, src.request_timeout).await {
                         Ok(t) => t,
                         Err(Failure::Forbidden(msg)) => {
@@ -100,7 +101,7 @@ pub async fn write_snapshot(
                     let api_version = page
                         .get("apiVersion")
                         .and_then(serde_json::Value::as_str)
-                        .unwrap_or(&gv)
+                        .unwrap_or(gv)
                         .to_string();
                     let kind = page
                         .get("kind")
@@ -177,7 +178,17 @@ pub async fn write_snapshot(
             }
             progress.resources_done.fetch_add(1, Ordering::Relaxed);
         }
-        out.write_all(b"\n]}\n").map_err(io)?;
+        for (res, _) in served.values() {
+            if !missing.iter().any(|m| m.resource == res.label()) {
+                read.push(res.label());
+            }
+        }
+        read.sort();
+        meta.resources = Some(read);
+        let header = serde_json::json!({"annotations": meta.annotations()});
+        out.write_all(b"\n], \"metadata\": ").map_err(io)?;
+        serde_json::to_writer(&mut *out, &header).map_err(|e| io(e.into()))?;
+        out.write_all(b"}\n").map_err(io)?;
         out.flush().map_err(io)?;
         missing.sort_by(|a, b| a.resource.cmp(&b.resource));
         Ok(SnapshotWritten {

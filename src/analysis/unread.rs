@@ -1,0 +1,129 @@
+//! What the input did not hold, and the figures that are therefore unknown.
+//!
+//! A kubectl dump holds the kinds it holds: `kubectl get pods -A -o json` has no Node, so the
+//! fleet's capacity, placeability and the capacity-vs-placement diagnosis are not known — not 0,
+//! and never "capacity problem". A cluster read lacks the resources it was forbidden to list. The
+//! inventory is computed from what was read; [`apply`] then names every figure that needs what was
+//! not read in the report's `unknown` maps (the fleet's, paths from `fleet`; the report's, paths
+//! from its root such as `tenants.gpus_requested`), and the JSON writer turns each into `null`
+//! ([`crate::report::to_json`]). The text renderers read the same maps.
+
+use crate::report::{Report, ShortageKind};
+
+/// What the input did not hold, and why: a figure that needs it is unknown, never 0.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unread {
+    /// No Node was read: the GPU tiers, placeability and the shortage diagnosis are unknown.
+    pub nodes: Option<String>,
+    /// No Pod was read: GPUs requested and pending, and every figure that needs pods.
+    pub pods: Option<String>,
+    /// No Service, Ingress, Gateway or HTTPRoute was read: public routes are unknown.
+    pub routes: Option<String>,
+}
+
+impl Unread {
+    pub fn is_empty(&self) -> bool {
+        self == &Unread::default()
+    }
+}
+
+/// Fleet figures that need the nodes.
+const NEEDS_NODES: [&str; 12] = [
+    "gpus.capacity",
+    "gpus.allocatable",
+    "gpus.placeable",
+    "gpu_nodes",
+    "utilisation",
+    "models",
+    "excluded_nodes",
+    "shortage.free_placeable",
+    "shortage.largest_free_block",
+    "shortage.unplaceable",
+    "other_gpus.capacity",
+    "other_gpus.allocatable",
+];
+
+/// Fleet figures that need the pods.
+const NEEDS_PODS: [&str; 15] = [
+    "gpus.requested",
+    "gpus.pending",
+    "gpus.used",
+    "gpu_equivalents_used",
+    "utilisation",
+    "gpu_namespaces",
+    "top3_namespace_share",
+    "intent_coverage",
+    "shortage.pending",
+    "shortage.free_placeable",
+    "shortage.unplaceable",
+    "other_gpus.requested",
+    "other_gpus.pending",
+    "shortage.largest_free_block",
+    "models.requested",
+];
+
+/// Row figures (from the report's root) that need the pods.
+const ROWS_NEED_PODS: [&str; 23] = [
+    "namespaces",
+    "tenants.gpus_requested",
+    "tenants.gpus_pending",
+    "tenants.gpus_used",
+    "tenants.gpu_equivalents_used",
+    "tenants.share",
+    "tenants.public_routes",
+    "product_lines.gpus_requested",
+    "product_lines.gpus_pending",
+    "product_lines.share",
+    "workloads.gpus",
+    "workloads.gpus_pending",
+    "workloads.gpus_used",
+    "workloads.gpu_equivalents_used",
+    "workloads.pods_bound",
+    "workloads.pods_pending",
+    "workloads.public_routes",
+    "graphs.gpus",
+    "graphs.gpus_pending",
+    "graphs.pods_bound",
+    "graphs.pods_pending",
+    "routes.workloads",
+    "routes.gpus",
+];
+
+/// Names, in `report`'s unknown maps, every figure that needs what was not read.
+pub fn apply(report: &mut Report, unread: &Unread) {
+    let fleet = &mut report.fleet;
+    if let Some(why) = &unread.nodes {
+        for k in NEEDS_NODES {
+            fleet.unknown.set(k, why.clone());
+        }
+        fleet.nearly_full = None;
+        fleet.utilisation = None;
+        fleet.models.clear();
+        fleet.excluded_nodes.clear();
+    }
+    if let Some(why) = &unread.pods {
+        for k in NEEDS_PODS {
+            fleet.unknown.set(k, why.clone());
+        }
+        for k in ROWS_NEED_PODS {
+            report.unknown.set(k, why.clone());
+        }
+        fleet.nearly_full = None;
+        fleet.utilisation = None;
+        report.namespaces.clear();
+        report.idle.clear();
+    }
+    if let Some(why) = unread.nodes.as_ref().or(unread.pods.as_ref()) {
+        let s = &mut fleet.shortage;
+        s.kind = ShortageKind::Unknown;
+        s.unplaceable.clear();
+        s.summary = format!("unknown: {why}");
+    }
+    if let Some(why) = &unread.routes {
+        fleet.unknown.set("public_routes", why.clone());
+        for k in ["routes", "tenants.public_routes", "workloads.public_routes"] {
+            report.unknown.set(k, why.clone());
+        }
+        report.routes.clear();
+    }
+}
