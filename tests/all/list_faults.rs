@@ -118,12 +118,18 @@ fn a_list_that_always_repeats_items_is_incomplete_and_counts_each_item_once() {
         why.contains("inconsistent") && why.contains("came twice"),
         "{why}"
     );
-    // Each pod counted once: the requested GPUs are the fleet's, not inflated.
+    // Never inflated: the pods list is not read whole, so what is built on pods is unknown
+    // (null, as for a forbidden pods list), never 35 GPUs from 30 pods.
     assert_eq!(
         report["fleet"]["gpus"]["requested"],
-        expected_gpus()["requested"]
+        Value::Null,
+        "{report:#}"
     );
-    assert!(report["fleet"]["utilisation"].as_f64().unwrap() <= 1.0);
+    assert!(
+        report["fleet"]["utilisation"]
+            .as_f64()
+            .is_none_or(|u| u <= 1.0)
+    );
     assert_eq!(pod_pages(&emu).1, 2, "listed once more, then no more");
 }
 
