@@ -65,6 +65,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             cluster: u.cluster.clone(),
             applied_by: u.lineage.last().cloned(),
             lineage: u.lineage.clone(),
+            prune: u.prune,
         };
         match &out.result {
             Err(e) => {
@@ -131,6 +132,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             cluster: s.cluster.clone(),
             applied_by: None,
             lineage: Vec::new(),
+            prune: None,
         });
     }
     apps.sort_by(|a, b| {

@@ -26,6 +26,48 @@ fn drifting(d: &Drift) -> BTreeSet<WorkloadId> {
         .collect()
 }
 
+/// Whether a workload that drifts at head and not at base still drifts once the head syncs. A
+/// workload the change adds or reshapes is the change itself — missing or changed only until it
+/// syncs — never drift. What remains: a live workload the head stops declaring whose app does not
+/// prune it (Argo CD without automated prune, a Flux Kustomization with `prune: false`, a directory
+/// no app applies), and a shape Git and the cluster disagree on that the change does not touch.
+fn remains<'a, K: Ord>(
+    id: &WorkloadId,
+    head_drift: &Drift,
+    base: &Desired,
+    b: &BTreeMap<(K, WorkloadId), &'a DesiredWorkloadRow>,
+    h: &BTreeMap<(K, WorkloadId), &'a DesiredWorkloadRow>,
+) -> bool {
+    fn row<'a, K>(
+        m: &BTreeMap<(K, WorkloadId), &'a DesiredWorkloadRow>,
+        id: &WorkloadId,
+    ) -> Option<&'a DesiredWorkloadRow> {
+        m.iter().find(|(k, _)| &k.1 == id).map(|(_, w)| *w)
+    }
+    let row = |m| row(m, id);
+    let is = |rows: &[DriftRow]| rows.iter().any(|r| &r.workload_id() == id);
+    if is(&head_drift.missing) {
+        return false;
+    }
+    if is(&head_drift.changed) {
+        return match (row(b), row(h)) {
+            (Some(bw), Some(hw)) => bw.workload.roles == hw.workload.roles,
+            _ => false,
+        };
+    }
+    if is(&head_drift.unmanaged)
+        && let Some(bw) = row(b)
+    {
+        let prunes = base
+            .apps
+            .iter()
+            .find(|a| a.name == bw.app && a.kind == bw.app_kind)
+            .and_then(|a| a.prune);
+        return prunes != Some(true);
+    }
+    true
+}
+
 /// Workloads as the report names them, sorted and without repeats.
 fn names<'a>(ids: impl Iterator<Item = &'a WorkloadId>) -> Vec<String> {
     let names: BTreeSet<String> = ids.map(ToString::to_string).collect();
@@ -223,7 +265,10 @@ pub fn impact(
     if let (Some(v), None) = (live, &live_gap) {
         let (bd, hd) = (drifting(v.base_drift), drifting(v.head_drift));
         resolved = Some(names(bd.difference(&hd)));
-        introduced = Some(names(hd.difference(&bd)));
+        introduced = Some(names(
+            hd.difference(&bd)
+                .filter(|id| remains(id, v.head_drift, base, &b, &h)),
+        ));
         if !incomplete_render {
             let placeable = v.report.fleet.gpus.placeable;
             let need = |d: &Desired, drift: &Drift, side: &str| -> Result<(u64, u64), Overflow> {
@@ -396,11 +441,21 @@ pub fn impact(
         _ => {}
     }
     match (&capacity, &capacity_unknown) {
-        (Some(c), _) => summary.push_str(match (c.fits, c.projected > c.base_projected) {
-            (true, _) => "; fits the fleet",
-            (false, true) => "; does NOT fit the placeable GPUs, and makes it worse",
-            (false, false) => "; the fleet is already over its placeable GPUs, not made worse",
-        }),
+        // A verdict only where the capacity gate is enabled; else a note, never a bold "does NOT".
+        (Some(c), _) => summary.push_str(
+            match (
+                c.fits,
+                c.projected > c.base_projected,
+                fail_on.contains(&GateName::Capacity),
+            ) {
+                (true, _, _) => "; fits the fleet",
+                (false, true, true) => "; does NOT fit the placeable GPUs, and makes it worse",
+                (false, false, true) => {
+                    "; the fleet is already over its placeable GPUs, not made worse"
+                }
+                (false, _, false) => "; over the placeable GPUs (the capacity gate is not enabled)",
+            },
+        ),
         (None, Some(why)) if live.is_some() => {
             summary.push_str(&format!("; capacity unknown: {why}"))
         }

@@ -155,12 +155,14 @@ struct KueueState<'a> {
 /// `spec.queueName`, conditions `QuotaReserved`, `Admitted`, `Finished`; `apis/kueue/v1beta1/
 /// localqueue_types.go`: `spec.clusterQueue`.
 pub fn waiting(
-    objects: &[Object],
+    fleet: &LiveFleet<'_>,
     cfg: &Config,
     now_s: i64,
     queue: Option<&str>,
 ) -> Result<Waiting, Overflow> {
-    let report = super::inventory::inventory(objects, cfg, vec![])?;
+    let objects = fleet.objects;
+    // The inventory's own rows of the same fleet model: the waiting work is what it counts.
+    let report = super::inventory::report(fleet, cfg, vec![])?;
     let kueue = kueue_states(objects);
     let cluster_queue_of = |ns: &str, local: &str| -> Option<&str> {
         objects.iter().find_map(|o| {

@@ -30,6 +30,21 @@ pub struct ArgoApp {
     pub source: Option<ArgoSource>,
     pub sources: Vec<ArgoSource>,
     pub destination: Destination,
+    pub sync_policy: SyncPolicy,
+}
+
+/// `spec.syncPolicy`: only whether an automated sync prunes (argo-cd
+/// `pkg/apis/application/v1alpha1/types.go`, `SyncPolicyAutomated.Prune`, false by default).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SyncPolicy {
+    pub automated: Option<Automated>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Automated {
+    pub prune: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -353,6 +368,7 @@ pub fn argo_units(ctx: &Context<'_>, owner: &AppRef, app: &ArgoApp) -> Vec<Sourc
             argo_source(ctx, owner, s, &refs, namespace.clone())
                 .map(|u| Unit {
                     cluster: cluster.clone(),
+                    prune: Some(app.sync_policy.automated.as_ref().is_some_and(|a| a.prune)),
                     ..u
                 })
                 .map_err(|r| (owner.clone(), r))

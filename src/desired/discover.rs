@@ -261,6 +261,7 @@ fn unit(path: &str, kind: &str, how: How) -> Unit {
         notes: Vec::new(),
         cluster: None,
         lineage: Vec::new(),
+        prune: None,
     }
 }
 

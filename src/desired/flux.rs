@@ -41,6 +41,9 @@ struct FluxKustomizationSpec {
     images: Vec<Value>,
     components: Vec<String>,
     post_build: Option<PostBuild>,
+    /// Whether the controller deletes what the source stops declaring (a required field of
+    /// `kustomize.toolkit.fluxcd.io/v1`).
+    prune: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -147,6 +150,7 @@ fn kustomization_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<U
         s.target_namespace.clone(),
         s.target_namespace.is_some(),
     );
+    u.prune = Some(s.prune);
     if let Some(pb) = s.post_build {
         if !pb.substitute_from.is_empty() {
             u.notes.push(
@@ -208,6 +212,8 @@ fn helm_release_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<Un
         args.values.push(v);
     }
     let mut u = owner.unit(path, How::Helm(args), ns, s.target_namespace.is_some());
+    // Helm deletes what a release no longer renders.
+    u.prune = Some(true);
     if !s.values_from.is_empty() {
         u.notes.push(
             "valuesFrom reads ConfigMaps/Secrets from the cluster: unresolved offline".into(),

@@ -108,6 +108,11 @@ pub struct Unit {
     /// The apps that applied this unit's app, root first (`Kustomization/flux-system`, …); empty
     /// for a root.
     pub lineage: Vec<String>,
+    /// Whether syncing the app deletes what it stops declaring: Argo CD's
+    /// `syncPolicy.automated.prune` (false when unset, Argo CD's default), a Flux Kustomization's
+    /// `spec.prune`, true for a HelmRelease (Helm removes what a release no longer renders);
+    /// `None` for a root no app applies.
+    pub prune: Option<bool>,
 }
 
 /// An app that is listed but not rendered, with the reason (another repository, an OCI chart, a

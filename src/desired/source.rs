@@ -165,6 +165,7 @@ impl AppRef {
             notes: Vec::new(),
             cluster: None,
             lineage: Vec::new(),
+            prune: None,
         }
     }
 

@@ -212,6 +212,8 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
                 c.workloads
                     .retain(|w| w.tenant.as_deref().is_some_and(|t| moved.contains(t)));
                 c.product_lines.clear();
+                // The headline decides over the workloads it shows.
+                c.decision = crate::analysis::cost::decide(&c.workloads);
                 c
             });
         }

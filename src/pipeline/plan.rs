@@ -81,10 +81,17 @@ pub fn run(job: &PlanJob, cx: &Context<'_>) -> Result<Run<PlanReport>> {
         sources.push(format!("{} ({})", spec.path.display(), desired.at));
     }
     let cluster = cluster(job, cx, &mut sources)?;
+    // The cluster's fleet model, read once: the pool and the waiting work come from the same one
+    // `inventory` reads, so the plan's placeable GPUs are the inventory's.
+    let cfg = if cluster.is_some() || job.pending {
+        input::config(job.config.as_deref(), None)?.0
+    } else {
+        crate::config::Config::default()
+    };
+    let objects = cluster.as_deref().unwrap_or_default();
+    let fleet = LiveFleet::read(objects, &cfg, &Metrics::NotConfigured)?;
     if job.pending {
-        let objects = cluster.as_deref().unwrap_or_default();
-        let (cfg, _) = input::config(job.config.as_deref(), None)?;
-        let waiting = crate::analysis::plan::waiting(objects, &cfg, now_s, job.queue.as_deref())?;
+        let waiting = crate::analysis::plan::waiting(&fleet, &cfg, now_s, job.queue.as_deref())?;
         sources.push(format!(
             "the cluster's waiting batch work: {} job{}",
             waiting.jobs.len(),
@@ -106,7 +113,7 @@ pub fn run(job: &PlanJob, cx: &Context<'_>) -> Result<Run<PlanReport>> {
             )));
         }
     }
-    let pool = pool(job, cluster.as_deref(), &mut sources)?;
+    let pool = pool(job, cluster.is_some().then_some(&fleet), &mut sources)?;
     let settings = Settings::new(job.objective, job.slot_s, now_s);
     let plan = plan::plan(jobs, &pool, &settings);
     let outcome = if plan.feasible {
@@ -162,17 +169,16 @@ fn cluster(
 
 /// The pool: the job's, else the queue's quota, else the cluster's placeable GPUs minus what
 /// non-batch workloads hold; its nodes: the job's, else the cluster's placeable GPU nodes.
-fn pool(job: &PlanJob, objects: Option<&[Object]>, sources: &mut Vec<String>) -> Result<Pool> {
+fn pool(job: &PlanJob, fleet: Option<&LiveFleet<'_>>, sources: &mut Vec<String>) -> Result<Pool> {
     let mut node_sizes = job.nodes.clone();
-    let Some(objects) = objects else {
+    let Some(model) = fleet else {
         return Ok(Pool {
             gpus: job.pool.unwrap_or(0),
             node_sizes,
         });
     };
-    let (cfg, _) = input::config(job.config.as_deref(), None)?;
-    let model = LiveFleet::read(objects, &cfg, &Metrics::NotConfigured)?;
-    let (live, how) = crate::analysis::plan::batch_pool(&model)?;
+    let objects = model.objects;
+    let (live, how) = crate::analysis::plan::batch_pool(model)?;
     if node_sizes.is_empty() {
         node_sizes = live.node_sizes;
     }

@@ -18,7 +18,8 @@
 //! The work is split by data flow: [`types`] are what goes in and comes out; [`model`] turns jobs into slotted tasks and keeps the grid of
 //! free GPUs per node and slot; [`heuristic`] schedules any number of jobs earliest-deadline first
 //! and proves lower bounds; [`exact`] searches start times by branch and bound for small inputs
-//! (within a budget, so it always ends); [`pool`] finds the smallest pool. When the search
+//! (within a budget, so it always ends); [`pool`] finds the smallest pool, on nodes at their real
+//! size rather than capped at the pool. When the search
 //! completes, the plan is optimal (`gap` 0); otherwise `lower_bound` is a proven bound and `gap`
 //! says how far the plan may be from the best one.
 //!
@@ -48,7 +49,7 @@ pub fn plan(jobs: Vec<Job>, pool: &Pool, settings: &Settings) -> Plan {
     };
     let problem = model::Problem::new(&jobs, pool, &settings);
     let solved = solve(&problem, &settings);
-    let min_pool = pool::min_pool(&problem, settings.budget);
+    let min_pool = pool::min_pool(&jobs, pool, &settings);
     model::report(&jobs, &problem, &settings, solved, min_pool)
 }
 
@@ -64,6 +65,7 @@ fn solve(problem: &model::Problem, settings: &Settings) -> Solved {
             let with_cap = |cap: u64| model::Shape {
                 cap,
                 nodes: shape.nodes.clone(),
+                largest: shape.largest,
             };
             let lb = heuristic::peak_bound(problem).min(shape.cap);
             let (top, heur) = heuristic::lowest_cap(problem, lb, shape.cap, with_cap);

@@ -57,6 +57,8 @@ impl Task {
 pub(crate) struct Shape {
     pub cap: u64,
     pub nodes: Vec<u64>,
+    /// The largest node at its real size, before the pool capped it: what a pod must fit on.
+    pub largest: u64,
 }
 
 /// The jobs on the grid, and the pool.
@@ -85,9 +87,12 @@ impl Problem {
                 .filter(|n| *n > 0)
                 .collect()
         };
+        // Without node sizes only the pool limits a pod.
+        let largest = pool.node_sizes.iter().copied().max().unwrap_or(u64::MAX);
         let shape = Shape {
             cap: pool.gpus,
             nodes,
+            largest,
         };
         let mut tasks = Vec::new();
         let mut unplaced = Vec::new();
@@ -157,6 +162,7 @@ impl Problem {
         Shape {
             cap,
             nodes: vec![cap],
+            largest: cap,
         }
     }
 }
@@ -179,7 +185,9 @@ fn fits_alone(task: &Task, shape: &Shape) -> Result<(), Unplaced> {
     if task.demand == 0 {
         return Ok(());
     }
-    let largest = shape.nodes.iter().copied().max().unwrap_or(0);
+    // A pod larger than every node cannot run on any pool of these nodes; one that only the
+    // pool's size keeps out needs a larger pool, which the smallest-pool search finds.
+    let largest = shape.largest;
     if task.g > largest {
         return Err(Unplaced::PodTooLarge {
             pod: task.g,
@@ -467,10 +475,11 @@ pub(crate) fn report(
     });
     let profile = solved.schedule.profile(problem);
     let peak = profile.iter().copied().max().unwrap_or(0);
+    // A fold from +0: an empty float sum is -0, which would print as "-0".
     let gpu_hours = jobs
         .iter()
         .map(|j| j.gpus() as f64 * j.runtime_s as f64 / 3600.0)
-        .sum::<f64>();
+        .fold(0.0, |a, h| a + h);
     let (lower_bound, gap) = match settings.objective {
         Objective::Earliest => {
             // The finish is at least `bound - 1` whole slots plus the shortest tail of a last slot.
@@ -511,7 +520,7 @@ pub(crate) fn report(
         pool: problem.shape.cap,
         feasible: missed.is_empty(),
         peak,
-        peak_all_at_once: jobs.iter().fold(0u64, |a, j| a.saturating_add(j.gpus())),
+        peak_all_at_once: peak_as_soon_as_possible(jobs, settings.now),
         min_pool: min_pool.gpus,
         gpu_hours: (gpu_hours * 100.0).round() / 100.0,
         finish: finish.map(Timestamp::from_unix),
@@ -525,6 +534,32 @@ pub(crate) fn report(
         profile,
         min_pool_why: min_pool.why,
     }
+}
+
+/// The most GPUs in use at once when every job starts as soon as it may (its earliest start, or
+/// now) and runs its runtime: the seed's "starting all four jobs immediately", with jobs that are
+/// not ready until later starting then. In seconds, not slots; a job ending as another starts does
+/// not overlap it.
+pub(crate) fn peak_as_soon_as_possible(jobs: &[Job], now: i64) -> u64 {
+    let mut events: Vec<(i64, bool, u64)> = Vec::with_capacity(jobs.len() * 2);
+    for j in jobs.iter().filter(|j| j.gpus() > 0) {
+        let start = j.earliest_start.max(now);
+        let end = start.saturating_add(i64::try_from(j.runtime_s.max(1)).unwrap_or(i64::MAX));
+        // `false` sorts first: at one instant, ends before starts.
+        events.push((start, true, j.gpus()));
+        events.push((end, false, j.gpus()));
+    }
+    events.sort_unstable();
+    let (mut now_in_use, mut peak) = (0u64, 0u64);
+    for (_, starts, g) in events {
+        if starts {
+            now_in_use = now_in_use.saturating_add(g);
+            peak = peak.max(now_in_use);
+        } else {
+            now_in_use = now_in_use.saturating_sub(g);
+        }
+    }
+    peak
 }
 
 /// Sorted slots as (first, length) runs.

@@ -165,6 +165,7 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
             if named.len() == 1 { "that Namespace" } else { "those Namespaces" }
         )));
     }
+    let gated = c.gates.iter().any(|g| g.name == "capacity");
     match (&c.capacity, &c.capacity_unknown) {
         (Some(cap), _) => d.paragraph(
             Text::new()
@@ -175,12 +176,15 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
                     cap.unmanaged_live,
                     cap.verdict()
                 ))
-                .append(match (cap.fits, cap.projected > cap.base_projected) {
-                    (true, _) => Text::from("fits"),
-                    (false, true) => {
+                .append(match (cap.fits, cap.projected > cap.base_projected, gated) {
+                    (true, _, _) => Text::from("fits"),
+                    (false, true, true) => {
                         Text::new().strong("does not fit, and this change makes it worse")
                     }
-                    (false, false) => {
+                    (false, true, false) => Text::from(
+                        "does not fit, and this change makes it worse (a note: the capacity gate is not enabled)",
+                    ),
+                    (false, false, _) => {
                         Text::from("does not fit, but this change does not make it worse")
                     }
                 })

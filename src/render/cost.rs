@@ -8,7 +8,7 @@
 
 use super::page::{self, FOLD, money};
 use crate::doc::{Alert, Block, Doc, Table, Text};
-use crate::report::cost::{Cost, CostRow};
+use crate::report::cost::{Cost, CostRow, Decision};
 use crate::report::{Headroom, HeadroomRow, Report};
 use crate::util::date::Timestamp;
 
@@ -96,19 +96,19 @@ fn body(c: &Cost, headroom: Option<&Headroom>) -> Doc {
     if c.source.is_some() {
         d.section(
             "Cost by tenant",
-            breakdown_table("tenant", &c.tenants),
+            breakdown_table("tenant", &c.tenants, Tail::Groups(c)),
             Some(FOLD),
         );
         if c.product_lines.iter().any(|p| p.name != "(none)") {
             d.section(
                 "Cost by product line",
-                breakdown_table("product line", &c.product_lines),
+                breakdown_table("product line", &c.product_lines, Tail::Groups(c)),
                 Some(FOLD),
             );
         }
         d.section(
             "Cost by workload",
-            breakdown_table("workload", &c.workloads),
+            breakdown_table("workload", &c.workloads, Tail::Workloads(c)),
             Some(FOLD),
         );
         d.section(
@@ -157,9 +157,12 @@ fn body(c: &Cost, headroom: Option<&Headroom>) -> Doc {
     d
 }
 
-/// Allocated → busy → valuable, per tenant and per workload.
+/// The decision first, then allocated → busy → valuable, per tenant and per workload.
 pub fn headline(c: &Cost, headroom: Option<&Headroom>) -> Doc {
     let mut d = Doc::new();
+    if !c.workloads.is_empty() {
+        d.paragraph(decision(&c.decision));
+    }
     let table = |first: &str, rows: &[CostRow], workloads: bool| {
         Table::new(&[
             first,
@@ -216,11 +219,18 @@ pub fn headline(c: &Cost, headroom: Option<&Headroom>) -> Doc {
                 ),
                 _ => String::new(),
             };
+            let passing = match w.passing {
+                Some(p) if p > 0.0 && c.window_hours > 0.0 => format!(
+                    " Its {} passing results/h are not verified outcomes.",
+                    rate(p / c.window_hours)
+                ),
+                _ => String::new(),
+            };
             Text::new()
                 .code(w.name.as_str())
                 .plain(" is ")
                 .strong("unsuitable")
-                .plain(format!("{why}, whatever it costs."))
+                .plain(format!("{why}, whatever it costs.{passing}"))
         })
         .collect();
     if !unsuitable.is_empty() {
@@ -277,8 +287,64 @@ fn per_1000(r: &CostRow, workload: bool) -> Text {
     }
 }
 
-fn breakdown_table(first: &str, rows: &[CostRow]) -> Table {
-    Table::new(&[
+/// `Cheapest verified outcome: … at $2.43 per 1,000; dearest: …. Unsuitable whatever it costs: ….`
+fn decision(d: &Decision) -> Text {
+    let mut t = Text::new();
+    match (&d.cheapest, &d.dearest) {
+        (Some(lo), Some(hi)) if lo.workload != hi.workload => {
+            t = t
+                .strong("Cheapest verified outcome")
+                .plain(": ")
+                .code(lo.workload.as_str())
+                .plain(format!(" at {} per 1,000; ", money(Some(lo.cost_per_1000))))
+                .strong("dearest")
+                .plain(": ")
+                .code(hi.workload.as_str())
+                .plain(format!(" at {} per 1,000.", money(Some(hi.cost_per_1000))));
+        }
+        (Some(one), _) => {
+            t = t
+                .strong("One verified outcome is priced")
+                .plain(": ")
+                .code(one.workload.as_str())
+                .plain(format!(" at {} per 1,000.", money(Some(one.cost_per_1000))));
+        }
+        _ => t = t.strong("No verified outcome has a known cost."),
+    }
+    let names = |mut t: Text, names: &[String]| {
+        for (i, n) in names.iter().enumerate() {
+            if i > 0 {
+                t = t.plain(", ");
+            }
+            t = t.code(n.as_str());
+        }
+        t.plain(".")
+    };
+    if !d.unsuitable.is_empty() {
+        t = names(
+            t.plain(" ")
+                .strong("Unsuitable")
+                .plain(" whatever it costs: "),
+            &d.unsuitable,
+        );
+    }
+    if !d.unpriced.is_empty() {
+        t = names(t.plain(" Cost per verified outcome unknown: "), &d.unpriced);
+    }
+    t
+}
+
+/// What closes a cost table so that its column adds up to the total.
+enum Tail<'a> {
+    /// Tenants or product lines: the cost no row carries, then the total.
+    Groups(&'a Cost),
+    /// Workloads: also the pods of no live workload and the outside costs that name a tenant.
+    Workloads(&'a Cost),
+}
+
+/// The cost breakdown of `rows`, closed by the lines that make its column add up to the total.
+fn breakdown_table(first: &str, rows: &[CostRow], tail: Tail<'_>) -> Table {
+    let mut table = Table::new(&[
         first,
         ">total",
         ">GPU",
@@ -291,11 +357,16 @@ fn breakdown_table(first: &str, rows: &[CostRow]) -> Table {
     ])
     .rows(rows, |r| {
         let b = &r.breakdown;
+        let name = if r.name == "(none)" && first == "product line" {
+            "no product line"
+        } else {
+            r.name.as_str()
+        };
         let other = [b.pv, b.network, b.load_balancer, b.external]
             .into_iter()
             .try_fold(0.0, |s, x| Some(s + x?));
         vec![
-            r.name.as_str().into(),
+            name.into(),
             money(r.total_cost).into(),
             money(b.gpu).into(),
             money(b.cpu).into(),
@@ -307,7 +378,43 @@ fn breakdown_table(first: &str, rows: &[CostRow]) -> Table {
                 .map_or("unknown".into(), |h| format!("{h:.1}"))
                 .into(),
         ]
-    })
+    });
+    let blank = || Text::from("");
+    let line = |name: Text, cost: Option<f64>| {
+        let mut cells = vec![name, money(cost).into()];
+        cells.extend(std::iter::repeat_with(blank).take(7));
+        cells
+    };
+    let c = match tail {
+        Tail::Groups(c) => c,
+        Tail::Workloads(c) => {
+            if !c.other.is_empty() {
+                let other = c
+                    .other
+                    .iter()
+                    .map(|o| o.total_cost)
+                    .try_fold(0.0, |s, x| Some(s + x?));
+                table.row(line(Text::from("pods of no live workload"), other));
+            }
+            if c.tenant_external_cost != 0.0 {
+                table.row(line(
+                    Text::from("outside costs that name a tenant"),
+                    Some(c.tenant_external_cost),
+                ));
+            }
+            c
+        }
+    };
+    {
+        for u in &c.unassigned {
+            table.row(line(
+                Text::from(format!("not assigned: {}", u.what)),
+                u.cost,
+            ));
+        }
+        table.row(line(Text::new().strong("total"), c.total_cost));
+    }
+    table
 }
 
 /// One line per unknown figure of a row: `team-a: verified outcomes: no outcome source …`.
@@ -353,7 +460,9 @@ fn interval(v: Option<[f64; 2]>) -> String {
 
 /// `990`, `12.5`, `0.25`: whole above 100, else with what it takes.
 fn rate(v: f64) -> String {
-    if v >= 100.0 {
+    if v == 0.0 {
+        "0".into()
+    } else if v >= 100.0 {
         format!("{v:.0}")
     } else if v >= 1.0 {
         format!("{v:.1}")

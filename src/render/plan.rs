@@ -56,11 +56,18 @@ pub fn sparkline(profile: &[u64], pool: u64) -> String {
 pub fn plan_doc(report: &PlanReport, terminal: bool) -> Doc {
     let p = &report.plan;
     let mut d = Doc::new();
+    let n = p.job_count();
+    if n == 0 {
+        // Nothing to plan: one sentence, no figures of nothing.
+        d.heading(2, "GPU plan: nothing to plan");
+        d.paragraph(Text::new().strong(p.verdict()));
+        return d;
+    }
     d.heading(
         2,
         format!(
-            "GPU plan: {} jobs on {} GPUs",
-            p.jobs.len() + p.missed.iter().filter(|m| m.late_s.is_none()).count(),
+            "GPU plan: {n} job{} on {} GPUs",
+            if n == 1 { "" } else { "s" },
             p.pool
         ),
     );
@@ -96,19 +103,30 @@ pub fn plan_doc(report: &PlanReport, terminal: bool) -> Doc {
         (None, Some(why)) => format!("none: {why}"),
         (None, None) => "unknown".to_string(),
     };
-    d.push(Block::List(vec![
-        Text::from(format!(
-            "Peak: {} GPUs (started at once: {})",
-            p.peak, p.peak_all_at_once
-        )),
-        Text::from(format!(
-            "Done: {}",
-            p.finish.map_or_else(|| "nothing to run".to_string(), short)
-        )),
-        Text::from(format!("GPU-hours: {}", p.gpu_hours)),
-        Text::from(format!("Smallest pool meeting every deadline: {min_pool}")),
-        Text::from(format!("Plan: {proof}")),
-    ]));
+    // One job: its verdict says it all. No job can run: no peak or finish to speak of.
+    if n > 1 && p.jobs.is_empty() {
+        d.push(Block::List(vec![
+            Text::from(format!(
+                "None of the jobs can run on the pool's {} GPUs",
+                p.pool
+            )),
+            Text::from(format!("Smallest pool meeting every deadline: {min_pool}")),
+        ]));
+    } else if n > 1 {
+        d.push(Block::List(vec![
+            Text::from(format!(
+                "Peak: {} GPUs (each started as soon as it may: {})",
+                p.peak, p.peak_all_at_once
+            )),
+            Text::from(format!(
+                "Done: {}",
+                p.finish.map_or_else(|| "nothing to run".to_string(), short)
+            )),
+            Text::from(format!("GPU-hours: {}", p.gpu_hours)),
+            Text::from(format!("Smallest pool meeting every deadline: {min_pool}")),
+            Text::from(format!("Plan: {proof}")),
+        ]));
+    }
     if !p.profile.is_empty() {
         if terminal {
             let start = p.now.map_or_else(String::new, short);

@@ -41,6 +41,21 @@ pub struct Cost {
     pub shared_cost: Option<f64>,
     /// Costs outside OpenCost from the configuration, each counted once.
     pub external_cost: f64,
+    /// The part of `external_cost` that names a tenant rather than a workload: in its tenant's row
+    /// (and "no product line"), in no workload's.
+    #[serde(default)]
+    pub tenant_external_cost: f64,
+    /// Cost in the total that went to no tenant, product line or workload, each part with why
+    /// (idle kept apart, a cost with nothing to spread over, an outside cost naming nobody live).
+    /// Σ tenants + Σ unassigned = total, and so for product lines.
+    #[serde(default)]
+    pub unassigned: Vec<UnassignedCost>,
+    /// Σ `unassigned`; `null` when the cost is unknown.
+    #[serde(default)]
+    pub unassigned_cost: Option<f64>,
+    /// What the figures decide: the cheapest and dearest verified outcome, the unsuitable work.
+    #[serde(default)]
+    pub decision: Decision,
     /// Minimum reviewed sample for a point estimate (below it, only the interval).
     pub min_sample: u64,
     /// Why a figure of the whole section is `null` (`total_cost`: OpenCost failed).
@@ -84,8 +99,13 @@ pub struct CostRow {
     pub gpu_hours: Option<f64>,
     /// Final results delivered in the window (records only).
     pub results: Option<f64>,
-    /// Results that met the quality threshold and the deadline, in the window.
+    /// Results that met the quality threshold and the deadline, in the window: 0 for a workload
+    /// below its quality threshold (unsuitable), whatever its results passed.
     pub verified_outcomes: Option<f64>,
+    /// Results that passed evaluation by the deadline (records only), before the workload's
+    /// quality threshold is applied: equal to `verified_outcomes` unless it is unsuitable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passing: Option<f64>,
     /// The 95% interval of `verified_outcomes` when correctness was sampled.
     pub verified_interval: Option<[f64; 2]>,
     pub verified_per_hour: Option<f64>,
@@ -145,4 +165,31 @@ pub struct InferenceRow {
     pub total_cost: Option<f64>,
     pub total_tokens: Option<f64>,
     pub cost_per_million_tokens: Option<f64>,
+}
+
+/// Cost in the total that no row carries, and why.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct UnassignedCost {
+    pub what: String,
+    pub cost: Option<f64>,
+}
+
+/// The headline's decision over the workloads shown: which verified outcome is cheapest and
+/// dearest (suitable work with a known cost per 1,000), which work is unsuitable whatever it costs,
+/// and which has no known cost per verified outcome.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Decision {
+    pub cheapest: Option<Priced>,
+    pub dearest: Option<Priced>,
+    /// Workloads below their quality threshold.
+    pub unsuitable: Vec<String>,
+    /// Workloads, not unsuitable, whose cost per 1,000 verified outcomes is unknown.
+    pub unpriced: Vec<String>,
+}
+
+/// A workload and its cost per 1,000 verified outcomes.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Priced {
+    pub workload: String,
+    pub cost_per_1000: f64,
 }

@@ -113,6 +113,9 @@ pub struct AppRow {
     /// Every app above it, root first (`Kind/name`).
     #[serde(skip)]
     pub lineage: Vec<String>,
+    /// Whether syncing it deletes what it stops declaring (`None`: no app applies it).
+    #[serde(skip)]
+    pub prune: Option<bool>,
 }
 
 /// One cluster the repository drives, and what Git declares for it.

@@ -46,10 +46,12 @@ pub struct Plan {
     pub feasible: bool,
     /// Most GPUs in use at once in this plan.
     pub peak: u64,
-    /// GPUs in use if every job started now (or at its earliest start) at once.
+    /// Most GPUs in use at once if every job started as soon as it may (its earliest start, or
+    /// now) and ran its runtime: the seed's "starting all four jobs immediately".
     pub peak_all_at_once: u64,
-    /// The smallest pool (GPUs, nodes as large as the largest given) that meets every deadline;
-    /// `null` when no pool can (a job cannot finish in time even started at its earliest).
+    /// The smallest pool (GPUs, on nodes at their real size) that meets every deadline; `null`
+    /// when no pool can (a job cannot finish in time even started at its earliest, or has a pod
+    /// larger than every node).
     pub min_pool: Option<u64>,
     pub gpu_hours: f64,
     /// When the last job ends; `null` without jobs.
@@ -81,15 +83,27 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// The one-line verdict: fits staggered, or how many miss and what pool would meet every deadline.
+    /// Jobs given: planned, and missed because they cannot run at all.
+    pub fn job_count(&self) -> usize {
+        self.jobs.len() + self.missed.iter().filter(|m| m.late_s.is_none()).count()
+    }
+
+    /// The one-line verdict: fits staggered, or how many miss and what pool would meet every
+    /// deadline. No job, and one job, read as plain sentences.
     pub fn verdict(&self) -> String {
         let p = self;
+        if p.job_count() == 0 {
+            return "Nothing to plan: no batch job was given.".into();
+        }
+        if p.job_count() == 1 {
+            return self.one_job();
+        }
         let finish = p
             .finish
             .map_or_else(|| "nothing to run".to_string(), Timestamp::human);
         if p.feasible {
             return format!(
-                "Fits the pool staggered: peak {} of {} GPUs, done {finish}; started at once it needs {}.",
+                "Fits the pool staggered: peak {} of {} GPUs, done {finish}; started as soon as each may, it needs {}.",
                 p.peak, p.pool, p.peak_all_at_once
             );
         }
@@ -112,6 +126,68 @@ impl Plan {
                     .unwrap_or("more GPUs would not help")
             ),
         }
+    }
+}
+
+impl Plan {
+    /// The verdict on a plan of one job: whether it fits, when it runs, or what it would need.
+    fn one_job(&self) -> String {
+        let p = self;
+        let buy = |what: &str| match p.min_pool {
+            Some(m) => format!("{m} GPUs would meet {what}: buying is needed."),
+            None => format!(
+                "no pool meets {what}: {}.",
+                p.min_pool_why
+                    .as_deref()
+                    .unwrap_or("more GPUs would not help")
+            ),
+        };
+        if let Some(m) = p.missed.iter().find(|m| m.late_s.is_none()) {
+            return format!(
+                "{} {}/{} cannot run on the pool's {} GPUs: {}; {}",
+                m.kind,
+                m.namespace,
+                m.name,
+                p.pool,
+                m.reason.as_deref().unwrap_or("it does not fit"),
+                buy("its deadline")
+            );
+        }
+        let Some(j) = p.jobs.first() else {
+            return "Nothing to plan: no batch job was given.".into();
+        };
+        let name = format!("{} {}/{}", j.kind, j.namespace, j.name);
+        let when = format!(
+            "{} of {} GPUs from {} to {}",
+            j.gpus,
+            p.pool,
+            j.start.human(),
+            j.end.human()
+        );
+        match j.slack_s {
+            Some(s) if s < 0 => format!(
+                "{name} misses its deadline by {} on {when}; {}",
+                span(-s),
+                buy("it")
+            ),
+            Some(s) => format!(
+                "{name} fits the pool: {when}, {} before its deadline.",
+                span(s)
+            ),
+            None => format!("{name} fits the pool: {when} (no deadline)."),
+        }
+    }
+}
+
+/// `2h`, `45m`, `1d3h`.
+fn span(secs: i64) -> String {
+    let s = secs.unsigned_abs();
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, m) => format!("{m}m"),
+        (0, h, 0) => format!("{h}h"),
+        (0, h, m) => format!("{h}h{m}m"),
+        (d, h, _) => format!("{d}d{h}h"),
     }
 }
 

@@ -134,10 +134,8 @@ fn drift_resolved_and_introduced_and_the_capacity_gate() {
             "research/Deployment/rogue-finetune"
         ])
     );
-    assert_eq!(
-        c["drift_introduced"],
-        serde_json::json!(["research/Deployment/new-model"])
-    );
+    // The model the change adds is missing only until it syncs: the change, not drift.
+    assert_eq!(c["drift_introduced"], serde_json::json!([]));
     // 166 desired + 2 held by unmanaged workloads against 112 placeable.
     assert_eq!(c["capacity"]["projected"], 168);
     assert_eq!(c["capacity"]["fits"], false);
@@ -156,11 +154,11 @@ fn drift_resolved_and_introduced_and_the_capacity_gate() {
         gates,
         [
             ("capacity".to_string(), true),
-            ("drift-introduced".to_string(), true)
+            ("drift-introduced".to_string(), false)
         ]
     );
     assert!(
-        err.contains("failed gates: capacity, drift-introduced"),
+        err.contains("failed gates: capacity") && !err.contains("drift-introduced"),
         "{err}"
     );
     // With the live namespaces, tenants resolve to their labels.
@@ -346,9 +344,11 @@ fn a_change_cannot_relax_its_own_check() {
             .replace("render:\n", "render:\n  exclude: [\"batch/**\"]\n")
             .replace(
                 "accepted_drift:\n",
-                "accepted_drift:\n- match: {namespace: research, name: new-model}\n  reason: trust me\n  owner: '@mallory'\n  expires: 2099-01-01\n",
+                "accepted_drift:\n- match: {namespace: qwen-ns, name: qwen}\n  reason: trust me\n  owner: '@mallory'\n  expires: 2099-01-01\n",
             ),
     )
+    // Retiring qwen leaves it running (its app does not prune): drift the head introduces.
+    .remove("serving/qwen/graph.yaml")
     .commit("relax the gates");
     // As in CI, the working tree is the pull request's head.
     let snapshot = fixture("tests/fixtures/drift/cluster.yaml")
@@ -367,7 +367,7 @@ fn a_change_cannot_relax_its_own_check() {
     let c = &j["check"];
     assert_eq!(
         c["drift_introduced"],
-        serde_json::json!(["research/Deployment/new-model"]),
+        serde_json::json!(["qwen-ns/DynamoGraphDeployment/qwen"]),
         "the head's accepted-drift rule does not apply to its own check"
     );
     let g = gates(&j);
@@ -387,7 +387,7 @@ fn a_change_cannot_relax_its_own_check() {
     assert_eq!(
         c["config"]["changes"],
         serde_json::json!([
-            "accepts drift on namespace research, name new-model, owner @mallory, until 2099-01-01 (trust me)",
+            "accepts drift on namespace qwen-ns, name qwen, owner @mallory, until 2099-01-01 (trust me)",
             "raises the limit of research 10 → 1000 GPUs",
             "excludes batch/** from rendering"
         ]),
@@ -707,4 +707,97 @@ fn a_check_renders_what_the_change_touched_twice_and_the_rest_once() {
     twice.push(units[1].to_string());
     twice.sort();
     assert_eq!(rendered, twice, "only the changed app renders at both refs");
+}
+
+/// Drift introduced is drift that remains once the head syncs: a workload the change adds is
+/// missing only until then, never drift; a live workload the head stops declaring stays — and is
+/// drift — unless its app prunes it.
+#[test]
+fn a_workload_the_head_stops_declaring_is_drift_unless_its_app_prunes() {
+    let snapshot = fixture("tests/fixtures/drift/cluster.yaml")
+        .display()
+        .to_string();
+    let introduced = |prune: bool| {
+        let r = Repo::new();
+        copy_dir(&fixture("tests/fixtures/drift/repo"), r.path());
+        if prune {
+            let apps = std::fs::read_to_string(r.path().join("argocd/apps.yaml")).unwrap();
+            r.write(
+                "argocd/apps.yaml",
+                &apps.replace(
+                    "path: serving/qwen}\n",
+                    "path: serving/qwen}\n  syncPolicy: {automated: {prune: true}}\n",
+                ),
+            );
+        }
+        r.commit("gitops");
+        r.git(&["checkout", "-q", "-b", "feature"]);
+        r.remove("serving/qwen/graph.yaml")
+            .write(
+                "batch/new-model.yaml",
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: new-model, namespace: research}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{name: main, resources: {limits: {nvidia.com/gpu: \"8\"}}}]\n",
+            )
+            .commit("retire qwen, add a model");
+        let (code, j, err) = check(
+            &r,
+            &["--snapshot", &snapshot, "--fail-on", "drift-introduced"],
+        );
+        (code, j["check"]["drift_introduced"].clone(), err)
+    };
+    let (code, without, err) = introduced(false);
+    assert_eq!(
+        without,
+        serde_json::json!(["qwen-ns/DynamoGraphDeployment/qwen"]),
+        "the added model is the change; qwen keeps running: {err}"
+    );
+    assert_eq!(code, 1, "{err}");
+    let (code, with, err) = introduced(true);
+    assert_eq!(with, serde_json::json!([]), "the sync deletes qwen: {err}");
+    assert_eq!(code, 0, "{err}");
+}
+
+/// A gate that is not enabled is a note: the comment never says "does NOT fit" in bold while the
+/// check passes.
+#[test]
+fn capacity_over_without_the_gate_is_a_note_not_a_verdict() {
+    let r = repo_with_feature_branch();
+    let snapshot = fixture("tests/fixtures/drift/cluster.yaml")
+        .display()
+        .to_string();
+    let out = gpuledger(r.path())
+        .args([
+            "check", "--repo", ".", "--base", "main", "--head", "feature",
+        ])
+        .args([
+            "--now",
+            "2026-11-30",
+            "--format",
+            "markdown",
+            "--snapshot",
+            &snapshot,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(!md.contains("does NOT fit"), "{md}");
+    assert!(!md.contains("**does not fit"), "{md}");
+    assert!(md.contains("the capacity gate is not enabled"), "{md}");
+    let gated = gpuledger(r.path())
+        .args([
+            "check", "--repo", ".", "--base", "main", "--head", "feature",
+        ])
+        .args([
+            "--now",
+            "2026-11-30",
+            "--format",
+            "markdown",
+            "--snapshot",
+            &snapshot,
+        ])
+        .args(["--fail-on", "capacity"])
+        .output()
+        .unwrap();
+    assert_eq!(gated.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&gated.stdout).contains("does NOT fit"));
 }

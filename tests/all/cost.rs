@@ -146,6 +146,200 @@ fn both_field_generations_give_the_same_cost() {
     );
 }
 
+fn sum(rows: &Value) -> f64 {
+    rows.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["total_cost"]
+                .as_f64()
+                .unwrap_or_else(|| panic!("unknown cost in {r:#}"))
+        })
+        .sum()
+}
+
+fn names(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect()
+}
+
+/// Every figure adds up to its total: tenants, product lines (with "no product line") and
+/// workloads with the pods of no live workload and the tenants' outside costs, each plus what went
+/// to nobody; a tenant's cost per outcome is its cost column over its verified outcomes, and an
+/// unsuitable workload adds cost and no verified outcome.
+#[test]
+fn the_cost_adds_up_to_its_total() {
+    let oc = opencost("allocation-gen2.json", false);
+    let c = &json(&oc.url())["cost"];
+    let total = c["total_cost"].as_f64().unwrap();
+    assert!(close(&c["unassigned_cost"], 0.0), "{c:#}");
+    assert!((sum(&c["tenants"]) - total).abs() < 1e-9, "{c:#}");
+    // The outside cost that names tenant research has no product line: it is "(none)"'s.
+    assert!((sum(&c["product_lines"]) - total).abs() < 1e-9, "{c:#}");
+    assert!(close(
+        &row(&c["product_lines"], "(none)")["total_cost"],
+        0.25
+    ));
+    assert!(close(&c["tenant_external_cost"], 0.25));
+    let workloads =
+        sum(&c["workloads"]) + sum(&c["other"]) + c["tenant_external_cost"].as_f64().unwrap();
+    assert!((workloads - total).abs() < 1e-9, "{workloads} {total}");
+
+    // grade-small is below its threshold: its 900 passing results are not verified outcomes.
+    let small = row(&c["workloads"], "eval/Job/grade-small");
+    assert!(close(&small["verified_outcomes"], 0.0), "{small:#}");
+    assert!(close(&small["passing"], 900.0));
+    assert!(small["cost_per_1000"].is_null());
+    assert!(small["total_cost"].as_f64().unwrap() > 0.0);
+    let research = row(&c["tenants"], "research");
+    let verified = 990.0 + (95.0 + 100.0) * 57.0 / 60.0;
+    assert!(
+        close(&research["verified_outcomes"], verified),
+        "{research:#}"
+    );
+    // Its cost per 1,000 is its cost column (outside cost included) over them.
+    let per = research["total_cost"].as_f64().unwrap() / verified * 1000.0;
+    assert!(close(&research["cost_per_1000"], per), "{research:#}");
+    assert!(close(&research["total_cost"], 6.37));
+
+    // The decision the headline states.
+    let d = &c["decision"];
+    assert_eq!(d["cheapest"]["workload"], "eval/Job/grade-qwen", "{d:#}");
+    assert_eq!(d["dearest"]["workload"], "eval/Job/grade-sampled");
+    assert_eq!(names(&d["unsuitable"]), ["eval/Job/grade-small"]);
+    assert_eq!(names(&d["unpriced"]), ["chat/Deployment/chat"]);
+    let (_, md, _) = cost(
+        &oc.url(),
+        "tests/fixtures/cost/outcomes.csv",
+        &["--format", "markdown"],
+    );
+    let lead = md
+        .lines()
+        .find(|l| l.starts_with("**Cheapest verified outcome**"))
+        .unwrap_or_else(|| panic!("no decision in {md}"));
+    assert!(
+        lead.contains("`eval/Job/grade-qwen` at $2.43 per 1,000"),
+        "{lead}"
+    );
+    assert!(lead.contains("**Unsuitable** whatever it costs: `eval/Job/grade-small`"));
+    assert!(md.contains("| no product line | $0.25 |"), "{md}");
+    // Each table closes on the total, with the lines that make its column add up.
+    assert_eq!(md.matches("| **total** | $10.65 |").count(), 3, "{md}");
+    assert!(md.contains("| pods of no live workload | $0.65 |"), "{md}");
+    assert!(
+        md.contains("| outside costs that name a tenant | $0.25 |"),
+        "{md}"
+    );
+}
+
+/// Cost that no tenant carries — idle kept apart, an outside cost naming a workload that is not
+/// live — is its own stated line, and the tenants plus it still make the total.
+#[test]
+fn cost_no_one_carries_is_stated_and_still_adds_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("gpuledger.yaml");
+    std::fs::write(
+        &cfg,
+        "cost:
+  idle: separate
+  shared_namespaces: [kube-system]
+  external:
+  - {name: judge model API, per_hour: 0.25, tenant: research}
+  - {name: old vendor, per_hour: 0.5, workload: eval/Job/gone}
+",
+    )
+    .unwrap();
+    let oc = opencost("allocation-gen2.json", false);
+    let out = gpuledger(&root())
+        .arg("cost")
+        .arg("--snapshot")
+        .arg(fixture("tests/fixtures/cost/cluster.json"))
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--opencost", &oc.url(), "--outcomes"])
+        .arg(fixture("tests/fixtures/cost/outcomes.csv"))
+        .args(["--window", "1h", "--now", NOW, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &r["cost"];
+    let total = c["total_cost"].as_f64().unwrap();
+    let whats: Vec<&str> = c["unassigned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(whats.len(), 2, "{c:#}");
+    assert!(whats[0] == "idle (cost.idle: separate)", "{whats:?}");
+    assert!(
+        whats[1] == "old vendor (eval/Job/gone is not live)",
+        "{whats:?}"
+    );
+    // The idle cost ($1.00) and the vendor ($0.50) are nobody's.
+    assert!(close(&c["unassigned_cost"], 1.5), "{c:#}");
+    assert!((sum(&c["tenants"]) + 1.5 - total).abs() < 1e-9, "{c:#}");
+    assert!(
+        (sum(&c["product_lines"]) + 1.5 - total).abs() < 1e-9,
+        "{c:#}"
+    );
+}
+
+/// One set of numbers: `cost` names the same tenants with the same GPUs as `inventory` on the same
+/// fleet, and `inventory` given the same cost inputs carries the same cost section.
+#[test]
+fn cost_and_inventory_tell_the_same_numbers() {
+    let oc = opencost("allocation-gen2.json", false);
+    let from_cost = json(&oc.url());
+    let out = gpuledger(&root())
+        .arg("inventory")
+        .arg("--snapshot")
+        .arg(fixture("tests/fixtures/cost/cluster.json"))
+        .arg("--config")
+        .arg(fixture("tests/fixtures/cost/.gpuledger.yaml"))
+        .args(["--opencost", &oc.url(), "--outcomes"])
+        .arg(fixture("tests/fixtures/cost/outcomes.csv"))
+        .args(["--window", "1h", "--now", NOW, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inv: Value = serde_json::from_slice(&out.stdout).unwrap();
+    for t in inv["tenants"].as_array().unwrap() {
+        let name = t["name"].as_str().unwrap();
+        let c = row(&from_cost["cost"]["tenants"], name);
+        assert_eq!(c["gpus_requested"], t["gpus_requested"], "{name}");
+    }
+    assert_eq!(
+        inv["tenants"].as_array().unwrap().len(),
+        from_cost["cost"]["tenants"].as_array().unwrap().len()
+    );
+    for w in inv["workloads"].as_array().unwrap() {
+        let id = format!(
+            "{}/{}/{}",
+            w["namespace"].as_str().unwrap(),
+            w["kind"].as_str().unwrap(),
+            w["name"].as_str().unwrap()
+        );
+        let c = row(&from_cost["cost"]["workloads"], &id);
+        assert_eq!(c["gpus_requested"], w["gpus"], "{id}");
+        assert_eq!(c["tenant"], w["tenant"], "{id}");
+        assert_eq!(c["product_line"], w["product_line"], "{id}");
+    }
+    assert_eq!(inv["cost"], from_cost["cost"]);
+}
+
 #[test]
 fn nan_is_unknown_never_zero() {
     let oc = opencost("allocation-nan.json", false);
@@ -393,7 +587,7 @@ fn the_drift_issue_folds_the_headline_in_when_given_cost_inputs() {
         fold.contains("Allocated → busy → valuable, per tenant"),
         "{fold}"
     );
-    assert!(fold.contains("| eval/Job/grade-small | 2 | unknown | 900 | **unsuitable** |"));
+    assert!(fold.contains("| eval/Job/grade-small | 2 | unknown | 0 | **unsuitable** |"));
 }
 
 /// A Git repository whose change scales the chat Deployment (tenant assistant, from its Namespace
@@ -458,10 +652,18 @@ fn the_check_shows_allocated_busy_valuable_for_the_tenants_it_moves() {
         v["tenants"][0]["total_cost"],
         row(&whole["cost"]["tenants"], "assistant")["total_cost"]
     );
+    assert_eq!(
+        v["tenants"][0],
+        row(&whole["cost"]["tenants"], "assistant").clone()
+    );
+    // The decision is over the workloads it shows, not the research tenant's.
+    assert!(v["decision"]["cheapest"].is_null(), "{v:#}");
+    assert_eq!(v["decision"]["unpriced"][0], "chat/Deployment/chat");
     let md = String::from_utf8(run("markdown").stdout).unwrap();
     assert!(
         md.contains("Allocated → busy → valuable, per tenant"),
         "{md}"
     );
     assert!(!md.contains("| research |"), "{md}");
+    assert!(!md.contains("grade-qwen"), "{md}");
 }

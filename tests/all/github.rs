@@ -244,7 +244,10 @@ fn first_run_creates_the_comment_with_summary_outputs_and_warnings() {
         serde_json::from_str(&std::fs::read_to_string(&o["report_path"]).unwrap()).unwrap();
     let c = &report["check"];
     assert_eq!(o["gpu_delta"], "16");
-    assert_eq!(o["drift"], "1", "new-model is drift this change introduces");
+    assert_eq!(
+        o["drift"], "0",
+        "new-model is the change, not drift it introduces"
+    );
     assert_eq!(
         o["unmanaged_gpus"],
         c["capacity"]["unmanaged_live"].to_string()
@@ -262,7 +265,8 @@ fn first_run_creates_the_comment_with_summary_outputs_and_warnings() {
     assert!(
         warnings.iter().any(
             |w| w.starts_with("::warning file=batch/new-model.yaml,line=")
-                && w.contains("introduces drift")
+                && w.contains("GPUs added")
+                && !w.contains("introduces drift")
         ),
         "{stdout}"
     );

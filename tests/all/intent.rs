@@ -210,7 +210,7 @@ fn the_check_says_whether_added_batch_work_fits_staggered() {
     let s = j["check"]["stagger"].as_str().unwrap_or_default();
     assert!(
         s.contains("Fits the pool staggered: peak 4 of 4 GPUs")
-            && s.contains("started at once it needs 8"),
+            && s.contains("started as soon as each may, it needs 8"),
         "{s:?}"
     );
     // The pull-request comment's body, as people read it: the stagger verdict beside capacity.

@@ -665,3 +665,214 @@ fn waiting_work_of_a_kueue_queue_through_the_api_and_a_snapshot() {
     assert_eq!(j["plan"]["pool"], 8, "{:#}", j["plan"]);
     assert_eq!(j["plan"]["jobs"].as_array().unwrap().len(), 3);
 }
+
+/// "Started at once" is each job started as soon as it may: two jobs ready at 12:00 and two ready
+/// at 14:00 never run together, so starting each at its earliest needs 4 GPUs, not 8.
+#[test]
+fn started_at_once_means_each_job_at_its_earliest_start() {
+    let now = t("2026-12-02T12:00:00Z");
+    let later = t("2026-12-02T14:00:00Z");
+    let due = t("2026-12-02T18:00:00Z");
+    let jobs = vec![
+        job("a", 2, 3600, now, Some(due)),
+        job("b", 2, 3600, now, Some(due)),
+        job("c", 2, 3600, later, Some(due)),
+        job("d", 2, 3600, later, Some(due)),
+    ];
+    let p = plan(
+        jobs,
+        &pool(8),
+        &Settings::new(Objective::Earliest, 900, now),
+    );
+    assert_eq!(p.peak_all_at_once, 4, "{p:?}");
+    // A job that ends as another starts does not overlap it: back to back is still 2.
+    let p = plan(
+        vec![
+            job("a", 2, 3600, now, None),
+            job("b", 2, 3600, now + H, None),
+        ],
+        &pool(8),
+        &Settings::new(Objective::Earliest, 900, now),
+    );
+    assert_eq!(p.peak_all_at_once, 2);
+    // The seed's four jobs, all ready now: 8, as the seed says.
+    let p = plan(
+        seed(),
+        &pool(4),
+        &Settings::new(Objective::Earliest, 900, now),
+    );
+    assert_eq!(p.peak_all_at_once, 8);
+}
+
+/// A pool smaller than a pod is a pool to grow, not a pod too large: the smallest pool is searched
+/// on the nodes at their real size (8 GPUs), not capped at the pool's 4.
+#[test]
+fn the_smallest_pool_is_searched_on_nodes_at_their_real_size() {
+    let now = t("2026-12-02T12:00:00Z");
+    let nodes = Pool {
+        gpus: 4,
+        node_sizes: vec![8, 8],
+    };
+    let big = Job {
+        gpus_per_pod: 8,
+        ..job("big", 8, 3600, now, Some(now + 4 * H))
+    };
+    let p = plan(
+        vec![big.clone()],
+        &nodes,
+        &Settings::new(Objective::Earliest, 900, now),
+    );
+    assert!(!p.feasible);
+    assert_eq!(p.min_pool, Some(8), "{p:?}");
+    assert_eq!(
+        p.missed[0].reason.as_deref(),
+        Some("it needs 8 GPUs at once, more than the pool's 4")
+    );
+    assert_eq!(
+        p.verdict(),
+        "Job ml/big cannot run on the pool's 4 GPUs: it needs 8 GPUs at once, more than the pool's 4; 8 GPUs would meet its deadline: buying is needed."
+    );
+    // Two of them due in 1h on two nodes of 8: 16 GPUs, each pod on its own node.
+    let p = plan(
+        vec![
+            Job {
+                name: "x".into(),
+                deadline: Some(now + H),
+                ..big.clone()
+            },
+            Job {
+                name: "y".into(),
+                deadline: Some(now + H),
+                ..big.clone()
+            },
+        ],
+        &nodes,
+        &Settings::new(Objective::Earliest, 900, now),
+    );
+    assert_eq!(p.min_pool, Some(16), "{p:?}");
+    // Larger than every node: no pool helps, and it says why.
+    let p = plan(
+        vec![Job {
+            gpus_per_pod: 10,
+            ..big
+        }],
+        &nodes,
+        &Settings::new(Objective::Earliest, 900, now),
+    );
+    assert_eq!(p.min_pool, None);
+    assert_eq!(
+        p.missed[0].reason.as_deref(),
+        Some("a pod of 10 GPUs fits on no node (the largest has 8)")
+    );
+}
+
+/// Nothing to plan, and a plan of one job, read as plain sentences: no "done nothing to run", no
+/// "GPU-hours: -0", no "Peak: 0 … Plan: optimal".
+#[test]
+fn an_empty_plan_and_a_plan_of_one_job_read_as_sentences() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |jobs: &str, format: &str| {
+        std::fs::write(dir.path().join("jobs.yaml"), jobs).unwrap();
+        let out = gpuledger(dir.path())
+            .args(["plan", "--jobs", "jobs.yaml", "--pool", "4"])
+            .args(["--now", "2026-12-02T12:00:00Z", "--format", format])
+            .env("COLUMNS", "100")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for format in ["markdown", "table"] {
+        let text = run("[]\n", format);
+        assert!(
+            text.contains("Nothing to plan: no batch job was given."),
+            "{text}"
+        );
+        for bad in ["-0", "nothing to run", "Peak", "optimal"] {
+            assert!(!text.contains(bad), "{bad} in {text}");
+        }
+    }
+    let json: serde_json::Value = serde_json::from_str(&run("[]\n", "json")).unwrap();
+    assert_eq!(json["plan"]["gpu_hours"].to_string(), "0.0");
+
+    let one = "- {name: grade, namespace: ml, gpus_per_pod: 2, runtime: 1h, deadline: \"2026-12-02T17:00:00Z\"}\n";
+    let text = run(one, "markdown");
+    assert!(
+        text.contains("**Job ml/grade fits the pool: 2 of 4 GPUs from 2026-12-02 12:00 UTC to 2026-12-02 13:00 UTC, 4h before its deadline.**"),
+        "{text}"
+    );
+    assert!(text.contains("GPU plan: 1 job on 4 GPUs"), "{text}");
+
+    let too_big = "- {name: huge, namespace: ml, gpus_per_pod: 8, runtime: 1h, deadline: \"2026-12-02T17:00:00Z\"}\n";
+    let text = run(too_big, "markdown");
+    assert!(
+        text.contains("Job ml/huge cannot run on the pool's 4 GPUs: it needs 8 GPUs at once, more than the pool's 4; 8 GPUs would meet its deadline: buying is needed."),
+        "{text}"
+    );
+    for bad in ["Peak: 0", "optimal"] {
+        assert!(!text.contains(bad), "{bad} in {text}");
+    }
+}
+
+/// One set of numbers: the plan's pool on a snapshot starts from the inventory's placeable GPUs of
+/// the same fleet, minus what the inventory's serving workloads hold.
+#[test]
+fn the_plan_pool_is_the_inventory_placeable_minus_serving() {
+    let snapshot = fixture("fixtures/plan/kueue-cluster.yaml");
+    let out = gpuledger(&root())
+        .args(["inventory", "--format", "json", "--snapshot"])
+        .arg(&snapshot)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inv: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let placeable = inv["fleet"]["gpus"]["placeable"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("{:#}", inv["fleet"]));
+    let out = gpuledger(&root())
+        .args([
+            "plan",
+            "--format",
+            "json",
+            "--now",
+            "2026-12-02T12:00:00Z",
+            "--pending",
+            "--snapshot",
+        ])
+        .arg(&snapshot)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let plan: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let how = plan["sources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s.as_str())
+        .find(|s| s.starts_with("pool: "))
+        .unwrap_or_else(|| panic!("{:#}", plan["sources"]))
+        .to_string();
+    assert!(
+        how.starts_with(&format!("pool: {placeable} placeable GPUs − ")),
+        "{how} vs inventory {placeable}"
+    );
+    let held: u64 = how
+        .split(" − ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap();
+    assert_eq!(plan["plan"]["pool"].as_u64(), Some(placeable - held));
+}

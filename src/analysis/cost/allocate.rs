@@ -10,7 +10,7 @@ use crate::analysis::live::LiveFleet;
 use crate::config::Config;
 use crate::k8s::types::Labels;
 use crate::live::opencost::{Allocation, Costs, sanitize_label};
-use crate::report::cost::{Breakdown, CostRow};
+use crate::report::cost::{Breakdown, CostRow, UnassignedCost};
 
 /// Where one allocation's cost goes.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -233,12 +233,13 @@ pub(super) fn attribute(
 }
 
 /// Spreads the idle cost over the allocations (`cost.idle: spread`) or keeps it apart, and states
-/// the rule.
+/// the rule; what goes to nobody is pushed to `unassigned`.
 pub(super) fn spread_idle(
     accs: &mut BTreeMap<Target, Acc>,
     idle: &Acc,
     rule: crate::config::IdleRule,
     rules: &mut Vec<String>,
+    unassigned: &mut Vec<UnassignedCost>,
 ) {
     use crate::config::IdleRule;
     use crate::util::number::money;
@@ -283,21 +284,36 @@ pub(super) fn spread_idle(
                     _ => String::new(),
                 }
             ));
+            if let Some(u) = unspread.filter(|u| *u > 0.0) {
+                unassigned.push(UnassignedCost {
+                    what: "idle with no allocation of its resource".into(),
+                    cost: Some(u),
+                });
+            }
         }
-        IdleRule::Separate => rules.push(format!(
-            "Idle cost ({}) is kept as its own line, not assigned to anyone (cost.idle: separate).",
-            money(idle_total)
-        )),
+        IdleRule::Separate => {
+            rules.push(format!(
+                "Idle cost ({}) is kept as its own line, not assigned to anyone (cost.idle: separate).",
+                money(idle_total)
+            ));
+            if idle_total != Some(0.0) {
+                unassigned.push(UnassignedCost {
+                    what: "idle (cost.idle: separate)".into(),
+                    cost: idle_total,
+                });
+            }
+        }
     }
 }
 
 /// Spreads the cost of the shared namespaces (`names`, costing `shared_total`) over the other
-/// targets by GPU-hours, and states the rule.
+/// targets by GPU-hours, and states the rule; what goes to nobody is pushed to `unassigned`.
 pub(super) fn spread_shared(
     accs: &mut BTreeMap<Target, Acc>,
     names: &str,
     shared_total: Option<f64>,
     rules: &mut Vec<String>,
+    unassigned: &mut Vec<UnassignedCost>,
 ) {
     use crate::util::number::money;
     let hours_total: Option<f64> = accs
@@ -317,10 +333,16 @@ pub(super) fn spread_shared(
                 money(Some(s))
             ));
         }
-        (Some(s), Some(_)) => rules.push(format!(
-            "The cost of the shared namespaces {names} ({}) could not be spread: nothing else used GPU-hours; it is counted in the total only.",
-            money(Some(s))
-        )),
+        (Some(s), Some(_)) => {
+            rules.push(format!(
+                "The cost of the shared namespaces {names} ({}) could not be spread: nothing else used GPU-hours; it is counted in the total only.",
+                money(Some(s))
+            ));
+            unassigned.push(UnassignedCost {
+                what: format!("shared namespaces {names}: nothing to spread over"),
+                cost: Some(s),
+            });
+        }
         _ => {
             for a in accs.values_mut() {
                 a.shared = None;
@@ -334,13 +356,15 @@ pub(super) fn spread_shared(
 }
 
 /// Adds the costs outside OpenCost (`cost.external`) over `hours`, each once, to the workload or
-/// tenant it names, and states each. Returns what went to tenants and the total.
+/// tenant it names, and states each; one that names no live workload and no tenant is pushed to
+/// `unassigned`. Returns what went to tenants and the total.
 pub(super) fn add_external(
     accs: &mut BTreeMap<Target, Acc>,
     fleet: &LiveFleet<'_>,
     external: &[crate::config::ExternalCost],
     hours: f64,
     rules: &mut Vec<String>,
+    unassigned: &mut Vec<UnassignedCost>,
 ) -> (BTreeMap<String, f64>, f64) {
     use crate::util::number::money;
     let mut tenant_external: BTreeMap<String, f64> = BTreeMap::new();
@@ -361,12 +385,24 @@ pub(super) fn add_external(
                 a.external = plus(a.external, Some(amount));
                 e.workload.clone().unwrap_or_default()
             }
-            (Some(w), None, _) => format!("{w} (not a live workload: in the total only)"),
+            (Some(w), None, _) => {
+                unassigned.push(UnassignedCost {
+                    what: format!("{} ({w} is not live)", e.name),
+                    cost: Some(amount),
+                });
+                format!("{w} (not a live workload: in the total only)")
+            }
             (None, _, Some(t)) => {
                 *tenant_external.entry(t.clone()).or_default() += amount;
                 format!("tenant {t}")
             }
-            (None, _, None) => "nobody".into(),
+            (None, _, None) => {
+                unassigned.push(UnassignedCost {
+                    what: format!("{} (names no one)", e.name),
+                    cost: Some(amount),
+                });
+                "nobody".into()
+            }
         };
         rules.push(format!(
             "Outside OpenCost: {} at {}/h ({} over the window) to {whom}, counted once.",

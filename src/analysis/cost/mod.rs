@@ -38,7 +38,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::analysis::live::LiveFleet;
 use crate::config::Config;
 use crate::k8s::types::LabelMap;
-use crate::report::cost::{Breakdown, Cost, CostRow, InferenceRow, OtherCost};
+use crate::report::cost::{
+    Cost, CostRow, Decision, InferenceRow, OtherCost, Priced, UnassignedCost,
+};
 use crate::util::sum::Overflow;
 
 use allocate::{Acc, Allocated, Target, add_external, fill_cost, spread_idle, spread_shared};
@@ -84,8 +86,9 @@ pub fn cost(
     };
 
     let idle_total = idle.costs.total;
+    let mut unassigned: Vec<UnassignedCost> = Vec::new();
     if cost_unknown.is_none() {
-        spread_idle(&mut accs, &idle, c.idle, &mut rules);
+        spread_idle(&mut accs, &idle, c.idle, &mut rules, &mut unassigned);
     }
     let shared = accs.remove(&Target::Shared);
     let shared_total = shared.as_ref().map_or(Some(0.0), Acc::total);
@@ -98,11 +101,18 @@ pub fn cost(
                 &c.shared_namespaces.join(", "),
                 shared_total,
                 &mut rules,
+                &mut unassigned,
             );
         }
     }
-    let (tenant_external, external_total) =
-        add_external(&mut accs, fleet, &c.external, hours, &mut rules);
+    let (tenant_external, external_total) = add_external(
+        &mut accs,
+        fleet,
+        &c.external,
+        hours,
+        &mut rules,
+        &mut unassigned,
+    );
 
     // Totals.
     let total_cost = match &cost_unknown {
@@ -203,7 +213,9 @@ pub fn cost(
         by_cost(a.total_cost, b.total_cost).then_with(|| a.namespace.cmp(&b.namespace))
     });
 
-    let group = |key: &dyn Fn(&CostRow) -> String| -> Vec<CostRow> {
+    // Every row's cost goes to exactly one tenant and one product line; an outside cost that names
+    // a tenant has no product line. So Σ tenants = Σ product lines = total − unassigned.
+    let group = |key: &dyn Fn(&CostRow) -> String, external: &BTreeMap<String, f64>| {
         let mut groups: BTreeMap<String, (Vec<&CostRow>, Vec<&CostRow>)> = BTreeMap::new();
         for r in &workloads {
             groups.entry(key(r)).or_default().0.push(r);
@@ -211,39 +223,37 @@ pub fn cost(
         for r in &other_rows {
             groups.entry(key(r)).or_default().1.push(r);
         }
+        for name in external.keys() {
+            groups.entry(name.clone()).or_default();
+        }
         groups
             .into_iter()
             .map(|(name, (ws, others))| {
-                rollup::aggregate(name, &ws, &others, cost_unknown.as_deref(), hours)
+                let e = external.get(&name).copied().unwrap_or(0.0);
+                rollup::aggregate(name, &ws, &others, e, cost_unknown.as_deref(), hours)
             })
-            .collect()
+            .collect::<Vec<CostRow>>()
     };
     let tenant_gpus = fleet.tenant_gpus();
-    let mut tenants = group(&|r| r.tenant.clone().unwrap_or_else(|| "(none)".into()));
+    let mut tenants = group(
+        &|r| r.tenant.clone().unwrap_or_else(|| "(none)".into()),
+        &tenant_external,
+    );
     for t in &mut tenants {
         if let Some((requested, used)) = tenant_gpus.get(t.name.as_str()) {
             t.gpus_requested = *requested;
             t.gpus_busy = *used;
         }
-        if let Some(e) = tenant_external.get(&t.name) {
-            t.breakdown.external = plus(t.breakdown.external, Some(*e));
-            t.total_cost = plus(t.total_cost, Some(*e));
-        }
     }
-    for (t, e) in &tenant_external {
-        if !tenants.iter().any(|r| &r.name == t) {
-            tenants.push(CostRow {
-                name: t.clone(),
-                total_cost: Some(*e),
-                breakdown: Breakdown {
-                    external: Some(*e),
-                    ..Breakdown::default()
-                },
-                ..CostRow::default()
-            });
-        }
+    let to_tenants: f64 = tenant_external.values().sum();
+    let mut no_line: BTreeMap<String, f64> = BTreeMap::new();
+    if to_tenants != 0.0 {
+        no_line.insert("(none)".to_string(), to_tenants);
     }
-    let mut product_lines = group(&|r| r.product_line.clone().unwrap_or_else(|| "(none)".into()));
+    let mut product_lines = group(
+        &|r| r.product_line.clone().unwrap_or_else(|| "(none)".into()),
+        &no_line,
+    );
     let mut workloads = workloads;
     for rows in [&mut workloads, &mut tenants, &mut product_lines] {
         rows.sort_by(|a, b| by_cost(a.total_cost, b.total_cost).then_with(|| a.name.cmp(&b.name)));
@@ -275,6 +285,15 @@ pub fn cost(
     if let Some(why) = &inference_unknown {
         unknown.set("inference", why.clone());
     }
+
+    let unassigned_cost = match &cost_unknown {
+        Some(_) => None,
+        None => unassigned
+            .iter()
+            .map(|u| u.cost)
+            .try_fold(0.0, |s, c| Some(s + c?)),
+    };
+    let decision = decide(&workloads);
 
     Ok(Cost {
         window_start: window.start.to_string(),
@@ -309,6 +328,14 @@ pub fn cost(
             shared_total
         },
         external_cost: external_total,
+        unassigned: if cost_unknown.is_some() {
+            Vec::new()
+        } else {
+            unassigned
+        },
+        unassigned_cost,
+        tenant_external_cost: to_tenants,
+        decision,
         min_sample: c.min_sample,
         unknown,
         problems: inputs
@@ -322,6 +349,35 @@ pub fn cost(
         inference,
         inference_unknown,
     })
+}
+
+/// The decision the headline states over `workloads`: the cheapest and dearest verified outcome
+/// among the work that is not unsuitable, the unsuitable work, and the work whose cost per
+/// verified outcome is unknown. A caller that shows only some workloads (the pull-request check)
+/// decides over those.
+pub fn decide(workloads: &[CostRow]) -> Decision {
+    let mut priced: Vec<Priced> = Vec::new();
+    let mut d = Decision::default();
+    for w in workloads {
+        match (w.suitable, w.cost_per_1000) {
+            (Some(false), _) => d.unsuitable.push(w.name.clone()),
+            (_, Some(c)) => priced.push(Priced {
+                workload: w.name.clone(),
+                cost_per_1000: c,
+            }),
+            (_, None) => d.unpriced.push(w.name.clone()),
+        }
+    }
+    priced.sort_by(|a, b| {
+        a.cost_per_1000
+            .total_cmp(&b.cost_per_1000)
+            .then_with(|| a.workload.cmp(&b.workload))
+    });
+    d.unsuitable.sort();
+    d.unpriced.sort();
+    d.cheapest = priced.first().cloned();
+    d.dearest = priced.last().cloned();
+    d
 }
 
 #[cfg(test)]

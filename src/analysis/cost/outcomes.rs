@@ -1,6 +1,10 @@
 //! Outcomes per workload: outcome records prorated by their overlap with the window, or the
 //! counter a workload names; verified outcomes (with the Wilson interval of a reviewed sample),
 //! the pass rate against the quality threshold, and cost per 1,000 verified outcomes.
+//!
+//! A verified outcome met the quality threshold and the deadline. The records say which results
+//! passed (`passing`); a workload whose pass rate is below its quality threshold is unsuitable,
+//! and then none of its results is a verified outcome: it has 0, known, and its cost buys none.
 
 use super::inputs::CostInputs;
 use crate::live::outcomes::Verified;
@@ -163,6 +167,14 @@ impl<'a> Outcomes<'a> {
                 row.unknown.insert("pass_rate".into(), why);
             }
             self.suitability(row, interval, sampled, enough);
+            row.passing = row.verified_outcomes;
+            if row.suitable == Some(false) {
+                // Verified means the work met its quality threshold: below it, none of its results
+                // is a verified outcome, whatever each passed. Its cost stays, buying nothing.
+                row.verified_outcomes = Some(0.0);
+                row.verified_interval = None;
+                row.unknown.remove("verified_outcomes");
+            }
         } else if let Some(sel) = selector {
             row.outcome_source = Some("counter".into());
             match self.inputs.counters.get(sel) {
@@ -247,6 +259,12 @@ pub(super) fn per_hour_and_cost(row: &mut CostRow, hours: f64) {
     };
     match row.verified_outcomes {
         Some(v) if v > 0.0 => row.cost_per_1000 = Some(cost / v * 1000.0),
+        Some(_) if row.suitable == Some(false) => {
+            row.unknown.insert(
+                "cost_per_1000".into(),
+                "unsuitable: below its quality threshold none of its results is a verified outcome, so its cost buys none".into(),
+            );
+        }
         Some(_) => {
             row.unknown.insert(
                 "cost_per_1000".into(),

@@ -98,8 +98,31 @@ eval/Job/small,2026-12-02T11:00:00Z,2026-12-02T12:00:00Z,1000,900\n",
     let small = w("small");
     assert_eq!(small.pass_rate, Some(0.9));
     assert_eq!(small.suitable, Some(false), "unsuitable however cheap");
-    assert!(small.cost_per_1000.unwrap() < cheap.cost_per_1000.unwrap());
+    // Below its threshold, its 900 passing results are not verified outcomes: its cost buys none.
+    assert_eq!(small.passing, Some(900.0));
+    assert_eq!(small.verified_outcomes, Some(0.0));
+    assert_eq!(small.cost_per_1000, None);
+    assert!(small.unknown["cost_per_1000"].contains("unsuitable"));
     assert_eq!(c.total_cost, Some(4.0));
+    // The tenant pays for all three and gets the suitable two's outcomes.
+    let [tenant] = c.tenants.as_slice() else {
+        panic!("{:?}", c.tenants)
+    };
+    assert_eq!(tenant.verified_outcomes, Some(1980.0));
+    assert_eq!(tenant.total_cost, Some(4.0));
+    assert_eq!(
+        format!("{:.2}", tenant.cost_per_1000.unwrap()),
+        format!("{:.2}", 4.0 / 1980.0 * 1000.0)
+    );
+    assert_eq!(
+        c.decision.cheapest.as_ref().unwrap().workload,
+        "eval/Job/cheap"
+    );
+    assert_eq!(
+        c.decision.dearest.as_ref().unwrap().workload,
+        "eval/Job/big"
+    );
+    assert_eq!(c.decision.unsuitable, ["eval/Job/small"]);
 }
 
 #[test]
@@ -221,4 +244,46 @@ fn cost_per_outcome_interval_from_the_reference() {
     assert!((per - 0.106).abs() < 0.0005, "{per}");
     assert!((lo / 1000.0 - 0.104).abs() < 0.0005, "{lo}");
     assert!((hi / 1000.0 - 0.111).abs() < 0.0005, "{hi}");
+}
+
+/// A tenant with a workload that reports no outcomes has unknown outcomes: the others' are only
+/// part of what its whole cost bought, never the whole.
+#[test]
+fn a_tenant_with_a_silent_workload_has_unknown_outcomes() {
+    let text = [job("counted"), job("silent")].concat();
+    let objects = read_str(&text, "fleet.yaml").unwrap();
+    let cfg = Config::default();
+    let fleet = LiveFleet::read(&objects, &cfg, &Metrics::NotConfigured).unwrap();
+    let window = Window::ending(
+        Timestamp::parse("2026-12-02T12:00:00Z").unwrap(),
+        std::time::Duration::from_secs(3600),
+    );
+    let data = Ok(CostData {
+        source: "x".into(),
+        allocations: vec![allocation("counted-p", 1.0), allocation("silent-p", 3.0)],
+        inference: Ok(None),
+    });
+    let records = parse(
+        "workload,start,end,results,verified\n\
+eval/Job/counted,2026-12-02T11:00:00Z,2026-12-02T12:00:00Z,1000,990\n",
+        "outcomes.csv",
+    );
+    let counters = BTreeMap::new();
+    let inputs = CostInputs {
+        window,
+        opencost: Some(&data),
+        records: Some(&records),
+        counters: &counters,
+        counter_source: None,
+    };
+    let c = cost(&fleet, &cfg, &inputs).unwrap();
+    let t = &c.tenants[0];
+    assert_eq!(t.total_cost, Some(4.0));
+    assert_eq!(t.verified_outcomes, None, "{t:?}");
+    assert_eq!(t.cost_per_1000, None);
+    assert!(
+        t.unknown["cost_per_1000"].contains("eval/Job/silent"),
+        "{t:?}"
+    );
+    assert_eq!(c.decision.unpriced, ["eval/Job/silent"]);
 }
