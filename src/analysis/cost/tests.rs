@@ -259,6 +259,10 @@ fn a_tenant_with_a_silent_workload_has_unknown_outcomes() {
         std::time::Duration::from_secs(3600),
     );
     let data = Ok(CostData {
+        coverage: crate::live::opencost::Coverage {
+            spans: vec![(window.start, window.end)],
+            undated: 0,
+        },
         source: "x".into(),
         allocations: vec![allocation("counted-p", 1.0), allocation("silent-p", 3.0)],
         inference: Ok(None),
