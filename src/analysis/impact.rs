@@ -17,6 +17,8 @@ use crate::report::{
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::{WorkloadId, describe_change};
 
+use super::unrendered::{failed_apps, render_errors};
+
 fn drifting(d: &Drift) -> BTreeSet<WorkloadId> {
     d.unmanaged
         .iter()
@@ -181,7 +183,10 @@ pub fn impact(
     config: ConfigReview,
 ) -> Result<Check, Overflow> {
     // An app that failed to render on either side says nothing about its workloads: they are
-    // neither added nor removed, and the GPU delta is unknown rather than a fall to zero.
+    // neither added nor removed, and the GPU delta is unknown rather than a fall to zero. So
+    // does an app not rendered on purpose (a remote source offline or from a host the base does
+    // not use, a plugin) that the change adds, removes or changes; one the change leaves as it is
+    // declares the same unknown GPUs on both sides, and the delta stays known.
     // An app below a failed one (its parent never rendered it on that side) is as unknown.
     let failed = failed_apps(base, head);
     let known = |w: &&DesiredWorkloadRow| {
@@ -250,9 +255,13 @@ pub fn impact(
     }
     let product_lines = deltas(&by(base, &line)?, &by(head, &line)?)?;
 
-    let render_errors = render_errors(base, head, &config);
-    // Capacity compares what both sides need: it is unknown when either did not render.
-    let incomplete_render = !failed.is_empty() || !head.problems.is_empty();
+    let render_errors = render_errors(base, head, &config, &failed);
+    // Capacity compares what both sides need: it is unknown when either did not render, an
+    // unchanged app that did not render included (what it needs is unknown on both sides).
+    let incomplete_render = !failed.is_empty()
+        || !head.problems.is_empty()
+        || base.gpus_declared.is_none()
+        || head.gpus_declared.is_none();
     let live_gap = match live {
         None => Some("no live state given".to_string()),
         Some(v) if !v.incomplete.is_empty() => Some(format!(
@@ -275,7 +284,7 @@ pub fn impact(
                 let unmanaged = sum::sum(drift.unmanaged.iter().map(|r| r.gpus))
                     .named("the cluster", "GPUs held by unmanaged workloads")?;
                 let projected =
-                    sum::add(d.gpus_declared, unmanaged).named(side, "GPUs projected")?;
+                    sum::add(d.gpus_declared_rendered, unmanaged).named(side, "GPUs projected")?;
                 Ok((projected, unmanaged))
             };
             let (projected, unmanaged) = need(head, v.head_drift, "the head")?;
@@ -300,7 +309,10 @@ pub fn impact(
         (resolved, introduced) = (None, None);
     }
     let capacity_unknown = match (&live_gap, incomplete_render) {
-        (_, true) => Some("an app did not render, so what it needs is unknown".to_string()),
+        (_, true) => Some(match head.unknown.get("gpus_declared") {
+            Some(why) if failed.is_empty() => format!("what the head needs is unknown: {why}"),
+            _ => "an app did not render, so what it needs is unknown".to_string(),
+        }),
         (Some(why), false) => Some(why.clone()),
         (None, false) => None,
     };
@@ -397,7 +409,16 @@ pub fn impact(
             .iter()
             .map(|((kind, name), (side, error))| {
                 let error = crate::util::text::line(error, 300);
-                format!("{kind} {name} failed to render at the {side} — {error}")
+                let d = if *side == "head" { head } else { base };
+                let skipped = d.apps.iter().any(|a| {
+                    a.kind == *kind && a.name == *name && a.status == AppStatus::NotRendered
+                });
+                let verb = if skipped {
+                    "is not rendered"
+                } else {
+                    "failed to render"
+                };
+                format!("{kind} {name} {verb} at the {side} — {error}")
             })
             .collect();
         apps.join("; ")
@@ -405,15 +426,27 @@ pub fn impact(
     let delta = match &delta_unknown {
         Some(_) => None,
         None => Some(
-            sum::delta(head.gpus_declared, base.gpus_declared)
+            sum::delta(head.gpus_declared_rendered, base.gpus_declared_rendered)
                 .named("the change", "GPUs declared")?,
         ),
     };
+    // A side whose total is unknown (an app the change leaves alone did not render) shows what
+    // rendered, as a floor.
+    let total = |d: &Desired| match d.gpus_declared {
+        Some(n) => n.to_string(),
+        None => format!("≥{}", d.gpus_declared_rendered),
+    };
     let mut summary = match (&delta, &delta_unknown) {
-        (Some(delta), _) => format!(
-            "{delta:+} GPUs ({} → {})",
-            base.gpus_declared, head.gpus_declared
-        ),
+        (Some(delta), _) => {
+            let mut s = format!("{delta:+} GPUs ({} → {})", total(base), total(head));
+            if let Some(why) = head.unknown.get("gpus_declared") {
+                s.push_str(&format!(
+                    " (unchanged by this change, and unknown: {})",
+                    crate::util::text::line(why, 200)
+                ));
+            }
+            s
+        }
         (None, why) => format!("GPU delta unknown: {}", why.as_deref().unwrap_or("")),
     };
     let moved: Vec<String> = tenants
@@ -479,8 +512,8 @@ pub fn impact(
         unknown,
         base_at: base.at.clone(),
         head_at: head.at.clone(),
-        gpus_base: base.gpus_declared,
-        gpus_head: head.gpus_declared,
+        gpus_base: base.gpus_declared_rendered,
+        gpus_head: head.gpus_declared_rendered,
         gpu_delta: delta,
         delta_unknown,
         tenants,
@@ -506,47 +539,6 @@ pub fn impact(
         valuable: None,
         config,
     })
-}
-
-/// The apps that failed to render on either side, by (kind, name): the side (the head's failure
-/// first) and the error.
-fn failed_apps(
-    base: &Desired,
-    head: &Desired,
-) -> BTreeMap<(String, String), (&'static str, String)> {
-    let mut out = BTreeMap::new();
-    for (side, d) in [("base", base), ("head", head)] {
-        for a in d.apps.iter().filter(|a| a.status == AppStatus::Error) {
-            out.insert(
-                (a.kind.clone(), a.name.clone()),
-                (side, a.error.clone().unwrap_or_default()),
-            );
-        }
-    }
-    out
-}
-
-/// Every app of either side that failed to render, the problems of either tree, and a head
-/// configuration that does not parse.
-fn render_errors(base: &Desired, head: &Desired, config: &ConfigReview) -> Vec<String> {
-    [("base", base), ("head", head)]
-        .iter()
-        .flat_map(|(side, d)| {
-            d.apps
-                .iter()
-                .filter(|a| a.status == AppStatus::Error)
-                .map(move |a| {
-                    format!(
-                        "{side}: {} {}: {}",
-                        a.kind,
-                        a.name,
-                        a.error.as_deref().unwrap_or("")
-                    )
-                })
-                .chain(d.problems.iter().map(move |p| format!("{side}: {p}")))
-        })
-        .chain(config.head_error.iter().map(|e| format!("head: {e}")))
-        .collect()
 }
 
 /// The capacity gate: the fleet's placeable GPUs, and every configured tenant limit.

@@ -17,4 +17,5 @@ pub mod plan;
 pub mod tenancy;
 pub mod trend;
 pub mod unread;
+pub mod unrendered;
 pub mod usage;

@@ -102,6 +102,17 @@ pub struct RepoLocation {
     /// cluster --scope names, when there is one of that name].
     #[arg(long, value_name = "NAME")]
     pub cluster: Option<String>,
+
+    /// Fetch nothing: charts from Helm repositories and OCI registries, chart dependencies and
+    /// kustomize's remote bases are not rendered, and every app that needs one is unknown, with
+    /// that reason.
+    #[arg(long)]
+    pub offline: bool,
+
+    /// Where fetched charts, blobs and git objects are kept, by digest [default:
+    /// $XDG_CACHE_HOME/gpuledger, else ~/.cache/gpuledger].
+    #[arg(long, value_name = "DIR", env = "GPULEDGER_CACHE_DIR")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 impl RepoLocation {
@@ -114,6 +125,11 @@ impl RepoLocation {
             render_timeout: Duration::from_secs(self.render_timeout),
             cluster: self.cluster.clone(),
             cluster_hint: None,
+            remote: gpuledger::desired::remote::Options {
+                offline: self.offline,
+                cache_dir: self.cache_dir.clone(),
+            },
+            base_hosts: None,
         }
     }
 }

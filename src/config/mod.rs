@@ -109,6 +109,48 @@ pub struct RenderConfig {
     /// URLs that name this repository in Argo CD `repoURL`s and Flux GitRepositories, besides its
     /// git remotes.
     pub repo_urls: Vec<String>,
+    /// Fetching remote charts, chart dependencies and kustomize bases.
+    pub remote: RemoteConfig,
+}
+
+/// `render.remote`: where rendering may fetch from. A check applies the base's: a pull request
+/// cannot widen what its own check fetches.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RemoteConfig {
+    /// Source hosts (`charts.example.com`, `registry.internal:5000`) fetching may use beyond the
+    /// ones the base ref's own sources already use.
+    pub allow: Vec<String>,
+    /// Private address ranges (`10.0.0.0/8`, `127.0.0.1/32`) a source host may resolve to; none by
+    /// default. Link-local and cloud metadata addresses are refused whatever this says.
+    pub private_networks: Vec<String>,
+    /// Credentials, each sent to its own host only, read from environment variables.
+    pub credentials: Vec<RemoteCredential>,
+    /// How long one fetch (an index, a chart, a git fetch) may take.
+    pub timeout: Age,
+}
+
+impl Default for RemoteConfig {
+    fn default() -> Self {
+        RemoteConfig {
+            allow: Vec::new(),
+            private_networks: Vec::new(),
+            credentials: Vec::new(),
+            timeout: Age(60),
+        }
+    }
+}
+
+/// A credential for one host: basic auth (`username_env` + `password_env`) or a bearer token
+/// (`token_env`), each the name of an environment variable, never the secret itself.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RemoteCredential {
+    /// `ghcr.io`, `charts.example.com:8443`: the only host it is sent to.
+    pub host: String,
+    pub username_env: Option<String>,
+    pub password_env: Option<String>,
+    pub token_env: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]

@@ -40,7 +40,7 @@ pub fn changes(base: &Config, head: &Config) -> Vec<String> {
     for (t, b) in bl.iter().filter(|(t, _)| !hl.contains_key(*t)) {
         out.push(format!("removes the limit of {t} (was {b} GPUs)"));
     }
-    let lists: [(&str, &str, &Vec<String>, &Vec<String>); 3] = [
+    let lists: [(&str, &str, &Vec<String>, &Vec<String>); 5] = [
         (
             "excludes {} from rendering",
             "stops excluding {} from rendering",
@@ -58,6 +58,18 @@ pub fn changes(base: &Config, head: &Config) -> Vec<String> {
             "no longer takes {} as this repository's URL",
             &base.render.repo_urls,
             &head.render.repo_urls,
+        ),
+        (
+            "allows rendering to fetch from {}",
+            "no longer allows rendering to fetch from {}",
+            &base.render.remote.allow,
+            &head.render.remote.allow,
+        ),
+        (
+            "allows fetching from the private network {}",
+            "no longer allows fetching from the private network {}",
+            &base.render.remote.private_networks,
+            &head.render.remote.private_networks,
         ),
     ];
     for (added, removed, b, h) in lists {
@@ -78,6 +90,10 @@ pub fn changes(base: &Config, head: &Config) -> Vec<String> {
             m.remove("exclude");
             m.remove("roots");
             m.remove("repo_urls");
+            if let Some(r) = m.get_mut("remote").and_then(Value::as_object_mut) {
+                r.remove("allow");
+                r.remove("private_networks");
+            }
         }
     }
     leaves("", &b, &h, &mut out);

@@ -262,10 +262,12 @@ fn substitute_str(s: &str, params: &Params, go: bool) -> Result<String, Template
 pub fn appset_units(ctx: &Context<'_>, o: &Object) -> Vec<SourceOutcome> {
     let at = defined_at(o);
     let name = o.meta.name.clone();
+    let print = super::source::fingerprint(o);
     let owner = |kind: &str, app: &str| AppRef {
         app: app.to_string(),
         app_kind: format!("ApplicationSet/{kind}"),
         defined_at: at.clone(),
+        fingerprint: print,
     };
     let s: AppSetSpec = match spec(o) {
         Ok(s) => s,

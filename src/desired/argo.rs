@@ -17,12 +17,14 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
+pub use super::argo_directory::ArgoDirectory;
+use super::argo_directory::directory_files;
 use super::kustomization::is_kustomize_dir;
+use super::remote::refs::{ChartRef, ChartSource, Rules};
 use super::source::{AppRef, Context, SkipReason, SourceOutcome, Why, naming_overlay, tree_path};
 use super::tree::{Tree, join};
-use super::{HelmArgs, How, Unit};
+use super::{CHART_FILE, HelmArgs, How, Unit};
 use crate::k8s::object::{Body, Object};
-use crate::util::glob::Glob;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -112,17 +114,6 @@ pub struct ArgoKustomize {
     pub common_annotations: Option<Value>,
     pub patches: Vec<Value>,
     pub components: Vec<String>,
-}
-
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct ArgoDirectory {
-    pub recurse: bool,
-    pub include: Option<String>,
-    pub exclude: Option<String>,
-    /// jsonnet options (external variables, top-level arguments, library paths): they only apply
-    /// to the `.jsonnet` files of the directory.
-    pub jsonnet: Option<Value>,
 }
 
 /// The tools Argo CD renders a source with (argo-cd `ApplicationSourceType`).
@@ -228,7 +219,7 @@ fn kustomize_image(s: &str) -> Value {
     Value::Object(out)
 }
 
-fn kustomize_overlay(k: &ArgoKustomize) -> Map<String, Value> {
+fn kustomize_overlay(k: &ArgoKustomize, path: &str) -> Map<String, Value> {
     let mut m = naming_overlay(
         k.name_prefix.as_ref(),
         k.name_suffix.as_ref(),
@@ -266,62 +257,13 @@ fn kustomize_overlay(k: &ArgoKustomize) -> Map<String, Value> {
     if !k.patches.is_empty() {
         m.insert("patches".into(), Value::Array(k.patches.clone()));
     }
+    if !k.components.is_empty() {
+        m.insert(
+            "components".into(),
+            super::source::components_overlay(path, &k.components),
+        );
+    }
     m
-}
-
-/// An Argo CD directory `include`/`exclude`, compiled once per source. Empty means unset.
-fn directory_glob(pat: &Option<String>) -> Result<Option<Glob>, SkipReason> {
-    match pat.as_deref().filter(|p| !p.is_empty()) {
-        None => Ok(None),
-        Some(p) => Glob::crossing(p)
-            .map(Some)
-            .map_err(|e| SkipReason::new(Why::Refused, format!("directory pattern: {e}"))),
-    }
-}
-
-/// Files an Argo CD directory source renders, as argo-cd `reposerver/repository/repository.go`
-/// picks them (`getPotentiallyValidManifests`, formerly `findManifests`): files named `*.yaml`,
-/// `*.yml`, `*.json` or `*.jsonnet` directly in the directory (below it too with `recurse`), whose
-/// path relative to the directory is not matched by `exclude` and is matched by `include` when set.
-/// A `.jsonnet` file among them is evaluated by Argo CD, which gpuledger does not do: the source is
-/// then not rendered, with the reason (`.libsonnet` files are only imported by those).
-fn directory_files(tree: &Tree, dir: &str, d: &ArgoDirectory) -> Result<Vec<String>, SkipReason> {
-    let include = directory_glob(&d.include)?;
-    let exclude = directory_glob(&d.exclude)?;
-    let picked: Vec<&str> = tree
-        .files_under(dir)
-        .filter(|f| {
-            let rel = f.strip_prefix(dir).unwrap_or(f).trim_start_matches('/');
-            if !d.recurse && rel.contains('/') {
-                return false;
-            }
-            let name = rel.rsplit('/').next().unwrap_or(rel);
-            let manifest = [".yaml", ".yml", ".json", ".jsonnet"]
-                .iter()
-                .any(|e| name.ends_with(e));
-            manifest
-                && !exclude.as_ref().is_some_and(|g| g.is_match(rel))
-                && include.as_ref().is_none_or(|g| g.is_match(rel))
-        })
-        .collect();
-    let jsonnet: Vec<&str> = picked
-        .iter()
-        .copied()
-        .filter(|f| f.ends_with(".jsonnet"))
-        .collect();
-    if let Some(first) = jsonnet.first() {
-        let more = match jsonnet.len() {
-            1 => String::new(),
-            n => format!(" and {} more", n - 1),
-        };
-        return Err(SkipReason::new(
-            Why::Unsupported,
-            format!(
-                "directory source with jsonnet: Argo CD evaluates {first}{more} with jsonnet; gpuledger does not evaluate jsonnet"
-            ),
-        ));
-    }
-    Ok(picked.into_iter().map(str::to_string).collect())
 }
 
 /// An Application's spec, as the discovery reads it.
@@ -421,15 +363,34 @@ fn argo_source(
     namespace: Option<String>,
 ) -> Result<Unit, SkipReason> {
     if let Some(chart) = &s.chart {
-        return Err(SkipReason::new(
-            Why::Remote,
-            format!(
-                "Helm chart {chart} from repository {} is not rendered offline (remote chart)",
-                s.repo_url
-            ),
-        ));
+        return remote_chart(
+            ctx,
+            owner,
+            s,
+            refs,
+            namespace,
+            chart_source(&s.repo_url, chart),
+        );
     }
-    if s.repo_url.starts_with("oci://") || !ctx.is_this_repo(&s.repo_url) {
+    // Argo CD's native OCI source: an artifact; a Helm chart's renders at its root.
+    if let Some(reference) = s.repo_url.strip_prefix("oci://") {
+        if !matches!(s.path.as_deref().unwrap_or("."), "" | "." | "./") {
+            return Err(SkipReason::new(
+                Why::Unsupported,
+                format!(
+                    "OCI source {} with path {:?}: only a Helm chart at the artifact's root is rendered",
+                    s.repo_url,
+                    s.path.as_deref().unwrap_or_default()
+                ),
+            ));
+        }
+        let source = ChartSource::Oci {
+            reference: reference.to_string(),
+            insecure: false,
+        };
+        return remote_chart(ctx, owner, s, refs, namespace, source);
+    }
+    if !ctx.is_this_repo(&s.repo_url) {
         return Err(ctx.not_this_repo(&s.repo_url));
     }
     let path = tree_path(s.path.as_deref().unwrap_or("."))?;
@@ -457,12 +418,12 @@ fn argo_source(
                 },
             ));
         }
-        SourceType::Helm => helm_how(ctx, owner, s, refs, &path)?,
+        SourceType::Helm => helm_how(ctx, owner, s, refs, Some(&path))?,
         SourceType::Kustomize => How::Kustomize {
             overlay: s
                 .kustomize
                 .as_ref()
-                .map(kustomize_overlay)
+                .map(|k| kustomize_overlay(k, &path))
                 .unwrap_or_default(),
             recurse_plain: false,
         },
@@ -492,24 +453,96 @@ fn argo_source(
     })
 }
 
-/// A helm source's arguments, as Argo CD passes them to `helm template`.
+/// Where a chart source's chart is (argo-cd `util/helm/client.go`, `IsHelmOciRepo`): a `repoURL`
+/// without a scheme is an OCI registry, one with `oci://` too; any other is a Helm repository.
+fn chart_source(repo_url: &str, chart: &str) -> ChartSource {
+    let url = repo_url.trim();
+    match url.strip_prefix("oci://") {
+        Some(r) => ChartSource::Oci {
+            reference: format!("{}/{chart}", r.trim_end_matches('/')),
+            insecure: false,
+        },
+        None if !url.contains("://") => ChartSource::Oci {
+            reference: format!("{}/{chart}", url.trim_end_matches('/')),
+            insecure: false,
+        },
+        None => ChartSource::Repo {
+            url: url.to_string(),
+            chart: chart.to_string(),
+        },
+    }
+}
+
+/// A chart source whose chart is fetched: `helm template` of it with the Application's helm
+/// options, its `valueFiles` read from the chart (or from a `$ref` source of this repository),
+/// its `targetRevision` resolved as Argo CD resolves it.
+fn remote_chart(
+    ctx: &Context<'_>,
+    owner: &AppRef,
+    s: &ArgoSource,
+    refs: &BTreeMap<&str, &ArgoSource>,
+    namespace: Option<String>,
+    source: ChartSource,
+) -> Result<Unit, SkipReason> {
+    let version = s.target_revision.clone().unwrap_or_default();
+    let (version, digest) = match version.split_once('@') {
+        Some((v, d)) if d.starts_with("sha256:") => (v.to_string(), Some(d.to_string())),
+        _ if version.starts_with("sha256:") => (String::new(), Some(version)),
+        _ => (version, None),
+    };
+    let chart = ChartRef {
+        source,
+        version,
+        digest,
+        rules: Rules::Argo,
+    };
+    let how = helm_how(ctx, owner, s, refs, None)?;
+    Ok(Unit {
+        chart: Some(chart.clone()),
+        ..owner.unit(chart.location(), how, namespace, false)
+    })
+}
+
+/// A value file of a fetched chart, as a [`CHART_FILE`] path: relative to the chart's root
+/// (an absolute path too: the chart is the source's whole tree), never out of it.
+fn chart_file(f: &str) -> Result<String, SkipReason> {
+    match crate::desired::tree::normalize(f.trim_start_matches('/')) {
+        Some(p) if !p.is_empty() => Ok(format!("{CHART_FILE}{p}")),
+        _ => Err(SkipReason::new(
+            Why::Refused,
+            format!("{f:?} leaves the chart: refused"),
+        )),
+    }
+}
+
+/// A helm source's arguments, as Argo CD passes them to `helm template`. `path` is the chart's
+/// directory in the tree, or `None` for a fetched chart.
 fn helm_how(
     ctx: &Context<'_>,
     owner: &AppRef,
     s: &ArgoSource,
     refs: &BTreeMap<&str, &ArgoSource>,
-    path: &str,
+    path: Option<&str>,
 ) -> Result<How, SkipReason> {
     let h = s.helm.clone().unwrap_or_default();
     let mut args = HelmArgs {
         release: h.release_name.clone().unwrap_or_else(|| owner.app.clone()),
         include_crds: !h.skip_crds,
+        ignore_missing_values: h.ignore_missing_value_files,
         ..HelmArgs::default()
     };
-    let file = |f: &str| argo_file(ctx, path, refs, f);
+    let file = |f: &str| match path {
+        Some(dir) => argo_file(ctx, dir, refs, f),
+        None if f.starts_with('$') || f.contains("://") => argo_file(ctx, "", refs, f),
+        None => chart_file(f),
+    };
     for vf in &h.value_files {
         let p =
             file(vf).map_err(|e| SkipReason::new(e.why, format!("value file {vf}: {}", e.text)))?;
+        if p.starts_with(CHART_FILE) {
+            args.values_files.push(p);
+            continue;
+        }
         // As argo-cd reposerver/repository/repository.go (helmTemplate) does: a value file
         // that does not exist is dropped with `ignoreMissingValueFiles`, else helm fails on it.
         if !ctx.tree.exists(&p) {
@@ -586,16 +619,5 @@ mod tests {
             kustomize_image("localhost:5000/nginx"),
             json!({"name": "localhost:5000/nginx"})
         );
-    }
-
-    /// A refused include/exclude pattern is an error on the source, not a filter that never matches.
-    #[test]
-    fn directory_patterns() {
-        let d = ArgoDirectory {
-            include: Some("{a,b}".repeat(12)),
-            ..ArgoDirectory::default()
-        };
-        let e = directory_glob(&d.include).unwrap_err();
-        assert!(e.is_error() && e.text.contains("refused"), "{e:?}");
     }
 }

@@ -156,9 +156,28 @@ pub fn inputs(tree: &Tree, unit: &Unit) -> Option<Inputs> {
         }
     }
     let mut desc = format!(
-        "{}\n{}\n{:?}\n{:?}\n{}\n{:?}\n",
-        unit.app_kind, unit.path, unit.how, unit.namespace, unit.force_namespace, unit.substitute
+        "{}\n{}\n{:?}\n{:?}\n{}\n{:?}\n{}\n",
+        unit.app_kind,
+        unit.path,
+        unit.how,
+        unit.namespace,
+        unit.force_namespace,
+        unit.substitute,
+        unit.substitute_from_cluster
     );
+    // A fetched chart and fetched dependencies are what their digests say.
+    if let Some(c) = &unit.chart {
+        desc.push_str(&format!("{c:?}\n"));
+    }
+    for r in unit.prepared.iter().flat_map(|p| &p.resolved) {
+        desc.push_str(&format!(
+            "{} {} {} {}\n",
+            r.what, r.source, r.version, r.digest
+        ));
+    }
+    for (name, _) in unit.prepared.iter().flat_map(|p| &p.deps) {
+        desc.push_str(&format!("dependency {name}\n"));
+    }
     for f in &files {
         desc.push_str(f);
         desc.push('\t');
@@ -208,6 +227,8 @@ mod tests {
                 .map(|(p, c)| (p.to_string(), Entry::File(c.as_bytes().to_vec())))
                 .collect(),
             remotes: Vec::new(),
+            remote_entries: Default::default(),
+            mounts: Default::default(),
         }
     }
 

@@ -76,12 +76,16 @@ pub fn plan<'a>(
         .filter(|p| file_name(p) == "Chart.yaml" && !hidden(p) && !excluded(p))
         .map(|p| dir_of(p).to_string())
         .collect();
+    // A directory with both a kustomization and a Chart.yaml is one app, of the tool Argo CD's
+    // source detection picks: kustomize (`argo::source_type`).
+    chart_dirs.retain(|d| !kustomize_dirs.contains(d));
     // A subchart (`<chart>/charts/<sub>`) is part of its parent.
     let all_charts = chart_dirs.clone();
     chart_dirs.retain(|d| !all_charts.iter().any(|c| c != d && under(d, c)));
 
     // Parse every manifest outside chart directories once.
     let mut parsed = BTreeMap::new();
+    let mut file_notes: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for (path, _) in tree.files.iter() {
         if !is_manifest_name(path)
             || hidden(path)
@@ -115,10 +119,25 @@ pub fn plan<'a>(
         if !(text.contains("apiVersion") && text.contains("kind")) {
             continue;
         }
-        parsed.insert(
-            path.clone(),
-            read_str(text, path).and_then(crate::workload::checked),
-        );
+        let read = match read_str(text, path) {
+            Err(e) if e.message.contains("duplicate mapping key") => {
+                let (objects, note) = super::lenient::last_wins(text, path, &e);
+                file_notes.entry(path.clone()).or_default().push(note);
+                objects
+            }
+            Err(e) => match super::lenient::tool_configuration(text) {
+                Some(what) => {
+                    file_notes.entry(path.clone()).or_default().push(format!(
+                        "{path}: {what} with no metadata is a tool's configuration, not an API \
+                         object: skipped"
+                    ));
+                    Ok(Vec::new())
+                }
+                None => Err(super::lenient::plain_words(e)),
+            },
+            ok => ok,
+        };
+        parsed.insert(path.clone(), read.and_then(crate::workload::checked));
     }
 
     let objects: Vec<&Object> = parsed
@@ -127,6 +146,8 @@ pub fn plan<'a>(
         .flatten()
         .collect();
     let git_repositories = super::source::git_repositories(objects.iter().copied());
+    let mut flux_sources = super::source::FluxSources::new();
+    super::source::add_flux_sources(&mut flux_sources, objects.iter().copied());
     let mut repo_urls: Vec<String> = tree
         .remotes
         .iter()
@@ -140,6 +161,7 @@ pub fn plan<'a>(
         tree,
         repo_urls,
         git_repositories,
+        flux_sources,
         clusters: cluster_config,
     };
 
@@ -232,6 +254,7 @@ pub fn plan<'a>(
         ctx,
         units,
         parsed,
+        file_notes,
         skipped,
         problems,
         not_roots,
@@ -258,9 +281,13 @@ fn unit(path: &str, kind: &str, how: How) -> Unit {
         namespace: None,
         force_namespace: false,
         substitute: None,
+        substitute_from_cluster: false,
         notes: Vec::new(),
         cluster: None,
         lineage: Vec::new(),
+        chart: None,
+        prepared: None,
+        fingerprint: 0,
         prune: None,
     }
 }

@@ -61,6 +61,15 @@ pub enum SandboxError {
         field: &'static str,
         entry: String,
     },
+    /// A remote resource that was not fetched, and why.
+    #[error("{file}: remote {field} entry {entry:?}: {why}")]
+    RemoteMiss {
+        file: String,
+        field: &'static str,
+        entry: String,
+        why: String,
+        refused: bool,
+    },
     #[error("{file}: {field} entry {entry:?} {why}: refused")]
     Leaves {
         file: String,
@@ -274,6 +283,28 @@ pub enum RenderError {
     /// helm's own words, with the copy's paths named as the repository names them.
     #[error("{0}")]
     Helm(String),
+    /// Something the unit needs from outside the repository was not fetched: `what` names it
+    /// (`chart oci://… ^1.2`, `dependency redis of the chart`).
+    #[error("{what}: {error}")]
+    Fetch {
+        what: String,
+        /// Why, as the fetch said it.
+        error: String,
+        /// gpuledger chose not to fetch (offline, a new source host, a refused address).
+        refused: bool,
+    },
+}
+
+impl RenderError {
+    /// gpuledger chose not to fetch what the unit needs (`--offline`, a host the base does not
+    /// use, a refused address): the unit is unknown, not broken.
+    pub fn is_refusal(&self) -> bool {
+        match self {
+            RenderError::Fetch { refused, .. } => *refused,
+            RenderError::Sandbox(SandboxError::RemoteMiss { refused, .. }) => *refused,
+            _ => false,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::error::RenderError;
 use super::kustomization::{is_kustomize_dir, kustomization_entries};
+use super::remote::Remote;
 use super::render::Renderer;
 use super::source::{AppRef, Context, SourceOutcome, collect};
 use super::tree::{Tree, join, normalize, under};
@@ -30,7 +32,7 @@ pub fn is_app(o: &Object) -> bool {
     matches!(
         o.typed_kind(),
         Kind::Application | Kind::ApplicationSet | Kind::FluxKustomization | Kind::HelmRelease
-    )
+    ) || super::flux_bootstrap::is_flux_instance(o)
 }
 
 /// The render units of one app object (one per Argo CD source, one per generated Application),
@@ -38,11 +40,7 @@ pub fn is_app(o: &Object) -> bool {
 pub fn app_outcomes(ctx: &Context<'_>, o: &Object) -> Vec<SourceOutcome> {
     match o.typed_kind() {
         Kind::Application => {
-            let owner = AppRef {
-                app: o.meta.name.clone(),
-                app_kind: "Application".into(),
-                defined_at: o.source.to_string(),
-            };
+            let owner = AppRef::of(o, "Application");
             match argo::application_spec(o) {
                 Ok(spec) => argo::argo_units(ctx, &owner, &spec),
                 // A broken spec is reported under the object's own kind.
@@ -280,12 +278,16 @@ pub struct Start<'a> {
     pub app_files: BTreeSet<String>,
     /// Whether the repository declares apps (files no app renders are then "not deployed").
     pub apps_declared: bool,
+    /// What reading a manifest file passed over or read leniently (a tool's configuration, a
+    /// duplicated key), by file: said on the apps that render the file.
+    pub file_notes: BTreeMap<String, Vec<String>>,
 }
 
-/// Renders the roots and follows the apps in their output, breadth first.
-pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
+/// Renders the roots and follows the apps in their output, breadth first; what a level's units
+/// need from outside the repository is fetched through `remote` before the level renders.
+pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote) -> Rendered {
     let Start {
-        ctx,
+        mut ctx,
         units,
         parsed,
         mut skipped,
@@ -293,6 +295,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
         not_roots,
         app_files,
         apps_declared,
+        file_notes,
     } = start;
     let mut visited: BTreeSet<AppKey> = BTreeSet::new();
     let mut queue: std::collections::VecDeque<Queued> = units
@@ -311,13 +314,37 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
         .collect();
     // Raw app objects a followed app rendered: their names by file and kind.
     let mut reached: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    // Directories of this repository the followed apps name as sources, rendered or not.
+    let mut named_by_apps: BTreeSet<String> = BTreeSet::new();
     let mut outcomes = Vec::new();
     // Breadth first, a level at a time: the units of a level render together (in parallel, the
     // cache permitting), then their results are followed in queue order, as one at a time would.
     while !queue.is_empty() {
-        let level: Vec<Queued> = queue.drain(..).collect();
-        let units: Vec<&Unit> = level.iter().map(|q| &q.unit).collect();
-        let results = renderer.render_batch(&units, &parsed);
+        let mut level: Vec<Queued> = queue.drain(..).collect();
+        let mut units: Vec<Unit> = level.iter().map(|q| q.unit.clone()).collect();
+        let unfetched = super::prepare::prepare(&mut units, ctx.tree, remote);
+        let ready: Vec<&Unit> = units
+            .iter()
+            .zip(&unfetched)
+            .filter(|(_, e)| e.is_none())
+            .map(|(u, _)| u)
+            .collect();
+        let mut rendered = renderer.render_batch(&ready, &parsed).into_iter();
+        let results: Vec<Result<Vec<Object>, RenderError>> = unfetched
+            .into_iter()
+            .map(|e| match e {
+                Some(e) => Err(e),
+                None => rendered.next().unwrap_or(Err(RenderError::NotRendered)),
+            })
+            .collect();
+        for (q, u) in level.iter_mut().zip(units) {
+            q.unit = u;
+        }
+        // The Flux sources a level renders (an OCIRepository beside its HelmRelease, placed in
+        // the namespace its Kustomization sets) are what the apps it renders refer to.
+        for objs in results.iter().filter_map(|r| r.as_ref().ok()) {
+            super::source::add_flux_sources(&mut ctx.flux_sources, objs.iter());
+        }
         for (Queued { unit, chain }, result) in level.into_iter().zip(results) {
             if let Ok(objs) = &result {
                 for o in objs.iter().filter(|o| is_app(o)) {
@@ -325,6 +352,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
                         .entry((o.source.file.to_string(), o.kind.clone()))
                         .or_default()
                         .push(o.meta.name.clone());
+                    named_by_apps.extend(argo_local_paths(&ctx, o));
                     let child_units: Vec<SourceOutcome> = app_outcomes(&ctx, o)
                         .into_iter()
                         .map(|r| {
@@ -347,6 +375,11 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
                     let key = AppKey::of(o, &cluster);
                     if chain.last() == Some(&key) {
                         continue; // an app that applies itself (flux-system, a self-managing app)
+                    }
+                    // A root that its own apps apply again manages itself through them (a
+                    // FluxInstance from a chart whose sync applies the root): followed once.
+                    if chain.first() == Some(&key) {
+                        continue;
                     }
                     if let Some(pos) = chain.iter().position(|k| *k == key) {
                         let names: Vec<String> = chain
@@ -387,6 +420,18 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
             outcomes.push(Outcome { unit, result });
         }
     }
+    for o in &mut outcomes {
+        if let How::Plain { files } = &o.unit.how {
+            let notes: Vec<String> = files
+                .iter()
+                .filter_map(|f| file_notes.get(f))
+                .flatten()
+                .cloned()
+                .collect();
+            o.unit.notes.extend(notes);
+        }
+    }
+    drop_roots_apps_render(&mut outcomes, &named_by_apps);
     let failed: BTreeSet<String> = outcomes
         .iter()
         .filter(|o| o.result.is_err())
@@ -401,6 +446,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
             continue;
         }
         skipped.push(Skipped {
+            fingerprint: super::source::fingerprint(o),
             app: o.meta.name.clone(),
             app_kind: o.kind.clone(),
             defined_at: o.source.to_string(),
@@ -426,6 +472,51 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>) -> Rendered {
             problems
         },
     }
+}
+
+/// A directory an app renders is that app's, never also a root of its own: in a repository
+/// without app objects in its files (an app-of-apps chart whose parent Application was created by
+/// hand, a bootstrap overlay applied by hand), the roots found by discovery render first, and a
+/// root that one of the apps they render also renders is dropped, so its objects count once.
+/// A directory an Argo CD Application names but does not render (a config-management plugin's)
+/// is that app's too.
+fn drop_roots_apps_render(outcomes: &mut Vec<Outcome>, named_by_apps: &BTreeSet<String>) {
+    let mut by_apps: BTreeSet<String> = outcomes
+        .iter()
+        .filter(|o| !o.unit.lineage.is_empty())
+        .map(|o| o.unit.path.clone())
+        .collect();
+    by_apps.extend(named_by_apps.iter().cloned());
+    outcomes.retain(|o| {
+        let discovered = o.unit.lineage.is_empty() && o.unit.fingerprint == 0;
+        !(discovered && by_apps.contains(&o.unit.path))
+    });
+}
+
+/// The directories of this repository an Argo CD Application's sources name (`path` of a source
+/// whose `repoURL` is this repository), whether or not gpuledger renders them.
+fn argo_local_paths(ctx: &Context<'_>, o: &Object) -> Vec<String> {
+    if o.typed_kind() != Kind::Application {
+        return Vec::new();
+    }
+    let crate::k8s::object::Body::Raw(spec) = &o.body else {
+        return Vec::new();
+    };
+    let sources = spec.get("source").into_iter().chain(
+        spec.get("sources")
+            .and_then(|s| s.as_array())
+            .into_iter()
+            .flatten(),
+    );
+    sources
+        .filter(|s| {
+            s.get("repoURL")
+                .and_then(|u| u.as_str())
+                .is_some_and(|u| ctx.is_this_repo(u))
+        })
+        .filter_map(|s| s.get("path").and_then(|p| p.as_str()))
+        .filter_map(|p| super::tree::tree_path(p).ok())
+        .collect()
 }
 
 /// Manifest files that no rendered unit reads, that define no app, and that hold more than

@@ -110,6 +110,16 @@ pub fn inflated_chart_dirs(tree: &Tree, dir: &str) -> Vec<String> {
     out
 }
 
+/// A kustomize entry that names something on the network rather than a local path: a URL, an
+/// SCP-like git address, or a scheme-less `github.com/…` repository.
+pub fn is_remote(entry: &str) -> bool {
+    let e = entry.trim();
+    e.contains("://")
+        || e.starts_with("git@")
+        || e.contains("?ref=")
+        || e.starts_with("github.com/")
+}
+
 /// The `resources`, `bases` and `components` entries of the kustomization in `dir`, as written.
 pub fn kustomization_entries(tree: &Tree, dir: &str) -> Vec<String> {
     kustomizations(tree, dir).iter().flat_map(entries).collect()
@@ -138,6 +148,8 @@ mod tests {
             )]
             .into(),
             remotes: Vec::new(),
+            remote_entries: Default::default(),
+            mounts: Default::default(),
         };
         let k = "helmCharts:\n- name: llm\n- name: ''\n- repo: x\n- name: ../../vendor/ray\n";
         assert_eq!(

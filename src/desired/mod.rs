@@ -21,14 +21,19 @@
 
 pub mod appset;
 pub mod argo;
+pub mod argo_directory;
 pub mod cache;
 pub mod clusters;
 pub mod discover;
 pub mod error;
 pub mod flux;
+pub mod flux_bootstrap;
 pub mod follow;
 pub mod kustomization;
+pub mod lenient;
 pub mod lfs;
+pub mod prepare;
+pub mod remote;
 pub mod render;
 pub mod sandbox;
 pub mod source;
@@ -80,6 +85,10 @@ pub struct HelmArgs {
     /// Argo CD `fileParameters` (`--set-file`): name → tree path, the last of a name winning.
     pub set_file: BTreeMap<String, String>,
     pub include_crds: bool,
+    /// A values file inside a fetched chart ([`CHART_FILE`]) that the chart does not have is
+    /// dropped rather than an error (Argo CD `ignoreMissingValueFiles`, Flux
+    /// `ignoreMissingValuesFiles`).
+    pub ignore_missing_values: bool,
 }
 
 /// One thing to render: an app's source, or a root found without apps.
@@ -101,6 +110,9 @@ pub struct Unit {
     pub force_namespace: bool,
     /// Flux `postBuild.substitute`.
     pub substitute: Option<BTreeMap<String, String>>,
+    /// Flux `postBuild.substituteFrom` is set: variables come from the cluster too, so one that
+    /// `substitute` does not give is unknown and kept as written, not replaced with nothing.
+    pub substitute_from_cluster: bool,
     /// What could not be resolved offline (valuesFrom, substituteFrom), rendered without.
     pub notes: Vec<String>,
     /// The cluster the unit's objects are applied to ([`clusters`]), when the repository says.
@@ -108,11 +120,34 @@ pub struct Unit {
     /// The apps that applied this unit's app, root first (`Kustomization/flux-system`, …); empty
     /// for a root.
     pub lineage: Vec<String>,
+    /// A chart from a Helm repository or an OCI registry, fetched before the unit renders (its
+    /// `path` then only names it).
+    pub chart: Option<remote::refs::ChartRef>,
+    /// What fetching prepared for it: the chart, the dependencies its `charts/` lacks, and what
+    /// each request resolved to. Set by [`follow`] before the unit renders.
+    pub prepared: Option<std::sync::Arc<Prepared>>,
+    /// The app object's hash ([`source::fingerprint`]); 0 for a root found without apps.
+    pub fingerprint: u64,
     /// Whether syncing the app deletes what it stops declaring: Argo CD's
     /// `syncPolicy.automated.prune` (false when unset, Argo CD's default), a Flux Kustomization's
     /// `spec.prune`, true for a HelmRelease (Helm removes what a release no longer renders);
     /// `None` for a root no app applies.
     pub prune: Option<bool>,
+}
+
+/// A values file inside a fetched chart (Argo CD `valueFiles` of a chart source, Flux
+/// `valuesFiles` of a HelmRepository chart), as a [`HelmArgs::values_files`] entry.
+pub const CHART_FILE: &str = ".gpuledger-chart/";
+
+/// What was fetched for a unit before it renders.
+#[derive(Debug, Clone, Default)]
+pub struct Prepared {
+    /// The unit's chart, when it is not in the repository.
+    pub chart: Option<remote::refs::FetchedChart>,
+    /// Dependencies its chart's `charts/` lacks, by name.
+    pub deps: Vec<(String, remote::deps::Supply)>,
+    /// What each request resolved to, for the report.
+    pub resolved: Vec<remote::refs::Resolved>,
 }
 
 /// An app that is listed but not rendered, with the reason (another repository, an OCI chart, a
@@ -129,6 +164,8 @@ pub struct Skipped {
     /// An app object that no root applies (listed, never rendered).
     pub not_applied: bool,
     pub cluster: Option<String>,
+    /// The app object's hash ([`source::fingerprint`]).
+    pub fingerprint: u64,
 }
 
 /// A rendered unit: its objects, or the error that stopped it.

@@ -17,11 +17,11 @@ use std::path::{Component, Path};
 
 use serde_json::{Map, Value};
 
-use super::HelmArgs;
 pub use super::error::Leaves;
 use super::error::SandboxError;
-use super::kustomization::KUSTOMIZATION_FILES;
+use super::kustomization::{KUSTOMIZATION_FILES, is_remote};
 use super::tree::{Entry, Tree, join};
+use super::{CHART_FILE, HelmArgs};
 
 /// More symlinks than this on one path is a loop (Linux stops at 40 as well).
 const MAX_LINKS: usize = 40;
@@ -97,14 +97,6 @@ fn push_components(into: &mut VecDeque<String>, path: &str) -> Result<(), Leaves
         }
     }
     Ok(())
-}
-
-/// A kustomize entry that names something on the network rather than a local path.
-fn is_remote(entry: &str) -> bool {
-    entry.contains("://")
-        || entry.starts_with("git@")
-        || entry.contains("?ref=")
-        || entry.starts_with("github.com/")
 }
 
 /// One path a kustomization names: the field it sits in, the entry as written, and whether the
@@ -208,11 +200,39 @@ fn check_one(
     for n in named_paths(k) {
         let entry = n.entry.trim();
         if is_remote(entry) {
-            return Err(SandboxError::Remote {
-                file: file.to_string(),
-                field: n.field,
-                entry: entry.to_string(),
-            });
+            // kustomize fetches only what `resources`, `bases` and `components` name; gpuledger
+            // fetched those before rendering and mounted them in the tree.
+            let fetched = matches!(n.field, "resources" | "bases" | "components")
+                .then(|| {
+                    tree.remote_entries
+                        .get(&(dir.to_string(), entry.to_string()))
+                })
+                .flatten();
+            match fetched {
+                Some(Ok(mount)) => {
+                    named.insert(mount.clone());
+                    if tree.is_dir(mount) {
+                        dirs.push(mount.clone());
+                    }
+                    continue;
+                }
+                Some(Err(miss)) => {
+                    return Err(SandboxError::RemoteMiss {
+                        file: file.to_string(),
+                        field: n.field,
+                        entry: entry.to_string(),
+                        why: miss.why.clone(),
+                        refused: miss.refused,
+                    });
+                }
+                None => {
+                    return Err(SandboxError::Remote {
+                        file: file.to_string(),
+                        field: n.field,
+                        entry: entry.to_string(),
+                    });
+                }
+            }
         }
         let p = resolve(tree, dir, entry).map_err(|why| SandboxError::Leaves {
             file: file.to_string(),
@@ -336,13 +356,23 @@ pub fn helm(tree: &Tree, chart: &str, a: &HelmArgs) -> Result<(), SandboxError> 
             })?;
         }
     }
-    for f in &a.values_files {
+    helm_files(tree, a)
+}
+
+/// Checks the values files and `--set-file` files of a helm unit (a fetched chart's own files
+/// are its own, and are not the repository's to check).
+pub fn helm_files(tree: &Tree, a: &HelmArgs) -> Result<(), SandboxError> {
+    for f in a.values_files.iter().filter(|f| !f.starts_with(CHART_FILE)) {
         resolve(tree, "", f).map_err(|why| SandboxError::ValuesFile {
             file: f.clone(),
             why,
         })?;
     }
-    for (name, f) in &a.set_file {
+    for (name, f) in a
+        .set_file
+        .iter()
+        .filter(|(_, f)| !f.starts_with(CHART_FILE))
+    {
         resolve(tree, "", f).map_err(|why| SandboxError::FileParameter {
             name: name.clone(),
             file: f.clone(),
@@ -365,6 +395,8 @@ mod tests {
                 .map(|(p, e)| (p.to_string(), e.clone()))
                 .collect(),
             remotes: Vec::new(),
+            remote_entries: Default::default(),
+            mounts: Default::default(),
         }
     }
 

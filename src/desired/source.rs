@@ -45,8 +45,56 @@ pub struct Context<'a> {
     pub repo_urls: Vec<String>,
     /// GitRepository objects found in the tree: (namespace, name) → normalised URL.
     pub git_repositories: BTreeMap<(String, String), String>,
+    /// Flux sources (HelmRepository, OCIRepository, HelmChart, ArtifactGenerator, …) found in
+    /// the tree's files and in what the apps rendered: (kind, namespace, name) → spec.
+    pub flux_sources: FluxSources,
     /// `clusters:` of the configuration, to name the cluster of an Argo CD destination.
     pub clusters: &'a BTreeMap<String, crate::config::ClusterConfig>,
+}
+
+/// Flux source objects by (kind, namespace, name), with their specs.
+pub type FluxSources = BTreeMap<(String, String, String), Value>;
+
+/// The kinds of Flux sources an app's `sourceRef` or `chartRef` may name (source-controller's
+/// group, and source-watcher's ArtifactGenerator).
+const FLUX_SOURCE_GROUPS: [&str; 2] = ["source.toolkit.fluxcd.io", "source.extensions.fluxcd.io"];
+
+/// Adds the Flux source objects among `objects` (a file's, or an app's rendered output).
+pub fn add_flux_sources<'a>(into: &mut FluxSources, objects: impl Iterator<Item = &'a Object>) {
+    for o in objects {
+        if !FLUX_SOURCE_GROUPS.contains(&crate::k8s::object::group_of(&o.api_version)) {
+            continue;
+        }
+        if let Body::Raw(v) = &o.body {
+            into.insert(
+                (
+                    o.kind.clone(),
+                    o.namespace().to_string(),
+                    o.meta.name.clone(),
+                ),
+                v.clone(),
+            );
+        }
+    }
+}
+
+impl Context<'_> {
+    /// The spec of the Flux source `kind` `namespace/name`: exact, else the one object of that
+    /// name the tree holds without a namespace (a file whose namespace its Kustomization sets).
+    pub fn flux_source(&self, kind: &str, namespace: &str, name: &str) -> Option<&Value> {
+        let key = (kind.to_string(), namespace.to_string(), name.to_string());
+        if let Some(v) = self.flux_sources.get(&key) {
+            return Some(v);
+        }
+        let mut unnamespaced = self
+            .flux_sources
+            .iter()
+            .filter(|((k, ns, n), _)| k == kind && ns.is_empty() && n == name);
+        match (unnamespaced.next(), unnamespaced.next()) {
+            (Some((_, v)), None) => Some(v),
+            _ => None,
+        }
+    }
 }
 
 impl Context<'_> {
@@ -147,9 +195,43 @@ pub struct AppRef {
     pub app: String,
     pub app_kind: String,
     pub defined_at: String,
+    /// What the app object says, hashed: a check tells a changed app that does not render from
+    /// an unchanged one by it.
+    pub fingerprint: u64,
+}
+
+/// The hash of an object's spec (and name, kind, namespace): [`AppRef::fingerprint`].
+pub fn fingerprint(o: &Object) -> u64 {
+    let spec = match &o.body {
+        Body::Raw(v) => serde_json::to_string(v).unwrap_or_default(),
+        _ => String::new(),
+    };
+    let text = format!(
+        "{}/{}/{}/{}\n{spec}",
+        o.api_version,
+        o.kind,
+        o.namespace(),
+        o.meta.name
+    );
+    let d = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+    let mut first = [0u8; 8];
+    for (to, from) in first.iter_mut().zip(d.as_ref()) {
+        *to = *from;
+    }
+    u64::from_le_bytes(first)
 }
 
 impl AppRef {
+    /// The app an object is, shown as `app_kind`.
+    pub fn of(o: &Object, app_kind: &str) -> AppRef {
+        AppRef {
+            app: o.meta.name.clone(),
+            app_kind: app_kind.to_string(),
+            defined_at: defined_at(o),
+            fingerprint: fingerprint(o),
+        }
+    }
+
     /// A render unit of this app: `path` rendered `how`, placed in `namespace` (forced over the
     /// manifests' own when `force`).
     pub fn unit(&self, path: String, how: How, namespace: Option<String>, force: bool) -> Unit {
@@ -162,9 +244,13 @@ impl AppRef {
             namespace,
             force_namespace: force,
             substitute: None,
+            substitute_from_cluster: false,
             notes: Vec::new(),
             cluster: None,
             lineage: Vec::new(),
+            chart: None,
+            prepared: None,
+            fingerprint: self.fingerprint,
             prune: None,
         }
     }
@@ -187,6 +273,7 @@ pub fn collect(
         match o {
             Ok(u) => units.push(u),
             Err((app, reason)) => skipped.push(Skipped {
+                fingerprint: app.fingerprint,
                 app: app.app,
                 app_kind: app.app_kind,
                 defined_at: app.defined_at,
@@ -199,7 +286,6 @@ pub fn collect(
     }
 }
 
-/// A path from a manifest as a tree path; one that leaves the tree is refused.
 /// The naming fields Argo CD's kustomize options and Flux Kustomizations both lay over a
 /// kustomization: name prefix and suffix, and the namespace.
 pub fn naming_overlay(
@@ -220,6 +306,22 @@ pub fn naming_overlay(
     m
 }
 
+/// An app's kustomize `components`, as the wrapper kustomization at the top of the copy names
+/// them. Both controllers add them to the kustomization of the app's path, so each is relative to
+/// that path: Argo CD runs `kustomize edit add component` in the source path (argo-cd
+/// `util/kustomize/kustomize.go`, `Build`), Flux appends them to the path's kustomization (fluxcd
+/// pkg `kustomize/kustomize_generator.go`, `WriteFile`). An entry that leaves the repository is
+/// still refused by the sandbox, which resolves it from the wrapper.
+pub fn components_overlay(path: &str, components: &[String]) -> Value {
+    Value::Array(
+        components
+            .iter()
+            .map(|c| json!(format!("../{}", super::tree::join(path, c))))
+            .collect(),
+    )
+}
+
+/// A path from a manifest as a tree path; one that leaves the tree is refused.
 pub fn tree_path(p: &str) -> Result<String, SkipReason> {
     super::tree::tree_path(p).map_err(|e| SkipReason::new(Why::Refused, e.to_string()))
 }

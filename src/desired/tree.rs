@@ -34,7 +34,27 @@ pub struct Tree {
     pub files: BTreeMap<String, Entry>,
     /// The repository's remote URLs (for matching Argo CD and Flux sources).
     pub remotes: Vec<String>,
+    /// kustomize's remote resources, by the kustomization directory that names them and the entry
+    /// as written: the tree directory their fetched content is mounted at (under
+    /// [`REMOTE_MOUNTS`]), or why it was not fetched.
+    pub remote_entries: BTreeMap<(String, String), Result<String, RemoteMiss>>,
+    /// The directories fetched content is mounted at, and what each is (`https://github.com/org/
+    /// repo@v1 (commit 0a1b2c3d4e5f)`), for the report.
+    pub mounts: BTreeMap<String, String>,
 }
+
+/// Why a remote resource of a kustomization was not fetched.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteMiss {
+    /// gpuledger chose not to (`--offline`, a host the base does not use, a refused address),
+    /// rather than the source failing.
+    pub refused: bool,
+    pub why: String,
+}
+
+/// Where fetched remote content is mounted in the tree: a name the repository cannot hold (a
+/// repository's own files under `.gpuledger-` are dropped when it is read).
+pub const REMOTE_MOUNTS: &str = ".gpuledger-remote";
 
 /// The files a change touched between `base` and `head` (a ref, or the working tree with its
 /// untracked files when `None`), as paths from the repository's root, renames on both sides.
@@ -87,6 +107,9 @@ impl Tree {
                 ("ref ".to_string() + rev, read_git(git, rev, repo)?)
             }
         };
+        // Names gpuledger gives its own files (fetched content, wrappers) are never the
+        // repository's: a repository cannot pass its files off as fetched ones.
+        files.retain(|p, _| !p.starts_with(".gpuledger-"));
         // Git LFS pointers, in the working tree (not smudged) as at a ref.
         let git_dir = git.as_ref().map(git2::Repository::commondir);
         for entry in files.values_mut() {
@@ -104,6 +127,8 @@ impl Tree {
             root: repo.to_path_buf(),
             files,
             remotes,
+            remote_entries: BTreeMap::new(),
+            mounts: BTreeMap::new(),
         })
     }
 
@@ -174,8 +199,9 @@ impl Tree {
         paths: impl IntoIterator<Item = &'p str>,
     ) -> Result<(), Error> {
         for path in paths {
-            // Names gpuledger writes itself (wrapper kustomizations, values files) are its own.
-            if path.starts_with(".gpuledger-") {
+            // Names gpuledger writes itself (wrapper kustomizations, values files) are its own;
+            // fetched content mounted in the tree is written like the repository's files.
+            if path.starts_with(".gpuledger-") && !path.starts_with(REMOTE_MOUNTS) {
                 continue;
             }
             let Ok(bytes) = self.read(path) else { continue };

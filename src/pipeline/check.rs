@@ -19,7 +19,6 @@ use crate::analysis::inventory;
 use crate::analysis::live::LiveFleet;
 use crate::analysis::usage::Metrics;
 use crate::config::{Config, review};
-use crate::desired::cache::RenderCache;
 use crate::desired::tree::changed_paths;
 use crate::report::facts::DocsStatus;
 use crate::report::{CheckReport, Column, ConfigReview, Gate, GateName, Kind, Provenance, SCHEMA};
@@ -94,11 +93,16 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
         super::commits::git_side(repo, "base", Some(&base_ref), checkout),
         super::commits::git_side(repo, "head", head_spec.git_ref.as_deref(), checkout),
     ];
-    // One cache for both sides: an app whose inputs are the same at base and head renders once.
-    let cache = RenderCache::new();
+    // One cache and one fetcher for both sides: an app whose inputs are the same at base and head
+    // renders once, a chart both use is fetched once. The head fetches only from the source hosts
+    // the base uses (and render.remote.allow of the applied configuration): a pull request
+    // cannot point rendering at a host of its choosing.
+    let run = input::RenderRun::new(&cfg, &head_spec);
     let base =
-        input::desired_state_cached(&head_spec.at(Some(base_ref.clone())), &cfg, objects, &cache)?;
-    let head = input::desired_state_cached(&head_spec, &cfg, objects, &cache)?;
+        input::desired_state_cached(&head_spec.at(Some(base_ref.clone())), &cfg, objects, &run)?;
+    let mut head_only = head_spec.clone();
+    head_only.base_hosts = Some(base.source_hosts.clone());
+    let head = input::desired_state_cached(&head_only, &cfg, objects, &run)?;
     // A change may empty a repository, or fill an empty one; neither side rendering anything means
     // the wrong --repo.
     if base.apps.is_empty() {

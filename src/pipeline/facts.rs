@@ -76,6 +76,8 @@ pub fn run(job: &FactsJob, cx: &Context<'_>) -> Result<Run<Documents>> {
             render_timeout: std::time::Duration::from_secs(60),
             cluster: job.cluster.clone(),
             cluster_hint: None,
+            remote: crate::desired::remote::Options::default(),
+            base_hosts: None,
         };
         let (desired, side, f) = fleet::desired(&repo, &cfg, &part.objects, "desired", cx)?;
         failed = f;

@@ -6,6 +6,7 @@
 //! defaults from here ([`Timeouts::default`]). Loading is I/O (files, the API, git, renderers) and
 //! hands over plain objects; the async parts run on the caller's runtime.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +18,7 @@ use crate::analysis::usage::Metrics;
 use crate::config::Config;
 use crate::desired::cache::RenderCache;
 use crate::desired::follow;
+use crate::desired::remote;
 use crate::desired::render::{Renderer, Tools};
 use crate::desired::{discover, tree::Tree};
 use crate::k8s::object::Object;
@@ -91,6 +93,12 @@ pub struct RepoSpec {
     /// A name that picks a cluster when the repository has one of that name (GitHub's
     /// `--scope`), and is ignored otherwise.
     pub cluster_hint: Option<String>,
+    /// `--offline` and `--cache-dir`: whether rendering may fetch, and where it keeps what it
+    /// fetched.
+    pub remote: remote::Options,
+    /// The source hosts a check's base uses: its head fetches from these only (and
+    /// `render.remote.allow`). `None` for a ref that is trusted (render, drift, a check's base).
+    pub base_hosts: Option<BTreeSet<String>>,
 }
 
 impl RepoSpec {
@@ -357,33 +365,62 @@ pub fn cluster_source(
     }
 }
 
+/// What the renders of one run share: the render cache (`check` renders base and head through
+/// one, so what is identical at both renders once) and the fetcher (a chart both use is fetched
+/// once), whose policy is the applied configuration's `render.remote`.
+pub struct RenderRun {
+    pub cache: RenderCache,
+    pub fetcher: Arc<remote::Fetcher>,
+}
+
+impl RenderRun {
+    pub fn new(cfg: &Config, spec: &RepoSpec) -> RenderRun {
+        RenderRun {
+            cache: RenderCache::new(),
+            fetcher: Arc::new(remote::Fetcher::new(&cfg.render.remote, &spec.remote)),
+        }
+    }
+}
+
 /// The desired state at the spec's ref (or the working tree). `live` objects, when given, lend
 /// their Namespace labels to tenancy.
 pub fn desired_state(spec: &RepoSpec, cfg: &Config, live: &[Object]) -> Result<Desired> {
-    desired_state_cached(spec, cfg, live, &RenderCache::new())
+    desired_state_cached(spec, cfg, live, &RenderRun::new(cfg, spec))
 }
 
-/// [`desired_state`], with a render cache shared with other renders of the same run (`check`
-/// renders base and head through one, so what is identical at both renders once).
+/// [`desired_state`], sharing the cache and fetcher of `run` with other renders of the same run.
+/// What the ref's kustomizations name remotely is fetched and mounted first; the charts its apps
+/// name are fetched as the apps are followed.
 pub fn desired_state_cached(
     spec: &RepoSpec,
     cfg: &Config,
     live: &[Object],
-    cache: &RenderCache,
+    run: &RenderRun,
 ) -> Result<Desired> {
     let repo = spec.path.as_path();
     if !repo.is_dir() {
         return Err(Error::NotADirectory(repo.to_path_buf()));
     }
-    let tree = Tree::open(repo, spec.git_ref.as_deref()).map_err(|source| Error::Repository {
-        path: repo.to_path_buf(),
-        source,
-    })?;
+    let mut tree =
+        Tree::open(repo, spec.git_ref.as_deref()).map_err(|source| Error::Repository {
+            path: repo.to_path_buf(),
+            source,
+        })?;
+    let remote = remote::Remote::new(
+        run.fetcher.clone(),
+        spec.remote.offline,
+        spec.base_hosts.clone(),
+        &cfg.render.remote.allow,
+    );
+    remote::bases::mount(&mut tree, &remote);
     let start = discover::plan(&tree, &cfg.render, &cfg.clusters, &spec.repo_urls);
     let tools = Tools::detect(spec.render_timeout);
-    let mut rendered = follow::render_all(start, &mut Renderer::new(&tree, &tools, cache));
+    let mut renderer = Renderer::new(&tree, &tools, &run.cache);
+    let mut rendered = follow::render_all(start, &mut renderer, &remote);
     pick_cluster(&mut rendered, spec, !live.is_empty())?;
-    Ok(desired(&rendered, cfg, live)?)
+    let mut d = desired(&rendered, cfg, live)?;
+    d.source_hosts = remote.hosts();
+    Ok(d)
 }
 
 /// Keeps the part of the desired state that belongs to the cluster this run is about: the one
@@ -511,12 +548,18 @@ pub async fn metrics(spec: Option<&MetricsSpec>, cfg: &Config) -> Metrics {
     }
 }
 
-/// What failed to render, for the exit code and a note.
+/// What did not render (failed, or not rendered: then what it declares is unknown), for the exit
+/// code and a note.
 pub fn render_failures(d: &Desired) -> Vec<String> {
     d.apps
         .iter()
-        .filter(|a| a.status == crate::report::AppStatus::Error)
-        .map(|a| format!("{} {}", a.kind, a.name))
+        .filter(|a| a.unknown())
+        .map(|a| match a.status {
+            crate::report::AppStatus::NotRendered => {
+                format!("{} {} (not rendered)", a.kind, a.name)
+            }
+            _ => format!("{} {}", a.kind, a.name),
+        })
         .chain(d.problems.iter().cloned())
         .collect()
 }

@@ -38,11 +38,15 @@ fn tenant_table(tenants: &[crate::report::DesiredTenantRow]) -> Table {
 
 /// An app's count, or what it is when the app did not render: a failed app's figures are
 /// unknown, never 0; an app not rendered on purpose has none.
-fn figure(a: &crate::report::AppRow, n: u64) -> String {
-    match a.status {
-        AppStatus::Rendered => n.to_string(),
-        AppStatus::Error => "unknown".into(),
-        AppStatus::NotRendered | AppStatus::NotApplied => "—".into(),
+fn figure(a: &crate::report::AppRow, n: Option<u64>) -> String {
+    match (a.status, n) {
+        (AppStatus::Rendered, Some(n)) => n.to_string(),
+        (AppStatus::Rendered, None) => "unknown".into(),
+        (status, _) => match status {
+            AppStatus::Rendered => "unknown".into(),
+            AppStatus::Error | AppStatus::NotRendered => "unknown".into(),
+            AppStatus::NotApplied => "—".into(),
+        },
     }
 }
 
@@ -75,62 +79,71 @@ pub fn desired(r: &RenderReport) -> Doc {
         .count();
     // A failure leads: what did not render is unknown, never a smaller total.
     let errors = problems(r);
-    if !errors.is_empty() {
-        let failed = apps - rendered;
-        let mut lines = vec![Text::new().strong(format!(
-            "{failed} of {apps} apps did not render: the GPUs they declare are unknown."
-        ))];
-        lines.extend(errors.into_iter().map(Text::from));
-        doc.push(Block::Alert {
-            kind: Alert::Caution,
-            lines,
-        });
-        doc.paragraph(
-            Text::new()
-                .strong(d.gpus_declared.to_string())
-                .plain(format!(
-                    " GPUs declared by {} in the apps that rendered ({rendered} of {apps}); the rest is unknown.",
-                    count(crate::util::sum::count(d.workloads.len()), "GPU workload"),
-                )),
-        );
-    } else {
-        doc.paragraph(
-            Text::new()
-                .strong(d.gpus_declared.to_string())
-                .plain(format!(
-                    " GPUs declared by {}{}; {rendered} of {apps} apps rendered.",
-                    count(crate::util::sum::count(d.workloads.len()), "GPU workload"),
-                    if several {
-                        format!(" in {} clusters", d.clusters.len())
-                    } else {
-                        String::new()
-                    },
-                )),
-        );
+    let workloads = count(crate::util::sum::count(d.workloads.len()), "GPU workload");
+    match d.gpus_declared {
+        None => {
+            let why = d
+                .unknown
+                .get("gpus_declared")
+                .map_or("an app did not render", String::as_str);
+            let mut lines = vec![Text::new().strong(format!("GPUs declared: unknown — {why}."))];
+            lines.extend(errors.into_iter().map(Text::from));
+            doc.push(Block::Alert {
+                kind: Alert::Caution,
+                lines,
+            });
+            doc.paragraph(
+                Text::new()
+                    .strong(d.gpus_declared_rendered.to_string())
+                    .plain(format!(
+                        " GPUs declared by {workloads} in the apps that rendered ({rendered} of \
+                         {apps}); the rest is unknown."
+                    )),
+            );
+        }
+        Some(total) => {
+            if !errors.is_empty() {
+                let mut lines =
+                    vec![Text::new().strong(
+                        "The repository has problems: what they hide is unknown.".to_string(),
+                    )];
+                lines.extend(errors.into_iter().map(Text::from));
+                doc.push(Block::Alert {
+                    kind: Alert::Caution,
+                    lines,
+                });
+            }
+            doc.paragraph(Text::new().strong(total.to_string()).plain(format!(
+                " GPUs declared by {workloads}{}; {rendered} of {apps} apps rendered.",
+                if several {
+                    format!(" in {} clusters", d.clusters.len())
+                } else {
+                    String::new()
+                },
+            )));
+        }
     }
     // Each cluster is its own desired state: a section each, the total above.
     if several {
         for c in &d.clusters {
             doc.heading(3, format!("Cluster {}", c.name));
-            let line = if c.failed_apps > 0 {
-                Text::new()
-                    .strong(format!(
-                        "{} of {} did not render",
-                        c.failed_apps,
-                        count(c.apps, "app")
-                    ))
-                    .plain(format!(
-                        ": what they declare is unknown; {} GPUs declared by {} in the others.",
-                        c.gpus_declared,
-                        count(c.workloads, "GPU workload")
-                    ))
+            let line = if let Some(total) = c.gpus_declared {
+                Text::new().strong(total.to_string()).plain(format!(
+                    " GPUs declared by {} in {}.",
+                    count(c.workloads, "GPU workload"),
+                    count(c.apps, "app")
+                ))
             } else {
                 Text::new()
-                    .strong(c.gpus_declared.to_string())
-                    .plain(format!(
-                        " GPUs declared by {} in {}.",
-                        count(c.workloads, "GPU workload"),
+                    .strong(format!(
+                        "GPUs declared: unknown — {} of {} did not render",
+                        c.failed_apps + c.not_rendered_apps,
                         count(c.apps, "app")
+                    ))
+                    .plain(format!(
+                        "; {} GPUs declared by {} in the others.",
+                        c.gpus_declared_rendered,
+                        count(c.workloads, "GPU workload")
                     ))
             };
             doc.paragraph(line);

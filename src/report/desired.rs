@@ -21,8 +21,14 @@ pub struct RenderReport {
 pub struct Desired {
     /// What was rendered: `working tree` or `ref <name>`.
     pub at: String,
-    /// Σ declared GPUs of the desired workloads.
-    pub gpus_declared: u64,
+    /// Σ declared GPUs of the desired workloads; `null` when an app did not render (then what it
+    /// declares is unknown: [`Desired::unknown`] says which and why).
+    pub gpus_declared: Option<u64>,
+    /// Σ declared GPUs of the apps that rendered: all of it when `gpus_declared` is known, a floor
+    /// when it is not.
+    pub gpus_declared_rendered: u64,
+    /// Why a figure is `null`, by its field (`gpus_declared`).
+    pub unknown: std::collections::BTreeMap<String, String>,
     /// Declared GPUs of the workloads that declare intent / all declared GPUs (`null` when none
     /// are declared).
     pub intent_coverage: Option<f64>,
@@ -52,6 +58,10 @@ pub struct Desired {
     /// changed shape, it is not unmanaged.
     #[serde(skip)]
     pub without_gpus: Vec<WithoutGpus>,
+    /// The remote source hosts this ref's apps name (charts, registries, kustomize bases): what a
+    /// check's head may fetch from.
+    #[serde(skip)]
+    pub source_hosts: std::collections::BTreeSet<String>,
 }
 
 /// A namespace whose tenant only the cluster's Namespace labels name: Git's workloads there count
@@ -100,9 +110,10 @@ pub struct AppRow {
     pub defined_at: String,
     pub path: String,
     pub status: AppStatus,
-    pub objects: u64,
-    pub gpu_workloads: u64,
-    pub gpus_declared: u64,
+    /// `null` (with `error` saying why) unless the app rendered.
+    pub objects: Option<u64>,
+    pub gpu_workloads: Option<u64>,
+    pub gpus_declared: Option<u64>,
     pub error: Option<String>,
     pub notes: Vec<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -113,20 +124,55 @@ pub struct AppRow {
     /// Every app above it, root first (`Kind/name`).
     #[serde(skip)]
     pub lineage: Vec<String>,
+    /// What was fetched for it from outside the repository, and what each request resolved to
+    /// (`chart llm ^1.2 → 1.2.3 @ sha256:…`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub fetched: Vec<FetchedRow>,
+    /// The app object's hash: whether an app that did not render changed between two refs.
+    #[serde(skip)]
+    pub fingerprint: u64,
     /// Whether syncing it deletes what it stops declaring (`None`: no app applies it).
     #[serde(skip)]
     pub prune: Option<bool>,
+}
+
+impl AppRow {
+    /// It did not render (it failed, or it was not rendered on purpose): what it declares is
+    /// unknown. An app object no root applies is not deployed, and declares nothing.
+    pub fn unknown(&self) -> bool {
+        matches!(self.status, AppStatus::Error | AppStatus::NotRendered)
+    }
+}
+
+/// One thing fetched for an app.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FetchedRow {
+    /// `chart`, `dependency redis`, `kustomize resource`.
+    pub what: String,
+    /// Where from: a URL, `oci://…`.
+    pub source: String,
+    /// What the app asked for (a version, a range, a tag); empty for the latest.
+    pub wanted: String,
+    /// What it resolved to.
+    pub version: String,
+    /// `sha256:…` of the chart archive or OCI manifest, or the git commit.
+    pub digest: String,
 }
 
 /// One cluster the repository drives, and what Git declares for it.
 #[derive(Debug, Clone, Serialize)]
 pub struct ClusterRow {
     pub name: String,
-    pub gpus_declared: u64,
+    /// `null` when one of its apps did not render.
+    pub gpus_declared: Option<u64>,
+    /// Σ declared GPUs of its apps that rendered.
+    pub gpus_declared_rendered: u64,
     pub workloads: u64,
     pub apps: u64,
     /// Its apps that failed to render: its figures are then a floor, the rest unknown.
     pub failed_apps: u64,
+    /// Its apps not rendered on purpose (a remote source offline, a plugin): unknown as well.
+    pub not_rendered_apps: u64,
     /// Its tenants, by GPUs declared.
     pub tenants: Vec<DesiredTenantRow>,
 }

@@ -74,7 +74,8 @@ fn plugin_and_jsonnet_sources_say_why_they_are_not_rendered() {
     .write("workloads/lib/util.libsonnet", "{}\n")
     .commit("sources only Argo CD renders");
     let (code, json, err) = render(r.path(), &["--repo-url", URL]);
-    assert_eq!(code, 0, "{err}");
+    // Four sources only Argo CD's repo server renders: their GPUs are unknown, exit 2.
+    assert_eq!(code, 2, "{err}");
     assert_eq!(
         desired_gpus(&json),
         gpus(&[

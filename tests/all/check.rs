@@ -6,6 +6,11 @@ use serde_json::Value;
 use super::drift::copy_dir;
 use super::support::{Repo, fixture, gpuledger};
 
+/// The parked app's directory once the model is parked: the Application still renders (a
+/// directory Git cannot hold empty would be a missing path, which Argo CD fails on, and whose
+/// GPUs are then unknown), and it declares no GPU.
+pub const PARKED_NOTHING: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: parked, namespace: parked}\ndata: {state: parked}\n";
+
 pub fn repo_with_feature_branch() -> Repo {
     let r = Repo::new();
     copy_dir(&fixture("tests/fixtures/drift/repo"), r.path());
@@ -14,7 +19,7 @@ pub fn repo_with_feature_branch() -> Repo {
     let overlay =
         std::fs::read_to_string(r.path().join("serving/overlays/prod/kustomization.yaml")).unwrap();
     r.write("serving/overlays/prod/kustomization.yaml", &overlay.replace("value: 8", "value: 10"))
-        .remove("parked/model.yaml")
+        .write("parked/model.yaml", PARKED_NOTHING)
         .write(
             "batch/rogue.yaml",
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: rogue-finetune, namespace: research}\nspec:\n  replicas: 2\n  template:\n    spec:\n      containers: [{name: main, resources: {limits: {nvidia.com/gpu: \"4\"}}}]\n",
@@ -348,7 +353,12 @@ fn a_change_cannot_relax_its_own_check() {
             ),
     )
     // Retiring qwen leaves it running (its app does not prune): drift the head introduces.
-    .remove("serving/qwen/graph.yaml")
+    .write(
+            // The app's directory stays (a path that does not exist is an app that does not
+            // render, whose GPUs are unknown): it declares no model any more.
+            "serving/qwen/graph.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: qwen-retired, namespace: qwen-ns}\n",
+        )
     .commit("relax the gates");
     // As in CI, the working tree is the pull request's head.
     let snapshot = fixture("tests/fixtures/drift/cluster.yaml")
@@ -732,7 +742,12 @@ fn a_workload_the_head_stops_declaring_is_drift_unless_its_app_prunes() {
         }
         r.commit("gitops");
         r.git(&["checkout", "-q", "-b", "feature"]);
-        r.remove("serving/qwen/graph.yaml")
+        r.write(
+            // The app's directory stays (a path that does not exist is an app that does not
+            // render, whose GPUs are unknown): it declares no model any more.
+            "serving/qwen/graph.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: qwen-retired, namespace: qwen-ns}\n",
+        )
             .write(
                 "batch/new-model.yaml",
                 "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: new-model, namespace: research}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{name: main, resources: {limits: {nvidia.com/gpu: \"8\"}}}]\n",

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::check::repo_with_feature_branch;
+use super::check::{PARKED_NOTHING, repo_with_feature_branch};
 use super::drift::copy_dir;
 use super::support::{Repo, fixture, gpuledger};
 use crate::github_fake::{self, FakeGitHub, Issue, REPO, TOKEN};
@@ -861,7 +861,8 @@ fn issue_is_created_updated_closed_and_reopened() {
     assert_eq!(hub.state().writes().len(), writes);
 
     // The drift set changes (the parked model is gone from Git): body edited, a short comment.
-    r.remove("parked/model.yaml").commit("unpark");
+    r.write("parked/model.yaml", PARKED_NOTHING)
+        .commit("unpark");
     assert_eq!(issue_run(&job, &r, &[]).status.code(), Some(0));
     let now = tracking(&hub)
         .into_iter()

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use serde_json::Value;
+
 use super::support::{Repo, gpuledger, render, root};
 
 /// `inventory --snapshot F --format json`: (exit code, report if any, stderr).
@@ -144,9 +146,12 @@ fn render_refuses_an_overflowing_manifest() {
         why.contains("Deployment ml/big") && why.contains("too large") && why.contains("d.yaml:"),
         "{why}"
     );
-    // The other app still counts, and nothing wrapped to a small figure.
+    // The other app still counts, and nothing wrapped to a small figure: the total is unknown,
+    // what rendered is 8.
     assert_eq!(app("ok")["gpus_declared"], 8, "{json}");
-    assert_eq!(json["desired"]["gpus_declared"], 8, "{json}");
+    assert_eq!(json["desired"]["gpus_declared"], Value::Null, "{json}");
+    assert_eq!(json["desired"]["gpus_declared_rendered"], 8, "{json}");
+    assert_eq!(big["gpus_declared"], Value::Null, "{big}");
 }
 
 // ---------------------------------------------------------------------------------------------

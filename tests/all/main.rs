@@ -33,6 +33,7 @@ mod pipeline;
 mod plan;
 mod prometheus;
 mod provenance;
+mod remote;
 mod render;
 mod sandbox;
 mod ship;
@@ -49,5 +50,7 @@ mod kube_emulator;
 mod opencost_fake;
 #[path = "../support/prometheus.rs"]
 mod prometheus_harness;
+#[path = "../support/remote.rs"]
+mod remote_servers;
 #[path = "../support/thanos.rs"]
 mod thanos;

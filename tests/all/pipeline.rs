@@ -51,6 +51,12 @@ fn repo_at(path: PathBuf, git_ref: Option<&str>) -> RepoSpec {
         render_timeout: std::time::Duration::from_secs(60),
         cluster: None,
         cluster_hint: None,
+        // The fixtures name no remote source; nothing may reach the network.
+        remote: gpuledger::desired::remote::Options {
+            offline: true,
+            cache_dir: None,
+        },
+        base_hosts: None,
     }
 }
 
@@ -153,7 +159,7 @@ fn render_and_drift_read_the_same_desired_state() {
         .flat_map(|rows| rows.iter())
         .map(|row| row.gpus_git)
         .sum();
-    assert_eq!(git, rendered.report.desired.gpus_declared);
+    assert_eq!(Some(git), rendered.report.desired.gpus_declared);
 }
 
 #[test]

@@ -149,8 +149,10 @@ fn argo_applications_of_each_source_type() {
         .commit("apps");
     r.git(&["remote", "add", "origin", "git@github.com:acme/gitops.git"]);
 
-    let (code, json, err) = render(r.path(), &[]);
-    assert_eq!(code, 0, "{err}");
+    // No test reaches the network: the remote chart stays unknown, and says so.
+    let (code, json, err) = render(r.path(), &["--offline"]);
+    // Two apps are not rendered (another repository, a remote chart offline): unknown, exit 2.
+    assert_eq!(code, 2, "{err}");
     let got = desired_gpus(&json);
     let want: BTreeMap<String, u64> = [
         ("serving/Deployment/plain-a", 2),
@@ -177,6 +179,15 @@ fn argo_applications_of_each_source_type() {
         .collect();
     assert_eq!(status["elsewhere"], "not-rendered");
     assert_eq!(status["remote-chart"], "not-rendered");
+    assert_eq!(d["gpus_declared"], serde_json::Value::Null);
+    assert!(
+        d["unknown"]["gpus_declared"]
+            .as_str()
+            .unwrap()
+            .starts_with("2 of 6 apps not rendered"),
+        "{}",
+        d["unknown"]
+    );
     assert_eq!(status["charted"], "rendered");
     let reason = d["apps"]
         .as_array()
@@ -290,7 +301,8 @@ spec:
     .commit("appsets");
 
     let (code, json, err) = render(r.path(), &["--repo-url", URL]);
-    assert_eq!(code, 0, "{err}");
+    // The clusters generator needs the cluster: that ApplicationSet is unknown, exit 2.
+    assert_eq!(code, 2, "{err}");
     let want: BTreeMap<String, u64> = [
         ("alpha/Deployment/alpha", 1),
         ("models-llama/Deployment/llama", 16),
@@ -379,7 +391,8 @@ spec:
         .commit("flux");
 
     let (code, json, err) = render(r.path(), &["--repo-url", URL]);
-    assert_eq!(code, 0, "{err}");
+    // One HelmRelease's HelmRepository is not in the repository: that app is unknown, exit 2.
+    assert_eq!(code, 2, "{err}");
     let want: BTreeMap<String, u64> = [
         ("inference/DynamoGraphDeployment/llama", 6 * 8 + 8),
         ("inference/Deployment/batch", 2),
@@ -457,7 +470,9 @@ fn one_broken_app_does_not_stop_the_others() {
     let md = String::from_utf8_lossy(&out.stdout);
     let after_title = md.split("\n\n").nth(1).unwrap_or_default();
     assert!(
-        after_title.starts_with("> [!CAUTION]\n> **1 of 2 apps did not render"),
+        after_title.starts_with(
+            "> [!CAUTION]\n> **GPUs declared: unknown — 1 of 2 apps not rendered: directory bad"
+        ),
         "{md}"
     );
     assert!(
@@ -843,6 +858,111 @@ fn a_kustomize_component_is_never_a_root() {
     );
 }
 
+/// An app's own `components` (Flux `spec.components`, Argo CD `kustomize.components`) are relative
+/// to the app's path, as both controllers add them to that path's kustomization — the layout of
+/// Flux home labs (`components: [../../../../components/...]` beside `path: ./kubernetes/apps/...`).
+#[test]
+fn an_apps_components_are_relative_to_its_path() {
+    let url = "https://github.com/acme/gitops.git";
+    let r = Repo::new();
+    r.write("kubernetes/apps/ai/web/app/kustomization.yaml", "resources: [d.yaml]\n")
+        .write("kubernetes/apps/ai/web/app/d.yaml", &deployment("web", 1, 2))
+        .write(
+            "kubernetes/components/scale/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- target: {kind: Deployment}\n  patch: |-\n    - op: replace\n      path: /spec/replicas\n      value: 3\n",
+        )
+        .write(
+            "kubernetes/flux/web.yaml",
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: web\n  namespace: flux-system\nspec:\n  path: ./kubernetes/apps/ai/web/app\n  components: [../../../../components/scale]\n  sourceRef: {kind: GitRepository, name: flux-system}\n  targetNamespace: flux\n",
+        )
+        .write(
+            "argocd/web.yaml",
+            &format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: web\nspec:\n  destination: {{namespace: argo}}\n  source:\n    repoURL: {url}\n    path: kubernetes/apps/ai/web/app\n    kustomize:\n      namespace: argo\n      components: [../../../../components/scale]\n"),
+        )
+        .commit("components beside the path");
+    let (code, json, err) = render(r.path(), &["--repo-url", url]);
+    assert_eq!(code, 0, "{err}\n{:#}", json["desired"]["apps"]);
+    assert_eq!(
+        desired_gpus(&json),
+        BTreeMap::from([
+            ("argo/Deployment/web".to_string(), 6),
+            ("flux/Deployment/web".to_string(), 6),
+        ])
+    );
+}
+
+/// Flux 2.7's source-watcher: an `ArtifactGenerator` copies a directory of this repository (its
+/// bootstrap `GitRepository`, not in Git) into an `ExternalArtifact`, and a Kustomization renders a
+/// path of that artifact: it is that directory of the tree, rendered once.
+#[test]
+fn a_kustomization_of_an_external_artifact_renders_the_directory_it_copies() {
+    let r = Repo::new();
+    r.write(
+        "deploy/inference/d.yaml",
+        &deployment("server", 2, 4),
+    )
+    .write(
+        "clusters/prod/apps.yaml",
+        "apiVersion: source.extensions.fluxcd.io/v1beta1\nkind: ArtifactGenerator\nmetadata:\n  name: apps\n  namespace: flux-system\nspec:\n  sources:\n  - alias: repo\n    kind: GitRepository\n    name: flux-system\n  artifacts:\n  - name: inference\n    copy:\n    - from: '@repo/deploy/inference/**'\n      to: '@artifact/'\n---\napiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata:\n  name: inference\n  namespace: flux-system\nspec:\n  path: ./\n  sourceRef:\n    kind: ExternalArtifact\n    name: inference\n  targetNamespace: serving\n",
+    )
+    .commit("an artifact generator");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}\n{:#}", json["desired"]["apps"]);
+    assert_eq!(
+        desired_gpus(&json),
+        BTreeMap::from([("serving/Deployment/server".to_string(), 8)])
+    );
+    let app = json["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "inference")
+        .unwrap();
+    assert_eq!(app["path"], "deploy/inference", "{app:#}");
+    assert_eq!(json["desired"]["duplicates"], serde_json::json!([]));
+}
+
+/// Two overlays of one base, with no app saying which the cluster applies: both render, their
+/// objects are conflicts, and each says which `render.roots` would pick it.
+#[test]
+fn roots_that_cannot_be_told_apart_say_which_render_roots_would() {
+    let r = Repo::new();
+    r.write("base/kustomization.yaml", "resources: [d.yaml]\n")
+        .write("base/d.yaml", &deployment("web", 1, 1))
+        .write(
+            "overlays/dev/kustomization.yaml",
+            "resources: [../../base]\n",
+        )
+        .write(
+            "overlays/prod/kustomization.yaml",
+            "resources: [../../base]\nreplicas: [{name: web, count: 4}]\n",
+        )
+        .commit("two overlays");
+    let (_, json, err) = render(r.path(), &[]);
+    let apps = json["desired"]["apps"].as_array().unwrap();
+    assert_eq!(app_paths(&json), ["overlays/dev", "overlays/prod"], "{err}");
+    for (a, other) in apps.iter().zip(["overlays/prod", "overlays/dev"]) {
+        let note = a["notes"][0].as_str().unwrap_or_default();
+        assert!(
+            note.contains(&format!("shares 1 object(s) with {other}"))
+                && note.contains(&format!(
+                    "`render.roots: [{}]`",
+                    a["path"].as_str().unwrap()
+                )),
+            "{a:#}"
+        );
+    }
+    // Named, the root renders alone and the note is gone.
+    r.write(".gpuledger.yaml", "render:\n  roots: [overlays/prod]\n");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        desired_gpus(&json),
+        BTreeMap::from([("default/Deployment/web".to_string(), 4)])
+    );
+    assert_eq!(json["desired"]["apps"][0]["notes"], serde_json::json!([]));
+}
+
 /// When kustomize fails, the report gives kustomize's own error for the app's path — not the
 /// wrapper gpuledger builds around it, nor kubectl's log prefix.
 #[test]
@@ -1200,4 +1320,48 @@ fn renderers_get_only_the_files_they_read_on_disk() {
     assert_eq!(copied, 4, "apps/a's two files and its base's two: {err}");
     assert_eq!(desired_gpus(&json)["default/Deployment/a"], 2);
     assert_eq!(desired_gpus(&json).len(), 21, "{json}");
+}
+
+/// Files read as the controllers read them: a directory with both a kustomization and a
+/// Chart.yaml is one kustomize app, never two; a duplicated key's later value wins with a note
+/// naming the line; a tool's configuration beside manifests is skipped with a note, never failing
+/// the directory.
+#[test]
+fn files_are_read_as_the_controllers_read_them() {
+    let r = Repo::new();
+    r.write("both/kustomization.yaml", "resources: [d.yaml]\n")
+        .write(
+            "both/Chart.yaml",
+            "apiVersion: v2\nname: both\nversion: 1.0.0\n",
+        )
+        .write("both/d.yaml", &deployment("both", 1, 2))
+        .write(
+            "plain/d.yaml",
+            &deployment("twice", 2, 4).replace("  name: twice\n", "  name: first\n  name: twice\n"),
+        )
+        .write(
+            "plain/audit-policy.yaml",
+            "apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n",
+        )
+        .commit("files");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    let want: BTreeMap<String, u64> = [
+        ("default/Deployment/both".to_string(), 2),
+        ("default/Deployment/twice".to_string(), 8),
+    ]
+    .into();
+    assert_eq!(desired_gpus(&json), want);
+    let apps = json["desired"]["apps"].as_array().unwrap();
+    assert_eq!(apps.len(), 2, "{apps:#?}");
+    let notes = apps.iter().find(|a| a["name"] == "plain").unwrap()["notes"].to_string();
+    assert!(
+        notes.contains("plain/d.yaml:5: the key \\\"name\\\" is given twice"),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("plain/audit-policy.yaml: Policy (audit.k8s.io/v1) with no metadata"),
+        "{notes}"
+    );
+    assert!(!json.to_string().contains("DuplicateKeyPolicy"));
 }

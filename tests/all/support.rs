@@ -22,6 +22,7 @@ pub fn gpuledger(dir: &Path) -> Command {
         .env_remove("GPULEDGER_LOG")
         .env_remove("GPULEDGER_PROMETHEUS")
         .env_remove("GPULEDGER_OPENCOST")
+        .env_remove("GPULEDGER_CACHE_DIR")
         .env_remove("KUBECONFIG")
         .env_remove("GITHUB_ACTIONS")
         .env_remove("GITHUB_REPOSITORY")

@@ -31,7 +31,7 @@ use super::tools::{Site, sandbox_env, write};
 use crate::desired::cache::Inputs;
 use crate::desired::error::{FileError, RenderError};
 use crate::desired::kustomization::is_kustomize_dir;
-use crate::desired::tree::Tree;
+use crate::desired::tree::{REMOTE_MOUNTS, Tree};
 use crate::desired::{How, Parsed, Unit};
 use crate::error::InputError;
 use crate::k8s::object::Object;
@@ -89,6 +89,10 @@ pub(super) fn batchable(tree: &Tree, unit: &Unit, inputs: &Inputs) -> Option<Vec
         return None;
     }
     if inputs.fields.iter().any(|f| ALONE.contains(&f.as_str())) {
+        return None;
+    }
+    // A unit with remote resources has its kustomizations rewritten to point at what was fetched.
+    if inputs.roots.iter().any(|r| r.starts_with(REMOTE_MOUNTS)) {
         return None;
     }
     // An object annotated for a name hash is renamed at the top of the build.

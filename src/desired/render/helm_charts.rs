@@ -389,6 +389,7 @@ impl Inflation<'_> {
             "template".to_string(),
             release.to_string(),
             format!("./{chart_dir}"),
+            super::helm::SKIP_SCHEMA_VALIDATION.to_string(),
         ];
         if !c.namespace.is_empty() {
             args.extend(["--namespace".to_string(), c.namespace.clone()]);

@@ -22,9 +22,9 @@ use serde_json::{Map, Value, json};
 use super::helm_charts;
 use super::tools::{Site, clean_paths, rel, sandbox_env, write};
 use crate::desired::error::{FileError, RenderError};
-use crate::desired::kustomization::is_kustomize_dir;
+use crate::desired::kustomization::{KUSTOMIZATION_FILES, is_kustomize_dir};
 use crate::desired::sourceignore::SourceIgnore;
-use crate::desired::tree::normalize;
+use crate::desired::tree::{Tree, normalize};
 use crate::desired::{Parsed, Unit, flux, sandbox};
 use crate::k8s::object::{Object, Source};
 use crate::k8s::read::read_str;
@@ -105,13 +105,17 @@ pub(super) fn kustomize(
         let k = json!({"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", "resources": files});
         write(&root.join(&unit.path).join("kustomization.yaml"), &k)?;
     }
-    // `helmCharts` are rendered by gpuledger's sandboxed helm into plain resources before
-    // kustomize runs, never by kustomize `--enable-helm`.
-    if unit.app_kind == "Kustomization" {
-        helm_charts::refuse_for_flux(tree, &built)?;
-    } else {
+    // Remote resources point at what gpuledger fetched and mounted; `helmCharts` are rendered by
+    // gpuledger's sandboxed helm into plain resources before kustomize runs, never by kustomize
+    // `--enable-helm`. Both rewrite kustomizations in the copy, one unit at a time.
+    {
         let _one_at_a_time = shared.inflating.lock();
-        helm_charts::inflate(tree, root, home, &built, tools)?;
+        point_at_mounts(tree, root, &built)?;
+        if unit.app_kind == "Kustomization" {
+            helm_charts::refuse_for_flux(tree, &built)?;
+        } else {
+            helm_charts::inflate(tree, root, home, &built, tools)?;
+        }
     }
     let restrictor = restrictor(unit);
     write_wrapper(root, &wrap_name, unit, overlay)?;
@@ -154,6 +158,51 @@ pub(super) fn kustomize(
         .and_then(crate::workload::checked)?;
     attribute(&mut objs, &wrap_name, parsed);
     Ok(objs)
+}
+
+/// Rewrites, in the copy only, each remote `resources`/`bases`/`components` entry of the
+/// kustomizations in `dirs` to the directory its fetched content is mounted at (relative to the
+/// kustomization, as kustomize reads it). A kustomization already rewritten for an earlier unit
+/// has no remote entry left and is left as it is.
+fn point_at_mounts(tree: &Tree, root: &Path, dirs: &[String]) -> Result<(), FileError> {
+    for dir in dirs {
+        let mounts: BTreeMap<&str, &str> = tree
+            .remote_entries
+            .iter()
+            .filter(|((d, _), _)| d == dir)
+            .filter_map(|((_, e), r)| Some((e.as_str(), r.as_ref().ok()?.as_str())))
+            .collect();
+        if mounts.is_empty() {
+            continue;
+        }
+        let Some(path) = KUSTOMIZATION_FILES
+            .iter()
+            .map(|n| root.join(dir).join(n))
+            .find(|p| p.is_file())
+        else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&path).map_err(|e| FileError::new(path.display(), e))?;
+        let Ok(Value::Object(mut k)) = serde_saphyr::from_str::<Value>(&text) else {
+            continue;
+        };
+        let up = "../".repeat(dir.split('/').filter(|s| !s.is_empty()).count());
+        let mut changed = false;
+        for field in ["resources", "bases", "components"] {
+            if let Some(Value::Array(entries)) = k.get_mut(field) {
+                for e in entries.iter_mut() {
+                    if let Some(m) = e.as_str().and_then(|s| mounts.get(s.trim())) {
+                        *e = Value::String(format!("{up}{m}"));
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if changed {
+            write(&path, &Value::Object(k))?;
+        }
+    }
+    Ok(())
 }
 
 /// The load restrictor a unit builds with. Flux's kustomize-controller builds with no load
@@ -261,9 +310,17 @@ fn substitute(text: String, unit: &Unit) -> String {
             Some((n, d)) => (n, Some(d)),
             None => (expr, None),
         };
-        // Flux replaces an unset variable without a default with nothing.
-        if let Some(v) = vars.get(name).map(String::as_str).or(default) {
-            out.push_str(v);
+        // Flux replaces an unset variable without a default with nothing; one that the cluster's
+        // ConfigMaps and Secrets (`substituteFrom`) may set is unknown here, and kept as written
+        // (an empty value would break text the real value completes, `image: repo:${TAG}`).
+        match vars.get(name).map(String::as_str).or(default) {
+            Some(v) => out.push_str(v),
+            None if unit.substitute_from_cluster => {
+                out.push_str("${");
+                out.push_str(expr);
+                out.push('}');
+            }
+            None => {}
         }
         rest = next;
     }
@@ -318,5 +375,13 @@ mod tests {
         // Multi-byte text around and inside the markers, and an unclosed one, never panic.
         let s = substitute("é${replicas}ü $é${ ${ünclosed".into(), &u);
         assert_eq!(s, "é4ü $é${ ${ünclosed");
+        // With substituteFrom, a variable the cluster may set is unknown: kept as written (the
+        // talos image of a home lab's upgrade plan, `talosctl:${TALOS_VERSION}`, stays readable).
+        u.substitute_from_cluster = true;
+        let s = substitute(
+            "image: talosctl:${TALOS_VERSION}\nr: ${replicas}\nb: ${missing:=7}\n".into(),
+            &u,
+        );
+        assert_eq!(s, "image: talosctl:${TALOS_VERSION}\nr: 4\nb: 7\n");
     }
 }
