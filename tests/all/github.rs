@@ -1581,7 +1581,8 @@ fn a_tracking_issue_deleted_between_list_and_edit_is_opened_afresh() {
     assert_eq!(issue_run(&job, &r, &[]).status.code(), Some(0));
     let first = tracking(&hub)[0].number;
     // The drift set changes (an edit and a comment are due), and the issue is deleted.
-    r.remove("parked/model.yaml").commit("unpark");
+    r.write("parked/model.yaml", PARKED_NOTHING)
+        .commit("unpark");
     hub.state().vanish_on_edit = true;
     let out = issue_run(&job, &r, &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
