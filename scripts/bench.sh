@@ -21,7 +21,7 @@
 #
 # Output: the rows and PASS/FAIL checks on stdout, and one markdown file per section run,
 # bench-out/bench-<section>.md (what was measured and how, its table, its checks);
-# scripts/bench-readme.sh assembles those files into the README's Performance section.
+# scripts/bench-readme.sh assembles those files into docs/performance.md.
 #
 # The PASS/FAIL lines are a report, not a test: the script exits 0 on FAIL, and non-zero only
 # when a build, a generator or a measured command itself fails.

@@ -215,4 +215,12 @@ set -e
 # One closing line for the whole suite, summed over the test binaries.
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-1); if ($i ~ /^failed/) f += $(i-1) } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
-exit "$status"
+[ "$status" -eq 0 ] || exit "$status"
+
+# The README's demo command on this fresh machine: real Prometheus and the OpenCost stand-in, its
+# figures (used, headroom, cost, trend, runway) checked against fixtures/demo/expected.json.
+# Only on a whole run: a filtered `scripts/test.sh demo` runs just the tests.
+if [ $# -eq 0 ]; then
+    say "scripts/demo.sh --check"
+    scripts/demo.sh --check >/dev/null
+fi

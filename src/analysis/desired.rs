@@ -14,7 +14,8 @@ use crate::report::{
     DesiredWorkloadRow, DuplicateRow, FetchedRow, WithoutGpus, WorkloadRow,
 };
 use crate::util::sum::{self, Named, Overflow};
-use crate::workload::kinds::declared_shape;
+use crate::workload::claims::Dra;
+use crate::workload::kinds::declared_shape_with;
 use crate::workload::{WorkloadId, owners};
 
 use super::inventory::workload_row;
@@ -413,8 +414,22 @@ fn app_workloads(
     intent_rules: &[crate::config::IntentRule],
 ) -> Result<(Vec<WorkloadRow>, Vec<WithoutGpus>, u64), Overflow> {
     let mut cpu_only = Vec::new();
+    let dra = Dra::new(objs);
+    // The pods that use a shared claim hold its GPUs through it: not workloads without GPUs.
+    let consumers: std::collections::HashSet<(&str, &str)> = objs
+        .iter()
+        .filter_map(|o| match &o.body {
+            crate::k8s::object::Body::Pod(p) if !p.spec.resource_claims.is_empty() => {
+                Some((o.namespace(), o.meta.name.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
     for o in objs.iter().filter(|o| o.meta.owner_references.is_empty()) {
-        if declared_shape(o)?.is_some_and(|s| !s.declares_gpus()) {
+        if consumers.contains(&(o.namespace(), o.meta.name.as_str())) {
+            continue;
+        }
+        if declared_shape_with(o, &|_, _, _| None, &dra)?.is_some_and(|s| !s.declares_gpus()) {
             cpu_only.push(WithoutGpus {
                 id: WorkloadId::new(o.namespace(), o.group(), &o.kind, &o.meta.name),
                 app: app.to_string(),
@@ -429,6 +444,10 @@ fn app_workloads(
         // No pods in Git: the desired figure is the declared shape.
         r.gpus = r.gpus_declared;
         r.gpus_pending = 0;
+        if let Some(d) = &mut r.dra {
+            d.gpus_from_claims = d.gpus_declared_from_claims;
+            d.gpus_pending_from_claims = 0;
+        }
         r.pods_bound = 0;
         r.pods_pending = 0;
         sum::add_to(&mut total, r.gpus_declared)

@@ -26,7 +26,8 @@ use crate::util::date::Date;
 use crate::util::number::{Digits, percent};
 use crate::util::sum::{self, Named, Overflow};
 use crate::util::text::count;
-use crate::workload::kinds::{declared_shape, shape_is_guess};
+use crate::workload::claims::Dra;
+use crate::workload::kinds::{declared_shape_with, shape_is_guess};
 use crate::workload::{GpuShape, Role, Workload, WorkloadId, describe_change};
 
 use super::inventory::shape_text;
@@ -119,6 +120,7 @@ fn shape_str(roles: &[Role]) -> String {
     } else {
         GpuShape {
             roles: roles.to_vec(),
+            ..GpuShape::default()
         }
         .to_string()
     }
@@ -187,6 +189,8 @@ pub fn drift(
             .or_insert(c.app.as_str());
     }
     let tenancy = Resolver::new(&cfg.tenancy, objects);
+    // A live object's claim templates and device classes, for the shape it declares.
+    let dra = Dra::new(objects);
 
     let (active, expired_rules): (Vec<&AcceptRule>, Vec<&AcceptRule>) = cfg
         .accepted_drift
@@ -367,7 +371,9 @@ pub fn drift(
         // The object is live but holds no GPUs now (scaled down, or a Job that has finished):
         // compare what it declares.
         if let Some(o) = by_key.get(k) {
-            let roles = declared_shape(o)?.map(|s| s.roles).unwrap_or_default();
+            let roles = declared_shape_with(o, &|_, _, _| None, &dra)?
+                .map(|s| s.roles)
+                .unwrap_or_default();
             row.tracked_by = tracked_by(o);
             row.live_shape = Some(noted(shape_str(&roles), shape_is_guess(o)));
             if differs(&g.roles, &roles, hpa_targets.contains(k)) {

@@ -50,6 +50,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         largest_free_block: 0,
         unplaceable: Vec::new(),
         summary: String::new(),
+        next_step: None,
     };
     let mut summaries = Vec::new();
     let (mut namespaces, mut workloads, mut graphs, mut routes, mut unattributed) =
@@ -64,9 +65,11 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
     let mut no_metrics_nodes = Vec::new();
     let mut unknown_gpus = Vec::new();
     let mut models: BTreeMap<String, ModelRow> = BTreeMap::new();
+    let mut dra = None;
 
     for (name, r) in reports {
         let f = &r.fleet;
+        super::dra::merge(&mut dra, f.dra.as_ref(), &name)?;
         add(&mut gpu_nodes, f.gpu_nodes, "GPU nodes")?;
         add(&mut public_routes, f.public_routes, "public routes")?;
         add(&mut gpus.capacity, f.gpus.capacity, "GPU capacity")?;
@@ -321,6 +324,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
             unknown_gpus,
             gpu_equivalents_used: equivalents,
             unattributed_busy: unattributed,
+            dra,
         },
         namespaces,
         tenants,
@@ -334,5 +338,6 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         cost: None,
         provenance: None,
         headroom: None,
+        nodes: None,
     })
 }

@@ -224,6 +224,29 @@ pub fn impact(
             removed.push(change(&k.1, bw, Some(bw), None));
         }
     }
+    // GPUs that cannot be counted (a DRA claim with `allocationMode: All`, a share of a device):
+    // a change to such a workload changes the GPUs by an unknown amount, and a head that holds
+    // such a workload needs an unknown number of them.
+    let uncounted = |w: &DesiredWorkloadRow| {
+        w.workload
+            .dra
+            .as_ref()
+            .and_then(|d| d.uncounted.first())
+            .map(|why| format!("{} {}", w.workload.id(), why))
+    };
+    let changed_uncounted: Vec<String> = added
+        .iter()
+        .chain(&removed)
+        .chain(&reshaped)
+        .filter_map(|c| {
+            let k = (c.cluster.clone(), c.workload_id.clone());
+            [b.get(&k), h.get(&k)]
+                .into_iter()
+                .flatten()
+                .find_map(|w| uncounted(w))
+        })
+        .collect();
+    let head_uncounted: Vec<String> = h.values().filter_map(|w| uncounted(w)).collect();
     let by = |d: &Desired, f: &dyn Fn(&DesiredWorkloadRow) -> String| {
         let mut m: BTreeMap<String, u64> = BTreeMap::new();
         for w in d.workloads.iter().filter(known) {
@@ -278,7 +301,7 @@ pub fn impact(
             hd.difference(&bd)
                 .filter(|id| remains(id, v.head_drift, base, &b, &h)),
         ));
-        if !incomplete_render {
+        if !incomplete_render && head_uncounted.is_empty() {
             let placeable = v.report.fleet.gpus.placeable;
             let need = |d: &Desired, drift: &Drift, side: &str| -> Result<(u64, u64), Overflow> {
                 let unmanaged = sum::sum(drift.unmanaged.iter().map(|r| r.gpus))
@@ -314,6 +337,10 @@ pub fn impact(
             _ => "an app did not render, so what it needs is unknown".to_string(),
         }),
         (Some(why), false) => Some(why.clone()),
+        (None, false) if !head_uncounted.is_empty() => Some(format!(
+            "the head declares GPUs that cannot be counted: {}",
+            head_uncounted.join("; ")
+        )),
         (None, false) => None,
     };
     let tenant_limits: Vec<TenantLimit> = cfg
@@ -404,7 +431,7 @@ pub fn impact(
         })
         .collect();
 
-    let delta_unknown = (!failed.is_empty()).then(|| {
+    let delta_unknown = if !failed.is_empty() {
         let apps: Vec<String> = failed
             .iter()
             .map(|((kind, name), (side, error))| {
@@ -421,8 +448,15 @@ pub fn impact(
                 format!("{kind} {name} {verb} at the {side} — {error}")
             })
             .collect();
-        apps.join("; ")
-    });
+        Some(apps.join("; "))
+    } else if !changed_uncounted.is_empty() {
+        Some(format!(
+            "the GPUs of a changed workload cannot all be counted: {}",
+            changed_uncounted.join("; ")
+        ))
+    } else {
+        None
+    };
     let delta = match &delta_unknown {
         Some(_) => None,
         None => Some(

@@ -86,9 +86,7 @@ pub fn report(
             PodState::Bound => {
                 sum::add_to(&mut gpus.requested, p.gpus.whole).named(FLEET, "GPUs requested")?;
                 other_req.add(&p.gpus).named(FLEET, "GPUs requested")?;
-                if let Body::Pod(b) = &o.body
-                    && let Some(n) = b.spec.node_name.as_deref()
-                {
+                if let Some(n) = p.node(objects) {
                     sum::add_to(on_node.entry(n).or_default(), p.gpus.whole)
                         .named(format_args!("node {n}"), "GPUs requested")?;
                 }
@@ -105,7 +103,8 @@ pub fn report(
         }
     }
 
-    let shortage = shortage(objects, nodes, &on_node, &workloads.pods, &workloads.list)?;
+    let mut shortage = shortage(objects, nodes, &on_node, &workloads.pods, &workloads.list)?;
+    shortage.next_step = super::placement::next_step(fleet, &shortage.unplaceable);
     let models = nodes::models(nodes, &on_node)?;
 
     // Workload rows.
@@ -162,6 +161,11 @@ pub fn report(
         }
     }
     let idle = idle_rows(&tenant_rows);
+    let (no_metrics_nodes, unknown_gpus) = usage
+        .as_ref()
+        .map(|u| (u.no_metrics.clone(), u.unknown_gpus.clone()))
+        .unwrap_or_default();
+    let dra = super::dra::fleet(objects, nodes, workloads, &mut unknown)?;
     let utilisation = ratio(gpus.requested, gpus.placeable);
     let nearly_full = nearly_full(utilisation, &tenant_rows, cfg.tenancy.contacts_above);
 
@@ -189,19 +193,14 @@ pub fn report(
             models,
             metrics_source,
             metrics_scope: usage.as_ref().and_then(|u| u.scope.clone()),
-            no_metrics_nodes: usage
-                .as_ref()
-                .map(|u| u.no_metrics.clone())
-                .unwrap_or_default(),
-            unknown_gpus: usage
-                .as_ref()
-                .map(|u| u.unknown_gpus.clone())
-                .unwrap_or_default(),
+            no_metrics_nodes,
+            unknown_gpus,
             gpu_equivalents_used: usage.as_ref().map(|u| u.fleet.equivalents),
             unattributed_busy: usage
                 .as_ref()
                 .map(|u| u.unattributed.clone())
                 .unwrap_or_default(),
+            dra,
         },
         namespaces,
         tenants: tenant_rows,
@@ -215,6 +214,7 @@ pub fn report(
         cost: None,
         provenance: None,
         headroom: None,
+        nodes: None,
     };
     super::unread::apply(&mut report, &fleet.unread);
     Ok(report)
@@ -300,6 +300,8 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
         pods_bound: w.pods.bound,
         pods_pending: w.pods.pending,
         other_gpus: other,
+        other_gpus_declared: w.shape.devices.other.clone(),
+        dra: super::dra::workload(w),
         public_routes: a.public_routes,
         source: w.source.as_ref().map(ToString::to_string),
         intent: a.intent.clone(),
@@ -310,10 +312,14 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
 
 /// A live workload's shape as the report shows it.
 pub(crate) fn shape_text(shape: &GpuShape) -> String {
-    if shape.roles.is_empty() {
-        "no whole GPUs".to_string()
-    } else {
-        shape.to_string()
+    // GPUs a DRA claim cannot count yet (`allocationMode: All`, a shared device) are unknown,
+    // never "no GPUs": the row's `dra.uncounted` says why.
+    let unknown = !shape.devices.unknown.is_empty();
+    match (shape.roles.is_empty(), unknown) {
+        (true, true) => "unknown GPUs (DRA: see uncounted)".to_string(),
+        (true, false) => "no whole GPUs".to_string(),
+        (false, true) => format!("{shape} + unknown GPUs (DRA: see uncounted)"),
+        (false, false) => shape.to_string(),
     }
 }
 
@@ -348,16 +354,11 @@ fn tenant_rows(
         sum::add_to(&mut a.req, w.gpus).named(tenant, "GPUs requested")?;
         sum::add_to(&mut a.pend, w.gpus_pending).named(tenant, "GPUs pending")?;
         sum::add_to(&mut a.declared, w.gpus_declared).named(tenant, "GPUs declared")?;
-        match w.gpus_used {
-            Some(u) => {
-                sum::add_to(a.used.get_or_insert(0), u).named(tenant, "GPUs used")?;
-            }
-            None => a.used_unknown = true,
+        a.used_unknown |= w.gpus_used.is_none() || w.gpu_equivalents_used.is_none();
+        if let Some(u) = w.gpus_used {
+            sum::add_to(a.used.get_or_insert(0), u).named(tenant, "GPUs used")?;
         }
-        match w.gpu_equivalents_used {
-            Some(e) => *a.equivalents.get_or_insert(0.0) += e,
-            None => a.used_unknown = true,
-        }
+        *a.equivalents.get_or_insert(0.0) += w.gpu_equivalents_used.unwrap_or(0.0);
         a.lines.extend(w.product_line.clone());
         a.namespaces.insert(w.namespace.clone());
         a.workloads += 1;
@@ -551,9 +552,11 @@ fn shortage(
         let Some(o) = objects.get(p.object) else {
             continue;
         };
+        // A shared claim waits for a node of its own: it names none.
+        let none = Default::default();
         let selector = match &o.body {
             Body::Pod(b) => &b.spec.node_selector,
-            _ => continue,
+            _ => &none,
         };
         let need = p.gpus.whole;
         let best = free
@@ -608,6 +611,7 @@ fn shortage(
         largest_free_block: largest,
         unplaceable,
         summary,
+        next_step: None,
     })
 }
 

@@ -5,6 +5,7 @@
 
 pub mod cost;
 pub mod desired;
+pub mod dra;
 pub mod drift;
 pub mod exposure;
 pub mod fleets;
@@ -13,6 +14,7 @@ pub mod impact;
 pub mod inventory;
 pub mod live;
 pub mod nodes;
+pub mod placement;
 pub mod plan;
 pub mod tenancy;
 pub mod trend;

@@ -8,13 +8,18 @@
 //! GPUs then (neither source exports a tenant or namespace that requests nothing); an uncovered
 //! step is unknown, never zero. Without two covered steps there is no trend, and the report says
 //! why.
+//!
+//! The runway ([`with_runway`]) turns growth into a date: the free placeable GPUs now, divided by
+//! the GPUs a week the fleet (all tenants' changes together) or one tenant grew over the window.
+//! Growth under 0.05 GPUs a week is "not growing"; unknown free GPUs leave every runway unknown
+//! with why, never "not growing".
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::config::{Fallback, Tenancy};
 use crate::live::range::RangeSeries;
 use crate::report::Known;
-use crate::report::trend::{Source, Trend, TrendRow};
+use crate::report::trend::{Runway, RunwayRow, RunwayVerdict, Source, Trend, TrendRow};
 
 pub use crate::report::series::NO_PRODUCT_LINE;
 
@@ -155,6 +160,71 @@ pub fn trend(
         unknown,
         busy_unknown: Some("busy GPUs were not read".to_string()),
         covered,
+        runway: runway(
+            None,
+            Known::Unknown("the free placeable GPUs were not read".to_string()),
+            &[],
+            0,
+        ),
+    }
+}
+
+/// The fleet's name in a runway row.
+pub const FLEET: &str = "fleet";
+
+/// Sets the trend's runway from the free placeable GPUs now (with where the figure came from), or
+/// why they are unknown.
+pub fn with_runway(t: &mut Trend, free: Known<(u64, String)>) {
+    let fleet = if t.unknown.is_some() {
+        None
+    } else {
+        // Every tenant's change together, over the same span as theirs.
+        let weeks: Vec<f64> = t.tenants.iter().filter_map(|r| r.per_week).collect();
+        (!weeks.is_empty()).then(|| weeks.iter().sum::<f64>())
+    };
+    let why_no_trend = t.unknown.clone();
+    t.runway = runway(fleet, free, &t.tenants, t.end);
+    if let Some(why) = why_no_trend {
+        t.runway.unknown = Some(format!("no trend: {why}"));
+    }
+}
+
+/// The runway of the fleet (growing `fleet` GPUs a week) and of each tenant of `rows`, for `free`
+/// GPUs, counted from `end`.
+fn runway(fleet: Option<f64>, free: Known<(u64, String)>, rows: &[TrendRow], end: i64) -> Runway {
+    let (free, free_source, unknown) = match free {
+        Known::Value((n, source)) => (Some(n), Some(source), None),
+        Known::Unknown(why) => (None, None, Some(why)),
+    };
+    let row = |name: &str, per_week: Option<f64>| runway_row(name, per_week, free, end);
+    Runway {
+        free,
+        free_source,
+        unknown,
+        fleet: row(FLEET, fleet),
+        tenants: rows.iter().map(|r| row(&r.name, r.per_week)).collect(),
+    }
+}
+
+/// Growth below this many GPUs a week is no growth: a rounding error in the history must not
+/// promise a date decades away.
+const GROWING: f64 = 0.05;
+
+fn runway_row(name: &str, per_week: Option<f64>, free: Option<u64>, end: i64) -> RunwayRow {
+    let (verdict, weeks) = match (per_week, free) {
+        (Some(w), _) if w < GROWING => (RunwayVerdict::NotGrowing, None),
+        #[allow(clippy::cast_precision_loss)]
+        (Some(w), Some(free)) => (RunwayVerdict::RunsOut, Some(free as f64 / w)),
+        _ => (RunwayVerdict::Unknown, None),
+    };
+    #[allow(clippy::cast_possible_truncation)]
+    let runs_out = weeks.map(|w| end.saturating_add((w * WEEK_S).round() as i64));
+    RunwayRow {
+        name: name.to_string(),
+        per_week,
+        verdict,
+        weeks,
+        runs_out,
     }
 }
 
@@ -265,6 +335,55 @@ mod tests {
     }
 
     #[test]
+    fn the_runway_is_free_gpus_over_growth_for_the_fleet_and_each_tenant() {
+        let week = 7 * 86_400;
+        // chat +21 a week, search +9, scratch shrinking by 2: the fleet grows 28 a week.
+        let t = series(&[
+            ("chat", &[(0, 100.0), (2 * week, 142.0)]),
+            ("search", &[(0, 10.0), (2 * week, 28.0)]),
+            ("scratch", &[(0, 6.0), (2 * week, 2.0)]),
+        ]);
+        let mut x = trend(
+            Source::Gpuledger,
+            String::new(),
+            (0, 2 * week, 86_400),
+            &t,
+            &BTreeMap::new(),
+        );
+        with_runway(&mut x, Known::Value((84, "live state".into())));
+        let r = &x.runway;
+        assert_eq!((r.free, r.unknown.as_deref()), (Some(84), None));
+        assert_eq!(r.fleet.name, FLEET);
+        assert_eq!(r.fleet.per_week, Some(28.0));
+        assert_eq!(r.fleet.verdict, RunwayVerdict::RunsOut);
+        assert_eq!(r.fleet.weeks, Some(3.0));
+        assert_eq!(r.fleet.runs_out, Some(5 * week));
+        let by: BTreeMap<&str, &RunwayRow> =
+            r.tenants.iter().map(|t| (t.name.as_str(), t)).collect();
+        assert_eq!(by["chat"].weeks, Some(4.0));
+        assert_eq!(by["chat"].runs_out, Some(6 * week));
+        assert_eq!(by["search"].weeks, Some(84.0 / 9.0));
+        assert_eq!(by["scratch"].verdict, RunwayVerdict::NotGrowing);
+        assert_eq!(by["scratch"].weeks, None);
+        // Unknown free GPUs: every runway is unknown, with why, but the growth stays.
+        with_runway(&mut x, Known::Unknown("no live state".into()));
+        assert_eq!(x.runway.free, None);
+        assert_eq!(x.runway.unknown.as_deref(), Some("no live state"));
+        assert_eq!(x.runway.fleet.verdict, RunwayVerdict::Unknown);
+        assert_eq!(x.runway.fleet.per_week, Some(28.0));
+        // A tenant that does not grow does not run out, whatever is free.
+        let r = &x.runway.tenants;
+        assert_eq!(
+            r.iter().find(|t| t.name == "scratch").unwrap().verdict,
+            RunwayVerdict::NotGrowing
+        );
+        // Nothing free and growing: out now.
+        with_runway(&mut x, Known::Value((0, "live state".into())));
+        assert_eq!(x.runway.fleet.weeks, Some(0.0));
+        assert_eq!(x.runway.fleet.runs_out, Some(2 * week));
+    }
+
+    #[test]
     fn no_history_is_unknown_with_why_never_zero() {
         let x = trend(
             Source::KubeStateMetrics,
@@ -274,6 +393,16 @@ mod tests {
             &BTreeMap::new(),
         );
         assert!(x.unknown.as_deref().unwrap().starts_with("no history"));
+        let mut x = x;
+        with_runway(&mut x, Known::Value((10, "live state".into())));
+        assert_eq!(x.runway.fleet.verdict, RunwayVerdict::Unknown);
+        assert!(
+            x.runway
+                .unknown
+                .as_deref()
+                .unwrap()
+                .starts_with("no trend: no history")
+        );
         let one = series(&[("chat", &[(5, 3.0)])]);
         let x = trend(Source::Gpuledger, String::new(), (0, 10, 1), &one, &one);
         assert_eq!(x.tenants[0].start, None);

@@ -91,6 +91,7 @@ const ROWS_NEED_PODS: [&str; 23] = [
 
 /// Names, in `report`'s unknown maps, every figure that needs what was not read.
 pub fn apply(report: &mut Report, unread: &Unread) {
+    dra(report, unread);
     let fleet = &mut report.fleet;
     if let Some(why) = &unread.nodes {
         for k in NEEDS_NODES {
@@ -117,6 +118,7 @@ pub fn apply(report: &mut Report, unread: &Unread) {
         let s = &mut fleet.shortage;
         s.kind = ShortageKind::Unknown;
         s.unplaceable.clear();
+        s.next_step = None;
         s.summary = format!("unknown: {why}");
     }
     if let Some(why) = &unread.routes {
@@ -125,5 +127,39 @@ pub fn apply(report: &mut Report, unread: &Unread) {
             report.unknown.set(k, why.clone());
         }
         report.routes.clear();
+    }
+}
+
+/// The DRA split of the tiers follows them: from slices needs the nodes, through claims the pods.
+/// Named only where the report has a DRA section, so a fleet without DRA reads as before.
+fn dra(report: &mut Report, unread: &Unread) {
+    if report.fleet.dra.is_none() {
+        return;
+    }
+    let fleet = &mut report.fleet;
+    if let Some(why) = &unread.nodes {
+        for k in [
+            "dra.capacity_from_slices",
+            "dra.allocatable_from_slices",
+            "dra.placeable_from_slices",
+        ] {
+            fleet.unknown.set(k, why.clone());
+        }
+    }
+    if let Some(why) = &unread.pods {
+        for k in [
+            "dra.requested_from_claims",
+            "dra.pending_from_claims",
+            "dra.claims",
+            "dra.claims_allocated",
+        ] {
+            fleet.unknown.set(k, why.clone());
+        }
+        for k in [
+            "workloads.dra.gpus_from_claims",
+            "workloads.dra.gpus_pending_from_claims",
+        ] {
+            report.unknown.set(k, why.clone());
+        }
     }
 }

@@ -26,7 +26,9 @@ pub const RENDER_EXAMPLES: &str = "Examples:
 Renderers: kustomize (`kustomize build`, or `kubectl kustomize`) and `helm template`, found on PATH or \
 through GPULEDGER_KUSTOMIZE / GPULEDGER_HELM. They never run plugins, exec functions, post-renderers \
 or network fetches. Exit codes: 0 rendered, 2 when any app failed to render (the others are still \
-reported).";
+reported).
+
+Guide: docs/render.md.";
 #[derive(Debug, Args)]
 pub struct RenderArgs {
     #[command(flatten)]
@@ -49,7 +51,9 @@ pub const CHECK_EXAMPLES: &str = "Examples:
       --fail-on capacity,drift-introduced,render-error
 
 Exit codes: 0 no gate failed, 1 a --fail-on gate failed (capacity, drift-introduced, render-error), \
-2 error.";
+2 error.
+
+Guide: docs/check.md.";
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// The ref the change starts from (the target branch) [default: the pull request's base commit,
@@ -157,7 +161,9 @@ gpus_per_pod, pods (default 1), runtime (`1h30m`), earliest_start and deadline (
 earliest_start defaults to --now), interruptible (default false). The plan is advice: hold a job \
 until its start with Kueue's `kueue.x-k8s.io/admission-gated-by` or the Job's `spec.suspend`. \
 Exit codes: 0 planned (deadlines met or not, see the verdict), 1 a deadline is missed and \
---fail-on-miss was given, 2 error (a bad jobs file names its line).";
+--fail-on-miss was given, 2 error (a bad jobs file names its line).
+
+Guide: docs/plan.md.";
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// The jobs to plan: a YAML list (see below).
@@ -255,7 +261,9 @@ Under GitHub Actions the full report also goes to the step summary, the figures 
 outputs (drift, unmanaged_gpus, coverage, gpu_delta, report_path), and warnings to the manifests \
 whose workloads changed. The comment is always markdown; --format and --output choose the copy on \
 standard output. A fork's (or Dependabot's) read-only token is not a failure: the report stays in \
-the step summary with a warning. Exit codes: as `gpuledger check`, and 2 when GitHub refuses.";
+the step summary with a warning. Exit codes: as `gpuledger check`, and 2 when GitHub refuses.
+
+Guide: docs/check.md, docs/github.md.";
 pub const ISSUE_EXAMPLES: &str = "Examples:
   # Nightly, per cluster
   gpuledger github issue --repo . --context gpu-east --scope gpu-east
@@ -264,7 +272,9 @@ pub const ISSUE_EXAMPLES: &str = "Examples:
 
 The issue is found by its label and hidden marker (list API, all states); overlapping runs converge \
 on one open issue. Drift that cannot be known (an app failed to render, a resource could not be read) \
-never closes the issue. Exit codes: 0 the issue is in step (drift or not), 2 error.";
+never closes the issue. Exit codes: 0 the issue is in step (drift or not), 2 error.
+
+Guide: docs/drift.md, docs/github.md.";
 /// Where to post and as whom; shared by `github comment` and `github issue`.
 #[derive(Debug, Args)]
 #[command(next_help_heading = "GitHub")]

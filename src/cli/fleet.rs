@@ -32,11 +32,16 @@ pub const INVENTORY_EXAMPLES: &str = "Examples:
   gpuledger inventory --snapshot fleet.json \\
       --opencost http://opencost.opencost:9003 --outcomes outcomes.csv
 
+  # Free GPUs per node and per GPU model; what would let stuck pods run
+  gpuledger inventory --snapshot fleet.json --by node
+
   # Markdown for a pull request or an issue; JSON for scripts
   # (schema gpuledger.report/v1)
   gpuledger inventory --snapshot fleet.json --format markdown -o inventory.md
   gpuledger inventory --snapshot fleet.json --format json \\
-      | jq '.tenants[] | {name, gpus_requested}'";
+      | jq '.tenants[] | {name, gpus_requested}'
+
+Guide: docs/inventory.md, docs/placement.md (--by node), docs/demo.md (every feature on the bundled demo).";
 #[derive(Debug, Args)]
 pub struct InventoryArgs {
     #[command(flatten)]
@@ -68,8 +73,23 @@ pub struct InventoryArgs {
     #[arg(long, help_heading = "Output")]
     pub workload_series: bool,
 
+    /// What the report is grouped by: tenants (the inventory), or nodes — free GPUs per node and
+    /// per GPU model, and for pending pods that fit nowhere the nodes to drain or buy.
+    #[arg(long, value_enum, default_value_t = By::Tenant, help_heading = "Output")]
+    pub by: By,
+
     #[command(flatten)]
     pub output: Output,
+}
+
+/// How `inventory` groups the fleet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum By {
+    /// Tenants, product lines, workloads, graphs and routes.
+    Tenant,
+    /// GPU nodes: allocatable, requested and free GPUs per node and per GPU model
+    /// (like kubectl-view-allocations -g node).
+    Node,
 }
 
 pub const DRIFT_EXAMPLES: &str = "Examples:
@@ -79,7 +99,9 @@ pub const DRIFT_EXAMPLES: &str = "Examples:
   gpuledger drift --repo . --snapshot fleet.json --suggest-accept >rules.yaml
 
 Exit codes: 0 no unaccepted drift (or --no-fail), 1 unaccepted drift, 2 error (an unreadable input, \
-an app that failed to render).";
+an app that failed to render).
+
+Guide: docs/drift.md.";
 #[derive(Debug, Args)]
 pub struct DriftArgs {
     /// Exit 0 even when there is unaccepted drift.
@@ -127,7 +149,9 @@ window), results, and verified, or on_time with sample and sample_passed \
 counter of verified results in gpuledger.io/outcomes-metric (read from \
 --prometheus). Idle, shared and outside costs follow `cost:` in \
 .gpuledger.yaml, and the report states the rule. Exit codes: 0 done, 2 error \
-(OpenCost failed, an outcome record does not read: its file:line is named).";
+(OpenCost failed, an outcome record does not read: its file:line is named).
+
+Guide: docs/headroom-and-cost.md.";
 #[derive(Debug, Args)]
 pub struct CostArgs {
     #[command(flatten)]
@@ -166,7 +190,9 @@ headroom.scale rule says `scale: per-replica`. The production rate is a \
 completion rate from vllm:request_success_total or \
 dynamo_frontend_requests_total over --window. Exit codes: 0 reported, 1 a \
 workload is over capacity and --fail-on-over was given, 2 error (a load \
-test that cannot be read names its file and line).";
+test that cannot be read names its file and line).
+
+Guide: docs/headroom-and-cost.md.";
 #[derive(Debug, Args)]
 pub struct HeadroomArgs {
     /// The repository the load-test paths are relative to (its working tree).
@@ -218,7 +244,9 @@ report) never replaces a document's text. Markers quoted in code are left alone.
 Exit codes: 0 every \
 marked fact matches (--check) or the documents were written (--write); 1 a \
 fact is stale or unknown (--check); 2 error (a malformed marker, a field the \
-report does not have, a file that is not UTF-8: file:line).";
+report does not have, a file that is not UTF-8: file:line).
+
+Guide: docs/documents.md.";
 #[derive(Debug, Args)]
 #[command(group(clap::ArgGroup::new("mode").required(true).args(["write", "check"])))]
 #[command(group(clap::ArgGroup::new("documents").required(true).multiple(true).args(["files", "docs_repo"])))]
@@ -271,12 +299,19 @@ pub const TREND_EXAMPLES: &str = "Examples:
   gpuledger trend --prometheus http://prometheus.monitoring:9090
   gpuledger trend --prometheus http://prometheus.monitoring:9090 \\
       --window 90d --step 7d --format markdown -o trend.md
+  # The runway against the cluster's free placeable GPUs now
+  gpuledger trend --prometheus http://prometheus.monitoring:9090 --context gpu-east
 
 The history is Prometheus's: gpuledger_tenant_gpus when `gpuledger serve` is scraped there, else \
 kube-state-metrics (kube_pod_container_resource_requests{resource=\"nvidia_com_gpu\"} by namespace, \
 tenants from kube_namespace_labels: kube-state-metrics must expose the tenancy labels, e.g. \
 --metric-labels-allowlist=namespaces=[tenant,product-line]). The output names the source used. \
-Without history the trend is unknown, with why. Exit codes: 0 done, 2 error.";
+Without history the trend is unknown, with why. The runway: at the growth measured over the \
+window, when the free placeable GPUs run out, for the fleet and per tenant (or \"not growing\"); \
+free GPUs from the live state given (--snapshot, --kubeconfig, --context), else from \
+gpuledger_fleet_free_placeable_gpus in the same Prometheus. Exit codes: 0 done, 2 error.
+
+Guide: docs/metrics-and-trend.md.";
 #[derive(Debug, Args)]
 pub struct TrendArgs {
     /// The Prometheus to read the history from (base URL).
@@ -300,6 +335,9 @@ pub struct TrendArgs {
     pub timeout: u64,
 
     #[command(flatten)]
+    pub runway: RunwayLive,
+
+    #[command(flatten)]
     pub clock: Clock,
 
     /// Output format.
@@ -308,6 +346,46 @@ pub struct TrendArgs {
 
     #[command(flatten)]
     pub output: Output,
+}
+
+/// Where `trend` counts the free placeable GPUs of the runway: optional, and never the cluster
+/// unless named (the history alone needs no cluster).
+#[derive(Debug, Args)]
+#[command(next_help_heading = "Runway")]
+pub struct RunwayLive {
+    /// Count the free placeable GPUs in this snapshot (what `kubectl get … -o yaml|json` prints;
+    /// repeatable). Without a live source they come from gpuledger_fleet_free_placeable_gpus in
+    /// the same Prometheus, when `gpuledger serve` is scraped there.
+    #[arg(long, short = 's', value_name = "FILE", conflicts_with_all = ["kubeconfig", "context"])]
+    pub snapshot: Vec<PathBuf>,
+
+    /// Count them in the cluster of this kubeconfig (read-only).
+    #[arg(long, value_name = "FILE")]
+    pub kubeconfig: Option<PathBuf>,
+
+    /// Count them in the cluster of this kubeconfig context.
+    #[arg(long, value_name = "NAME")]
+    pub context: Option<String>,
+}
+
+impl RunwayLive {
+    /// The live state, only when one was named.
+    pub fn spec(&self) -> Option<input::LiveSpec> {
+        if !self.snapshot.is_empty() {
+            Some(input::LiveSpec::Snapshots(self.snapshot.clone()))
+        } else if self.kubeconfig.is_some() || self.context.is_some() {
+            Some(input::LiveSpec::Clusters {
+                kubeconfig: self.kubeconfig.clone(),
+                contexts: self.context.iter().cloned().collect(),
+                timeouts: input::Timeouts::from_secs(
+                    input::DEFAULT_TIMEOUT_S,
+                    input::DEFAULT_REQUEST_TIMEOUT_S,
+                ),
+            })
+        } else {
+            None
+        }
+    }
 }
 
 pub const SERVE_EXAMPLES: &str = "Examples:
@@ -321,7 +399,9 @@ pub const SERVE_EXAMPLES: &str = "Examples:
 Endpoints: /metrics (Prometheus text format: the report's gpuledger_* series and the exporter's \
 own gpuledger_exporter_* health), /healthz (200 once a report has been computed, 503 before). A \
 refresh that fails keeps the last good report; gpuledger_exporter_report_age_seconds says how old \
-it is. Exit codes: 0 stopped by SIGTERM or Ctrl-C, 2 error (the address cannot be bound).";
+it is. Exit codes: 0 stopped by SIGTERM or Ctrl-C, 2 error (the address cannot be bound).
+
+Guide: docs/metrics-and-trend.md.";
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// The address to serve on (`0.0.0.0:9477`, `127.0.0.1:9477`, `[::]:9477`).
@@ -360,7 +440,9 @@ pub const SNAPSHOT_EXAMPLES: &str = "Examples:
   gpuledger inventory --snapshot east.json
 
 Reads exactly the resources listed in deploy/rbac.yaml (get and list; never Secrets), strips \
-managedFields and the last-applied annotation, and writes one JSON List.";
+managedFields and the last-applied annotation, and writes one JSON List.
+
+Guide: docs/inventory.md.";
 #[derive(Debug, Args)]
 pub struct SnapshotArgs {
     /// The file to write.

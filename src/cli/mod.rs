@@ -107,4 +107,6 @@ const TOP_EXAMPLES: &str = "Examples:
   gpuledger inventory --snapshot fixtures/demo/cluster.yaml
   kubectl get nodes,namespaces,pods,deploy,rs,sts,jobs,cronjobs,svc,ingress \\
       -A -o json > fleet.json
-  gpuledger inventory --snapshot fleet.json --format markdown -o inventory.md";
+  gpuledger inventory --snapshot fleet.json --format markdown -o inventory.md
+
+Guide: docs/README.md (the manual, one page per command).";

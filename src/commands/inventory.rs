@@ -3,10 +3,10 @@
 
 use gpuledger::pipeline::{self, Context};
 use gpuledger::render::prometheus::{Options, exposition};
-use gpuledger::render::render;
+use gpuledger::render::{render, render_nodes};
 
 use super::{Done, fleet_spec, signals};
-use crate::cli::fleet::InventoryArgs;
+use crate::cli::fleet::{By, InventoryArgs};
 
 pub fn run(args: &InventoryArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
     let mut spec = fleet_spec(
@@ -21,8 +21,10 @@ pub fn run(args: &InventoryArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         args.output.config(),
     );
     spec.repo = args.repo.given();
+    spec.by_node = args.by == By::Node;
     let run = pipeline::inventory::run(&spec, cx)?;
     let text = match args.format.text() {
+        Some(format) if spec.by_node => render_nodes(&run.report, format, &args.output.style()),
         Some(format) => render(&run.report, format, &args.output.style()),
         None => exposition(
             &run.report,

@@ -19,6 +19,7 @@ pub fn run(args: &TrendArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         timeout: Duration::from_secs(args.timeout.max(1)),
         config: args.output.config().map(Into::into),
         now: args.clock.now,
+        live: args.runway.spec(),
     };
     let run = pipeline::trend::run(&job, cx)?;
     let text = render_trend(&run.report, args.format.into(), &args.output.style());

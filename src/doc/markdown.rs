@@ -11,7 +11,7 @@
 //! spaces — and [`Span::Code`] through [`code`], which keeps a code span closed. Nothing from the
 //! cluster or a repository can reach the output any other way.
 
-use super::tree::{Align, Block, Chart, Doc, Span, Table};
+use super::tree::{Align, Block, Chart, Doc, MAX_LINES, MAX_X_LABELS, Span, Table};
 use crate::util::redact::redact;
 
 /// A document laid out for writing and splitting.
@@ -165,6 +165,12 @@ fn block(b: &Block) -> Node {
             s.push_str("```\n");
             Node::Leaf(s)
         }
+        Block::Chart(Chart::Lines {
+            title,
+            x,
+            y,
+            series,
+        }) => Node::Leaf(lines(title, x, y, series)),
         Block::Chart(Chart::Gantt { title, sections }) => {
             let mut s = format!(
                 "```mermaid\ngantt\n    title {}\n    dateFormat YYYY-MM-DD HH:mm\n    axisFormat %H:%M\n",
@@ -192,6 +198,110 @@ fn block(b: &Block) -> Node {
 
 /// `"pie1": "#0072B2", …` for mermaid's theme variables.
 const PIE_COLOURS: &str = "\"pie1\": \"#0072B2\", \"pie2\": \"#E69F00\", \"pie3\": \"#009E73\", \"pie4\": \"#CC79A7\", \"pie5\": \"#56B4E9\", \"pie6\": \"#D55E00\", \"pie7\": \"#F0E442\", \"pie8\": \"#999999\"";
+
+/// The pie's colours in order, for lines, with the names a legend gives them (Okabe and Ito's).
+const LINE_COLOURS: [(&str, &str); MAX_LINES] = [
+    ("#0072B2", "blue"),
+    ("#E69F00", "orange"),
+    ("#009E73", "green"),
+    ("#CC79A7", "pink"),
+    ("#56B4E9", "sky blue"),
+    ("#D55E00", "vermillion"),
+    ("#F0E442", "yellow"),
+    ("#999999", "grey"),
+];
+
+/// A mermaid `xychart-beta` of `series` over `x`, y from 0 to a round number above the highest
+/// value, at most [`MAX_X_LABELS`] x labels (evenly spaced, the first and last always), and a line
+/// under it naming each line's colour. A point without a label still needs a category of its own
+/// (mermaid merges equal ones and trims blanks): it gets an invisible one, zero-width spaces.
+fn lines(title: &str, x: &[String], y: &str, series: &[(String, Vec<f64>)]) -> String {
+    let shown = label_points(x.len());
+    let labels: Vec<String> = x
+        .iter()
+        .enumerate()
+        .map(|(i, l)| {
+            if shown.contains(&i) {
+                // Ours (dates and times): `:` stays, anything mermaid could read as syntax goes.
+                let l: String = l
+                    .chars()
+                    .map(|c| {
+                        if c.is_alphanumeric() || "-_. /:".contains(c) {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                format!("\"{l}\"")
+            } else {
+                format!("\"{}\"", "\u{200b}".repeat(i + 1))
+            }
+        })
+        .collect();
+    let top = round_up(
+        series
+            .iter()
+            .flat_map(|(_, v)| v.iter().copied())
+            .fold(0.0, f64::max),
+    );
+    let palette: Vec<&str> = LINE_COLOURS.iter().map(|(c, _)| *c).collect();
+    let mut s = format!(
+        "```mermaid\n%%{{init: {{\"theme\": \"base\", \"themeVariables\": {{\"xyChart\": {{\"plotColorPalette\": \"{}\"}}}}}}}}%%\nxychart-beta\n    title \"{}\"\n    x-axis [{}]\n    y-axis \"{}\" 0 --> {}\n",
+        palette.join(", "),
+        label(title),
+        labels.join(", "),
+        label(y),
+        figure(top)
+    );
+    for (_, values) in series.iter().take(LINE_COLOURS.len()) {
+        let v: Vec<String> = values.iter().map(|v| figure(*v)).collect();
+        s.push_str(&format!("    line [{}]\n", v.join(", ")));
+    }
+    s.push_str("```\n");
+    let legend: Vec<String> = series
+        .iter()
+        .zip(LINE_COLOURS)
+        .map(|((name, _), (_, colour))| format!("{} ({colour})", esc(name)))
+        .collect();
+    if !legend.is_empty() {
+        s.push_str(&format!("\n<sub>Lines: {}.</sub>\n", legend.join(" · ")));
+    }
+    s
+}
+
+/// Which of `n` points carry an x label: at most [`MAX_X_LABELS`], evenly spaced, the first and
+/// the last always.
+fn label_points(n: usize) -> Vec<usize> {
+    if n <= MAX_X_LABELS {
+        return (0..n).collect();
+    }
+    let last = n - 1;
+    let mut v: Vec<usize> = (0..MAX_X_LABELS)
+        .map(|k| (k * last + (MAX_X_LABELS - 1) / 2) / (MAX_X_LABELS - 1))
+        .collect();
+    v.dedup();
+    v
+}
+
+/// The top of a y axis: a round number (a multiple of half a power of ten) at or above `v`.
+fn round_up(v: f64) -> f64 {
+    if !v.is_finite() || v <= 0.0 {
+        return 1.0;
+    }
+    let step = 10f64.powf(v.log10().floor()) / 2.0;
+    (v / step).ceil() * step
+}
+
+/// A chart's number: whole, or with one decimal.
+fn figure(v: f64) -> String {
+    let r = (v * 10.0).round() / 10.0;
+    if r.fract() == 0.0 {
+        format!("{r:.0}")
+    } else {
+        format!("{r:.1}")
+    }
+}
 
 fn table(t: &Table) -> Node {
     let header = format!(
@@ -457,6 +567,51 @@ fn capped(s: &str) -> String {
 mod tests {
     use super::*;
     use crate::doc::{Block, Doc, Text};
+
+    #[test]
+    fn a_lines_chart_starts_at_zero_labels_eight_points_and_names_its_colours() {
+        let x: Vec<String> = (1..=31).map(|d| format!("12-{d:02}")).collect();
+        let mut d = Doc::new();
+        d.push(Block::Chart(Chart::Lines {
+            title: "GPUs requested per tenant".into(),
+            x,
+            y: "GPUs".into(),
+            series: vec![
+                (
+                    "chat".into(),
+                    (0..31).map(|i| 150.0 + f64::from(i)).collect(),
+                ),
+                ("a|b".into(), vec![2.5; 31]),
+            ],
+        }));
+        let md = d.markdown();
+        assert!(
+            md.starts_with("```mermaid\n%%{init: {\"theme\": \"base\", \"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"#0072B2, #E69F00, "),
+            "{md}"
+        );
+        assert!(md.contains("    y-axis \"GPUs\" 0 --> 200\n"), "{md}");
+        assert!(md.contains("    line [150, 151, "), "{md}");
+        assert!(md.contains("    line [2.5, 2.5, "), "{md}");
+        let axis = md.lines().find(|l| l.contains("x-axis")).unwrap();
+        let shown: Vec<&str> = axis.split('"').filter(|l| l.starts_with("12-")).collect();
+        assert_eq!(
+            shown,
+            [
+                "12-01", "12-05", "12-10", "12-14", "12-18", "12-22", "12-27", "12-31"
+            ]
+        );
+        // Every point has a category of its own: 31 distinct labels.
+        let all: std::collections::BTreeSet<&str> = axis.split('"').skip(1).step_by(2).collect();
+        assert_eq!(all.len(), 31);
+        assert!(
+            md.ends_with("\n<sub>Lines: chat (blue) · a\\|b (orange).</sub>\n"),
+            "{md}"
+        );
+        assert_eq!(round_up(196.0), 200.0);
+        assert_eq!(round_up(88.0), 90.0);
+        assert_eq!(round_up(46.0), 50.0);
+        assert_eq!(round_up(0.0), 1.0);
+    }
 
     #[test]
     fn each_line_of_an_alert_is_its_own_paragraph() {

@@ -8,11 +8,14 @@
 //! label — become `?`.
 //!
 //! With a width ([`Style::width`], read by the binary from the terminal or `COLUMNS`), paragraphs
-//! wrap at spaces and a table wider than the terminal narrows its text columns — the widest first,
-//! never below their longest header word — and wraps their cells onto continuation lines, at a
-//! space, `/`, `,` or `-` where it can. Numbers are never cut. With colour ([`Style::color`]: a
-//! terminal, and `NO_COLOR` unset) headings and table headers are bold and an alert's label is red;
-//! colour is added after layout, so widths count only what shows.
+//! wrap at spaces and a table wider than the terminal narrows its text columns — the widest first
+//! — and wraps their cells onto continuation lines at a space, then after a `/` or `,`, then after
+//! a host's whole label (`api.` + `example.com`). A column is not narrowed below its longest such
+//! piece while another column can give way; a table that cannot fit so is laid out as records (a
+//! row's first cell on a line, its other cells as `header: value` below), so no word is cut;
+//! numbers are never cut. A limited table hides rows only when it hides three or more. With colour
+//! ([`Style::color`]: a terminal, and `NO_COLOR` unset) headings and table headers are bold and an
+//! alert's label is red; colour is added after layout, so widths count only what shows.
 
 use super::tree::{Alert, Align, Block, Doc, Span, Table, Text};
 
@@ -29,6 +32,9 @@ pub struct Style {
 
 /// The narrowest a text column is made when a table must fit.
 const MIN_COLUMN: usize = 6;
+
+/// A limited table hides rows only when it hides at least this many ("… 3 more not shown").
+const HIDE_AT_LEAST: usize = 3;
 
 pub fn write(doc: &Doc, style: &Style) -> String {
     let mut w = Writer {
@@ -107,7 +113,7 @@ impl Writer {
             .style
             .width
             .map(|w| w.saturating_sub(rest.len()).max(20));
-        for (i, l) in wrap(text, width, false).iter().enumerate() {
+        for (i, l) in wrap(text, width).iter().enumerate() {
             self.out.push_str(if i == 0 { first } else { rest });
             self.out.push_str(l);
             self.out.push('\n');
@@ -123,7 +129,7 @@ impl Writer {
         let width = self.style.width.map(|w| w.saturating_sub(2).max(20));
         let mut first = true;
         for t in lines {
-            for l in wrap(&plain(t), width, false) {
+            for l in wrap(&plain(t), width) {
                 if first {
                     if self.style.color {
                         self.out.push_str(&format!("\u{1b}[{sgr}m{label}\u{1b}[0m"));
@@ -142,7 +148,11 @@ impl Writer {
 
     fn table(&mut self, t: &Table) {
         let limit = if self.style.all { None } else { t.limit };
-        let shown = limit.unwrap_or(usize::MAX).min(t.rows.len());
+        let mut shown = limit.unwrap_or(usize::MAX).min(t.rows.len());
+        // A line that hides one or two rows takes as much room as they would: show them.
+        if t.rows.len() - shown < HIDE_AT_LEAST {
+            shown = t.rows.len();
+        }
         let rows: Vec<Vec<String>> = t
             .rows
             .iter()
@@ -155,20 +165,54 @@ impl Writer {
                 *w = (*w).max(width(c));
             }
         }
-        if let Some(max) = self.style.width {
-            fit(&mut widths, t, &rows, max);
-        }
-        self.row(&t.headers, &widths, t, true);
-        let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
-        self.row(&rule, &widths, t, false);
-        for r in &rows {
-            self.row(r, &widths, t, false);
+        if let Some(max) = self.style.width
+            && !fit(&mut widths, t, &rows, max)
+        {
+            self.records(t, &rows);
+        } else {
+            self.grid(t, &rows, &widths);
         }
         if shown < t.rows.len() {
             self.out.push_str(&format!(
                 "… {} more not shown (--all shows every row)\n",
                 t.rows.len() - shown
             ));
+        }
+    }
+
+    /// The table as a grid: a header, a rule and the rows in aligned columns.
+    fn grid(&mut self, t: &Table, rows: &[Vec<String>], widths: &[usize]) {
+        self.row(&t.headers, widths, t, true);
+        let rule: Vec<String> = widths.iter().map(|w| "─".repeat(*w)).collect();
+        self.row(&rule, widths, t, false);
+        for r in rows {
+            self.row(r, widths, t, false);
+        }
+    }
+
+    /// A table too wide to fit without cutting a word, one record per row: its first cell on a
+    /// line, then its other cells as `header: value` joined by ` · `, indented and wrapped as a
+    /// paragraph (empty cells left out).
+    fn records(&mut self, t: &Table, rows: &[Vec<String>]) {
+        for r in rows {
+            self.wrapped(r.first().map_or("", String::as_str), "", "  ");
+            let fields: Vec<String> = t
+                .headers
+                .iter()
+                .zip(r)
+                .skip(1)
+                .filter(|(_, c)| !c.trim().is_empty())
+                .map(|(h, c)| {
+                    if h.trim().is_empty() {
+                        c.clone()
+                    } else {
+                        format!("{h}: {c}")
+                    }
+                })
+                .collect();
+            if !fields.is_empty() {
+                self.wrapped(&fields.join(" · "), "  ", "  ");
+            }
         }
     }
 
@@ -182,7 +226,7 @@ impl Writer {
                 if t.align.get(i) == Some(&Align::Right) && !header {
                     vec![c.clone()]
                 } else {
-                    wrap(c, Some(w), !header)
+                    wrap(c, Some(w))
                 }
             })
             .collect();
@@ -216,16 +260,27 @@ impl Writer {
 }
 
 /// Narrows a table until its rows fit `max` columns, in the order that costs a reader least:
-/// first number columns to their widest figure (their header wraps), then text columns, the widest
-/// first, to their longest word (wrapping between words), and only then mid-word, down to their
-/// longest header word or [`MIN_COLUMN`].
-fn fit(widths: &mut [usize], t: &Table, rows: &[Vec<String>], max: usize) {
+/// first number columns to their widest figure (their header wraps); then text columns, the widest
+/// first, to their longest word (wrapping between words; an id longer than 24 at its `/`); then to
+/// their longest piece that [`wrap`] never cuts — an id broken only after `/`, then a host only
+/// after a whole label's `.`. `false` when even that does not fit: the caller lays the rows out
+/// as records instead of cutting words.
+fn fit(widths: &mut [usize], t: &Table, rows: &[Vec<String>], max: usize) -> bool {
     let total = |w: &[usize]| w.iter().sum::<usize>() + 2 * w.len().saturating_sub(1);
     let longest_word = |s: &str| s.split(' ').map(width).max().unwrap_or(0);
     let column = |i: usize| rows.iter().filter_map(move |r| r.get(i));
     let header_word: Vec<usize> = t.headers.iter().map(|h| longest_word(h)).collect();
     let right = |i: usize| t.align.get(i) == Some(&Align::Right);
-    let floors: [Vec<usize>; 3] = [
+    let floor = |i: usize, piece: &dyn Fn(&str) -> usize| {
+        let hw = header_word.get(i).copied().unwrap_or(0);
+        column(i)
+            .map(|c| piece(c))
+            .max()
+            .unwrap_or(0)
+            .max(hw)
+            .max(MIN_COLUMN)
+    };
+    let floors: [Vec<usize>; 4] = [
         (0..widths.len())
             .map(|i| {
                 let hw = header_word.get(i).copied().unwrap_or(0);
@@ -236,15 +291,20 @@ fn fit(widths: &mut [usize], t: &Table, rows: &[Vec<String>], max: usize) {
                 }
             })
             .collect(),
+        // A word longer than 24 is an id or a path: it may wrap at its `/` before a column of
+        // short words wraps between them.
         (0..widths.len())
             .map(|i| {
-                let hw = header_word.get(i).copied().unwrap_or(0);
-                let word = column(i).map(|c| longest_word(c)).max().unwrap_or(0);
-                word.min(24).max(hw).max(MIN_COLUMN)
+                floor(i, &|c: &str| {
+                    longest_word(c).min(24).max(longest_piece(c, true))
+                })
             })
             .collect(),
         (0..widths.len())
-            .map(|i| header_word.get(i).copied().unwrap_or(0).max(MIN_COLUMN))
+            .map(|i| floor(i, &|c: &str| longest_piece(c, false)))
+            .collect(),
+        (0..widths.len())
+            .map(|i| floor(i, &|c: &str| longest_piece(c, true)))
             .collect(),
     ];
     for (pass, floor) in floors.iter().enumerate() {
@@ -263,40 +323,70 @@ fn fit(widths: &mut [usize], t: &Table, rows: &[Vec<String>], max: usize) {
             }
         }
     }
+    total(widths) <= max
+}
+
+/// Whether a line may break after the character at `i` without cutting a word: after a `/` (a
+/// workload id, a path) or a `,`; with `dots`, also after a `.` that ends a whole label and is
+/// followed by the next one's letter (`api.` + `chat.example.com`; never inside `1.5`). The space
+/// is the writer's first choice and is handled apart.
+fn breaks_after(chars: &[char], i: usize, dots: bool) -> bool {
+    match chars.get(i) {
+        Some('/' | ',') => i + 1 < chars.len(),
+        Some('.') if dots => {
+            i > 0
+                && chars.get(i - 1).is_some_and(|c| c.is_alphanumeric())
+                && chars.get(i + 1).is_some_and(|c| c.is_alphabetic())
+        }
+        _ => false,
+    }
+}
+
+/// The longest run of `text` that [`wrap`] keeps on one line when it has to: split at spaces and
+/// after every [`breaks_after`] point.
+fn longest_piece(text: &str, dots: bool) -> usize {
+    let mut longest = 0;
+    for word in text.split(' ') {
+        let chars: Vec<char> = word.chars().collect();
+        let mut run = 0;
+        for i in 0..chars.len() {
+            run += 1;
+            if breaks_after(&chars, i, dots) {
+                longest = longest.max(run);
+                run = 0;
+            }
+        }
+        longest = longest.max(run);
+    }
+    longest
 }
 
 /// Splits `text` into lines of at most `width` characters (no limit: one line), breaking after a
-/// space — or, in a table cell (`cell`), also after `/`, `,` or `-` — and mid-word only when a
-/// word alone is longer than the line.
-fn wrap(text: &str, width: Option<usize>, cell: bool) -> Vec<String> {
+/// space (dropped), else after a `/` or `,`, else after a label's `.` (kept on this line: see
+/// [`breaks_after`]), and mid-word only
+/// when a piece alone is longer than the line. A hyphen is not a break: `enterprise-api` and
+/// `llama-70b` are names, not prose.
+fn wrap(text: &str, width: Option<usize>) -> Vec<String> {
     let Some(width) = width.filter(|w| *w > 0) else {
         return vec![text.to_string()];
     };
     let mut lines = Vec::new();
     let mut rest: Vec<char> = text.chars().collect();
     while rest.len() > width {
-        let head = rest.get(..=width).unwrap_or(&rest);
-        // The last break that keeps the line within the width, by preference: after a space
-        // (which is dropped), else after `/`, else after `,` or `-` (which stay on this line).
-        let last = |set: &str| {
-            head.iter()
-                .enumerate()
+        let space = (1..=width)
+            .rev()
+            .find(|i| rest.get(*i) == Some(&' '))
+            .map(|i| (i, i + 1));
+        let mark = |dots: bool| {
+            (1..width)
                 .rev()
-                .find(|(i, c)| *i > 0 && set.contains(**c) && (**c == ' ' || *i < width))
-                .map(|(i, c)| {
-                    if *c == ' ' {
-                        (i, i + 1)
-                    } else {
-                        (i + 1, i + 1)
-                    }
-                })
+                .find(|i| breaks_after(&rest, *i, dots))
+                .map(|i| (i + 1, i + 1))
         };
-        let brk = if cell {
-            last(" ").or_else(|| last("/")).or_else(|| last(",-"))
-        } else {
-            last(" ")
-        };
-        let (end, next) = brk.unwrap_or((width, width));
+        let (end, next) = space
+            .or_else(|| mark(false))
+            .or_else(|| mark(true))
+            .unwrap_or((width, width));
         lines.push(
             rest.get(..end)
                 .unwrap_or_default()
@@ -408,6 +498,18 @@ mod tests {
             },
         );
         assert!(all.ends_with("3\n4\n"), "{all}");
+        // One or two rows past the limit are shown rather than counted.
+        for (rows, limit) in [(3, 2), (4, 2)] {
+            let mut d = Doc::new();
+            d.push(Block::Table(
+                Table::new(&["x"])
+                    .rows(0..rows, |i| vec![i.to_string().into()])
+                    .limit(limit),
+            ));
+            let out = d.terminal();
+            assert!(!out.contains("not shown"), "{out}");
+            assert!(out.ends_with(&format!("{}\n", rows - 1)), "{out}");
+        }
     }
 
     #[test]
@@ -471,9 +573,28 @@ mod tests {
 
     #[test]
     fn wrap_breaks_long_words_and_keeps_separators() {
-        assert_eq!(wrap("abcdefgh", Some(3), true), ["abc", "def", "gh"]);
-        assert_eq!(wrap("ns/Kind/name", Some(8), true), ["ns/Kind/", "name"]);
-        assert_eq!(wrap("a b", None, false), ["a b"]);
-        assert_eq!(wrap("", Some(4), false), [""]);
+        assert_eq!(wrap("abcdefgh", Some(3)), ["abc", "def", "gh"]);
+        assert_eq!(wrap("ns/Kind/name", Some(8)), ["ns/Kind/", "name"]);
+        assert_eq!(wrap("a b", None), ["a b"]);
+        assert_eq!(wrap("", Some(4)), [""]);
+        // A host breaks after a whole label, never inside one nor at a hyphen; a number is whole.
+        assert_eq!(
+            wrap("enterprise-api.example.com", Some(20)),
+            ["enterprise-api.", "example.com"]
+        );
+        assert_eq!(
+            wrap("api.chat.example.com", Some(15)),
+            ["api.chat.", "example.com"]
+        );
+        assert_eq!(wrap("ratio 12.5%", Some(8)), ["ratio", "12.5%"]);
+        assert_eq!(longest_piece("ns/DynamoGraphDeployment/x y.z", true), 22);
+        assert_eq!(longest_piece("v1.5 a-b-c", true), 5);
+        assert_eq!(longest_piece("batch/nightly.yaml:20", false), 15);
+        assert_eq!(longest_piece("batch/nightly.yaml:20", true), 8);
+        // A path breaks at its `/` before a file name breaks at its dot.
+        assert_eq!(
+            wrap("batch/nightly.yaml:20", Some(16)),
+            ["batch/", "nightly.yaml:20"]
+        );
     }
 }

@@ -190,6 +190,18 @@ pub enum Chart {
         title: String,
         slices: Vec<(String, u64)>,
     },
+    /// Lines over shared x labels (a trend): one line per series, in the pie's colours, the y
+    /// axis from 0. The writer labels at most [`MAX_X_LABELS`] points of the x axis and names
+    /// each line's colour under the chart (mermaid's xychart has no legend).
+    Lines {
+        title: String,
+        /// One label per point, oldest first.
+        x: Vec<String>,
+        /// What y counts (`GPUs`).
+        y: String,
+        /// (name, one value per x label); at most [`MAX_LINES`], the first in the first colour.
+        series: Vec<(String, Vec<f64>)>,
+    },
     /// A timeline of bars (a plan): `dateFormat YYYY-MM-DD HH:mm`, one section per group.
     Gantt {
         title: String,
@@ -197,6 +209,12 @@ pub enum Chart {
         sections: Vec<(String, Vec<GanttBar>)>,
     },
 }
+
+/// The most x labels a [`Chart::Lines`] shows: more overlap.
+pub const MAX_X_LABELS: usize = 8;
+
+/// The most lines a [`Chart::Lines`] draws: one for each of the pie's colours.
+pub const MAX_LINES: usize = 8;
 
 /// One bar of a [`Chart::Gantt`].
 #[derive(Debug, Clone, PartialEq)]

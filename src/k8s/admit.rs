@@ -68,6 +68,10 @@ pub(super) fn body(b: &mut Body, s: &mut Session) {
         | Body::Ingress(_)
         | Body::HttpRoute(_)
         | Body::Hpa(_)
+        | Body::Claim(_)
+        | Body::ClaimTemplate(_)
+        | Body::DeviceClass(_)
+        | Body::Slice(_)
         | Body::Raw(_)
         | Body::WithStatus(..)
         | Body::None => {}

@@ -1,13 +1,14 @@
 //! Kubernetes objects as plain data: quantities, GPU resources, lean typed bodies, and readers.
 //!
 //! The data flows down this list: `text` and [`quantity`] are the leaves (shared strings, exact
-//! quantities), [`gpus`] counts GPU resources, [`types`] and [`object`] are the objects read;
+//! quantities), [`gpus`] counts GPU resources, [`types`], [`dra`] and [`object`] are the objects read;
 //! a read owns a [`session`], in which `document` turns parsed documents into objects and `admit`
 //! cuts them to the API's limits and shares their strings; `json` and `yaml` drive the parsers,
 //! and [`read`] is the door: files, strings and API pages in, objects out.
 
 mod admit;
 mod document;
+pub mod dra;
 pub mod gpus;
 mod json;
 pub mod object;

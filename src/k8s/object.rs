@@ -11,6 +11,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny};
 
+use super::dra::{ClaimBody, ClaimTemplateSpec, DeviceClassSpec, SliceSpec};
 use super::types::*;
 
 /// Where an object came from: a file (and line, when the format tells it) or a cluster resource.
@@ -63,6 +64,13 @@ pub enum Kind {
     /// A Kueue Workload: a job's claim on quota, admitted or waiting (spec and status as JSON).
     /// Its pod sets repeat the job's pods, so it is never a GPU workload of its own.
     KueueWorkload,
+    /// Dynamic Resource Allocation (`resource.k8s.io`, any served version): claims and their
+    /// templates are GPU demand, device classes say what a claim asks for, and slices are the
+    /// devices the drivers publish (supply).
+    ResourceClaim,
+    ResourceClaimTemplate,
+    DeviceClass,
+    ResourceSlice,
     List,
     Other,
 }
@@ -95,6 +103,10 @@ impl Kind {
             ("kueue.x-k8s.io", "ClusterQueue") => Kind::ClusterQueue,
             ("kueue.x-k8s.io", "LocalQueue") => Kind::LocalQueue,
             ("kueue.x-k8s.io", "Workload") => Kind::KueueWorkload,
+            (super::dra::GROUP, "ResourceClaim") => Kind::ResourceClaim,
+            (super::dra::GROUP, "ResourceClaimTemplate") => Kind::ResourceClaimTemplate,
+            (super::dra::GROUP, "DeviceClass") => Kind::DeviceClass,
+            (super::dra::GROUP, "ResourceSlice") => Kind::ResourceSlice,
             (_, k) if k == "List" || (k.ends_with("List") && group.is_empty()) => Kind::List,
             _ => Kind::Other,
         }
@@ -143,6 +155,10 @@ pub enum Body {
     Service(Box<ServiceSpec>),
     HttpRoute(Box<HttpRouteSpec>),
     Hpa(Box<HpaSpec>),
+    Claim(Box<ClaimBody>),
+    ClaimTemplate(Box<ClaimTemplateSpec>),
+    DeviceClass(Box<DeviceClassSpec>),
+    Slice(Box<SliceSpec>),
     /// The spec of a GitOps object (Argo CD, Flux), as JSON: its shape varies by version and it may
     /// carry arbitrary Helm values.
     Raw(serde_json::Value),
@@ -169,6 +185,10 @@ impl Body {
             Kind::Service => Body::Service(Box::default()),
             Kind::HttpRoute => Body::HttpRoute(Box::default()),
             Kind::HorizontalPodAutoscaler => Body::Hpa(Box::default()),
+            Kind::ResourceClaim => Body::Claim(Box::default()),
+            Kind::ResourceClaimTemplate => Body::ClaimTemplate(Box::default()),
+            Kind::DeviceClass => Body::DeviceClass(Box::default()),
+            Kind::ResourceSlice => Body::Slice(Box::default()),
             Kind::Application
             | Kind::ApplicationSet
             | Kind::FluxKustomization
@@ -205,6 +225,10 @@ impl Body {
             Body::Service(s) => **s = opt(d)?,
             Body::HttpRoute(s) => **s = opt(d)?,
             Body::Hpa(s) => **s = opt(d)?,
+            Body::Claim(b) => b.spec = opt(d)?,
+            Body::ClaimTemplate(s) => **s = opt(d)?,
+            Body::DeviceClass(s) => **s = opt(d)?,
+            Body::Slice(s) => **s = opt(d)?,
             Body::Raw(v) | Body::WithStatus(v, _) => *v = serde_json::Value::deserialize(d)?,
             Body::None => {
                 IgnoredAny::deserialize(d)?;
@@ -218,6 +242,7 @@ impl Body {
             Body::Pod(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
             Body::Node(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
             Body::Job(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
+            Body::Claim(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
             Body::WithStatus(_, v) => *v = serde_json::Value::deserialize(d)?,
             _ => {
                 IgnoredAny::deserialize(d)?;

@@ -88,6 +88,36 @@ pub struct PodSpec {
     pub overhead: GpuList,
     #[serde(deserialize_with = "or_default")]
     pub node_selector: LabelMap,
+    /// The DRA claims of the pod: each container only picks among them, and each is allocated
+    /// whether a container names it or not.
+    pub resource_claims: Vec<PodResourceClaim>,
+}
+
+/// `spec.resourceClaims[]` of a pod: a shared ResourceClaim by name, or a ResourceClaimTemplate
+/// that gives the pod a claim of its own (`core/v1/types.go`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PodResourceClaim {
+    pub name: String,
+    pub resource_claim_name: Option<String>,
+    pub resource_claim_template_name: Option<String>,
+}
+
+/// `status.resourceClaimStatuses[]`: the claim made for a template claim; no claim name means
+/// none was needed.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PodClaimStatus {
+    pub name: String,
+    pub resource_claim_name: Option<String>,
+}
+
+/// `status.extendedResourceClaimStatus`: the claim through which DRA serves the pod's extended
+/// resources (its `nvidia.com/gpu` limit on a node without a device plugin).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ExtendedResourceClaimStatus {
+    pub resource_claim_name: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -108,6 +138,10 @@ pub struct PodTemplate {
 #[serde(default)]
 pub struct PodStatus {
     pub phase: Option<String>,
+    #[serde(rename = "resourceClaimStatuses")]
+    pub resource_claim_statuses: Vec<PodClaimStatus>,
+    #[serde(rename = "extendedResourceClaimStatus")]
+    pub extended_resource_claim_status: Option<Box<ExtendedResourceClaimStatus>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

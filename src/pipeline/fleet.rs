@@ -42,6 +42,8 @@ pub struct FleetSpec {
     pub now: Option<Timestamp>,
     /// What the report is about (GitHub's `--scope`); the live state's context otherwise.
     pub scope: Option<String>,
+    /// The per-node view too (`inventory --by node`): free GPUs per node and per GPU model.
+    pub by_node: bool,
 }
 
 impl FleetSpec {
@@ -54,6 +56,7 @@ impl FleetSpec {
             config: None,
             now: None,
             scope: None,
+            by_node: false,
         }
     }
 }

@@ -2,7 +2,7 @@
 //! when a repository is given, cost when cost inputs are, serving headroom when a load test or
 //! serving series exist, and the trend column with a Prometheus. Several contexts are read as one
 //! fleet: the report is their total, with a row per cluster and each workload named with its
-//! cluster.
+//! cluster. With `--by node` the report also holds the per-node view (one cluster only).
 
 use super::fleet::{self, FleetSpec};
 use super::input::{self, LivePart};
@@ -11,6 +11,7 @@ use crate::analysis::drift::drift;
 use crate::analysis::fleets::combine;
 use crate::analysis::inventory::{self, nearly_full};
 use crate::analysis::live::LiveFleet;
+use crate::analysis::placement::node_view;
 use crate::report::{Kind, Report};
 use crate::util::date::Timestamp;
 
@@ -38,6 +39,9 @@ pub fn run(spec: &FleetSpec, cx: &Context<'_>) -> Result<Run<Report>> {
     }
     if several && spec.signals.cost.is_some() {
         return Err(one("--opencost and --outcomes belong to one cluster"));
+    }
+    if several && spec.by_node {
+        return Err(one("--by node shows one cluster's nodes"));
     }
     let mut sources = live.sources.clone();
     sources.extend(cfg_path);
@@ -133,6 +137,17 @@ fn one_cluster(
     };
     let live = LiveFleet::read(&part.objects, cfg, metrics)?.unread(part.unread());
     let mut report = inventory::report(&live, cfg, sources)?;
+    if spec.by_node {
+        // Free GPUs per node need both the nodes and the pods on them: without either, the view
+        // is not made (never a node "all free" because its pods were not read), and the
+        // inventory below says what is unknown.
+        match live.unread.nodes.as_ref().or(live.unread.pods.as_ref()) {
+            Some(why) => notes.push(Note::Say(format!(
+                "--by node: free GPUs per node unknown: {why}"
+            ))),
+            None => report.nodes = Some(node_view(&live)),
+        }
+    }
     report.incomplete = part.fleet_incomplete();
     if spec.signals.cost.is_some() {
         // An outcome record that does not read is an input error, as an unreadable snapshot is;

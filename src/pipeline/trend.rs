@@ -2,16 +2,21 @@
 //! gpuledger's own exported series when the Prometheus has them ([`crate::report::series`]),
 //! else kube-state-metrics' pod requests joined with its namespace labels and the tenancy rules.
 //! The report says which. [`column`] is the tenant table's trend column of the other reports.
+//!
+//! The runway needs the free placeable GPUs now. With a live source (`--snapshot`,
+//! `--kubeconfig`, `--context`) they are the live state's, counted as the inventory counts them;
+//! without one, the latest `gpuledger_fleet_free_placeable_gpus` in the same Prometheus (what
+//! `gpuledger serve` exports, summed over clusters) when the history is gpuledger's own; else the
+//! runway is unknown, with why. `trend` never reads a cluster it was not pointed at.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use super::fleet::Signals;
-use super::input::MetricsSpec;
-use super::input::TrendSpec;
+use super::input::{self, LiveSpec, MetricsSpec, TrendSpec};
 use super::{Context, Error, Note, Outcome, Result, Run};
 use crate::analysis::trend::{
-    NO_PRODUCT_LINE, by_label, namespace_owners, regroup, trend, with_busy,
+    NO_PRODUCT_LINE, by_label, namespace_owners, regroup, trend, with_busy, with_runway,
 };
 use crate::config::Tenancy;
 use crate::live::range::{Range, RangeError};
@@ -35,7 +40,13 @@ pub struct TrendJob {
     pub timeout: Duration,
     pub config: Option<PathBuf>,
     pub now: Option<Timestamp>,
+    /// The live state the runway's free placeable GPUs are counted in; without it they are read
+    /// from gpuledger's own series, when the history is.
+    pub live: Option<LiveSpec>,
 }
+
+/// The series `gpuledger serve` exports the free placeable GPUs as.
+const FREE_SERIES: &str = "gpuledger_fleet_free_placeable_gpus";
 
 pub fn run(job: &TrendJob, cx: &Context<'_>) -> Result<Run<TrendReport>> {
     let mut notes: Vec<Note> = Vec::new();
@@ -53,11 +64,31 @@ pub fn run(job: &TrendJob, cx: &Context<'_>) -> Result<Run<TrendReport>> {
     }
     let prom = Range::new(&job.prometheus, job.token.as_deref(), job.timeout)
         .map_err(|e| Error::Prometheus(e.to_string()))?;
-    let trend = cx
+    let mut trend = cx
         .rt
         .block_on(read(&prom, now - window, now, step, &cfg.tenancy))
         .map_err(|e| Error::Prometheus(e.to_string()))?;
     let mut sources = vec![prom.shown_url().to_string()];
+    let free = match &job.live {
+        Some(spec) => {
+            let live = cx.rt.block_on(input::live(spec, &cx.progress))?;
+            let (part, live_sources) = live.single("trend")?;
+            sources.extend(live_sources);
+            free_in_live(&part, &cfg)?
+        }
+        None if trend.source == Source::Gpuledger => {
+            cx.rt.block_on(free_in_series(&prom, now, trend.start))
+        }
+        None => Known::Unknown(
+            "kube-state-metrics does not export the free placeable GPUs: give the live state \
+             (--snapshot, --kubeconfig or --context), or scrape gpuledger serve into this Prometheus"
+                .to_string(),
+        ),
+    };
+    if let Known::Unknown(why) = &free {
+        notes.push(Note::Say(format!("runway unknown: {why}")));
+    }
+    with_runway(&mut trend, free);
     sources.extend(cfg_path);
     Ok(Run {
         report: TrendReport {
@@ -69,6 +100,64 @@ pub fn run(job: &TrendJob, cx: &Context<'_>) -> Result<Run<TrendReport>> {
         notes,
         outcome: Outcome::Clean,
     })
+}
+
+/// The free placeable GPUs of a live read (and where they came from), or why they are unknown
+/// (nodes or pods not read).
+fn free_in_live(
+    part: &input::LivePart,
+    cfg: &crate::config::Config,
+) -> Result<Known<(u64, String)>> {
+    if let Some(m) = part
+        .incomplete
+        .iter()
+        .find(|m| m.resource == "nodes" || m.resource == "pods")
+    {
+        return Ok(Known::Unknown(format!(
+            "the free placeable GPUs are unknown: {} could not be read ({})",
+            m.resource, m.reason
+        )));
+    }
+    let unread = part.unread();
+    if let Some(why) = unread.nodes.as_ref().or(unread.pods.as_ref()) {
+        return Ok(Known::Unknown(format!(
+            "the free placeable GPUs are unknown: {why}"
+        )));
+    }
+    let report = crate::analysis::inventory::inventory(&part.objects, cfg, Vec::new())?;
+    let from = part.provenance.first().map_or_else(
+        || "the live state".to_string(),
+        |p| format!("the live state ({})", p.name),
+    );
+    Ok(Known::Value((report.fleet.shortage.free_placeable, from)))
+}
+
+/// The latest free placeable GPUs gpuledger exported to `prom` in the window (summed over the
+/// clusters it exports), or why there is none.
+async fn free_in_series(prom: &Range, now: i64, start: i64) -> Known<(u64, String)> {
+    let query = format!(
+        "sum(last_over_time({FREE_SERIES}[{}s]))",
+        (now - start).max(1)
+    );
+    let series = match prom.instant(&query, now).await {
+        Ok(series) => series,
+        Err(e) => return Known::Unknown(e.to_string()),
+    };
+    let value = series
+        .first()
+        .and_then(|s| s.samples.last())
+        .map(|(_, v)| *v)
+        .filter(|v| v.is_finite() && *v >= 0.0);
+    match value {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Some(v) => Known::Value((
+            v.round() as u64,
+            format!("{FREE_SERIES} in {} (its latest sample)", prom.shown_url()),
+        )),
+        None => Known::Unknown(format!(
+            "{FREE_SERIES} has no sample in the window: give the live state (--snapshot, --kubeconfig or --context)"
+        )),
+    }
 }
 
 /// The trend over the trend column's window ending `now`, or why it cannot be read.

@@ -31,6 +31,9 @@ pub fn headline(r: &Report) -> Doc {
     if let Some(b) = page::banner(r) {
         d.push(b);
     }
+    if let Some(b) = super::dra::uncounted(r) {
+        d.push(b);
+    }
     // The figures' first block is their headline: warnings before it, where and when after it.
     let mut figures = figures(r).blocks.into_iter();
     if let Some(first) = figures.next() {
@@ -158,11 +161,13 @@ pub fn figures(r: &Report) -> Doc {
             used_note,
         ),
     ];
-    d.push(Block::Table(
-        Table::new(&["GPUs", ">count", "note"]).rows(tiers, |(tier, n, note)| {
+    d.push(Block::Table(Table::new(&["GPUs", ">count", "note"]).rows(
+        tiers,
+        |(tier, n, note)| {
+            let note = super::dra::tier_note(r, tier, note);
             vec![tier.into(), n.into(), note.into()]
-        }),
-    ));
+        },
+    )));
     // H100s and L4s are not one pool: the tiers per model, when the nodes name their model.
     if !no_nodes && f.models.iter().any(|m| m.model != "unknown") {
         d.push(Block::Table(
@@ -473,6 +478,7 @@ pub fn details(r: &Report) -> Doc {
         }),
         fold,
     );
+    super::nodes::next_step(&mut d, &f.shortage, true);
     d.section(
         "MIG slices and shared GPUs (not counted as whole GPUs)",
         Table::new(&[
@@ -493,6 +499,7 @@ pub fn details(r: &Report) -> Doc {
         }),
         fold,
     );
+    super::dra::sections(&mut d, r, fold, workload_id);
     d.section(
         "Public routes",
         Table::new(&["kind", "host", "path", "tenants", ">GPUs", "why public"]).rows(
@@ -552,9 +559,13 @@ fn workload_table(
 
 /// A workload's shape, with the note that it is a guess when its kind is not modelled.
 pub(super) fn shape_cell(w: &WorkloadRow) -> String {
+    let shape = match super::dra::shape_note(w) {
+        Some(note) => format!("{} ({note})", w.shape),
+        None => w.shape.clone(),
+    };
     match w.shape_source {
-        ShapeSource::Guess => format!("{} (shape is a guess: unmodelled kind)", w.shape),
-        ShapeSource::Spec | ShapeSource::Pods => w.shape.clone(),
+        ShapeSource::Guess => format!("{shape} (shape is a guess: unmodelled kind)"),
+        ShapeSource::Spec | ShapeSource::Pods => shape,
     }
 }
 

@@ -9,10 +9,12 @@
 mod check;
 pub mod cost;
 mod desired;
+mod dra;
 mod drift;
 pub mod facts;
 pub mod headroom;
 mod inventory;
+pub mod nodes;
 pub mod page;
 pub mod plan;
 pub mod prometheus;
@@ -94,6 +96,13 @@ pub fn desired_doc(report: &RenderReport) -> Doc {
 
 pub fn render(report: &Report, format: Format, style: &Style) -> String {
     layout(&report_doc(report), report, format, style)
+}
+
+/// `inventory --by node`: the per-node view (the inventory when the report has none); JSON is the
+/// whole report.
+pub fn render_nodes(report: &Report, format: Format, style: &Style) -> String {
+    let doc = nodes::nodes_doc(report).unwrap_or_else(|| report_doc(report));
+    layout(&doc, report, format, style)
 }
 
 /// The drift report: drift first, the full report in JSON.

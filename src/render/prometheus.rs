@@ -370,6 +370,15 @@ fn families(out: &mut Exposition, r: &Report, opts: Options) {
         }
     }
     out.push(other);
+    for m in super::dra::metrics(r, no_pods, no_nodes) {
+        let mut fam = Family::gauge(m.name, m.help);
+        for (labels, v) in &m.samples {
+            let labels: Vec<(&'static str, &str)> =
+                labels.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            fam.sample(&labels, *v);
+        }
+        out.push(fam);
+    }
 
     tenants(out, r, no_pods);
     product_lines(out, r, no_pods);

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::cost;
+use super::dra::{FleetDra, WorkloadDra};
 use super::drift::Drift;
 use super::envelope::{Column, IncompleteInput, Kind, Unknown};
 use super::headroom::Headroom;
@@ -60,6 +61,9 @@ pub struct Report {
     /// Serving headroom per serving workload, when a load test or a Prometheus was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub headroom: Option<Headroom>,
+    /// Free GPUs per node and per GPU model, when asked (`inventory --by node`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<super::nodes::NodeView>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -115,6 +119,10 @@ pub struct Fleet {
     /// is requested).
     pub intent_coverage: Option<f64>,
     pub unattributed_busy: Vec<UnattributedRow>,
+    /// The figures through Dynamic Resource Allocation (ResourceSlices, claims), when the input
+    /// has DRA objects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dra: Option<FleetDra>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -213,6 +221,9 @@ pub struct Shortage {
     /// Pending pods that fit on no placeable node once the others are placed, largest first.
     pub unplaceable: Vec<PendingPod>,
     pub summary: String,
+    /// With `unplaceable` pods: what would let them run (fragmented nodes, empty nodes needed,
+    /// nodes to drain); `null` when every pending pod fits.
+    pub next_step: Option<super::nodes::PlacementStep>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -324,6 +335,13 @@ pub struct WorkloadRow {
     /// MIG slices and shared GPUs the workload's pods request, by resource.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub other_gpus: BTreeMap<String, u64>,
+    /// MIG slices, shared GPUs and DRA devices of other classes its shape declares (Σ replicas ×
+    /// per replica), by resource or device class; never whole GPUs.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub other_gpus_declared: BTreeMap<String, u64>,
+    /// What it holds or declares through DRA claims; absent for device-plugin resources only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dra: Option<WorkloadDra>,
     pub public_routes: u64,
     /// Where the root object was read (file:line).
     pub source: Option<String>,

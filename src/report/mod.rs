@@ -13,11 +13,13 @@
 pub mod check;
 pub mod cost;
 pub mod desired;
+pub mod dra;
 pub mod drift;
 pub mod envelope;
 pub mod facts;
 pub mod headroom;
 pub mod inventory;
+pub mod nodes;
 pub mod plan;
 pub mod provenance;
 pub mod series;
@@ -25,8 +27,10 @@ pub mod trend;
 
 pub use check::*;
 pub use desired::*;
+pub use dra::*;
 pub use drift::*;
 pub use envelope::*;
 pub use headroom::*;
 pub use inventory::*;
+pub use nodes::*;
 pub use provenance::*;

@@ -46,6 +46,52 @@ pub struct Trend {
     /// Why the tenants' busy GPUs are unknown (no GPU activity in the source); `None` when known.
     /// Product lines carry no busy figures: gpuledger exports busy GPUs per tenant.
     pub busy_unknown: Option<String>,
+    /// How long the free placeable GPUs last at the measured growth, for the fleet and per tenant.
+    pub runway: Runway,
+}
+
+/// When the free placeable GPUs run out at the growth measured over the window: for the fleet
+/// (every tenant's change together) and per tenant (as if that tenant alone kept growing at its
+/// rate). Linear on purpose: it says what the window's growth implies, not a forecast.
+#[derive(Debug, Clone, Serialize)]
+pub struct Runway {
+    /// Free GPUs on placeable nodes now (allocatable minus requested, per node); `null` when
+    /// unknown ([`Runway::unknown`] says why).
+    pub free: Option<u64>,
+    /// Where `free` came from: the live state, or gpuledger's own series in Prometheus.
+    pub free_source: Option<String>,
+    /// Why the runway is unknown: no free figure, or no trend.
+    pub unknown: Option<String>,
+    pub fleet: RunwayRow,
+    /// Per tenant, in the order of [`Trend::tenants`].
+    pub tenants: Vec<RunwayRow>,
+}
+
+/// One runway: the growth it is measured at and when the free GPUs run out at that growth.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunwayRow {
+    /// The tenant, or `fleet`.
+    pub name: String,
+    /// GPUs a week over the window; `null` when the trend is unknown.
+    pub per_week: Option<f64>,
+    pub verdict: RunwayVerdict,
+    /// Weeks until the free GPUs are gone at `per_week` (0 when none are free); `null` unless the
+    /// verdict is `runs-out`.
+    pub weeks: Option<f64>,
+    /// When that is (unix seconds: the window's end plus `weeks`); `null` unless `runs-out`.
+    pub runs_out: Option<i64>,
+}
+
+/// What the growth means for the free GPUs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunwayVerdict {
+    /// Growing: the free GPUs run out after `weeks`.
+    RunsOut,
+    /// Not growing over the window (flat or shrinking): the free GPUs do not run out at this rate.
+    NotGrowing,
+    /// The growth or the free GPUs are unknown.
+    Unknown,
 }
 
 /// One tenant's or product line's GPUs over the window.

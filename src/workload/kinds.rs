@@ -13,7 +13,14 @@
 //! | PyTorchJob (and the other Kubeflow v1 jobs) | per replica type `replicas × pod GPUs` |
 //! | TrainJob | `numNodes × resourcesPerNode`, else from the runtime it references (`node` job) |
 //! | JobSet | per replicated job `replicas × parallelism × pod GPUs` |
-//! | any other kind | each pod template under `spec` requesting GPUs, a **guess** ([`guess`]) |
+//! | SparkApplication | `driver 1×GPUs` + `executor instances×GPUs` (`gpu.quantity` plus pod-template GPUs) |
+//! | ResourceClaim (standalone, shared) | one role `claim 1×devices`, counted once for all its consumers |
+//! | any other kind | each pod template under `spec` requesting GPUs, else every GPU figure its spec names, a **guess** ([`guess`]) |
+//!
+//! A pod's GPUs are its device-plugin request plus the devices of its own DRA claims (its
+//! ResourceClaimTemplates, looked up in the object's namespace; [`super::claims`]), so a shape
+//! read with the input's DRA objects at hand ([`declared_shape_with`]) counts them; a shared
+//! ResourceClaim is its own workload, never a pod's.
 //!
 //! API defaults apply where a field is absent (replicas 1, parallelism 1, size 1, nodeCount 1,
 //! minReplicas 1). Dynamo role names follow the sub-component type, then the worker's command line
@@ -29,9 +36,10 @@ use crate::k8s::types::{
 };
 use crate::util::sum::{self, Named, Overflow, TooLarge};
 
+use super::claims::{Dra, is_shared_claim};
 use super::labels;
-use super::pods::{container_request, pod_request, pod_request_parts};
-use super::types::{GpuShape, Role};
+use super::pods::{PodGpus, PodRule, container_request, pod_request_parts};
+use super::types::{DeviceDetail, GpuShape, Role};
 
 mod crds;
 mod guess;
@@ -46,6 +54,7 @@ enum Crd {
     TrainJob,
     JobSet,
     LlmInferenceService,
+    SparkApplication,
 }
 
 fn crd_of(obj: &Object) -> Option<Crd> {
@@ -57,6 +66,7 @@ fn crd_of(obj: &Object) -> Option<Crd> {
         ("trainer.kubeflow.org", "TrainJob") => Crd::TrainJob,
         ("jobset.x-k8s.io", "JobSet") => Crd::JobSet,
         ("serving.kserve.io", "LLMInferenceService") => Crd::LlmInferenceService,
+        ("sparkoperator.k8s.io", "SparkApplication") => Crd::SparkApplication,
         _ => return None,
     })
 }
@@ -65,25 +75,31 @@ fn crd_of(obj: &Object) -> Option<Crd> {
 /// whose GPUs were found by looking for pod templates in its spec.
 pub fn shape_is_guess(obj: &Object) -> bool {
     obj.typed_kind() == Kind::Other
+        // Every core kind that runs pods is modelled; the others name GPUs as quotas and limits.
+        && !obj.group().is_empty()
         && crd_of(obj).is_none()
         && !guess::holds_templates_only(&obj.kind)
 }
 
-/// The declared shape of a workload object, or `None` for kinds that are not workloads.
+/// The declared shape of a workload object, or `None` for kinds that are not workloads. Read
+/// alone: a pod template's DRA claim templates are not at hand, so its claims are unknown
+/// ([`declared_shape_with`] reads them).
 pub fn declared_shape(obj: &Object) -> Result<Option<GpuShape>, Overflow> {
-    declared_shape_with(obj, &|_, _, _| None)
+    declared_shape_with(obj, &|_, _, _| None, &Dra::default())
 }
 
 /// Finds an object of the input by kind, namespace and name (a TrainJob's runtime).
 pub type Lookup<'a> = dyn Fn(&str, &str, &str) -> Option<&'a Object> + 'a;
 
 /// [`declared_shape`], with the other objects of the input at hand: a TrainJob's shape may live in
-/// the runtime it references.
+/// the runtime it references, and a pod template's claims in the ResourceClaimTemplates and
+/// DeviceClasses of `dra`.
 pub fn declared_shape_with<'a>(
     obj: &Object,
     lookup: &Lookup<'a>,
+    dra: &Dra<'_>,
 ) -> Result<Option<GpuShape>, Overflow> {
-    shape_of(obj, lookup).named(obj, "a GPU count of its spec")
+    shape_of(obj, lookup, dra).named(obj, "a GPU count of its spec")
 }
 
 /// The spec of the TrainingRuntime or ClusterTrainingRuntime a TrainJob references
@@ -110,16 +126,26 @@ fn train_job_runtime<'a>(
     }
 }
 
-fn shape_of(obj: &Object, lookup: &Lookup<'_>) -> Result<Option<GpuShape>, TooLarge> {
+fn shape_of(
+    obj: &Object,
+    lookup: &Lookup<'_>,
+    dra: &Dra<'_>,
+) -> Result<Option<GpuShape>, TooLarge> {
+    let rule = PodRule {
+        dra,
+        ns: obj.namespace(),
+    };
     let role = |name: &str, replicas: Option<u64>, template: &PodTemplate| {
+        let g = rule.gpus(&template.spec)?;
         Ok::<_, TooLarge>(GpuShape::new(vec![Role {
             name: template_role(&template.metadata.labels)
                 .unwrap_or(name)
                 .to_string(),
             replicas: replicas.unwrap_or(1),
-            gpus_per_replica: pod_request(&template.spec)?.whole,
+            gpus_per_replica: g.whole,
             nodes_per_replica: 1,
             autoscaled: false,
+            devices: g.detail,
         }]))
     };
     Ok(Some(match &obj.body {
@@ -130,14 +156,41 @@ fn shape_of(obj: &Object, lookup: &Lookup<'_>) -> Result<Option<GpuShape>, TooLa
             c.job_template.spec.parallelism,
             &c.job_template.spec.template,
         )?,
-        Body::Pod(p) => GpuShape::new(vec![Role {
-            name: "pod".into(),
-            replicas: 1,
-            gpus_per_replica: pod_request(&p.spec)?.whole,
-            nodes_per_replica: 1,
-            autoscaled: false,
-        }]),
-        Body::LeaderWorkerSet(s) => lws_shape(s)?,
+        Body::Pod(p) => {
+            // A live pod holds what its claims were allocated (`allocationMode: All`, the
+            // alternative `firstAvailable` chose), not what their templates ask.
+            let g = rule.pod(&p.spec, &p.status, obj.meta.uid.as_deref())?;
+            GpuShape::new(vec![Role {
+                name: "pod".into(),
+                replicas: 1,
+                gpus_per_replica: g.whole,
+                nodes_per_replica: 1,
+                autoscaled: false,
+                devices: g.detail,
+            }])
+        }
+        Body::Claim(c) if is_shared_claim(obj) => {
+            // What the claim asks for: one allocation, however many pods share it.
+            let what = format!(
+                "ResourceClaim {}/{}",
+                super::claims::placed(obj.namespace()),
+                obj.meta.name
+            );
+            let d = dra.spec(&c.spec, &what)?;
+            let g = PodGpus {
+                whole: d.gpus.whole,
+                detail: super::pods::detail(&d.gpus, &d),
+            };
+            GpuShape::new(vec![Role {
+                name: "claim".into(),
+                replicas: 1,
+                gpus_per_replica: g.whole,
+                nodes_per_replica: 1,
+                autoscaled: false,
+                devices: g.detail,
+            }])
+        }
+        Body::LeaderWorkerSet(s) => lws_shape(s, rule)?,
         Body::DynamoGraph(s) => {
             // A Planner scales the graph's workers: their replicas belong to it, not to Git.
             let planner = s
@@ -169,22 +222,25 @@ fn shape_of(obj: &Object, lookup: &Lookup<'_>) -> Result<Option<GpuShape>, TooLa
         Body::InferenceService(s) => GpuShape::new(vec![predictor_role(&s.predictor)?]),
         Body::Raw(spec) if obj.typed_kind() == Kind::Other => {
             return match crd_of(obj) {
-                Some(Crd::RayCluster) => crds::ray_cluster(spec).map(Some),
+                Some(Crd::RayCluster) => crds::ray_cluster(spec, rule).map(Some),
                 Some(Crd::RayService) => spec
                     .get("rayClusterConfig")
-                    .map(crds::ray_cluster)
+                    .map(|s| crds::ray_cluster(s, rule))
                     .transpose(),
                 // A RayJob without `rayClusterSpec` submits to an existing cluster
                 // (`clusterSelector`): it holds no GPUs of its own.
                 Some(Crd::RayJob) => spec
                     .get("rayClusterSpec")
-                    .map(crds::ray_cluster)
+                    .map(|s| crds::ray_cluster(s, rule))
                     .transpose(),
-                Some(Crd::KubeflowJob) => crds::kubeflow_job(spec),
-                Some(Crd::TrainJob) => crds::train_job(spec, train_job_runtime(obj, spec, lookup)),
-                Some(Crd::JobSet) => crds::jobset(spec).map(Some),
-                Some(Crd::LlmInferenceService) => crds::llm_inference_service(spec).map(Some),
-                None if shape_is_guess(obj) => guess::guess(spec),
+                Some(Crd::KubeflowJob) => crds::kubeflow_job(spec, rule),
+                Some(Crd::TrainJob) => {
+                    crds::train_job(spec, train_job_runtime(obj, spec, lookup), rule)
+                }
+                Some(Crd::JobSet) => crds::jobset(spec, rule).map(Some),
+                Some(Crd::LlmInferenceService) => crds::llm_inference_service(spec, rule).map(Some),
+                Some(Crd::SparkApplication) => crds::spark_application(spec, rule).map(Some),
+                None if shape_is_guess(obj) => guess::guess(spec, rule),
                 None => Ok(None),
             };
         }
@@ -201,13 +257,13 @@ pub fn template_role(labels: &LabelMap) -> Option<&str> {
         .filter(|s| !s.is_empty())
 }
 
-fn lws_shape(s: &LwsSpec) -> Result<GpuShape, TooLarge> {
+fn lws_shape(s: &LwsSpec, rule: PodRule<'_, '_>) -> Result<GpuShape, TooLarge> {
     let t = &s.leader_worker_template;
     let size = t.size.unwrap_or(1).max(1);
-    let worker = pod_request(&t.worker_template.spec)?.whole;
+    let worker = rule.gpus(&t.worker_template.spec)?;
     let leader = match &t.leader_template {
-        Some(l) => pod_request(&l.spec)?.whole,
-        None => worker,
+        Some(l) => rule.gpus(&l.spec)?,
+        None => worker.clone(),
     };
     let name = t
         .leader_template
@@ -216,13 +272,14 @@ fn lws_shape(s: &LwsSpec) -> Result<GpuShape, TooLarge> {
         .or_else(|| template_role(&t.worker_template.metadata.labels))
         .unwrap_or("group");
     // size ≥ 1, so `size - 1` cannot underflow.
-    let workers = sum::mul(size.saturating_sub(1), worker)?;
+    let group = leader.plus(&worker, size.saturating_sub(1))?;
     Ok(GpuShape::new(vec![Role {
         name: name.to_string(),
         replicas: s.replicas.unwrap_or(1),
-        gpus_per_replica: sum::add(leader, workers)?,
+        gpus_per_replica: group.whole,
         nodes_per_replica: size,
         autoscaled: false,
+        devices: group.detail,
     }]))
 }
 
@@ -305,6 +362,7 @@ fn dynamo_service_role(name: &str, svc: &DynamoService) -> Result<Role, TooLarge
         gpus_per_replica: sum::mul(gpus, nodes)?,
         nodes_per_replica: nodes,
         autoscaled: false,
+        devices: DeviceDetail::default(),
     })
 }
 
@@ -332,6 +390,7 @@ fn dynamo_component_role(c: &DynamoComponent) -> Result<Role, TooLarge> {
         gpus_per_replica: sum::mul(gpus.whole, nodes)?,
         nodes_per_replica: nodes,
         autoscaled: false,
+        devices: DeviceDetail::default(),
     })
 }
 
@@ -346,6 +405,7 @@ fn predictor_role(p: &Predictor) -> Result<Role, TooLarge> {
             gpus_per_replica: sum::mul(pp, tp)?,
             nodes_per_replica: pp,
             autoscaled: false,
+            devices: DeviceDetail::default(),
         });
     }
     // `model` and the framework forms are alternatives upstream (one is set); each is a container,
@@ -378,6 +438,7 @@ fn predictor_role(p: &Predictor) -> Result<Role, TooLarge> {
         gpus_per_replica: gpus.whole,
         nodes_per_replica: 1,
         autoscaled: false,
+        devices: DeviceDetail::default(),
     })
 }
 
@@ -758,7 +819,7 @@ spec:
         };
         let shape = |y: &str| {
             let o = read_str(y, "t").unwrap();
-            declared_shape_with(&o[0], &lookup)
+            declared_shape_with(&o[0], &lookup, &Dra::default())
                 .unwrap()
                 .map(|s| s.to_string())
         };
@@ -836,6 +897,20 @@ spec:
         let objs = read_str(&runtime, "t").unwrap();
         assert!(declared_shape(&objs[0]).unwrap().is_none());
         assert!(!shape_is_guess(&objs[0]));
+        // Quotas and capacity name GPUs as a ceiling, not as work.
+        for quota in [
+            "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec:\n  capability: {nvidia.com/gpu: 64}\n",
+            "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec:\n  limits: {nvidia.com/gpu: 100}\n",
+            "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {requests.nvidia.com/gpu: 8}\n",
+            "apiVersion: v1\nkind: LimitRange\nmetadata: {name: l}\nspec:\n  limits: [{type: Container, max: {nvidia.com/gpu: 8}}]\n",
+        ] {
+            assert!(
+                declared_shape(&read_str(quota, "t").unwrap()[0])
+                    .unwrap()
+                    .is_none(),
+                "{quota}"
+            );
+        }
     }
 
     #[test]
@@ -873,5 +948,138 @@ spec:
     fn non_workloads_have_no_shape() {
         let objs = read_str("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n", "t").unwrap();
         assert!(declared_shape(&objs[0]).unwrap().is_none());
+    }
+
+    /// The shape of the first object of `yaml` read with the rest of it as context.
+    fn with_context(yaml: &str) -> GpuShape {
+        let objs = read_str(yaml, "t.yaml").unwrap();
+        let dra = Dra::new(&objs);
+        declared_shape_with(&objs[0], &|_, _, _| None, &dra)
+            .unwrap()
+            .unwrap()
+    }
+
+    const TEMPLATES: &str = "---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: two-gpus}\nspec:\n  spec:\n    devices:\n      requests:\n      - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 2}}\n---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: migs}\nspec:\n  spec:\n    devices:\n      requests:\n      - {name: a, exactly: {deviceClassName: mig.nvidia.com, count: 2, selectors: [{cel: {expression: \"device.attributes['gpu.nvidia.com'].profile == '1g.5gb'\"}}]}}\n      - {name: b, exactly: {deviceClassName: mig.nvidia.com, selectors: [{cel: {expression: \"device.attributes['gpu.nvidia.com'].profile == '3g.20gb'\"}}]}}\n";
+
+    #[test]
+    fn a_template_claim_per_pod_counts_per_replica() {
+        let d = format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: d}}\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers: [{{name: c, resources: {{claims: [{{name: gpu}}]}}}}]\n      resourceClaims: [{{name: gpu, resourceClaimTemplateName: two-gpus}}]\n{TEMPLATES}"
+        );
+        let s = with_context(&d);
+        assert_eq!(s.to_string(), "main 3×2 = 6");
+        assert_eq!(s.devices.gpus_from_claims, 6);
+        // Read alone, the template is not at hand: unknown, never zero.
+        let alone = read_str(&d, "t").unwrap();
+        let s = declared_shape(&alone[0]).unwrap().unwrap();
+        assert!(s.roles.is_empty() && s.declares_gpus());
+        assert_eq!(
+            s.devices.unknown,
+            ["ResourceClaimTemplate default/two-gpus is not in the input"]
+        );
+        // MIG slices by profile, never whole GPUs; a Job's parallelism multiplies them.
+        let j = format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nspec:\n  parallelism: 4\n  template:\n    spec:\n      containers: [{{name: c}}]\n      resourceClaims: [{{name: m, resourceClaimTemplateName: migs}}]\n{TEMPLATES}"
+        );
+        let s = with_context(&j);
+        assert_eq!(s.total(), Ok(0));
+        assert_eq!(
+            s.devices.other,
+            std::collections::BTreeMap::from([
+                ("nvidia.com/mig-1g.5gb".to_string(), 8),
+                ("nvidia.com/mig-3g.20gb".to_string(), 4)
+            ])
+        );
+    }
+
+    #[test]
+    fn a_shared_claim_is_one_allocation() {
+        let c = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: shared, namespace: ml}\nspec:\n  devices:\n    requests:\n    - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 4}}\n";
+        assert_eq!(shape(c), "claim 1×4 = 4");
+        // A claim made for a pod is the pod's, not a workload.
+        let made = c.replace(
+            "namespace: ml}",
+            "namespace: ml, ownerReferences: [{apiVersion: v1, kind: Pod, name: p, uid: u, controller: true}]}",
+        );
+        assert!(
+            declared_shape(&read_str(&made, "t").unwrap()[0])
+                .unwrap()
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn spark_applications() {
+        let app = r#"apiVersion: sparkoperator.k8s.io/v1beta2
+kind: SparkApplication
+metadata: {name: etl}
+spec:
+  type: Python
+  driver:
+    cores: 1
+  executor:
+    instances: 4
+    gpu: {name: nvidia.com/gpu, quantity: 1}
+"#;
+        assert_eq!(shape(app), "executor 4×1 = 4");
+        let both = app.replace(
+            "  driver:\n    cores: 1\n",
+            "  driver:\n    gpu: {name: nvidia.com/gpu, quantity: 1}\n    template:\n      spec:\n        containers: [{name: sidecar, resources: {limits: {nvidia.com/gpu: 1}}}]\n",
+        );
+        assert_eq!(shape(&both), "driver 1×2 + executor 4×1 = 6");
+        // Instances default to 1, from sparkConf when the field is absent.
+        let conf = app.replace("    instances: 4\n", "").replace(
+            "  type: Python\n",
+            "  type: Python\n  sparkConf: {spark.executor.instances: \"3\"}\n",
+        );
+        assert_eq!(shape(&conf), "executor 3×1 = 3");
+        assert_eq!(
+            shape(&app.replace("    instances: 4\n", "")),
+            "executor 1×1 = 1"
+        );
+        // Dynamic allocation: Spark owns the executors, which start at initialExecutors.
+        let dynamic = app.replace(
+            "  type: Python\n",
+            "  type: Python\n  dynamicAllocation: {enabled: true, initialExecutors: 6, maxExecutors: 10}\n",
+        );
+        assert_eq!(shape(&dynamic), "executor 6×1 (autoscaled) = 6");
+        // An AMD GPU is not an NVIDIA GPU; MIG slices are not whole GPUs.
+        let mig = app.replace("nvidia.com/gpu,", "nvidia.com/mig-1g.10gb,");
+        let s = declared_shape(&read_str(&mig, "t").unwrap()[0])
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.total(), Ok(0));
+        assert_eq!(s.devices.other["nvidia.com/mig-1g.10gb"], 4);
+    }
+
+    #[test]
+    fn gpu_figures_outside_pod_templates_are_guessed() {
+        let g = r#"apiVersion: example.com/v1
+kind: Scheduled
+metadata: {name: s}
+spec:
+  template:
+    executor: {instances: 3, gpu: {name: nvidia.com/gpu, quantity: 2}}
+    resources: {nvidia.com/gpu: "1"}
+    devices: [{name: d, deviceClassName: gpu.nvidia.com, count: 2}]
+    mystery: {resourceName: nvidia.com/gpu}
+"#;
+        let objs = read_str(g, "t").unwrap();
+        assert!(shape_is_guess(&objs[0]));
+        let s = declared_shape(&objs[0]).unwrap().unwrap();
+        assert_eq!(
+            s.to_string(),
+            "spec.template.devices[d] 1×2 + spec.template.executor.gpu 3×2 + spec.template.resources.nvidia.com/gpu 1×1 = 9"
+        );
+        assert_eq!(
+            s.devices.unknown,
+            ["spec.template.mystery names nvidia.com/gpu without a count gpuledger can read"]
+        );
+        // A GPU named without any count is still a GPU workload, of unknown size.
+        let only = "apiVersion: example.com/v1\nkind: Thing\nmetadata: {name: t}\nspec:\n  accelerator: {type: nvidia.com/gpu}\n";
+        let s = declared_shape(&read_str(only, "t").unwrap()[0])
+            .unwrap()
+            .unwrap();
+        assert!(s.roles.is_empty() && s.declares_gpus());
     }
 }

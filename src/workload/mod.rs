@@ -13,6 +13,7 @@
 //! when they are missing, the well-known [`labels`]) to the root and assembles the workloads. This
 //! module re-exports the types and checks, as an object is read, that its GPU figures fit.
 
+pub mod claims;
 pub mod kinds;
 pub mod labels;
 pub mod owners;
@@ -73,6 +74,7 @@ mod tests {
             gpus_per_replica: gpus,
             nodes_per_replica: 1,
             autoscaled: false,
+            devices: Default::default(),
         }
     }
 

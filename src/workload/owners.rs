@@ -8,19 +8,28 @@
 //! objects the dump did not include), the walk falls back to well-known labels (Dynamo graph,
 //! LeaderWorkerSet, KServe) and then to the owner reference itself, so a pod is never left without
 //! a workload; a ReplicaSet's missing Deployment is recovered from the `pod-template-hash` label.
+//!
+//! A pod holds its device-plugin request and the devices of its own DRA claims. A shared
+//! ResourceClaim holds its devices once, for all the pods that use it: it is a GPU holder of its
+//! own ([`Holder::Claim`]), bound once allocated and pending while a running consumer waits for
+//! it, and its root (the claim itself, unless an owner made it) is the workload it counts for.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::k8s::gpus::Gpus;
-use crate::k8s::object::{Body, Kind, Object, group_of};
-use crate::k8s::types::OwnerRef;
+use crate::k8s::object::{Body, Kind, Object};
 use crate::util::date::Timestamp;
-use crate::util::sum::{Named, Overflow};
+use crate::util::sum::{self, Named, Overflow, TooLarge};
 
+use super::claims::{ClaimHow, ClaimSummary, ClaimUse, Devices, Dra, PodClaims, is_shared_claim};
 use super::kinds::{declared_shape_with, shape_is_guess, template_role};
 use super::labels;
 use super::pods::pod_request;
-use super::types::{GpuShape, PodCounts, Role, Workload, WorkloadId};
+use super::types::{DeviceDetail, GpuShape, LiveDevices, PodCounts, Role, Workload};
+
+mod roots;
+
+pub use roots::{Root, Roots};
 
 /// Where a pod stands for counting: bound to a node, waiting for one, or done.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,218 +52,100 @@ impl PodState {
     }
 }
 
-/// A pod that requests GPUs.
+/// A pod that requests GPUs, or a shared ResourceClaim that holds them.
 #[derive(Debug, Clone)]
 pub struct GpuPod {
     /// Index into the object list.
     pub object: usize,
+    /// Whole GPUs and MIG slices, through the device plugin and DRA claims together.
     pub gpus: Gpus,
     pub state: PodState,
     /// Index into [`Workloads::list`]; `None` for terminal pods.
     pub workload: Option<usize>,
+    pub holder: Holder,
+    /// What it holds through DRA claims; `None` for a pod of plain device-plugin resources.
+    pub dra: Option<Box<HeldDevices>>,
 }
 
-/// The root of an ownership chain.
-#[derive(Debug, Clone)]
-pub struct Root {
-    pub id: WorkloadId,
-    pub api_version: Option<String>,
-    /// The root object, when it is in the input.
-    pub object: Option<usize>,
-    /// The topmost object of the chain that is in the input (the root itself when present).
-    pub top: usize,
+/// What holds a [`GpuPod`]'s GPUs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Holder {
+    Pod,
+    /// A shared ResourceClaim, on the node its allocation names (when it names one).
+    Claim {
+        node: Option<String>,
+    },
 }
 
-/// Memoised root resolution over one object list.
-pub struct Roots<'a> {
-    objects: &'a [Object],
-    by_uid: HashMap<&'a str, usize>,
-    by_key: HashMap<(&'a str, &'a str, &'a str), usize>,
-    /// Each object's root once resolved (an index into `list`).
-    memo: Vec<Option<usize>>,
-    pub list: Vec<Root>,
-    by_id: HashMap<WorkloadId, usize>,
-}
-
-const MAX_DEPTH: usize = 32;
-
-impl<'a> Roots<'a> {
-    pub fn new(objects: &'a [Object]) -> Roots<'a> {
-        let mut by_uid = HashMap::new();
-        let mut by_key = HashMap::new();
-        for (i, o) in objects.iter().enumerate() {
-            // Pods own nothing; leaving them out keeps the indexes small.
-            if matches!(o.body, Body::Pod(_)) {
-                continue;
-            }
-            if let Some(uid) = o.meta.uid.as_deref().filter(|u| !u.is_empty()) {
-                by_uid.insert(uid, i);
-            }
-            by_key.insert((o.namespace(), o.kind.as_str(), o.meta.name.as_str()), i);
-        }
-        Roots {
-            objects,
-            by_uid,
-            by_key,
-            memo: vec![None; objects.len()],
-            list: Vec::new(),
-            by_id: HashMap::new(),
-        }
-    }
-
-    fn owner_ref(o: &Object) -> Option<&OwnerRef> {
-        let refs = &o.meta.owner_references;
-        refs.iter()
-            .find(|r| r.controller == Some(true))
-            .or_else(|| refs.first())
-    }
-
-    fn find(&self, ns: &str, kind: &str, name: &str) -> Option<usize> {
-        self.by_key.get(&(ns, kind, name)).copied()
-    }
-
-    /// The owner `r` names, by uid first. A uid is followed only when the object it belongs to agrees
-    /// with the reference in kind and name and sits in the dependent's namespace (or is
-    /// cluster-scoped): a reference whose uid points elsewhere is treated like one whose uid is not in
-    /// the input, so a pod cannot move its GPUs onto another workload by borrowing its uid.
-    fn find_owner(&self, o: &Object, r: &OwnerRef) -> Option<usize> {
-        let agrees = |x: &Object| {
-            x.kind == r.kind
-                && x.meta.name == r.name
-                && (x.namespace().is_empty() || x.namespace() == o.namespace())
-        };
-        if let Some(&i) = self.by_uid.get(r.uid.as_str())
-            && self.objects.get(i).is_some_and(agrees)
-        {
-            return Some(i);
-        }
-        // Owners are namespaced like their dependents, or cluster-scoped.
-        self.find(o.namespace(), &r.kind, &r.name)
-            .or_else(|| self.find("", &r.kind, &r.name))
-    }
-
-    fn memo(&self, i: usize) -> Option<usize> {
-        self.memo.get(i).copied().flatten()
-    }
-
-    /// The root of object `i`, as an index into [`Roots::list`]; `None` only when `i` is not an
-    /// index into the object list.
-    pub fn resolve(&mut self, i: usize) -> Option<usize> {
-        if let Some(root) = self.memo(i) {
-            return Some(root);
-        }
-        let objects = self.objects;
-        let mut o = objects.get(i)?;
-        let mut chain = vec![i];
-        let mut cur = i;
-        let root = loop {
-            let Some(r) = Self::owner_ref(o) else {
-                break self.intern_object(cur, o);
-            };
-            // The owner, or — when it is missing — the object its well-known labels name.
-            let next = match self.find_owner(o, r) {
-                Some(j) => Ok(j),
-                None => self.missing_owner(cur, o, r),
-            };
-            match next {
-                Ok(j) => {
-                    if let Some(root) = self.memo(j) {
-                        break root;
-                    }
-                    match objects.get(j) {
-                        Some(owner) if !chain.contains(&j) && chain.len() < MAX_DEPTH => {
-                            chain.push(j);
-                            cur = j;
-                            o = owner;
-                        }
-                        // A cycle (through owners or labels) or an absurdly deep chain: stop
-                        // where we are.
-                        _ => break self.intern_object(cur, o),
-                    }
-                }
-                Err(root) => break root,
-            }
-        };
-        for c in chain {
-            if let Some(m) = self.memo.get_mut(c) {
-                *m = Some(root);
-            }
-        }
-        Some(root)
-    }
-
-    fn intern(&mut self, root: Root) -> usize {
-        if let Some(&k) = self.by_id.get(&root.id) {
-            return k;
-        }
-        let k = self.list.len();
-        self.by_id.insert(root.id.clone(), k);
-        self.list.push(root);
-        k
-    }
-
-    /// Object `i` (which is `o`) as its own root.
-    fn intern_object(&mut self, i: usize, o: &Object) -> usize {
-        self.intern(Root {
-            id: WorkloadId {
-                namespace: o.namespace().to_string(),
-                group: o.group().to_string(),
-                kind: o.kind.clone(),
-                name: o.meta.name.clone(),
+impl GpuPod {
+    /// The node its GPUs are on: a pod's node, an allocated claim's.
+    pub fn node<'o>(&'o self, objects: &'o [Object]) -> Option<&'o str> {
+        match &self.holder {
+            Holder::Claim { node } => node.as_deref(),
+            Holder::Pod => match &objects.get(self.object)?.body {
+                Body::Pod(p) => p.spec.node_name.as_deref().filter(|n| !n.is_empty()),
+                _ => None,
             },
-            api_version: Some(o.api_version.clone()),
-            object: Some(i),
-            top: i,
-        })
+        }
     }
 
-    /// The chain broke at `from`, whose owner `r` is not in the input: `Ok(j)` when a well-known
-    /// label names an object that is present (the walk goes on from there, in the caller's loop so
-    /// that its cycle guard applies), else `Err(root)` with the inferred root interned.
-    fn missing_owner(&mut self, from: usize, o: &Object, r: &OwnerRef) -> Result<usize, usize> {
-        let l = &o.meta.labels;
-        let (group, kind, name) = if let Some(g) = l.get(labels::DYNAMO_GRAPH) {
-            ("nvidia.com", "DynamoGraphDeployment", g.as_str())
-        } else if let Some(n) = l.get(labels::LWS_NAME) {
-            ("leaderworkerset.x-k8s.io", "LeaderWorkerSet", n.as_str())
-        } else if let Some(n) = l.get(labels::KSERVE_ISVC) {
-            ("serving.kserve.io", "InferenceService", n.as_str())
-        } else if let Some(dep) = deployment_of_replicaset(r, l.get(labels::POD_TEMPLATE_HASH)) {
-            ("apps", "Deployment", dep)
-        } else {
-            (group_of(&r.api_version), r.kind.as_str(), r.name.as_str())
-        };
-        if let Some(j) = self.find(o.namespace(), kind, name).filter(|&j| j != from) {
-            return Ok(j);
-        }
-        let api_version = (kind == r.kind).then(|| r.api_version.clone());
-        Err(self.intern(Root {
-            id: WorkloadId {
-                namespace: o.namespace().to_string(),
-                group: group.to_string(),
-                kind: kind.to_string(),
-                name: name.to_string(),
-            },
-            api_version,
-            object: None,
-            top: from,
-        }))
+    /// Of its whole GPUs, those that came through DRA claims.
+    pub fn gpus_from_claims(&self) -> u64 {
+        self.dra.as_ref().map_or(0, |d| d.from_claims)
     }
 }
 
-/// `llama-7d9f8b6c4` with pod-template-hash `7d9f8b6c4` was made by Deployment `llama`.
-fn deployment_of_replicaset<'r>(
-    r: &'r OwnerRef,
-    hash: Option<&crate::k8s::types::Text>,
-) -> Option<&'r str> {
-    if r.kind != "ReplicaSet" {
-        return None;
+/// What a GPU holder holds through DRA claims.
+#[derive(Debug, Clone, Default)]
+pub struct HeldDevices {
+    /// Of its whole GPUs, those through claims (a DRA-served `nvidia.com/gpu` limit included).
+    pub from_claims: u64,
+    /// Up to this many more whole GPUs (claims with alternatives, not allocated).
+    pub more: u64,
+    /// DRA devices of other classes, by class.
+    pub other: BTreeMap<String, u64>,
+    pub unknown: Vec<String>,
+    pub claims: Vec<ClaimUse>,
+}
+
+impl HeldDevices {
+    /// The DRA side of a pod whose device-plugin request has `plugin_whole` whole GPUs, or
+    /// `None` when it has none.
+    fn of_pod(c: PodClaims, plugin_whole: u64) -> Option<Box<HeldDevices>> {
+        let mut claims = c.claims;
+        let mut from_claims = c.own.gpus.whole;
+        if let Some(name) = c.extended {
+            // The limit is served by DRA: counted once, by the device-plugin rule.
+            from_claims = from_claims.saturating_add(plugin_whole);
+            claims.push(ClaimUse {
+                how: ClaimHow::ExtendedResource,
+                name,
+                allocated: Some(true),
+                devices: Devices {
+                    gpus: Gpus::whole(plugin_whole),
+                    ..Devices::default()
+                },
+            });
+        }
+        let held = HeldDevices {
+            from_claims,
+            more: c.own.more.whole,
+            other: c.own.other,
+            unknown: c.own.unknown,
+            claims,
+        };
+        (held.from_claims > 0
+            || held.more > 0
+            || !held.other.is_empty()
+            || !held.unknown.is_empty()
+            || !held.claims.is_empty())
+        .then(|| Box::new(held))
     }
-    let hash = hash?;
-    r.name
-        .strip_suffix(hash.as_str())
-        .and_then(|n| n.strip_suffix('-'))
-        .filter(|n| !n.is_empty())
+
+    /// Whether it holds anything that makes its holder a GPU holder besides its GPUs.
+    fn counts(&self) -> bool {
+        self.more > 0 || !self.other.is_empty() || !self.unknown.is_empty()
+    }
 }
 
 /// All live workloads of an object list, with the GPU pods that belong to them.
@@ -282,6 +173,31 @@ struct Builder {
     pods: PodCounts,
     /// (role, GPUs per pod) → pods, for workloads whose root object is missing.
     pod_roles: BTreeMap<(String, u64), u64>,
+    dra: LiveDevices,
+}
+
+impl Builder {
+    /// Adds what a holder holds through DRA claims.
+    fn held(&mut self, h: &HeldDevices, state: PodState) -> Result<(), TooLarge> {
+        let d = &mut self.dra;
+        match state {
+            PodState::Bound => sum::add_to(&mut d.requested_from_claims, h.from_claims)?,
+            _ => sum::add_to(&mut d.pending_from_claims, h.from_claims)?,
+        }
+        sum::add_to(&mut d.gpus_more, h.more)?;
+        for (k, n) in &h.other {
+            sum::add_to(d.other.entry(k.clone()).or_insert(0), *n)?;
+        }
+        for u in &h.unknown {
+            if !d.unknown.contains(u) {
+                d.unknown.push(u.clone());
+            }
+        }
+        for c in &h.claims {
+            ClaimSummary::add(&mut d.claims, c)?;
+        }
+        Ok(())
+    }
 }
 
 /// Finds every live workload: the roots of non-terminal GPU pods, plus root objects that declare GPUs
@@ -289,23 +205,40 @@ struct Builder {
 pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
     let runtimes = Runtimes::new(objects);
     let lookup = |kind: &str, ns: &str, name: &str| runtimes.find(kind, ns, name);
+    let dra = Dra::new(objects);
     let mut roots = Roots::new(objects);
     let mut builders: BTreeMap<usize, Builder> = BTreeMap::new();
     let mut pods = Vec::new();
     // Jobs that have pods, and whether any of them is still running.
     let mut job_pods: HashMap<usize, bool> = HashMap::new();
+    // The pods that use each shared claim.
+    let mut consumers: BTreeMap<usize, Vec<(usize, PodState)>> = BTreeMap::new();
 
     for (i, o) in objects.iter().enumerate() {
         let Body::Pod(p) = &o.body else { continue };
         let state = PodState::of(o);
-        let gpus = pod_request(&p.spec).named(o, "the GPUs its containers request")?;
+        let mut gpus = pod_request(&p.spec).named(o, "the GPUs its containers request")?;
+        let claims = dra
+            .pod(
+                o.namespace(),
+                &p.spec,
+                Some((&p.status, o.meta.uid.as_deref())),
+            )
+            .named(o, "the devices of its claims")?;
+        for &c in &claims.shared {
+            consumers.entry(c).or_default().push((i, state));
+        }
+        let plugin_whole = gpus.whole;
+        gpus.add(&claims.own.gpus)
+            .named(o, "the GPUs its containers and claims request")?;
+        let held = HeldDevices::of_pod(claims, plugin_whole);
         if let Some(job) = Roots::owner_ref(o)
             .filter(|r| r.kind == "Job")
             .and_then(|r| roots.find_owner(o, r))
         {
             *job_pods.entry(job).or_default() |= state != PodState::Terminal;
         }
-        if gpus.is_zero() {
+        if gpus.is_zero() && !held.as_ref().is_some_and(|h| h.counts()) {
             continue;
         }
         let mut workload = None;
@@ -328,6 +261,10 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
                     b.pods.pending += 1;
                 }
             }
+            if let Some(h) = &held {
+                b.held(h, state)
+                    .named(id, "the devices its pods hold through claims")?;
+            }
             let role = template_role(&o.meta.labels)
                 .or_else(|| {
                     o.meta
@@ -346,6 +283,102 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
             gpus,
             state,
             workload,
+            holder: Holder::Pod,
+            dra: held,
+        });
+    }
+
+    // Shared claims hold their devices once, for all their consumers: bound once allocated,
+    // pending while a running consumer waits for them.
+    let gpu_pods: std::collections::HashSet<usize> = pods.iter().map(|p| p.object).collect();
+    let mut counted = std::collections::HashSet::new();
+    for (i, o) in objects.iter().enumerate() {
+        let Body::Claim(c) = &o.body else { continue };
+        if !is_shared_claim(o) {
+            continue;
+        }
+        let (devices, allocated) = dra.claim(o, c).named(o, "the devices it holds")?;
+        if devices.is_empty() {
+            continue;
+        }
+        let users = consumers.get(&i).map(Vec::as_slice).unwrap_or_default();
+        let state = if allocated {
+            PodState::Bound
+        } else if users.iter().any(|(_, s)| *s != PodState::Terminal) {
+            PodState::Pending
+        } else {
+            continue;
+        };
+        let node = c.status.allocation.as_ref().and_then(|a| {
+            a.node_selector
+                .as_ref()
+                .and_then(|s| s.single_node())
+                .map(str::to_string)
+                .or_else(|| {
+                    a.devices.results.iter().find_map(|r| {
+                        dra.slices
+                            .get(&r.driver, &r.pool, &r.device)
+                            .and_then(|d| d.node)
+                            .map(str::to_string)
+                    })
+                })
+        });
+        let held = HeldDevices {
+            from_claims: devices.gpus.whole,
+            more: devices.more.whole,
+            other: devices.other.clone(),
+            unknown: devices.unknown.clone(),
+            claims: vec![ClaimUse {
+                how: ClaimHow::Shared,
+                name: o.meta.name.clone(),
+                allocated: Some(allocated),
+                devices: devices.clone(),
+            }],
+        };
+        let mut workload = None;
+        if let Some(root) = roots.resolve(i)
+            && let Some(Root { id, .. }) = roots.list.get(root)
+        {
+            let b = builders.entry(root).or_default();
+            let named = format_args!("{id}");
+            match state {
+                PodState::Bound => b
+                    .requested
+                    .add(&devices.gpus)
+                    .named(named, "the GPUs its claims hold")?,
+                _ => b
+                    .pending
+                    .add(&devices.gpus)
+                    .named(named, "the GPUs its claims wait for")?,
+            }
+            b.held(&held, state)
+                .named(id, "the devices its claims hold")?;
+            // Its consumers are its pods, unless they are GPU pods of their own.
+            for (p, s) in users.iter().filter(|(p, _)| !gpu_pods.contains(p)) {
+                if counted.insert(*p) {
+                    match s {
+                        PodState::Bound => b.pods.bound += 1,
+                        PodState::Pending => b.pods.pending += 1,
+                        PodState::Terminal => {}
+                    }
+                }
+            }
+            let mut names: BTreeSet<String> = b.dra.consumers.iter().cloned().collect();
+            names.extend(users.iter().filter_map(|(p, _)| {
+                objects
+                    .get(*p)
+                    .map(|u| format!("{}/{}", u.namespace(), u.meta.name))
+            }));
+            b.dra.consumers = names.into_iter().collect();
+            workload = Some(root);
+        }
+        pods.push(GpuPod {
+            object: i,
+            gpus: devices.gpus,
+            state,
+            workload,
+            holder: Holder::Claim { node },
+            dra: Some(Box::new(held)),
         });
     }
 
@@ -355,7 +388,7 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
         if matches!(o.body, Body::Pod(_)) || !o.meta.owner_references.is_empty() {
             continue;
         }
-        let Some(shape) = declared_shape_with(o, &lookup)? else {
+        let Some(shape) = declared_shape_with(o, &lookup, &dra)? else {
             continue;
         };
         if !shape.declares_gpus() || job_finished(o, job_pods.get(&i).copied()) {
@@ -374,7 +407,7 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
         };
         let present = root.object.and_then(|j| objects.get(j));
         let declared = match present {
-            Some(o) => declared_shape_with(o, &lookup)?,
+            Some(o) => declared_shape_with(o, &lookup, &dra)?,
             None => None,
         };
         let (shape, from_spec) = match declared {
@@ -404,6 +437,7 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
             requested: b.requested,
             pending: b.pending,
             pods: b.pods,
+            dra: b.dra,
             source: present.map(|o| o.source.clone()),
             created: top
                 .meta
@@ -485,6 +519,7 @@ fn shape_from_pods(roles: &BTreeMap<(String, u64), u64>) -> GpuShape {
                 gpus_per_replica: *gpus,
                 nodes_per_replica: 1,
                 autoscaled: false,
+                devices: DeviceDetail::default(),
             })
             .collect(),
     )
@@ -555,5 +590,76 @@ mod tests {
         let w = build(&objs).unwrap();
         assert_eq!(w.list.len(), 1);
         assert_eq!(w.list[0].requested.whole, 1);
+    }
+
+    const RCT: &str = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: one, namespace: ml}\nspec:\n  spec:\n    devices:\n      requests:\n      - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com}}\n---\n";
+
+    fn pod(name: &str, node: Option<&str>, claims: &str) -> String {
+        let node = node
+            .map(|n| format!("  nodeName: {n}\n"))
+            .unwrap_or_default();
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: ml, uid: {name}-uid}}\nspec:\n{node}  containers: [{{name: c}}]\n  resourceClaims: [{claims}]\n---\n"
+        )
+    }
+
+    #[test]
+    fn template_claims_are_the_pods_and_a_shared_claim_counts_once() {
+        let shared = "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: shared, namespace: ml}\nspec:\n  devices:\n    requests:\n    - {name: gpu, exactly: {deviceClassName: gpu.nvidia.com, count: 2}}\nstatus:\n  allocation:\n    devices:\n      results:\n      - {request: gpu, driver: gpu.nvidia.com, pool: n1, device: gpu-0}\n      - {request: gpu, driver: gpu.nvidia.com, pool: n1, device: gpu-1}\n    nodeSelector:\n      nodeSelectorTerms: [{matchFields: [{key: metadata.name, operator: In, values: [n1]}]}]\n---\n";
+        let docs = format!(
+            "{RCT}{shared}{}{}{}",
+            pod(
+                "a",
+                Some("n1"),
+                "{name: gpu, resourceClaimTemplateName: one}"
+            ),
+            pod("b", None, "{name: gpu, resourceClaimTemplateName: one}"),
+            pod("c", Some("n1"), "{name: g, resourceClaimName: shared}")
+                + &pod("d", Some("n1"), "{name: g, resourceClaimName: shared}"),
+        );
+        let objs = read_str(&docs, "t").unwrap();
+        let w = build(&objs).unwrap();
+        let row = |kind: &str, name: &str| {
+            w.list
+                .iter()
+                .find(|x| x.id.kind == kind && x.id.name == name)
+                .unwrap_or_else(|| panic!("{kind}/{name} in {:?}", w.list))
+        };
+        // Each pod's own claim: one GPU each, bound or pending with its pod.
+        let a = row("Pod", "a");
+        assert_eq!((a.requested.whole, a.dra.requested_from_claims), (1, 1));
+        assert_eq!(a.dra.claims[0].how, ClaimHow::Template);
+        assert_eq!(
+            (
+                row("Pod", "b").pending.whole,
+                row("Pod", "b").dra.pending_from_claims
+            ),
+            (1, 1)
+        );
+        // The shared claim: two GPUs once, on its own row, with its consumers; they hold none.
+        let s = row("ResourceClaim", "shared");
+        assert_eq!((s.requested.whole, s.pods.bound), (2, 2));
+        assert_eq!(s.dra.consumers, ["ml/c", "ml/d"]);
+        assert!(w.list.iter().all(|x| x.id.name != "c" && x.id.name != "d"));
+        let held = w.pods.iter().find(|p| p.holder != Holder::Pod).unwrap();
+        assert_eq!(held.node(&objs), Some("n1"));
+        let total: u64 = w
+            .list
+            .iter()
+            .map(|x| x.requested.whole + x.pending.whole)
+            .sum();
+        assert_eq!(total, 4);
+    }
+
+    #[test]
+    fn an_extended_resource_claim_is_the_limit_counted_once() {
+        let docs = "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: ml, uid: p-uid}\nspec:\n  nodeName: n1\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: 2}}}]\nstatus:\n  extendedResourceClaimStatus:\n    resourceClaimName: p-extended-resources-x\n    requestMappings: [{containerName: c, resourceName: nvidia.com/gpu, requestName: container-0-request-0}]\n---\napiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata:\n  name: p-extended-resources-x\n  namespace: ml\n  annotations: {resource.kubernetes.io/extended-resource-claim: \"true\"}\n  ownerReferences: [{apiVersion: v1, kind: Pod, name: p, uid: p-uid, controller: true}]\nspec:\n  devices:\n    requests:\n    - {name: container-0-request-0, exactly: {deviceClassName: gpu.nvidia.com, allocationMode: ExactCount, count: 2}}\nstatus:\n  allocation:\n    devices:\n      results:\n      - {request: container-0-request-0, driver: gpu.nvidia.com, pool: n1, device: gpu-0}\n      - {request: container-0-request-0, driver: gpu.nvidia.com, pool: n1, device: gpu-1}\n";
+        let objs = read_str(docs, "t").unwrap();
+        let w = build(&objs).unwrap();
+        assert_eq!(w.list.len(), 1, "{:?}", w.list);
+        let p = &w.list[0];
+        assert_eq!((p.requested.whole, p.dra.requested_from_claims), (2, 2));
+        assert_eq!(p.dra.claims[0].how, ClaimHow::ExtendedResource);
+        assert_eq!(p.dra.claims[0].name, "p-extended-resources-x");
     }
 }

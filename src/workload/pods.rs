@@ -6,10 +6,103 @@
 //! (init containers with `restartPolicy: Always`) keep running, so they add to the app phase and to
 //! every init step that starts after them. All arithmetic is per GPU currency (see [`Gpus`]) and
 //! checked: a sum that does not fit in 64 bits is [`TooLarge`], never a wrapped number.
+//!
+//! A pod also holds the devices of its own DRA claims (one per ResourceClaimTemplate it names;
+//! [`super::claims`]): [`PodRule::gpus`] adds them to the device-plugin request, for pod
+//! templates read with the input's claim templates and device classes at hand.
 
-use crate::k8s::gpus::{GpuList, Gpus};
-use crate::k8s::types::{Container, PodSpec, Resources};
+use crate::k8s::gpus::{GpuList, GpuResource, Gpus};
+use crate::k8s::types::{Container, PodSpec, PodStatus, Resources};
 use crate::util::sum::TooLarge;
+
+use super::claims::{Devices, Dra};
+use super::types::DeviceDetail;
+
+/// A pod's whole GPUs and the rest of what it declares.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PodGpus {
+    pub whole: u64,
+    pub detail: DeviceDetail,
+}
+
+impl PodGpus {
+    /// `self + other × n` (the workers of a group), checked.
+    pub fn plus(&self, other: &PodGpus, n: u64) -> Result<PodGpus, TooLarge> {
+        let mut out = self.clone();
+        out.whole = crate::util::sum::add(out.whole, crate::util::sum::mul(other.whole, n)?)?;
+        out.detail.add(&other.detail.scaled(n)?)?;
+        Ok(out)
+    }
+
+    /// `self × n`, checked.
+    pub fn scaled(&self, n: u64) -> Result<PodGpus, TooLarge> {
+        PodGpus::default().plus(self, n)
+    }
+}
+
+/// The detail of a pod's GPUs: its MIG slices and shared GPUs by resource name, and what its own
+/// claims add (`claims`: GPUs through claims, other devices, what is unknown).
+pub fn detail(gpus: &Gpus, claims: &Devices) -> DeviceDetail {
+    let mut other = claims.other.clone();
+    if gpus.shared > 0 {
+        other.insert(GpuResource::Shared.to_string(), gpus.shared);
+    }
+    for (p, n) in gpus.mig.iter().filter(|(_, n)| **n > 0) {
+        other.insert(GpuResource::Mig(p.clone()).to_string(), *n);
+    }
+    DeviceDetail {
+        through_claims: !claims.is_empty(),
+        gpus_from_claims: claims.gpus.whole,
+        gpus_more: claims.more.whole,
+        other,
+        unknown: claims.unknown.clone(),
+    }
+}
+
+/// How the GPUs of pod templates of one object are read: the device-plugin rule, plus the
+/// devices of each template's own claims, looked up in the object's namespace.
+#[derive(Clone, Copy)]
+pub struct PodRule<'r, 'a> {
+    pub dra: &'r Dra<'a>,
+    pub ns: &'r str,
+}
+
+impl PodRule<'_, '_> {
+    /// The whole GPUs of one pod of `spec`, and the rest.
+    pub fn gpus(&self, spec: &PodSpec) -> Result<PodGpus, TooLarge> {
+        self.with(pod_request(spec)?, spec)
+    }
+
+    /// `request` (a device-plugin request read by another rule) with `spec`'s claims added.
+    pub fn with(&self, request: Gpus, spec: &PodSpec) -> Result<PodGpus, TooLarge> {
+        self.claimed(request, spec, None)
+    }
+
+    /// The GPUs of a pod object: the claims made for it as allocated (a live pod, its `status`
+    /// and `uid`), else as their templates ask. A pod in Git has no status: its templates count.
+    pub fn pod(
+        &self,
+        spec: &PodSpec,
+        status: &PodStatus,
+        uid: Option<&str>,
+    ) -> Result<PodGpus, TooLarge> {
+        self.claimed(pod_request(spec)?, spec, Some((status, uid)))
+    }
+
+    fn claimed(
+        &self,
+        mut request: Gpus,
+        spec: &PodSpec,
+        live: Option<(&PodStatus, Option<&str>)>,
+    ) -> Result<PodGpus, TooLarge> {
+        let claims = self.dra.pod(self.ns, spec, live)?;
+        request.add(&claims.own.gpus)?;
+        Ok(PodGpus {
+            whole: request.whole,
+            detail: detail(&request, &claims.own),
+        })
+    }
+}
 
 /// Effective request of one container's resources.
 pub fn container_request(r: &Resources) -> Gpus {

@@ -3,11 +3,14 @@
 //! shape, and the live [`Workload`] with what its pods request. Plain data; how a shape is read
 //! from a spec is [`super::kinds`], how workloads are assembled from objects [`super::owners`].
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::Serialize;
 
 use crate::k8s::gpus::Gpus;
+
+use super::claims::ClaimSummary;
 use crate::k8s::object::Source;
 use crate::util::date::Timestamp;
 use crate::util::sum::{self, TooLarge};
@@ -65,6 +68,68 @@ pub struct Role {
     /// difference in replicas is not drift.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub autoscaled: bool,
+    /// Per replica: which of its whole GPUs come through DRA claims, and what it declares besides
+    /// whole GPUs (MIG slices, shared GPUs, other DRA devices) or cannot count. Its totals are the
+    /// shape's [`GpuShape::devices`], which the reports show.
+    #[serde(skip)]
+    pub devices: DeviceDetail,
+}
+
+/// What a replica (or a whole shape) declares besides the whole GPUs its figure counts, and how
+/// sure that figure is. Empty for a workload of plain `nvidia.com/gpu` limits.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DeviceDetail {
+    /// It declares devices through DRA claims (whole GPUs or not).
+    pub through_claims: bool,
+    /// Of the whole GPUs, those that come through DRA claims (the rest: the device plugin).
+    pub gpus_from_claims: u64,
+    /// Up to this many more whole GPUs: claim requests with alternatives (`firstAvailable`).
+    pub gpus_more: u64,
+    /// MIG slices and shared GPUs by resource name (`nvidia.com/mig-1g.10gb`), and DRA devices
+    /// of other classes by class name; never whole GPUs.
+    pub other: BTreeMap<String, u64>,
+    /// Why the whole GPUs are not known exactly (then the figure is what is known).
+    pub unknown: Vec<String>,
+}
+
+impl DeviceDetail {
+    pub fn is_empty(&self) -> bool {
+        self == &DeviceDetail::default()
+    }
+
+    /// `self += other`, checked.
+    pub fn add(&mut self, other: &DeviceDetail) -> Result<(), TooLarge> {
+        self.through_claims |= other.through_claims;
+        sum::add_to(&mut self.gpus_from_claims, other.gpus_from_claims)?;
+        sum::add_to(&mut self.gpus_more, other.gpus_more)?;
+        for (k, n) in &other.other {
+            sum::add_to(self.other.entry(k.clone()).or_insert(0), *n)?;
+        }
+        for u in &other.unknown {
+            if !self.unknown.contains(u) {
+                self.unknown.push(u.clone());
+            }
+        }
+        Ok(())
+    }
+
+    /// `self × n`, checked; nothing times zero is known to be nothing.
+    pub fn scaled(&self, n: u64) -> Result<DeviceDetail, TooLarge> {
+        if n == 0 {
+            return Ok(DeviceDetail::default());
+        }
+        Ok(DeviceDetail {
+            through_claims: self.through_claims,
+            gpus_from_claims: sum::mul(self.gpus_from_claims, n)?,
+            gpus_more: sum::mul(self.gpus_more, n)?,
+            other: self
+                .other
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), sum::mul(*v, n)?)))
+                .collect::<Result<_, TooLarge>>()?,
+            unknown: self.unknown.clone(),
+        })
+    }
 }
 
 impl Role {
@@ -91,15 +156,29 @@ impl fmt::Display for Role {
     }
 }
 
-/// The GPU roles of a workload, sorted by name. Roles without GPUs (a frontend) are left out.
+/// The GPU roles of a workload, sorted by name. Roles without whole GPUs (a frontend, a MIG-only
+/// role) are left out of `roles`; what every role declares besides whole GPUs is in `devices`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct GpuShape {
     pub roles: Vec<Role>,
+    /// Σ replicas × each role's [`Role::devices`], roles without whole GPUs included.
+    #[serde(skip)]
+    pub devices: DeviceDetail,
 }
 
 impl GpuShape {
     pub fn new(mut roles: Vec<Role>) -> GpuShape {
+        let mut devices = DeviceDetail::default();
+        for r in &roles {
+            let total = r.devices.scaled(r.replicas).and_then(|d| devices.add(&d));
+            if total.is_err() {
+                devices.unknown.push(format!(
+                    "role {}: its devices per replica × {} replicas {TooLarge}",
+                    r.name, r.replicas
+                ));
+            }
+        }
         roles.retain(|r| r.gpus_per_replica > 0);
         roles.sort_by(|a, b| a.name.cmp(&b.name));
         // Two services that map to the same role name (two "worker"s) stay two roles, but a reader
@@ -111,7 +190,16 @@ impl GpuShape {
                 }
             }
         }
-        GpuShape { roles }
+        GpuShape { roles, devices }
+    }
+
+    /// The most whole GPUs the shape may take (`total()` plus what alternatives may add), or
+    /// `None` when some of it cannot be counted.
+    pub fn total_max(&self) -> Option<u64> {
+        if !self.devices.unknown.is_empty() {
+            return None;
+        }
+        sum::add(self.total().ok()?, self.devices.gpus_more).ok()
     }
 
     /// Σ replicas × GPUs per replica, checked. Shapes read from an object were checked when it was
@@ -123,9 +211,10 @@ impl GpuShape {
     }
 
     /// True when some role asks for GPUs per replica, even at zero replicas (a graph scaled to zero
-    /// still declares GPUs).
+    /// still declares GPUs), or for MIG slices, shared GPUs or other DRA devices, or for GPUs it
+    /// cannot count.
     pub fn declares_gpus(&self) -> bool {
-        !self.roles.is_empty()
+        !self.roles.is_empty() || !self.devices.other.is_empty() || !self.devices.unknown.is_empty()
     }
 }
 
@@ -245,4 +334,34 @@ pub struct Workload {
     pub intent_annotations: crate::k8s::types::Labels,
     /// What the root object says elsewhere that bears on its intent.
     pub intent_facts: crate::intent::Facts,
+    /// What its pods (or, for a shared ResourceClaim, the claim) hold through DRA.
+    pub dra: LiveDevices,
+}
+
+/// What a live workload holds through DRA claims: which of its GPUs came through them, what else
+/// they hold, what cannot be counted, and the claims themselves. Empty for a workload of plain
+/// `nvidia.com/gpu` limits served by the device plugin.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LiveDevices {
+    /// Of the whole GPUs `requested`, those through DRA claims (a DRA-served `nvidia.com/gpu`
+    /// limit included); the rest came from the device plugin.
+    pub requested_from_claims: u64,
+    /// The same of `pending`.
+    pub pending_from_claims: u64,
+    /// Up to this many more whole GPUs: claims with alternatives not allocated yet.
+    pub gpus_more: u64,
+    /// DRA devices of other classes held or waited for, by class.
+    pub other: BTreeMap<String, u64>,
+    /// Why its whole GPUs are not known exactly.
+    pub unknown: Vec<String>,
+    /// Its claims, by kind and name.
+    pub claims: Vec<ClaimSummary>,
+    /// For a shared ResourceClaim: the pods that use it (`namespace/name`), sorted.
+    pub consumers: Vec<String>,
+}
+
+impl LiveDevices {
+    pub fn is_empty(&self) -> bool {
+        self == &LiveDevices::default()
+    }
 }

@@ -241,7 +241,7 @@ fn table_at_80_columns() {
         .output()
         .unwrap();
     let all = String::from_utf8(all.stdout).unwrap();
-    assert!(text.contains("more not shown (--all shows every row)"));
+    // A limit hides three rows or more, never one or two (tests/all/layout.rs).
     assert!(!all.contains("more not shown"), "{all}");
 }
 
@@ -336,5 +336,107 @@ fn colour_on_a_terminal_only_and_never_with_no_color() {
     assert!(
         plain.lines().all(|l| l.trim_end().chars().count() <= 100),
         "{plain}"
+    );
+}
+
+/// `inventory --by node`: every GPU node's free GPUs as the oracle computes them (allocatable
+/// minus requested on placeable nodes), the totals per GPU model and how the free GPUs split, and
+/// the next step for the five 8-GPU pods that fit nowhere: the 23 nodes with 3 or 4 free are
+/// fragmented, five empty 8-GPU nodes would hold them, and draining five half-full nodes (their
+/// 4-GPU pods moving onto other nodes' free GPUs) makes room in the fleet as it is.
+#[test]
+fn free_gpus_per_node_and_the_next_step_match_the_oracle() {
+    let out = gpuledger(&root())
+        .args([
+            "inventory",
+            "--snapshot",
+            DEMO,
+            "--config",
+            CONFIG,
+            "--by",
+            "node",
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = expected();
+    let view = &r["nodes"];
+    let free: BTreeMap<String, u64> = view["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["placeable"] == true)
+        .map(|n| {
+            (
+                n["node"].as_str().unwrap().to_string(),
+                n["free"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: BTreeMap<String, u64> = serde_json::from_value(e["free"].clone()).unwrap();
+    let want: BTreeMap<String, u64> = want
+        .into_iter()
+        .filter(|(n, _)| free.contains_key(n))
+        .collect();
+    assert_eq!(free, want);
+    assert_eq!(free.values().sum::<u64>(), 89);
+    assert_eq!(view["nodes"].as_array().unwrap().len(), 70);
+    let h100 = &view["models"][0];
+    assert_eq!(h100["model"], "NVIDIA-H100-80GB-HBM3");
+    assert_eq!(
+        (
+            &h100["nodes"],
+            &h100["allocatable"],
+            &h100["requested"],
+            &h100["free"]
+        ),
+        (&json!(69), &json!(527), &json!(430), &json!(89))
+    );
+    assert_eq!(h100["largest_free_block"], 4);
+    assert_eq!(
+        h100["free_blocks"],
+        json!([{"free": 4, "nodes": 20}, {"free": 3, "nodes": 3}])
+    );
+    let step = &r["fleet"]["shortage"]["next_step"];
+    assert_eq!(step["fragmented"].as_array().unwrap().len(), 23);
+    assert_eq!(step["fragmented_free"], 89);
+    assert_eq!(
+        step["nodes_needed"],
+        json!([{"model": "NVIDIA-H100-80GB-HBM3", "gpus_per_node": 8, "nodes": 5, "pods": 5, "gpus": 40}])
+    );
+    assert_eq!(step["too_large"], json!([]));
+    let drain = &step["drain"];
+    assert_eq!(drain["nodes"].as_array().unwrap().len(), 5);
+    assert_eq!(
+        (&drain["gpus"], drain["pods"].as_array().unwrap().len()),
+        (&json!(20), 5)
+    );
+    // The terminal view names the blocks and the step.
+    let text = gpuledger(&root())
+        .args([
+            "inventory",
+            "--snapshot",
+            DEMO,
+            "--config",
+            CONFIG,
+            "--by",
+            "node",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("20×4 + 3×3"), "{text}");
+    assert!(
+        text.contains(
+            "Or add capacity: 5 empty nodes of 8 GPUs (NVIDIA-H100-80GB-HBM3) for 5 pods."
+        ),
+        "{text}"
     );
 }

@@ -249,12 +249,13 @@ fn named_files_and_a_git_repository_without_its_ignored_files() {
     }
 }
 
-/// The README's demo figures are marked facts: they are checked against the demo fleet here, so
-/// they can never go stale (`scripts/readme-facts.sh` rewrites them).
+/// The README's demo figures and docs/documents.md's tenants table are marked facts: they are
+/// checked against the demo fleet here, so they can never go stale (`scripts/readme-facts.sh`
+/// rewrites them).
 #[test]
 fn the_readme_demo_figures_match_the_demo_fleet() {
     let out = gpuledger(&root())
-        .args(["docs", "--check", "README.md"])
+        .args(["docs", "--check", "README.md", "docs/documents.md"])
         .args(DEMO)
         .args(["--format", "json"])
         .output()
@@ -273,7 +274,7 @@ fn the_readme_demo_figures_match_the_demo_fleet() {
     // No fact opens a line, where markdown would take the line for HTML.
     assert!(json.get("warnings").is_none(), "{json}");
     // The marked table is a table to a markdown reader, not a paragraph beside the comments.
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root().join("docs/documents.md")).unwrap();
     // The last one: the first is quoted in the example.
     let start = readme.rfind("<!-- gpuledger:table tenants -->").unwrap();
     let end = readme[start..].find("<!-- /gpuledger:table -->").unwrap() + start;

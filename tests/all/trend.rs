@@ -167,9 +167,153 @@ fn from_kube_state_metrics_per_tenant_and_product_line_with_exact_figures() {
     // A terminal of 80 columns: every line fits.
     assert!(table.lines().all(|l| l.chars().count() <= 80), "{table}");
     assert!(
-        table.contains("Growing fastest: chat, +1512 GPUs a week (14 → 20 over 40m)."),
+        table
+            .replace('\n', " ")
+            .contains("Growing fastest: chat, +1512 GPUs a week (14 → 20 over 40m)."),
         "{table}"
     );
+    // kube-state-metrics has no free placeable GPUs and no live state was given: the runway is
+    // unknown with why, never "not growing" and never 0.
+    let r = &t["runway"];
+    assert_eq!(r["free"], Value::Null);
+    assert_eq!(r["fleet"]["verdict"], "unknown");
+    assert_eq!(r["fleet"]["weeks"], Value::Null);
+    assert_eq!(r["fleet"]["per_week"], 6.0 / 2400.0 * 604_800.0);
+    assert!(
+        r["unknown"]
+            .as_str()
+            .unwrap()
+            .starts_with("kube-state-metrics does not export the free placeable GPUs"),
+        "{r}"
+    );
+}
+
+/// The runway: chat grows 10 → 16 GPUs over 40 minutes (1512 a week), search is flat; the free
+/// placeable GPUs come from gpuledger's own series (3024: two weeks at that rate), or from the
+/// live state when one is given (the demo fleet's 89).
+#[test]
+fn the_runway_is_free_placeable_gpus_over_the_measured_growth() {
+    let prom = Prometheus::start(&[
+        Series::cycling(
+            "gpuledger_tenant_gpus",
+            &[("tenant", "chat"), ("state", "requested")],
+            &ramp(8.0),
+        ),
+        Series::new(
+            "gpuledger_tenant_gpus",
+            &[("tenant", "search"), ("state", "requested")],
+            4.0,
+        ),
+        Series::new("gpuledger_fleet_free_placeable_gpus", &[], 3024.0),
+    ]);
+    let (code, out, err) = run(&prom, "json");
+    assert_eq!(code, 0, "{err}");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    let t = &j["trend"];
+    let r = &t["runway"];
+    assert_eq!(r["free"], 3024, "{r:#}");
+    assert!(
+        r["free_source"]
+            .as_str()
+            .unwrap()
+            .starts_with("gpuledger_fleet_free_placeable_gpus in http://127.0.0.1:"),
+        "{r:#}"
+    );
+    assert_eq!(r["unknown"], Value::Null);
+    let week = 604_800;
+    let fleet = &r["fleet"];
+    assert_eq!(fleet["name"], "fleet");
+    assert_eq!(fleet["per_week"], 1512.0);
+    assert_eq!(fleet["verdict"], "runs-out");
+    assert_eq!(fleet["weeks"], 2.0);
+    assert_eq!(fleet["runs_out"], t["end"].as_i64().unwrap() + 2 * week);
+    let tenants: Vec<(&str, &str, Option<f64>)> = r["tenants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["name"].as_str().unwrap(),
+                x["verdict"].as_str().unwrap(),
+                x["weeks"].as_f64(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tenants,
+        [
+            ("chat", "runs-out", Some(2.0)),
+            ("search", "not-growing", None)
+        ]
+    );
+    let until = gpuledger::util::date::Timestamp::from_unix(fleet["runs_out"].as_i64().unwrap())
+        .date()
+        .to_string();
+    let (_, md, _) = run(&prom, "markdown");
+    assert!(
+        md.contains(&format!(
+            "At +1512 GPUs a week, the 3024 free placeable GPUs last **about 2 weeks** (until {until})."
+        )),
+        "{md}"
+    );
+    assert!(
+        md.contains("| chat | 10 | 16 | +6 | +1512 | 16 | 2 weeks |"),
+        "{md}"
+    );
+    assert!(
+        md.contains("| search | 4 | 4 | 0 | 0 | 4 | not growing |"),
+        "{md}"
+    );
+
+    // A live state wins over the exported figure: the demo fleet has 89 free placeable GPUs.
+    let out = gpuledger(&root())
+        .args(["trend", "--prometheus", &prom.url()])
+        .args(["--window", "40m", "--step", "10m", "--format", "json"])
+        .args(["--snapshot", "fixtures/demo/cluster.yaml"])
+        .args(["--config", "fixtures/demo/.gpuledger.yaml"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let r = &j["trend"]["runway"];
+    assert_eq!(r["free"], 89, "{r:#}");
+    assert_eq!(
+        r["free_source"], "the live state (fixtures/demo/cluster.yaml)",
+        "{r:#}"
+    );
+    assert_eq!(r["fleet"]["weeks"], 89.0 / 1512.0);
+    assert!(
+        j["sources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s.as_str().unwrap().contains("cluster.yaml")),
+        "{j:#}"
+    );
+
+    // Nothing exported and no live state: unknown, with the way out.
+    let bare = Prometheus::start(&[Series::cycling(
+        "gpuledger_tenant_gpus",
+        &[("tenant", "chat"), ("state", "requested")],
+        &ramp(8.0),
+    )]);
+    let (_, out, err) = run(&bare, "json");
+    let j: Value = serde_json::from_str(&out).unwrap();
+    let r = &j["trend"]["runway"];
+    assert_eq!(r["free"], Value::Null);
+    assert_eq!(r["fleet"]["verdict"], "unknown");
+    assert!(
+        r["unknown"]
+            .as_str()
+            .unwrap()
+            .starts_with("gpuledger_fleet_free_placeable_gpus has no sample in the window"),
+        "{r:#}"
+    );
+    assert!(err.contains("runway unknown:"), "{err}");
 }
 
 #[test]

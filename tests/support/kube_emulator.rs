@@ -292,6 +292,10 @@ argoproj.io - Application applications N app,apps
 argoproj.io - ApplicationSet applicationsets N appset,appsets
 argoproj.io - AppProject appprojects N appproj,appprojs
 ray.io - RayCluster rayclusters N -
+resource.k8s.io - ResourceClaim resourceclaims N -
+resource.k8s.io - ResourceClaimTemplate resourceclaimtemplates N -
+resource.k8s.io - ResourceSlice resourceslices C -
+resource.k8s.io - DeviceClass deviceclasses C -
 ray.io - RayJob rayjobs N -
 ray.io - RayService rayservices N -
 ";

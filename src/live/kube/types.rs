@@ -51,6 +51,12 @@ pub const RESOURCES: &[Resource] = &[
     r("kueue.x-k8s.io", "clusterqueues", false),
     r("kueue.x-k8s.io", "localqueues", false),
     r("kueue.x-k8s.io", "workloads", false),
+    // Dynamic Resource Allocation: GA (v1) since 1.34, beta (v1beta1/v1beta2) before and off by
+    // default there, so not always served; discovery picks the preferred served version.
+    r("resource.k8s.io", "resourceclaims", false),
+    r("resource.k8s.io", "resourceclaimtemplates", false),
+    r("resource.k8s.io", "resourceslices", false),
+    r("resource.k8s.io", "deviceclasses", false),
 ];
 
 impl Resource {

@@ -9,10 +9,11 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::k8s::types::{PodSpec, PodTemplate, Resources};
+use crate::k8s::gpus::{GpuResource, Gpus};
+use crate::k8s::types::{Container, PodSpec, PodTemplate, Resources};
 use crate::util::sum::{self, TooLarge};
 
-use super::super::pods::{container_request, pod_request};
+use super::super::pods::{PodGpus, PodRule, container_request, pod_request_parts};
 use super::super::types::{GpuShape, Role};
 
 /// `v[key]` as a non-negative integer.
@@ -39,17 +40,18 @@ fn pod_spec(v: Option<&Value>) -> Option<PodSpec> {
     v.and_then(|t| crate::k8s::read::pod_spec(t).ok())
 }
 
-fn template_gpus(t: Option<&PodTemplate>) -> Result<u64, TooLarge> {
-    t.map_or(Ok(0), |t| Ok(pod_request(&t.spec)?.whole))
+fn template_gpus(t: Option<&PodTemplate>, rule: PodRule<'_, '_>) -> Result<PodGpus, TooLarge> {
+    t.map_or(Ok(PodGpus::default()), |t| rule.gpus(&t.spec))
 }
 
-fn role(name: &str, replicas: u64, gpus: u64, nodes: u64, autoscaled: bool) -> Role {
+fn role(name: &str, replicas: u64, gpus: PodGpus, nodes: u64, autoscaled: bool) -> Role {
     Role {
         name: name.to_string(),
         replicas,
-        gpus_per_replica: gpus,
+        gpus_per_replica: gpus.whole,
         nodes_per_replica: nodes,
         autoscaled,
+        devices: gpus.detail,
     }
 }
 
@@ -62,12 +64,12 @@ const RAY_MAX_REPLICAS: u64 = 2_147_483_647;
 /// pod; a worker group runs `clamp(replicas, minReplicas ?? 0, maxReplicas ?? ∞)` replicas (`maxReplicas`
 /// when `minReplicas > maxReplicas`, 0 when `suspend`), each `numOfHosts` pods (default 1). With
 /// `enableInTreeAutoscaling` the Ray autoscaler owns the worker replicas.
-pub(super) fn ray_cluster(spec: &Value) -> Result<GpuShape, TooLarge> {
+pub(super) fn ray_cluster(spec: &Value, rule: PodRule<'_, '_>) -> Result<GpuShape, TooLarge> {
     let autoscaled = flag(spec, "enableInTreeAutoscaling");
     let mut roles = Vec::new();
     if let Some(head) = spec.get("headGroupSpec") {
         let t = template(head.get("template"));
-        roles.push(role("head", 1, template_gpus(t.as_ref())?, 1, false));
+        roles.push(role("head", 1, template_gpus(t.as_ref(), rule)?, 1, false));
     }
     for g in spec
         .get("workerGroupSpecs")
@@ -76,7 +78,7 @@ pub(super) fn ray_cluster(spec: &Value) -> Result<GpuShape, TooLarge> {
         .flatten()
     {
         let t = template(g.get("template"));
-        let pod = template_gpus(t.as_ref())?;
+        let pod = template_gpus(t.as_ref(), rule)?;
         let hosts = int(g, "numOfHosts").unwrap_or(1).max(1);
         let min = int(g, "minReplicas").unwrap_or(0);
         let max = int(g, "maxReplicas").unwrap_or(RAY_MAX_REPLICAS);
@@ -92,13 +94,7 @@ pub(super) fn ray_cluster(spec: &Value) -> Result<GpuShape, TooLarge> {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .unwrap_or("worker");
-        roles.push(role(
-            name,
-            replicas,
-            sum::mul(pod, hosts)?,
-            hosts,
-            autoscaled,
-        ));
+        roles.push(role(name, replicas, pod.scaled(hosts)?, hosts, autoscaled));
     }
     Ok(GpuShape::new(roles))
 }
@@ -107,7 +103,10 @@ pub(super) fn ray_cluster(spec: &Value) -> Result<GpuShape, TooLarge> {
 /// `<framework>ReplicaSpecs` map of TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob), following
 /// kubeflow/training-operator `pkg/apis/kubeflow.org/v1/common_types.go` (`ReplicaSpec`: `replicas`,
 /// default 1, and `template`). One role per replica type, named in lower case (`master`, `worker`).
-pub(super) fn kubeflow_job(spec: &Value) -> Result<Option<GpuShape>, TooLarge> {
+pub(super) fn kubeflow_job(
+    spec: &Value,
+    rule: PodRule<'_, '_>,
+) -> Result<Option<GpuShape>, TooLarge> {
     let Some(specs) = spec.as_object().and_then(|m| {
         m.iter()
             .find(|(k, _)| k.ends_with("ReplicaSpecs"))
@@ -122,7 +121,7 @@ pub(super) fn kubeflow_job(spec: &Value) -> Result<Option<GpuShape>, TooLarge> {
         let r = role(
             &name,
             int(rs, "replicas").unwrap_or(1),
-            template_gpus(t.as_ref())?,
+            template_gpus(t.as_ref(), rule)?,
             1,
             false,
         );
@@ -142,6 +141,7 @@ pub(super) fn kubeflow_job(spec: &Value) -> Result<Option<GpuShape>, TooLarge> {
 pub(super) fn train_job(
     spec: &Value,
     runtime: Option<&Value>,
+    rule: PodRule<'_, '_>,
 ) -> Result<Option<GpuShape>, TooLarge> {
     let trainer = spec.get("trainer").unwrap_or(&Value::Null);
     let num_nodes = int(trainer, "numNodes");
@@ -149,20 +149,24 @@ pub(super) fn train_job(
         .get("resourcesPerNode")
         .and_then(|r| Resources::deserialize(r).ok())
         .map(|r| container_request(&r).whole);
+    let whole = |g: u64| PodGpus {
+        whole: g,
+        ..PodGpus::default()
+    };
     let Some(runtime) = runtime else {
         return Ok(match (num_nodes, per_node) {
-            (Some(n), Some(g)) => Some(GpuShape::new(vec![role(NODE, n, g, 1, false)])),
+            (Some(n), Some(g)) => Some(GpuShape::new(vec![role(NODE, n, whole(g), 1, false)])),
             _ => None,
         });
     };
     let template = runtime.get("template").and_then(|t| t.get("spec"));
     let mut roles = match template {
-        Some(t) => jobset_roles(t)?,
+        Some(t) => jobset_roles(t, rule)?,
         None => Vec::new(),
     };
     let policy_nodes = runtime.get("mlPolicy").and_then(|p| int(p, "numNodes"));
     if !roles.iter().any(|r| r.name == NODE) {
-        roles.push(role(NODE, 1, 0, 1, false));
+        roles.push(role(NODE, 1, PodGpus::default(), 1, false));
     }
     for r in roles.iter_mut().filter(|r| r.name == NODE) {
         if let Some(n) = num_nodes.or(policy_nodes) {
@@ -181,12 +185,12 @@ const NODE: &str = "node";
 /// `JobSet` (`jobset.x-k8s.io/v1alpha2`), following kubernetes-sigs/jobset
 /// `api/jobset/v1alpha2/jobset_types.go`: each `replicatedJobs[]` runs `replicas` (default 1) Jobs,
 /// each `parallelism` (default 1) pods of its pod template. One role per replicated job, by name.
-pub(super) fn jobset(spec: &Value) -> Result<GpuShape, TooLarge> {
-    Ok(GpuShape::new(jobset_roles(spec)?))
+pub(super) fn jobset(spec: &Value, rule: PodRule<'_, '_>) -> Result<GpuShape, TooLarge> {
+    Ok(GpuShape::new(jobset_roles(spec, rule)?))
 }
 
 /// The roles of a JobSet spec, those without GPUs included (a TrainJob overrides one of them).
-fn jobset_roles(spec: &Value) -> Result<Vec<Role>, TooLarge> {
+fn jobset_roles(spec: &Value, rule: PodRule<'_, '_>) -> Result<Vec<Role>, TooLarge> {
     let mut roles = Vec::new();
     for rj in spec
         .get("replicatedJobs")
@@ -203,7 +207,7 @@ fn jobset_roles(spec: &Value) -> Result<Vec<Role>, TooLarge> {
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty())
             .unwrap_or("job");
-        roles.push(role(name, pods, template_gpus(t.as_ref())?, 1, false));
+        roles.push(role(name, pods, template_gpus(t.as_ref(), rule)?, 1, false));
     }
     Ok(roles)
 }
@@ -213,10 +217,13 @@ fn jobset_roles(spec: &Value) -> Result<Vec<Role>, TooLarge> {
 /// `template` (a pod spec); with `worker`, each replica is a LeaderWorkerSet group of
 /// `parallelism.GetSize()` pods (data / dataLocal when data-parallel, else pipeline, else 1): the
 /// leader runs `template`, the others `worker`. `prefill` has the same fields and is its own role.
-pub(super) fn llm_inference_service(spec: &Value) -> Result<GpuShape, TooLarge> {
-    fn part(name: &str, s: &Value) -> Result<Role, TooLarge> {
+pub(super) fn llm_inference_service(
+    spec: &Value,
+    rule: PodRule<'_, '_>,
+) -> Result<GpuShape, TooLarge> {
+    let part = |name: &str, s: &Value| -> Result<Role, TooLarge> {
         let leader =
-            pod_spec(s.get("template")).map_or(Ok(0), |p| pod_request(&p).map(|g| g.whole))?;
+            pod_spec(s.get("template")).map_or(Ok(PodGpus::default()), |p| rule.gpus(&p))?;
         let worker = pod_spec(s.get("worker"));
         let (nodes, gpus) = match &worker {
             Some(w) => {
@@ -229,8 +236,7 @@ pub(super) fn llm_inference_service(spec: &Value) -> Result<GpuShape, TooLarge> 
                 } else {
                     pipeline.unwrap_or(1)
                 };
-                let workers = sum::mul(size.saturating_sub(1), pod_request(w)?.whole)?;
-                (size, sum::add(leader, workers)?)
+                (size, leader.plus(&rule.gpus(w)?, size.saturating_sub(1))?)
             }
             None => (1, leader),
         };
@@ -241,7 +247,7 @@ pub(super) fn llm_inference_service(spec: &Value) -> Result<GpuShape, TooLarge> 
             nodes,
             false,
         ))
-    }
+    };
     let prefill = spec.get("prefill");
     let mut roles = vec![part(
         if prefill.is_some() { "decode" } else { "main" },
@@ -251,4 +257,82 @@ pub(super) fn llm_inference_service(spec: &Value) -> Result<GpuShape, TooLarge> 
         roles.push(part("prefill", p)?);
     }
     Ok(GpuShape::new(roles))
+}
+
+/// The GPUs of one Spark pod: `gpu.quantity` of `gpu.name` when that is a GPU resource, with its
+/// sidecars, init containers and pod template (`template.spec`, Spark ≥ 3.0) as the pod rule
+/// reads them.
+fn spark_pod(s: &Value, rule: PodRule<'_, '_>) -> Result<PodGpus, TooLarge> {
+    let mut app = Vec::new();
+    if let Some(g) = s.get("gpu")
+        && let Some(r) = g
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(GpuResource::classify)
+    {
+        let mut gpus = Gpus::default();
+        gpus.set(&r, int(g, "quantity").unwrap_or(0));
+        app.push(gpus);
+    }
+    let containers = |key: &str| -> Vec<Container> {
+        s.get(key)
+            .and_then(|v| Vec::<Container>::deserialize(v).ok())
+            .unwrap_or_default()
+    };
+    app.extend(
+        containers("sidecars")
+            .iter()
+            .map(|c| container_request(&c.resources)),
+    );
+    let template = template(s.get("template")).unwrap_or_default();
+    let spec = &template.spec;
+    let mut init = containers("initContainers");
+    init.extend(spec.init_containers.iter().cloned());
+    app.extend(
+        spec.containers
+            .iter()
+            .map(|c| container_request(&c.resources)),
+    );
+    let request = pod_request_parts(app.into_iter(), &init, &spec.overhead)?;
+    rule.with(request, spec)
+}
+
+/// Spark `SparkApplication` (`sparkoperator.k8s.io/v1beta2`), following kubeflow/spark-operator
+/// `api/v1beta2/sparkapplication_types.go` (`SparkPodSpec.gpu` is `{name, quantity}`;
+/// `ExecutorSpec.instances`) and `api/v1beta2/defaults.go` (instances default to 1 unless dynamic
+/// allocation is on): one driver pod, and `executor.instances` executor pods (`sparkConf`'s
+/// `spark.executor.instances` when the field is absent). With dynamic allocation (`dynamicAllocation.enabled`
+/// or `spark.dynamicAllocation.enabled`), executors start at the larger of `instances` and
+/// `initialExecutors` (else `minExecutors`, else 0) and are scaled by Spark: the role is autoscaled.
+pub(super) fn spark_application(spec: &Value, rule: PodRule<'_, '_>) -> Result<GpuShape, TooLarge> {
+    let conf = |key: &str| {
+        spec.get("sparkConf")
+            .and_then(|c| c.get(key))
+            .and_then(Value::as_str)
+    };
+    let null = Value::Null;
+    let driver = spec.get("driver").unwrap_or(&null);
+    let executor = spec.get("executor").unwrap_or(&null);
+    let dynamic = spec.get("dynamicAllocation");
+    let autoscaled = dynamic.is_some_and(|d| flag(d, "enabled"))
+        || conf("spark.dynamicAllocation.enabled").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let instances = int(executor, "instances")
+        .or_else(|| conf("spark.executor.instances").and_then(|v| v.trim().parse().ok()));
+    let executors = if autoscaled {
+        let d = dynamic.unwrap_or(&null);
+        let start = int(d, "initialExecutors").or_else(|| int(d, "minExecutors"));
+        instances.unwrap_or(0).max(start.unwrap_or(0))
+    } else {
+        instances.unwrap_or(1)
+    };
+    Ok(GpuShape::new(vec![
+        role("driver", 1, spark_pod(driver, rule)?, 1, false),
+        role(
+            "executor",
+            executors,
+            spark_pod(executor, rule)?,
+            1,
+            autoscaled,
+        ),
+    ]))
 }

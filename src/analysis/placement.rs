@@ -1,0 +1,600 @@
+//! Where the free GPUs are, and what would let the pods that fit nowhere run.
+//!
+//! [`node_view`] is `inventory --by node`: per GPU node its allocatable, requested and free whole
+//! GPUs and its GPU pods, and per GPU model the free GPUs of its placeable nodes, the largest
+//! block and how the free GPUs are split (`12×4 + 9×2`: twelve nodes with four free, nine with
+//! two) — fragmentation at a glance, as `kubectl-view-allocations -g node` shows allocations.
+//!
+//! [`next_step`] answers a placement problem ("5 pending pods fit on no single node") with what
+//! to do about it, three ways: the *fragmented* nodes — placeable, with free GPUs, but fewer than
+//! any stuck pod that may run there needs; the *empty nodes needed* — each stuck pod on the
+//! smallest node size the fleet has for it (a size is a GPU node's capacity; a node selector
+//! narrows the nodes, e.g. to a GPU model), packed largest first; and a *drain* — nodes to empty
+//! so that every stuck pod fits in the fleet as it is, the fewest GPUs moved first, each moved
+//! pod re-placed on another placeable node's free GPUs. Pending pods that fit are placed first,
+//! as the shortage diagnosis places them (largest first, best fit), so none of this counts on
+//! room they will take.
+//!
+//! Pure: the live fleet's model in, report rows out; every list sorted.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::k8s::object::Body;
+use crate::k8s::types::{LabelMap, Text};
+use crate::report::{
+    Drain, FreeBlock, FreeNode, NodeModelRow, NodeRow, NodeView, NodesNeeded, PendingPod,
+    PlacementStep,
+};
+use crate::workload::owners::PodState;
+
+use super::live::LiveFleet;
+use super::nodes::{GPU_PRODUCT_LABEL, GpuNode};
+
+/// A non-terminal GPU pod as placement sees it.
+struct Pod<'a> {
+    /// `namespace/name`.
+    key: String,
+    /// Its node, when bound.
+    node: Option<&'a str>,
+    gpus: u64,
+    selector: &'a LabelMap,
+}
+
+/// The GPU model a node is counted under.
+fn model<'a>(n: &GpuNode<'a>) -> &'a str {
+    n.labels
+        .get(GPU_PRODUCT_LABEL)
+        .map(Text::as_str)
+        .filter(|m| !m.trim().is_empty())
+        .unwrap_or("unknown")
+}
+
+fn matches(n: &GpuNode<'_>, selector: &LabelMap) -> bool {
+    selector.iter().all(|(k, v)| n.labels.get(k) == Some(v))
+}
+
+/// The fleet's non-terminal pods that ask for whole GPUs, bound or pending.
+fn pods<'a>(fleet: &LiveFleet<'a>) -> Vec<Pod<'a>> {
+    fleet
+        .workloads
+        .pods
+        .iter()
+        .filter(|p| p.state != PodState::Terminal && p.gpus.whole > 0)
+        .filter_map(|p| {
+            let o = fleet.objects.get(p.object)?;
+            let Body::Pod(b) = &o.body else { return None };
+            Some(Pod {
+                key: format!("{}/{}", o.namespace(), o.meta.name),
+                node: if p.state == PodState::Bound {
+                    b.spec.node_name.as_deref()
+                } else {
+                    None
+                },
+                gpus: p.gpus.whole,
+                selector: &b.spec.node_selector,
+            })
+        })
+        .collect()
+}
+
+/// Whole GPUs requested and GPU pods per node.
+fn on_nodes<'a>(pods: &[Pod<'a>]) -> BTreeMap<&'a str, (u64, u64)> {
+    let mut by: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
+    for p in pods {
+        if let Some(n) = p.node {
+            let e = by.entry(n).or_default();
+            e.0 = e.0.saturating_add(p.gpus);
+            e.1 += 1;
+        }
+    }
+    by
+}
+
+/// Every GPU node with its free GPUs, and the totals per GPU model.
+pub fn node_view(fleet: &LiveFleet<'_>) -> NodeView {
+    let pods = pods(fleet);
+    let on = on_nodes(&pods);
+    let nodes: Vec<NodeRow> = fleet
+        .nodes
+        .values()
+        .map(|n| {
+            let (requested, pods) = on.get(n.name).copied().unwrap_or_default();
+            NodeRow {
+                node: n.name.to_string(),
+                model: model(n).to_string(),
+                capacity: n.capacity,
+                allocatable: n.allocatable,
+                requested,
+                free: n.allocatable.saturating_sub(requested),
+                pods,
+                placeable: n.placeable,
+                reasons: n.reasons.clone(),
+            }
+        })
+        .collect();
+    let mut by: BTreeMap<&str, (NodeModelRow, BTreeMap<u64, u64>)> = BTreeMap::new();
+    for r in &nodes {
+        let (m, blocks) = by.entry(r.model.as_str()).or_insert_with(|| {
+            (
+                NodeModelRow {
+                    model: r.model.clone(),
+                    nodes: 0,
+                    allocatable: 0,
+                    requested: 0,
+                    free: 0,
+                    largest_free_block: 0,
+                    empty_nodes: 0,
+                    free_blocks: Vec::new(),
+                },
+                BTreeMap::new(),
+            )
+        });
+        m.nodes += 1;
+        m.allocatable = m.allocatable.saturating_add(r.allocatable);
+        m.requested = m.requested.saturating_add(r.requested);
+        if r.placeable && r.allocatable > 0 {
+            m.free = m.free.saturating_add(r.free);
+            m.largest_free_block = m.largest_free_block.max(r.free);
+            if r.requested == 0 {
+                m.empty_nodes += 1;
+            }
+            if r.free > 0 {
+                *blocks.entry(r.free).or_default() += 1;
+            }
+        }
+    }
+    let mut models: Vec<NodeModelRow> = by
+        .into_values()
+        .map(|(mut m, blocks)| {
+            m.free_blocks = blocks
+                .into_iter()
+                .rev()
+                .map(|(free, nodes)| FreeBlock { free, nodes })
+                .collect();
+            m
+        })
+        .collect();
+    models.sort_by(|a, b| {
+        b.allocatable
+            .cmp(&a.allocatable)
+            .then_with(|| b.nodes.cmp(&a.nodes))
+            .then_with(|| a.model.cmp(&b.model))
+    });
+    NodeView { models, nodes }
+}
+
+/// What would let the `stuck` pods (pending, fitting on no placeable node) run; `None` when there
+/// are none.
+pub fn next_step(fleet: &LiveFleet<'_>, stuck: &[PendingPod]) -> Option<PlacementStep> {
+    if stuck.is_empty() {
+        return None;
+    }
+    let pods = pods(fleet);
+    let on = on_nodes(&pods);
+    let stuck_keys: BTreeSet<String> = stuck
+        .iter()
+        .map(|p| format!("{}/{}", p.namespace, p.name))
+        .collect();
+    // Stuck pods in the diagnosis' order (largest first), with their node selectors.
+    let stuck: Vec<&Pod<'_>> = stuck
+        .iter()
+        .filter_map(|s| {
+            let key = format!("{}/{}", s.namespace, s.name);
+            pods.iter().find(|p| p.node.is_none() && p.key == key)
+        })
+        .collect();
+    let placeable: Vec<&GpuNode<'_>> = fleet.nodes.values().filter(|n| n.placeable).collect();
+    let mut free: BTreeMap<&str, u64> = placeable
+        .iter()
+        .map(|n| {
+            let used = on.get(n.name).map_or(0, |x| x.0);
+            (n.name, n.allocatable.saturating_sub(used))
+        })
+        .collect();
+    // The pending pods that fit take their room first, as the diagnosis placed them.
+    let mut fitting: Vec<&Pod<'_>> = pods
+        .iter()
+        .filter(|p| p.node.is_none() && !stuck_keys.contains(&p.key))
+        .collect();
+    fitting.sort_by(|a, b| b.gpus.cmp(&a.gpus).then_with(|| a.key.cmp(&b.key)));
+    for p in fitting {
+        place(p, &placeable, &mut free, &BTreeSet::new());
+    }
+
+    let fragmented = fragmented(&placeable, &free, &stuck);
+    let fragmented_free = fragmented.iter().map(|n| n.free).sum();
+    let (nodes_needed, too_large) = nodes_needed(fleet, &stuck);
+    let drain = drain(&placeable, &pods, free, &stuck);
+    Some(PlacementStep {
+        fragmented,
+        fragmented_free,
+        nodes_needed,
+        too_large,
+        drain,
+    })
+}
+
+/// Places `p` on the matching node (not in `not`) with the least free room that holds it;
+/// `false` when none does.
+fn place<'a>(
+    p: &Pod<'_>,
+    nodes: &[&GpuNode<'a>],
+    free: &mut BTreeMap<&'a str, u64>,
+    not: &BTreeSet<&str>,
+) -> bool {
+    let best = nodes
+        .iter()
+        .filter(|n| !not.contains(n.name) && matches(n, p.selector))
+        .filter_map(|n| free.get(n.name).map(|f| (n.name, *f)))
+        .filter(|(_, f)| *f >= p.gpus)
+        .min_by_key(|(name, f)| (*f, *name));
+    match best.and_then(|(name, _)| free.get_mut(name)) {
+        Some(f) => {
+            *f -= p.gpus;
+            true
+        }
+        None => false,
+    }
+}
+
+/// Placeable nodes with free GPUs that no stuck pod allowed there can use, most free first.
+fn fragmented(
+    placeable: &[&GpuNode<'_>],
+    free: &BTreeMap<&str, u64>,
+    stuck: &[&Pod<'_>],
+) -> Vec<FreeNode> {
+    let mut out: Vec<FreeNode> = placeable
+        .iter()
+        .filter_map(|n| {
+            let f = free.get(n.name).copied().unwrap_or(0);
+            let allowed: Vec<&&Pod<'_>> = stuck.iter().filter(|p| matches(n, p.selector)).collect();
+            (f > 0 && !allowed.is_empty() && allowed.iter().all(|p| p.gpus > f)).then(|| FreeNode {
+                node: n.name.to_string(),
+                model: model(n).to_string(),
+                free: f,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| b.free.cmp(&a.free).then_with(|| a.node.cmp(&b.node)));
+    out
+}
+
+/// Empty nodes the stuck pods need, per (model, size), and the pods no node size holds.
+fn nodes_needed(fleet: &LiveFleet<'_>, stuck: &[&Pod<'_>]) -> (Vec<NodesNeeded>, Vec<String>) {
+    // Node sizes: GPU nodes that offer whole GPUs (or would, with a working device plugin); a
+    // MIG or time-sliced node offers its GPUs otherwise.
+    let sized: Vec<&GpuNode<'_>> = fleet
+        .nodes
+        .values()
+        .filter(|n| n.capacity > 0 && (n.allocatable > 0 || n.other_allocatable.is_zero()))
+        .collect();
+    let mut bins: BTreeMap<(String, u64), Vec<u64>> = BTreeMap::new();
+    let mut counts: BTreeMap<(String, u64), (u64, u64)> = BTreeMap::new();
+    let mut too_large = Vec::new();
+    for p in stuck {
+        // The smallest size that holds the pod; among equal sizes, the model with most nodes.
+        let mut sizes: BTreeMap<(u64, &str), u64> = BTreeMap::new();
+        for n in sized.iter().filter(|n| matches(n, p.selector)) {
+            *sizes.entry((n.capacity, model(n))).or_default() += 1;
+        }
+        let pick = sizes
+            .iter()
+            .filter(|((size, _), _)| *size >= p.gpus)
+            .min_by(|((sa, ma), ca), ((sb, mb), cb)| sa.cmp(sb).then(cb.cmp(ca)).then(ma.cmp(mb)));
+        let Some(((size, m), _)) = pick else {
+            too_large.push(p.key.clone());
+            continue;
+        };
+        let key = (m.to_string(), *size);
+        // First fit, largest pods first (the stuck pods come largest first).
+        let open = bins.entry(key.clone()).or_default();
+        match open.iter_mut().find(|room| **room >= p.gpus) {
+            Some(room) => *room -= p.gpus,
+            None => open.push(size - p.gpus),
+        }
+        let c = counts.entry(key).or_default();
+        c.0 += 1;
+        c.1 = c.1.saturating_add(p.gpus);
+    }
+    let needed = bins
+        .into_iter()
+        .map(|((model, gpus_per_node), open)| {
+            let (pods, gpus) = counts
+                .get(&(model.clone(), gpus_per_node))
+                .copied()
+                .unwrap_or_default();
+            NodesNeeded {
+                model,
+                gpus_per_node,
+                nodes: open.len() as u64,
+                pods,
+                gpus,
+            }
+        })
+        .collect();
+    (needed, too_large)
+}
+
+/// Nodes to empty so that every stuck pod fits: for each stuck pod (largest first) that still
+/// fits nowhere, the matching placeable node that frees its room by moving the fewest GPUs
+/// (its largest pods first), each moved pod re-placed on another node's free GPUs. A node that
+/// received a moved pod is not drained after; a pod larger than every node it may run on is
+/// left out (it is too large). `None` when some stuck pod cannot be helped so.
+fn drain<'a>(
+    placeable: &[&GpuNode<'a>],
+    pods: &[Pod<'a>],
+    mut free: BTreeMap<&'a str, u64>,
+    stuck: &[&Pod<'_>],
+) -> Option<Drain> {
+    let mut on: BTreeMap<&'a str, Vec<&Pod<'a>>> = BTreeMap::new();
+    for p in pods {
+        if let Some(n) = p.node {
+            on.entry(n).or_default().push(p);
+        }
+    }
+    for v in on.values_mut() {
+        v.sort_by(|a, b| b.gpus.cmp(&a.gpus).then_with(|| a.key.cmp(&b.key)));
+    }
+    let mut touched: BTreeSet<&'a str> = BTreeSet::new();
+    let (mut drained, mut moved, mut gpus) = (Vec::new(), Vec::new(), 0u64);
+    for p in stuck {
+        // A pod larger than every node it may run on is too large, not a reason to drain.
+        let fits_a_node = placeable
+            .iter()
+            .any(|n| n.allocatable >= p.gpus && matches(n, p.selector));
+        if !fits_a_node || place(p, placeable, &mut free, &BTreeSet::new()) {
+            continue;
+        }
+        // Candidates by GPUs to move, then most free, then name.
+        let mut candidates: Vec<(u64, u64, &'a str, Vec<&Pod<'a>>)> = placeable
+            .iter()
+            .filter(|n| {
+                !touched.contains(n.name) && n.allocatable >= p.gpus && matches(n, p.selector)
+            })
+            .filter_map(|n| {
+                let f = free.get(n.name).copied().unwrap_or(0);
+                let mut out = Vec::new();
+                let mut room = f;
+                for q in on.get(n.name).map(Vec::as_slice).unwrap_or(&[]) {
+                    if room >= p.gpus {
+                        break;
+                    }
+                    room = room.saturating_add(q.gpus);
+                    out.push(*q);
+                }
+                (room >= p.gpus).then(|| (out.iter().map(|q| q.gpus).sum(), f, n.name, out))
+            })
+            .collect();
+        candidates.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
+        let mut done = false;
+        for (cost, _, name, out) in candidates {
+            let mut trial = free.clone();
+            let not: BTreeSet<&str> = [name].into_iter().collect();
+            if let Some(f) = trial.get_mut(name) {
+                *f = f.saturating_add(cost);
+            }
+            if !out.iter().all(|q| place(q, placeable, &mut trial, &not)) {
+                continue;
+            }
+            if let Some(f) = trial.get_mut(name) {
+                *f = f.saturating_sub(p.gpus);
+            }
+            // Where the moved pods went: nodes that changed, besides the drained one.
+            for (n, f) in &trial {
+                if *n != name && free.get(n) != Some(f) {
+                    touched.insert(n);
+                }
+            }
+            touched.insert(name);
+            free = trial;
+            drained.push(name.to_string());
+            moved.extend(out.iter().map(|q| q.key.clone()));
+            gpus = gpus.saturating_add(cost);
+            done = true;
+            break;
+        }
+        if !done {
+            return None;
+        }
+    }
+    (!drained.is_empty()).then_some(Drain {
+        nodes: drained,
+        pods: moved,
+        gpus,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::k8s::read::read_str;
+    use crate::report::{FreeBlock, NodesNeeded};
+
+    const H100: &str = "NVIDIA-H100-80GB-HBM3";
+
+    fn node(name: &str, model: &str, gpus: u64, cordoned: bool) -> String {
+        format!(
+            "apiVersion: v1\nkind: Node\nmetadata: {{name: {name}, labels: {{nvidia.com/gpu.product: {model}}}}}\nspec: {{unschedulable: {cordoned}}}\nstatus:\n  capacity: {{nvidia.com/gpu: {gpus}}}\n  allocatable: {{nvidia.com/gpu: {gpus}}}\n  conditions: [{{type: Ready, status: \"True\"}}]\n---\n"
+        )
+    }
+
+    fn pod(name: &str, node: Option<&str>, gpus: u64, h100_only: bool) -> String {
+        let node = node
+            .map(|n| format!("  nodeName: {n}\n"))
+            .unwrap_or_default();
+        let selector = if h100_only {
+            format!("  nodeSelector: {{nvidia.com/gpu.product: {H100}}}\n")
+        } else {
+            String::new()
+        };
+        let phase = if node.is_empty() {
+            "Pending"
+        } else {
+            "Running"
+        };
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: ml}}\nspec:\n{node}{selector}  containers: [{{resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}}}]\nstatus: {{phase: {phase}}}\n---\n"
+        )
+    }
+
+    /// Five H100 nodes of 8 (one cordoned) and an L4 node of 4; free 4, 4, 6, 4 on the H100s
+    /// and 3 on the L4. Two 8-GPU pods wait (one only for H100s), and a 1-GPU pod that fits.
+    fn fleet() -> Vec<crate::k8s::object::Object> {
+        let mut y = String::new();
+        for (n, cordoned) in [
+            ("a", false),
+            ("b", false),
+            ("c", false),
+            ("d", false),
+            ("e", true),
+        ] {
+            y += &node(n, H100, 8, cordoned);
+        }
+        y += &node("l", "NVIDIA-L4", 4, false);
+        for (name, on, gpus) in [
+            ("a-0", "a", 4),
+            ("b-0", "b", 4),
+            ("c-0", "c", 2),
+            ("d-0", "d", 2),
+            ("d-1", "d", 2),
+            ("e-0", "e", 8),
+            ("l-0", "l", 1),
+        ] {
+            y += &pod(name, Some(on), gpus, false);
+        }
+        y += &pod("p1", None, 8, true);
+        y += &pod("p2", None, 8, false);
+        y += &pod("p3", None, 1, false);
+        read_str(&y, "fleet.yaml").unwrap()
+    }
+
+    #[test]
+    fn free_gpus_per_node_and_per_model() {
+        let objects = fleet();
+        let cfg = Config::default();
+        let live = LiveFleet::read(
+            &objects,
+            &cfg,
+            &crate::analysis::usage::Metrics::NotConfigured,
+        )
+        .unwrap();
+        let v = node_view(&live);
+        let free: Vec<(&str, u64, u64, u64, bool)> = v
+            .nodes
+            .iter()
+            .map(|n| (n.node.as_str(), n.requested, n.free, n.pods, n.placeable))
+            .collect();
+        assert_eq!(
+            free,
+            [
+                ("a", 4, 4, 1, true),
+                ("b", 4, 4, 1, true),
+                ("c", 2, 6, 1, true),
+                ("d", 4, 4, 2, true),
+                ("e", 8, 0, 1, false),
+                ("l", 1, 3, 1, true),
+            ]
+        );
+        assert_eq!(v.nodes[4].reasons, ["cordoned"]);
+        let h100 = &v.models[0];
+        assert_eq!(
+            (
+                h100.model.as_str(),
+                h100.nodes,
+                h100.allocatable,
+                h100.requested,
+                h100.free
+            ),
+            (H100, 5, 40, 22, 18)
+        );
+        assert_eq!((h100.largest_free_block, h100.empty_nodes), (6, 0));
+        assert_eq!(
+            h100.free_blocks,
+            [
+                FreeBlock { free: 6, nodes: 1 },
+                FreeBlock { free: 4, nodes: 3 }
+            ]
+        );
+        assert_eq!(
+            (v.models[1].model.as_str(), v.models[1].free),
+            ("NVIDIA-L4", 3)
+        );
+    }
+
+    #[test]
+    fn a_placement_problem_names_the_fragmented_nodes_the_nodes_to_buy_and_to_drain() {
+        let objects = fleet();
+        let r =
+            crate::analysis::inventory::inventory(&objects, &Config::default(), vec![]).unwrap();
+        let s = &r.fleet.shortage;
+        assert_eq!(s.kind, crate::report::ShortageKind::Placement);
+        let stuck: Vec<&str> = s.unplaceable.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(stuck, ["p1", "p2"]);
+        let step = s.next_step.as_ref().unwrap();
+        // The 1-GPU pod takes the L4's smallest fitting room first (3 → 2).
+        let frag: Vec<(&str, u64)> = step
+            .fragmented
+            .iter()
+            .map(|n| (n.node.as_str(), n.free))
+            .collect();
+        assert_eq!(frag, [("c", 6), ("a", 4), ("b", 4), ("d", 4), ("l", 2)]);
+        assert_eq!(step.fragmented_free, 20);
+        assert_eq!(
+            step.nodes_needed,
+            [NodesNeeded {
+                model: H100.into(),
+                gpus_per_node: 8,
+                nodes: 2,
+                pods: 2,
+                gpus: 16
+            }]
+        );
+        assert!(step.too_large.is_empty());
+        // c frees 8 by moving its 2-GPU pod (to the L4); then a frees 8 by moving 4 (to b).
+        let drain = step.drain.as_ref().unwrap();
+        assert_eq!(drain.nodes, ["c", "a"]);
+        assert_eq!(drain.pods, ["ml/c-0", "ml/a-0"]);
+        assert_eq!(drain.gpus, 6);
+    }
+
+    #[test]
+    fn too_large_pods_are_named_and_no_drain_when_the_moved_pods_fit_nowhere() {
+        let mut y = node("a", H100, 8, false) + &node("b", H100, 8, false);
+        y += &pod("a-0", Some("a"), 4, false);
+        y += &pod("b-0", Some("b"), 4, false);
+        y += &pod("big", None, 16, false);
+        y += &pod("p", None, 8, false);
+        let objects = read_str(&y, "f.yaml").unwrap();
+        let r =
+            crate::analysis::inventory::inventory(&objects, &Config::default(), vec![]).unwrap();
+        let step = r.fleet.shortage.next_step.as_ref().unwrap();
+        assert_eq!(step.too_large, ["ml/big"]);
+        assert_eq!(step.nodes_needed.len(), 1);
+        assert_eq!(step.nodes_needed[0].nodes, 1);
+        // Emptying a node moves 4 GPUs onto the other node's 4 free: room for the 8-GPU pod;
+        // the 16-GPU pod fits on no node however many are drained, and is left out.
+        let drain = step.drain.as_ref().unwrap();
+        assert_eq!(
+            (drain.nodes.as_slice(), drain.gpus),
+            (["a".to_string()].as_slice(), 4)
+        );
+        // Two 8-GPU pods on two half-full nodes: the first drain takes the only free room the
+        // moved pod could use, so the second pod cannot be helped: no drain at all.
+        let mut y = node("a", H100, 8, false) + &node("b", H100, 8, false);
+        y += &pod("a-0", Some("a"), 4, false);
+        y += &pod("b-0", Some("b"), 4, false);
+        y += &pod("p", None, 8, false);
+        y += &pod("q", None, 8, false);
+        let objects = read_str(&y, "f.yaml").unwrap();
+        let r =
+            crate::analysis::inventory::inventory(&objects, &Config::default(), vec![]).unwrap();
+        let step = r.fleet.shortage.next_step.as_ref().unwrap();
+        assert!(step.drain.is_none(), "{:?}", step.drain);
+        assert_eq!(step.nodes_needed[0].nodes, 2);
+        // Nothing pending: no next step.
+        let idle = read_str(&node("a", H100, 8, false), "f.yaml").unwrap();
+        let r = crate::analysis::inventory::inventory(&idle, &Config::default(), vec![]).unwrap();
+        assert!(r.fleet.shortage.next_step.is_none());
+    }
+}

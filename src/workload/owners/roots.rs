@@ -1,0 +1,214 @@
+//! The owner walk: from any object to the root of its ownership chain, memoised, by UID then by
+//! namespace + kind + name, with the fallbacks for owners missing from the input (well-known
+//! labels, the owner reference itself, a ReplicaSet's Deployment from `pod-template-hash`).
+
+use std::collections::HashMap;
+
+use crate::k8s::object::{Body, Object, group_of};
+use crate::k8s::types::OwnerRef;
+
+use super::super::labels;
+use super::super::types::WorkloadId;
+
+/// The root of an ownership chain.
+#[derive(Debug, Clone)]
+pub struct Root {
+    pub id: WorkloadId,
+    pub api_version: Option<String>,
+    /// The root object, when it is in the input.
+    pub object: Option<usize>,
+    /// The topmost object of the chain that is in the input (the root itself when present).
+    pub top: usize,
+}
+
+/// Memoised root resolution over one object list.
+pub struct Roots<'a> {
+    objects: &'a [Object],
+    by_uid: HashMap<&'a str, usize>,
+    by_key: HashMap<(&'a str, &'a str, &'a str), usize>,
+    /// Each object's root once resolved (an index into `list`).
+    memo: Vec<Option<usize>>,
+    pub list: Vec<Root>,
+    by_id: HashMap<WorkloadId, usize>,
+}
+
+const MAX_DEPTH: usize = 32;
+
+impl<'a> Roots<'a> {
+    pub fn new(objects: &'a [Object]) -> Roots<'a> {
+        let mut by_uid = HashMap::new();
+        let mut by_key = HashMap::new();
+        for (i, o) in objects.iter().enumerate() {
+            // Pods own nothing; leaving them out keeps the indexes small.
+            if matches!(o.body, Body::Pod(_)) {
+                continue;
+            }
+            if let Some(uid) = o.meta.uid.as_deref().filter(|u| !u.is_empty()) {
+                by_uid.insert(uid, i);
+            }
+            by_key.insert((o.namespace(), o.kind.as_str(), o.meta.name.as_str()), i);
+        }
+        Roots {
+            objects,
+            by_uid,
+            by_key,
+            memo: vec![None; objects.len()],
+            list: Vec::new(),
+            by_id: HashMap::new(),
+        }
+    }
+
+    pub(super) fn owner_ref(o: &Object) -> Option<&OwnerRef> {
+        let refs = &o.meta.owner_references;
+        refs.iter()
+            .find(|r| r.controller == Some(true))
+            .or_else(|| refs.first())
+    }
+
+    fn find(&self, ns: &str, kind: &str, name: &str) -> Option<usize> {
+        self.by_key.get(&(ns, kind, name)).copied()
+    }
+
+    /// The owner `r` names, by uid first. A uid is followed only when the object it belongs to agrees
+    /// with the reference in kind and name and sits in the dependent's namespace (or is
+    /// cluster-scoped): a reference whose uid points elsewhere is treated like one whose uid is not in
+    /// the input, so a pod cannot move its GPUs onto another workload by borrowing its uid.
+    pub(super) fn find_owner(&self, o: &Object, r: &OwnerRef) -> Option<usize> {
+        let agrees = |x: &Object| {
+            x.kind == r.kind
+                && x.meta.name == r.name
+                && (x.namespace().is_empty() || x.namespace() == o.namespace())
+        };
+        if let Some(&i) = self.by_uid.get(r.uid.as_str())
+            && self.objects.get(i).is_some_and(agrees)
+        {
+            return Some(i);
+        }
+        // Owners are namespaced like their dependents, or cluster-scoped.
+        self.find(o.namespace(), &r.kind, &r.name)
+            .or_else(|| self.find("", &r.kind, &r.name))
+    }
+
+    fn memo(&self, i: usize) -> Option<usize> {
+        self.memo.get(i).copied().flatten()
+    }
+
+    /// The root of object `i`, as an index into [`Roots::list`]; `None` only when `i` is not an
+    /// index into the object list.
+    pub fn resolve(&mut self, i: usize) -> Option<usize> {
+        if let Some(root) = self.memo(i) {
+            return Some(root);
+        }
+        let objects = self.objects;
+        let mut o = objects.get(i)?;
+        let mut chain = vec![i];
+        let mut cur = i;
+        let root = loop {
+            let Some(r) = Self::owner_ref(o) else {
+                break self.intern_object(cur, o);
+            };
+            // The owner, or — when it is missing — the object its well-known labels name.
+            let next = match self.find_owner(o, r) {
+                Some(j) => Ok(j),
+                None => self.missing_owner(cur, o, r),
+            };
+            match next {
+                Ok(j) => {
+                    if let Some(root) = self.memo(j) {
+                        break root;
+                    }
+                    match objects.get(j) {
+                        Some(owner) if !chain.contains(&j) && chain.len() < MAX_DEPTH => {
+                            chain.push(j);
+                            cur = j;
+                            o = owner;
+                        }
+                        // A cycle (through owners or labels) or an absurdly deep chain: stop
+                        // where we are.
+                        _ => break self.intern_object(cur, o),
+                    }
+                }
+                Err(root) => break root,
+            }
+        };
+        for c in chain {
+            if let Some(m) = self.memo.get_mut(c) {
+                *m = Some(root);
+            }
+        }
+        Some(root)
+    }
+
+    fn intern(&mut self, root: Root) -> usize {
+        if let Some(&k) = self.by_id.get(&root.id) {
+            return k;
+        }
+        let k = self.list.len();
+        self.by_id.insert(root.id.clone(), k);
+        self.list.push(root);
+        k
+    }
+
+    /// Object `i` (which is `o`) as its own root.
+    fn intern_object(&mut self, i: usize, o: &Object) -> usize {
+        self.intern(Root {
+            id: WorkloadId {
+                namespace: o.namespace().to_string(),
+                group: o.group().to_string(),
+                kind: o.kind.clone(),
+                name: o.meta.name.clone(),
+            },
+            api_version: Some(o.api_version.clone()),
+            object: Some(i),
+            top: i,
+        })
+    }
+
+    /// The chain broke at `from`, whose owner `r` is not in the input: `Ok(j)` when a well-known
+    /// label names an object that is present (the walk goes on from there, in the caller's loop so
+    /// that its cycle guard applies), else `Err(root)` with the inferred root interned.
+    fn missing_owner(&mut self, from: usize, o: &Object, r: &OwnerRef) -> Result<usize, usize> {
+        let l = &o.meta.labels;
+        let (group, kind, name) = if let Some(g) = l.get(labels::DYNAMO_GRAPH) {
+            ("nvidia.com", "DynamoGraphDeployment", g.as_str())
+        } else if let Some(n) = l.get(labels::LWS_NAME) {
+            ("leaderworkerset.x-k8s.io", "LeaderWorkerSet", n.as_str())
+        } else if let Some(n) = l.get(labels::KSERVE_ISVC) {
+            ("serving.kserve.io", "InferenceService", n.as_str())
+        } else if let Some(dep) = deployment_of_replicaset(r, l.get(labels::POD_TEMPLATE_HASH)) {
+            ("apps", "Deployment", dep)
+        } else {
+            (group_of(&r.api_version), r.kind.as_str(), r.name.as_str())
+        };
+        if let Some(j) = self.find(o.namespace(), kind, name).filter(|&j| j != from) {
+            return Ok(j);
+        }
+        let api_version = (kind == r.kind).then(|| r.api_version.clone());
+        Err(self.intern(Root {
+            id: WorkloadId {
+                namespace: o.namespace().to_string(),
+                group: group.to_string(),
+                kind: kind.to_string(),
+                name: name.to_string(),
+            },
+            api_version,
+            object: None,
+            top: from,
+        }))
+    }
+}
+
+/// `llama-7d9f8b6c4` with pod-template-hash `7d9f8b6c4` was made by Deployment `llama`.
+fn deployment_of_replicaset<'r>(
+    r: &'r OwnerRef,
+    hash: Option<&crate::k8s::types::Text>,
+) -> Option<&'r str> {
+    if r.kind != "ReplicaSet" {
+        return None;
+    }
+    let hash = hash?;
+    r.name
+        .strip_suffix(hash.as_str())
+        .and_then(|n| n.strip_suffix('-'))
+        .filter(|n| !n.is_empty())
+}
