@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use kube_emulator::{Emulator, EmulatorOptions};
+use kube_emulator::{Emulator, EmulatorOptions, ListFault};
 
 #[derive(Parser)]
 #[command(about = "Serve Kubernetes snapshot files over a read-only, kube-apiserver-like HTTP API")]
@@ -49,6 +49,26 @@ struct Args {
     /// by default they come as kube-apiserver writes them (`kind` first).
     #[arg(long)]
     alphabetical_keys: bool,
+    /// Break one resource's pagination: `pods=repeat` (pages repeat an item, every list),
+    /// `pods=repeat-once`, `pods=loop` (a continue token that comes back), `pods=loop-fresh`
+    /// (the same page under new tokens), `pods=expire` (every continued page 410),
+    /// `pods=expire-once`.
+    #[arg(long, value_parser = list_fault)]
+    list_fault: Option<(String, ListFault)>,
+}
+
+fn list_fault(s: &str) -> Result<(String, ListFault), String> {
+    let (plural, mode) = s.split_once('=').ok_or("expected RESOURCE=MODE")?;
+    let fault = match mode {
+        "repeat" => ListFault::RepeatItems { lists: u32::MAX },
+        "repeat-once" => ListFault::RepeatItems { lists: 1 },
+        "loop" => ListFault::LoopSameToken,
+        "loop-fresh" => ListFault::LoopFreshTokens,
+        "expire" => ListFault::Expire { times: u32::MAX },
+        "expire-once" => ListFault::Expire { times: 1 },
+        other => return Err(format!("unknown list fault {other:?}")),
+    };
+    Ok((plural.to_string(), fault))
 }
 
 fn main() {
@@ -64,6 +84,7 @@ fn main() {
         convert_versions: args.convert_versions,
         log_to_stderr: true,
         alphabetical_keys: args.alphabetical_keys,
+        list_fault: args.list_fault,
     }) {
         Ok(e) => e,
         Err(e) => {

@@ -61,6 +61,9 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
     let mut clusters = Vec::new();
     let mut incomplete = Vec::new();
     let mut metrics_source = None;
+    let mut partial: BTreeMap<String, String> = BTreeMap::new();
+    let mut no_metrics_nodes = Vec::new();
+    let mut unknown_gpus = Vec::new();
     let mut models: BTreeMap<String, ModelRow> = BTreeMap::new();
     let mut dra = None;
 
@@ -90,6 +93,21 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 e.push_str(&format!("{name}: {why}"));
             }
         }
+        for (k, why) in &f.partial {
+            let e = partial.entry(k.clone()).or_default();
+            if !e.is_empty() {
+                e.push_str("; ");
+            }
+            e.push_str(&format!("{name}: {why}"));
+        }
+        no_metrics_nodes.extend(f.no_metrics_nodes.iter().cloned().map(|mut n| {
+            n.node = format!("{name}/{}", n.node);
+            n
+        }));
+        unknown_gpus.extend(f.unknown_gpus.iter().cloned().map(|mut g| {
+            g.node = format!("{name}/{}", g.node);
+            g
+        }));
         metrics_source = metrics_source.or(f.metrics_source.clone());
         excluded.extend(f.excluded_nodes.iter().cloned().map(|mut n| {
             n.node = format!("{name}/{}", n.node);
@@ -291,6 +309,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
             nearly_full: None,
             gpus,
             unknown: unknown.into(),
+            partial: partial.into(),
             shortage,
             excluded_nodes: excluded,
             gpu_namespaces: sum::count(namespaces.len()),
@@ -299,6 +318,10 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
             other_gpus: other.into_values().collect(),
             models: super::nodes::by_capacity(models.into_values().collect()),
             metrics_source,
+            // Several clusters are read without a metrics source (`--prometheus` is one cluster's).
+            metrics_scope: None,
+            no_metrics_nodes,
+            unknown_gpus,
             gpu_equivalents_used: equivalents,
             unattributed_busy: unattributed,
             dra,

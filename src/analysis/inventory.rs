@@ -143,8 +143,12 @@ pub fn report(
         .collect();
 
     let mut unknown = Unknown::default();
+    let mut partial = Unknown::default();
     if let Some(why) = &fleet.used_unknown {
         unknown.set("gpus.used", why.clone());
+    }
+    if let Some(u) = usage {
+        u.note(&mut unknown, &mut partial);
     }
     let metrics_source = fleet.metrics_source.clone();
     gpus.used = usage.as_ref().map(|u| u.fleet.busy);
@@ -157,6 +161,10 @@ pub fn report(
         }
     }
     let idle = idle_rows(&tenant_rows);
+    let (no_metrics_nodes, unknown_gpus) = usage
+        .as_ref()
+        .map(|u| (u.no_metrics.clone(), u.unknown_gpus.clone()))
+        .unwrap_or_default();
     let dra = super::dra::fleet(objects, nodes, workloads, &mut unknown)?;
     let utilisation = ratio(gpus.requested, gpus.placeable);
     let nearly_full = nearly_full(utilisation, &tenant_rows, cfg.tenancy.contacts_above);
@@ -175,6 +183,7 @@ pub fn report(
             nearly_full,
             gpus,
             unknown,
+            partial,
             shortage,
             excluded_nodes: excluded,
             gpu_namespaces: sum::count(per_ns.len()),
@@ -183,20 +192,13 @@ pub fn report(
             other_gpus,
             models,
             metrics_source,
+            metrics_scope: usage.as_ref().and_then(|u| u.scope.clone()),
+            no_metrics_nodes,
+            unknown_gpus,
             gpu_equivalents_used: usage.as_ref().map(|u| u.fleet.equivalents),
             unattributed_busy: usage
                 .as_ref()
-                .map(|u| {
-                    u.unattributed
-                        .iter()
-                        .map(|x| UnattributedRow {
-                            node: x.node.clone(),
-                            gpu: x.gpu.clone(),
-                            activity: x.activity,
-                            reason: x.reason.clone(),
-                        })
-                        .collect()
-                })
+                .map(|u| u.unattributed.clone())
                 .unwrap_or_default(),
             dra,
         },
@@ -336,6 +338,8 @@ fn tenant_rows(
     struct Acc {
         used: Option<u64>,
         equivalents: Option<f64>,
+        /// A workload's use is unknown: so is the tenant's, never a smaller sum.
+        used_unknown: bool,
         req: u64,
         pend: u64,
         declared: u64,
@@ -350,12 +354,11 @@ fn tenant_rows(
         sum::add_to(&mut a.req, w.gpus).named(tenant, "GPUs requested")?;
         sum::add_to(&mut a.pend, w.gpus_pending).named(tenant, "GPUs pending")?;
         sum::add_to(&mut a.declared, w.gpus_declared).named(tenant, "GPUs declared")?;
+        a.used_unknown |= w.gpus_used.is_none() || w.gpu_equivalents_used.is_none();
         if let Some(u) = w.gpus_used {
             sum::add_to(a.used.get_or_insert(0), u).named(tenant, "GPUs used")?;
         }
-        if let Some(e) = w.gpu_equivalents_used {
-            *a.equivalents.get_or_insert(0.0) += e;
-        }
+        *a.equivalents.get_or_insert(0.0) += w.gpu_equivalents_used.unwrap_or(0.0);
         a.lines.extend(w.product_line.clone());
         a.namespaces.insert(w.namespace.clone());
         a.workloads += 1;
@@ -367,8 +370,8 @@ fn tenant_rows(
             name: name.to_string(),
             gpus_requested: a.req,
             gpus_pending: a.pend,
-            gpus_used: a.used,
-            gpu_equivalents_used: a.equivalents,
+            gpus_used: a.used.filter(|_| !a.used_unknown),
+            gpu_equivalents_used: a.equivalents.filter(|_| !a.used_unknown),
             gpus_declared: a.declared,
             share: ratio(a.req, fleet_requested),
             product_lines: a.lines.into_iter().collect(),

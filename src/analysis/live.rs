@@ -79,14 +79,17 @@ impl<'a> LiveFleet<'a> {
         let mut workloads = owners::build(objects)?;
         let (usage, metrics_source, used_unknown) = match metrics {
             Metrics::Activity {
-                gpus,
+                read,
                 threshold,
                 source,
-            } => (
-                Some(attribute(gpus, *threshold, &workloads.pods, objects)),
-                Some(source.clone()),
-                None,
-            ),
+            } => {
+                let gpu_nodes = nodes.values().map(|n| (n.name, n.capacity)).collect();
+                match attribute(read, *threshold, &workloads.pods, objects, &gpu_nodes) {
+                    Ok(a) => (Some(a), Some(source.clone()), None),
+                    // Which series are this fleet's cannot be told: used is unknown.
+                    Err(why) => (None, Some(source.clone()), Some(why)),
+                }
+            }
             Metrics::NotConfigured => (None, None, Some(NO_METRICS.to_string())),
             Metrics::Failed(reason) => (None, None, Some(reason.clone())),
         };
@@ -113,8 +116,10 @@ impl<'a> LiveFleet<'a> {
                     &tenancy,
                     &cfg.intent,
                     routes.per_workload.get(&i).copied().unwrap_or(0),
+                    // Unknown for a workload on a GPU without readable series, never 0.
                     usage
                         .as_ref()
+                        .filter(|u| !u.unknown_workloads.contains(&i))
                         .map(|u| u.per_workload.get(&i).copied().unwrap_or_default()),
                 )
             })

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::shared::{
     Clock, ConfigFile, CostInputs, Format, LiveSource, Metrics, Output, ReportFormat, Repository,
-    TrendColumn, parse_duration,
+    TrendColumn, parse_duration, parse_interval,
 };
 use gpuledger::pipeline::input;
 
@@ -408,8 +408,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9477")]
     pub listen: std::net::SocketAddr,
 
-    /// How often the report is regenerated (`30s`, `5m`, `1h`).
-    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_duration)]
+    /// How often the report is regenerated (`30s`, `5m`, `1h`; `250ms` for a soak test).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval)]
     pub interval: std::time::Duration,
 
     /// One series per live workload too (`gpuledger_workload_gpus`; off by default: a large fleet

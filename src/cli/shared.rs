@@ -411,6 +411,19 @@ pub fn parse_duration(s: &str) -> Result<Duration, DurationError> {
     Ok(Duration::from_secs(secs))
 }
 
+/// A refresh interval: a [`parse_duration`], or milliseconds (`250ms`: short enough for a soak
+/// test to run thousands of refreshes).
+pub fn parse_interval(s: &str) -> Result<Duration, DurationError> {
+    match s.trim().strip_suffix("ms") {
+        Some(ms) => match ms.parse::<u64>() {
+            Ok(0) => Err(DurationError::Zero),
+            Ok(ms) => Ok(Duration::from_millis(ms)),
+            Err(_) => Err(DurationError::NotANumber(s.to_string())),
+        },
+        None => parse_duration(s),
+    }
+}
+
 pub fn parse_timestamp(s: &str) -> Result<Timestamp, gpuledger::util::date::DateError> {
     Timestamp::parse(s)
 }

@@ -12,8 +12,14 @@
 //!
 //! The HTTP side is a few lines of hyper (already in the tree through kube) on the one runtime;
 //! the refresh loop runs on the main thread, which blocks on the runtime as `inventory` does.
+//!
+//! SIGTERM (the kubelet stopping the pod) or Ctrl-C between refreshes ends the wait at once; during
+//! a refresh it abandons the refresh and exits at once, rather than waiting out `--timeout` on an
+//! API server that does not answer while the kubelet's grace period (30 s by default) runs out. A
+//! refresh only reads, so nothing is left half-written.
 
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -117,7 +123,8 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         interval: args.interval,
         ..State::default()
     }));
-    let mut stop = Stop::listen(rt)?;
+    let refreshing = Arc::new(AtomicBool::new(false));
+    let mut stop = Stop::listen(rt, refreshing.clone())?;
     let listener = rt
         .block_on(tokio::net::TcpListener::bind(args.listen))
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -125,7 +132,7 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
     rt.spawn(accept(listener, state.clone()));
     streams.messages(&[format!(
         "serving /metrics and /healthz on http://{addr}, refreshing every {}s",
-        args.interval.as_secs()
+        args.interval.as_secs_f64()
     )]);
     let opts = Options {
         workloads: args.workload_series,
@@ -138,8 +145,15 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
     );
     spec.repo = args.repo.given();
     loop {
+        // Marked before the check, and the signal task sends before it looks at the mark: a
+        // signal either stops the loop here or finds the refresh marked.
+        refreshing.store(true, Ordering::SeqCst);
+        if stop.signalled() {
+            break;
+        }
         let started = Instant::now();
         let computed = pipeline::inventory::run(&spec, cx);
+        refreshing.store(false, Ordering::SeqCst);
         let took = started.elapsed();
         let now = Timestamp::now();
         let mut messages = Vec::new();
@@ -188,46 +202,60 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
     })
 }
 
-/// SIGTERM (Kubernetes stopping the pod) and Ctrl-C, listened for from the start: a signal that
-/// comes during a refresh is kept until the loop next waits, not lost.
+/// SIGTERM (Kubernetes stopping the pod) and Ctrl-C, listened for from the start by a task of
+/// its own: between refreshes it ends the wait; during one (`refreshing`) it exits the process at
+/// once, abandoning the refresh.
 struct Stop {
-    #[cfg(unix)]
-    term: tokio::signal::unix::Signal,
-    #[cfg(unix)]
-    interrupt: tokio::signal::unix::Signal,
+    signalled: tokio::sync::watch::Receiver<bool>,
 }
 
 impl Stop {
-    fn listen(rt: &Runtime) -> anyhow::Result<Stop> {
+    fn listen(rt: &Runtime, refreshing: Arc<AtomicBool>) -> anyhow::Result<Stop> {
         let _entered = rt.enter();
+        let (tx, rx) = tokio::sync::watch::channel(false);
         #[cfg(unix)]
-        {
+        let signal = {
             use tokio::signal::unix::{SignalKind, signal};
-            Ok(Stop {
-                term: signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?,
-                interrupt: signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?,
-            })
-        }
+            let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+            let mut interrupt =
+                signal(SignalKind::interrupt()).context("cannot listen for SIGINT")?;
+            async move {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = interrupt.recv() => {}
+                }
+            }
+        };
         #[cfg(not(unix))]
-        Ok(Stop {})
+        let signal = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        rt.spawn(async move {
+            signal.await;
+            let _ = tx.send(true);
+            if refreshing.load(Ordering::SeqCst) {
+                Streams::from_env().messages(&[
+                    "stopped during a refresh: the refresh is abandoned (it only reads; nothing is left half-written)".to_string(),
+                ]);
+                std::process::exit(0);
+            }
+        });
+        Ok(Stop { signalled: rx })
     }
 
-    /// Waits `interval`; true when a signal came first (or had come during the refresh).
+    /// A signal came.
+    fn signalled(&self) -> bool {
+        *self.signalled.borrow()
+    }
+
+    /// Waits `interval`; true when a signal came first (or had come before).
     async fn within(&mut self, interval: Duration) -> bool {
-        #[cfg(unix)]
-        {
-            tokio::select! {
-                () = tokio::time::sleep(interval) => false,
-                _ = self.term.recv() => true,
-                _ = self.interrupt.recv() => true,
-            }
+        if self.signalled() {
+            return true;
         }
-        #[cfg(not(unix))]
-        {
-            tokio::select! {
-                () = tokio::time::sleep(interval) => false,
-                _ = tokio::signal::ctrl_c() => true,
-            }
+        tokio::select! {
+            () = tokio::time::sleep(interval) => false,
+            changed = self.signalled.changed() => changed.is_ok(),
         }
     }
 }

@@ -42,6 +42,18 @@ impl Config {
                 ),
             });
         }
+        if let Some(sel) = &cfg.metrics.cluster_selector
+            && let Err(why) = super::metrics::check_selector(sel)
+        {
+            return Err(InputError {
+                file: file.to_string(),
+                line: None,
+                column: None,
+                message: format!(
+                    "metrics.cluster_selector {sel:?} is not a list of PromQL label matchers: {why}"
+                ),
+            });
+        }
         for (i, e) in cfg.cost.external.iter().enumerate() {
             let problem = if !(e.per_hour.is_finite() && e.per_hour >= 0.0) {
                 Some(format!("is {}: a cost per hour of at least 0", e.per_hour))

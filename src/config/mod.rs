@@ -6,7 +6,7 @@
 //! an error that names them, with file and line: a typo must never silently change the counts.
 //!
 //! [`Config`] and its small sections are here; the larger sections have files of their own
-//! (`tenancy`, `cost`, `headroom`, and `rules` for the rules that match workloads), durations are
+//! (`tenancy`, `cost`, `headroom`, `metrics`, and `rules` for the rules that match workloads), durations are
 //! [`Age`]s, `load` reads and checks the file, and [`review`] says what a change to it does. Every
 //! type is used as `crate::config::Name`.
 
@@ -16,6 +16,7 @@ mod age;
 mod cost;
 mod headroom;
 mod load;
+mod metrics;
 pub mod review;
 mod rules;
 mod tenancy;
@@ -23,6 +24,7 @@ mod tenancy;
 pub use age::{Age, AgeError};
 pub use cost::{CostConfig, ExternalCost, IdleRule};
 pub use headroom::{HeadroomConfig, Scale, ScaleRule};
+pub use metrics::MetricsConfig;
 pub use rules::{AcceptRule, IntentRule, MatchSpec, Scalar};
 pub use tenancy::{DEFAULT_CONTACT_KEYS, DEFAULT_CONTACTS_ABOVE, Fallback, Resolution, Tenancy};
 
@@ -93,22 +95,6 @@ impl Default for SnapshotConfig {
 pub struct Limits {
     /// Tenant → the most GPUs its desired workloads may declare.
     pub tenants: std::collections::BTreeMap<String, u64>,
-}
-
-/// How GPU activity is judged.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct MetricsConfig {
-    /// A GPU is busy when its average engine activity over the window is above this (0–1).
-    pub busy_threshold: f64,
-}
-
-impl Default for MetricsConfig {
-    fn default() -> Self {
-        MetricsConfig {
-            busy_threshold: 0.05,
-        }
-    }
 }
 
 /// How the GitOps repository is rendered.

@@ -192,6 +192,7 @@ pub fn inputs(tree: &Tree, unit: &Unit) -> Option<Inputs> {
                 }
             }
             Some(Entry::TooLarge(n)) => desc.push_str(&format!("too large {n}")),
+            Some(Entry::LfsPointer { oid }) => desc.push_str(&format!("lfs pointer {oid}")),
             None => desc.push_str("missing"),
         }
         desc.push('\n');

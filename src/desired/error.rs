@@ -35,6 +35,10 @@ pub enum Leaves {
 pub enum TreeError {
     #[error("{path}: {size} bytes is too large for a manifest (limit {limit}): refused")]
     TooLarge { path: String, size: u64, limit: u64 },
+    #[error(
+        "{path}: Git LFS object not fetched (a pointer to sha256:{oid}; `git lfs pull` fetches it): what it holds is unknown"
+    )]
+    LfsNotFetched { path: String, oid: String },
     #[error("{path}: symlink to {target} points outside the repository: refused")]
     SymlinkOutside { path: String, target: String },
     #[error("{path}: too many levels of symlinks")]

@@ -31,6 +31,7 @@ pub mod flux_bootstrap;
 pub mod follow;
 pub mod kustomization;
 pub mod lenient;
+pub mod lfs;
 pub mod prepare;
 pub mod remote;
 pub mod render;

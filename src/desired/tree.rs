@@ -21,6 +21,10 @@ pub enum Entry {
     Symlink(String),
     /// A file over [`MAX_FILE_BYTES`]: listed, never read.
     TooLarge(u64),
+    /// A Git LFS pointer whose object is not here ([`super::lfs`]): listed, never read.
+    LfsPointer {
+        oid: String,
+    },
 }
 
 pub struct Tree {
@@ -97,14 +101,27 @@ impl Tree {
         let (label, mut files) = match rev {
             None => ("working tree".to_string(), read_workdir(repo)?),
             Some(rev) => {
-                let git =
-                    git.ok_or_else(|| input(repo, "is not a git repository (needed for --ref)"))?;
-                ("ref ".to_string() + rev, read_git(&git, rev, repo)?)
+                let git = git
+                    .as_ref()
+                    .ok_or_else(|| input(repo, "is not a git repository (needed for --ref)"))?;
+                ("ref ".to_string() + rev, read_git(git, rev, repo)?)
             }
         };
         // Names gpuledger gives its own files (fetched content, wrappers) are never the
         // repository's: a repository cannot pass its files off as fetched ones.
         files.retain(|p, _| !p.starts_with(".gpuledger-"));
+        // Git LFS pointers, in the working tree (not smudged) as at a ref.
+        let git_dir = git.as_ref().map(git2::Repository::commondir);
+        for entry in files.values_mut() {
+            if let Entry::File(bytes) = entry
+                && let Some(found) = super::lfs::fetched(bytes, git_dir)
+            {
+                *entry = match found {
+                    Ok(object) => Entry::File(object),
+                    Err(oid) => Entry::LfsPointer { oid },
+                };
+            }
+        }
         Ok(Tree {
             label,
             root: repo.to_path_buf(),
@@ -126,6 +143,12 @@ impl Tree {
                         path: path.to_string(),
                         size: *n,
                         limit: MAX_FILE_BYTES,
+                    });
+                }
+                Some(Entry::LfsPointer { oid }) => {
+                    return Err(TreeError::LfsNotFetched {
+                        path: path.to_string(),
+                        oid: oid.clone(),
                     });
                 }
                 Some(Entry::Symlink(target)) => {

@@ -70,6 +70,18 @@ impl GitHubError {
     pub fn is_forbidden(&self) -> bool {
         matches!(self, GitHubError::Forbidden { .. })
     }
+
+    /// What the request was about is gone: a 404 (a comment deleted), or a 410 (an issue
+    /// deleted: "This issue was deleted").
+    pub fn is_gone(&self) -> bool {
+        matches!(
+            self,
+            GitHubError::Status {
+                status: 404 | 410,
+                ..
+            }
+        )
+    }
 }
 
 /// How hard to try: attempts in all, the first backoff (doubled each time), and the longest wait
@@ -470,12 +482,50 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
+/// What GitHub said: its `message`, and each of its `errors[]` (a validation error's reason is
+/// there, not in `message`, which only says "Validation Failed"). An `errors[]` entry is an
+/// object with a `message` (code `custom`), else `resource`, `field` and `code` (`missing_field`,
+/// `invalid`, `already_exists`…), or a plain string (GitHub's REST "client errors",
+/// docs.github.com/en/rest/using-the-rest-api/troubleshooting-the-rest-api). One bounded line.
 fn message_of(body: &Value, status: StatusCode) -> String {
-    body.get("message")
+    let message = body
+        .get("message")
         .and_then(Value::as_str)
         .map(str::to_string)
         .or_else(|| body.as_str().map(str::to_string))
-        .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_string())
+        .unwrap_or_else(|| status.canonical_reason().unwrap_or("error").to_string());
+    let errors: Vec<String> = body
+        .get("errors")
+        .and_then(Value::as_array)
+        .map(|errors| errors.iter().filter_map(error_text).collect())
+        .unwrap_or_default();
+    let text = if errors.is_empty() {
+        message
+    } else {
+        format!("{message}: {}", errors.join("; "))
+    };
+    crate::util::text::line(&text, crate::util::text::MAX_MESSAGE_CHARS)
+}
+
+/// One entry of a GitHub error's `errors[]`.
+fn error_text(e: &Value) -> Option<String> {
+    if let Some(s) = e.as_str() {
+        return Some(s.to_string());
+    }
+    if let Some(m) = e.get("message").and_then(Value::as_str) {
+        return Some(m.to_string());
+    }
+    let part = |k: &str| e.get(k).and_then(Value::as_str);
+    let what = [part("resource"), part("field")]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(".");
+    match part("code") {
+        Some(code) if what.is_empty() => Some(code.to_string()),
+        Some(code) => Some(format!("{what} {code}")),
+        None => (!what.is_empty()).then_some(what),
+    }
 }
 
 /// A 403 that is a rate limit (primary: no requests left; secondary: `retry-after` or the message).
@@ -580,5 +630,29 @@ mod tests {
         h.insert("x-ratelimit-remaining", "5".parse().unwrap());
         h.insert("x-ratelimit-reset", "1".parse().unwrap());
         assert_eq!(asked_wait(&h), None, "requests are left");
+    }
+
+    #[test]
+    fn an_error_carries_each_of_githubs_errors() {
+        let body = serde_json::json!({
+            "message": "Validation Failed",
+            "errors": [
+                {"resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long"},
+                {"resource": "Issue", "field": "title", "code": "missing_field"},
+                "labels must be strings",
+                {"code": "invalid"}
+            ],
+            "documentation_url": "https://docs.github.com/rest"
+        });
+        assert_eq!(
+            message_of(&body, StatusCode::UNPROCESSABLE_ENTITY),
+            "Validation Failed: body is too long; Issue.title missing_field; labels must be strings; invalid"
+        );
+        let plain = serde_json::json!({"message": "Not Found"});
+        assert_eq!(message_of(&plain, StatusCode::NOT_FOUND), "Not Found");
+        assert_eq!(
+            message_of(&Value::Null, StatusCode::BAD_GATEWAY),
+            "Bad Gateway"
+        );
     }
 }

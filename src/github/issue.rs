@@ -44,6 +44,20 @@ pub enum Step {
     Comment { number: u64, text: String },
 }
 
+impl Step {
+    /// The issue the step acts on; `None` for a new one.
+    pub fn number(&self) -> Option<u64> {
+        match self {
+            Step::Create { .. } => None,
+            Step::Edit { number, .. }
+            | Step::Reopen { number, .. }
+            | Step::Close { number, .. }
+            | Step::CloseDuplicate { number, .. }
+            | Step::Comment { number, .. } => Some(*number),
+        }
+    }
+}
+
 pub fn plan(found: &[Found], now: &Now) -> Vec<Step> {
     let mut ours: Vec<&Found> = found
         .iter()

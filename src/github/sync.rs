@@ -85,18 +85,28 @@ pub async fn comment<A: Api>(api: &A, job: CommentJob<'_>) -> Result<Vec<String>
                 let p = api.create_comment(pr, &body).await?;
                 format!("comment created: {}", p.url())
             }
-            Step::Update { id, body } => {
-                let p = api.update_comment(id, &body).await?;
-                format!("comment updated: {}", p.url())
-            }
+            // Deleted between the list and the edit: the pull request gets a fresh one now,
+            // not on the next run.
+            Step::Update { id, body } => match api.update_comment(id, &body).await {
+                Ok(p) => format!("comment updated: {}", p.url()),
+                Err(e) if e.is_gone() => {
+                    let p = api.create_comment(pr, &body).await?;
+                    format!(
+                        "comment {id} was deleted while this run edited it: comment created: {}",
+                        p.url()
+                    )
+                }
+                Err(e) => return Err(e),
+            },
             Step::Minimize { id, node_id } => {
                 api.minimize_comment(&node_id).await?;
                 format!("earlier comment {id} hidden as outdated")
             }
-            Step::Delete { id } => {
-                api.delete_comment(id).await?;
-                format!("earlier comment {id} deleted")
-            }
+            Step::Delete { id } => match api.delete_comment(id).await {
+                Ok(()) => format!("earlier comment {id} deleted"),
+                Err(e) if e.is_gone() => format!("earlier comment {id} was already deleted"),
+                Err(e) => return Err(e),
+            },
         });
     }
     Ok(done)
@@ -112,17 +122,16 @@ pub struct IssueJob<'a> {
 
 pub async fn issue<A: Api>(api: &A, job: IssueJob<'_>) -> Result<Vec<String>, GitHubError> {
     let mut done = Vec::new();
+    let mut run = IssueRun::default();
     let found = find_issues(api, &job).await?;
-    let mut created = false;
     for step in issue::plan(&found, job.now) {
-        created |= matches!(step, issue::Step::Create { .. });
-        done.push(apply(api, &job, step).await?);
+        done.extend(apply(api, &job, step, &mut run).await?);
     }
-    if created {
+    if run.created {
         // Another run may have created one at the same time: converge on the lowest number.
         let found = find_issues(api, &job).await?;
         for step in issue::plan(&found, job.now) {
-            done.push(apply(api, &job, step).await?);
+            done.extend(apply(api, &job, step, &mut run).await?);
         }
     }
     if done.is_empty() {
@@ -132,6 +141,15 @@ pub async fn issue<A: Api>(api: &A, job: IssueJob<'_>) -> Result<Vec<String>, Gi
         ));
     }
     Ok(done)
+}
+
+/// What the steps of one run have done so far.
+#[derive(Default)]
+struct IssueRun {
+    /// An issue was opened: list and plan again.
+    created: bool,
+    /// Issues found deleted while this run acted on them: their other steps are skipped.
+    gone: std::collections::BTreeSet<u64>,
 }
 
 async fn find_issues<A: Api>(api: &A, job: &IssueJob<'_>) -> Result<Vec<Found>, GitHubError> {
@@ -154,51 +172,95 @@ async fn find_issues<A: Api>(api: &A, job: &IssueJob<'_>) -> Result<Vec<Found>, 
         .collect())
 }
 
+/// Applies one step: the note it leaves, none when it is skipped (its issue is gone). An issue
+/// deleted between the list and the step (404 or 410) is opened afresh with the body the step
+/// carried, in this run; one whose step had no body to carry (a comment, closing) is noted.
 async fn apply<A: Api>(
     api: &A,
     job: &IssueJob<'_>,
     step: issue::Step,
-) -> Result<String, GitHubError> {
+    run: &mut IssueRun,
+) -> Result<Option<String>, GitHubError> {
+    if step.number().is_some_and(|n| run.gone.contains(&n)) {
+        return Ok(None);
+    }
     let edit = |state: Option<&'static str>, state_reason, body: Option<String>| IssueEdit {
         state,
         state_reason,
         body,
     };
-    Ok(match step {
+    let number = step.number().unwrap_or_default();
+    let (result, fresh) = match step {
         issue::Step::Create { body } => {
+            run.created = true;
             let p = api.create_issue(job.title, &body, job.label).await?;
-            format!("drift issue opened: {}", p.url())
+            return Ok(Some(format!("drift issue opened: {}", p.url())));
         }
-        issue::Step::Edit { number, body } => {
-            api.edit_issue(number, &edit(None, None, Some(body)))
-                .await?;
-            format!("drift issue #{number} updated")
-        }
-        issue::Step::Reopen { number, body } => {
-            api.edit_issue(number, &edit(Some("open"), None, Some(body)))
-                .await?;
-            format!("drift issue #{number} reopened: the drift is back")
-        }
-        issue::Step::Close { number, body } => {
+        issue::Step::Edit { number, body } => (
+            api.edit_issue(number, &edit(None, None, Some(body.clone())))
+                .await
+                .map(|()| format!("drift issue #{number} updated")),
+            Some(body),
+        ),
+        issue::Step::Reopen { number, body } => (
+            api.edit_issue(number, &edit(Some("open"), None, Some(body.clone())))
+                .await
+                .map(|()| format!("drift issue #{number} reopened: the drift is back")),
+            Some(body),
+        ),
+        issue::Step::Close { number, body } => (
             api.edit_issue(number, &edit(Some("closed"), Some("completed"), Some(body)))
-                .await?;
-            format!("drift issue #{number} closed: no drift left")
-        }
+                .await
+                .map(|()| format!("drift issue #{number} closed: no drift left")),
+            None,
+        ),
         issue::Step::CloseDuplicate { number, of } => {
-            api.create_comment(
-                number,
-                &format!("Duplicate of #{of} (two runs overlapped)."),
-            )
-            .await?;
-            api.edit_issue(number, &edit(Some("closed"), Some("not_planned"), None))
-                .await?;
-            format!("duplicate drift issue #{number} closed in favour of #{of}")
+            (close_duplicate(api, number, of).await, None)
         }
-        issue::Step::Comment { number, text } => {
-            api.create_comment(number, &text).await?;
-            format!("commented on drift issue #{number}")
+        issue::Step::Comment { number, text } => (
+            api.create_comment(number, &text)
+                .await
+                .map(|_| format!("commented on drift issue #{number}")),
+            None,
+        ),
+    };
+    match result {
+        Ok(note) => Ok(Some(note)),
+        Err(e) if e.is_gone() => {
+            run.gone.insert(number);
+            match fresh {
+                Some(body) => {
+                    run.created = true;
+                    let p = api.create_issue(job.title, &body, job.label).await?;
+                    Ok(Some(format!(
+                        "drift issue #{number} was deleted while this run edited it: drift issue opened: {}",
+                        p.url()
+                    )))
+                }
+                None => Ok(Some(format!(
+                    "drift issue #{number} is gone (deleted): nothing left to do on it"
+                ))),
+            }
         }
-    })
+        Err(e) => Err(e),
+    }
+}
+
+async fn close_duplicate<A: Api>(api: &A, number: u64, of: u64) -> Result<String, GitHubError> {
+    api.create_comment(
+        number,
+        &format!("Duplicate of #{of} (two runs overlapped)."),
+    )
+    .await?;
+    let edit = IssueEdit {
+        state: Some("closed"),
+        state_reason: Some("not_planned"),
+        body: None,
+    };
+    api.edit_issue(number, &edit).await?;
+    Ok(format!(
+        "duplicate drift issue #{number} closed in favour of #{of}"
+    ))
 }
 
 #[cfg(test)]

@@ -11,13 +11,14 @@
 //! The work follows the data: [`client`] builds the client from the kubeconfig (or the pod's
 //! service account); [`request`] makes one GET with its timeout and retries; [`discover`] finds
 //! which resources the cluster serves and where; [`list`] reads them into objects
-//! ([`read_cluster`]), and [`snapshot`] writes them to a file instead ([`write_snapshot`]). What
+//! ([`read_cluster`]) with [`pager`] checking every page (duplicates, loops, bounds), and [`snapshot`] writes them to a file instead ([`write_snapshot`]). What
 //! a read is about and what it hands over are [`types`]; why it failed is [`error`].
 
 mod client;
 mod discover;
 mod error;
 mod list;
+mod pager;
 mod request;
 mod snapshot;
 mod types;

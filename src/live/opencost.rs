@@ -28,9 +28,12 @@ mod wire;
 
 pub use read::read;
 pub use types::{
-    Allocation, AnswerError, CostData, Costs, InferenceCost, OpenCostError, OpenCostSource, Window,
+    Allocation, AnswerError, CostData, Costs, Coverage, InferenceCost, OpenCostError,
+    OpenCostSource, Window,
 };
-pub use wire::{parse_allocations, parse_inference, sanitize_label, without_nan};
+pub use wire::{
+    AllocationAnswer, parse_allocations, parse_answer, parse_inference, sanitize_label, without_nan,
+};
 
 #[cfg(test)]
 mod tests;

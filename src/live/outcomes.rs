@@ -388,6 +388,11 @@ pub enum CounterError {
     NoSeries { query: String, base: String },
     #[error("`{query}` is not a count")]
     NotACount { query: String },
+    /// The cost covers none of the window, so there is no period to count outcomes over.
+    #[error(
+        "OpenCost's answer covers none of the window: there is no period to count outcomes over"
+    )]
+    NoPeriod,
 }
 
 /// The increase of each selector over the window ending at `end`, by selector: `Err` with the

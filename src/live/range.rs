@@ -7,7 +7,12 @@
 //! A matrix or vector answer becomes plain series (labels and `(unix seconds, value)` samples,
 //! oldest first); a non-finite sample is dropped, never read as zero. A failed request, a body that
 //! is not an API answer or an error answer is an `Err` naming the URL (never the token) and the
-//! query.
+//! query. So is a `success` answer that carries `warnings` ([`RangeError::Partial`]): Thanos and
+//! Mimir say so when a store or shard did not answer, and what these readers compute from series
+//! (a change per week, a rate's percentile, a counter's increase) is no bound on the truth when
+//! some series are missing, so the figure is unknown with the warnings as the reason. (GPUs used,
+//! a count that only grows with more series, is read as a lower bound instead: see
+//! [`super::prometheus`].)
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -51,6 +56,16 @@ pub enum RangeError {
     },
     #[error("Prometheus at {base}, query `{query}`: no data")]
     NoData { base: String, query: String },
+    /// A `success` answer with `warnings`: some series may be missing.
+    #[error(
+        "Prometheus at {base}, query `{query}`: a partial answer (warnings: {}), so the figure is not known",
+        warnings.join("; ")
+    )]
+    Partial {
+        base: String,
+        query: String,
+        warnings: Vec<String>,
+    },
     #[error(
         "Prometheus at {base}, query `{query}`: a {result_type} answer, not a matrix or vector"
     )]
@@ -73,6 +88,9 @@ struct Answer {
     data: Option<Data>,
     #[serde(default)]
     error: Option<String>,
+    /// A partial response's (Thanos, Mimir) and PromQL's own warnings; `infos` are not read.
+    #[serde(default)]
+    warnings: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -163,6 +181,13 @@ impl Range {
                 base,
                 query,
                 reason: answer.error.unwrap_or(answer.status),
+            });
+        }
+        if !answer.warnings.is_empty() {
+            return Err(RangeError::Partial {
+                base,
+                query,
+                warnings: answer.warnings,
             });
         }
         let Some(data) = answer.data else {

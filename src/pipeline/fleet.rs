@@ -212,19 +212,37 @@ pub fn attach_cost(
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
+    // Counted over what the cost covers: the window, or the spans OpenCost's answer holds.
+    let spans = crate::analysis::cost::covered(window, opencost.as_ref()).spans;
     let counters = match (&spec.metrics, selectors.is_empty()) {
+        (Some(_), false) if spans.is_empty() => selectors
+            .iter()
+            .map(|s| (s.clone(), Err(outcomes::CounterError::NoPeriod)))
+            .collect(),
         (Some(m), false) => {
             let src = CounterSource {
                 url: m.url.clone(),
                 bearer_token: m.token.clone(),
                 timeout,
             };
-            cx.rt.block_on(outcomes::counters(
-                &src,
-                &selectors,
-                now,
-                u64::try_from(window.seconds()).unwrap_or(0),
-            ))
+            let mut sum: BTreeMap<String, std::result::Result<f64, outcomes::CounterError>> =
+                BTreeMap::new();
+            for (from, to) in spans {
+                let part = cx.rt.block_on(outcomes::counters(
+                    &src,
+                    &selectors,
+                    Timestamp::from_unix(to),
+                    u64::try_from(to - from).unwrap_or(0),
+                ));
+                for (sel, v) in part {
+                    match (sum.remove(&sel), v) {
+                        (Some(Ok(a)), Ok(b)) => sum.insert(sel, Ok(a + b)),
+                        (Some(Err(e)), _) | (None | Some(Ok(_)), Err(e)) => sum.insert(sel, Err(e)),
+                        (None, Ok(b)) => sum.insert(sel, Ok(b)),
+                    };
+                }
+            }
+            sum
         }
         _ => BTreeMap::new(),
     };
@@ -257,6 +275,8 @@ pub fn prom_source(spec: Option<&MetricsSpec>) -> Option<PromSource> {
         bearer_token: m.token.clone(),
         window: m.window,
         timeout: m.timeout,
+        // The serving series are read by pod name, the DCGM scope does not apply to them.
+        cluster_selector: None,
     })
 }
 

@@ -531,10 +531,11 @@ pub async fn metrics(spec: Option<&MetricsSpec>, cfg: &Config) -> Metrics {
         bearer_token: m.token.clone(),
         window: m.window,
         timeout: m.timeout,
+        cluster_selector: cfg.metrics.cluster_selector.clone(),
     };
     match gpu_activity(&src).await {
-        Ok(gpus) => Metrics::Activity {
-            gpus,
+        Ok(read) => Metrics::Activity {
+            read,
             threshold: cfg.metrics.busy_threshold,
             source: format!(
                 "{} (DCGM, {}s window, busy above {:.0}% activity)",

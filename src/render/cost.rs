@@ -80,6 +80,12 @@ fn body(c: &Cost, headroom: Option<&Headroom>) -> Doc {
             Text::new().plain("Cost is unknown: ").plain(why.as_str()),
         ]));
     }
+    if let Some(why) = c.partial.get("total_cost") {
+        d.push(Block::Alert {
+            kind: Alert::Warning,
+            lines: vec![Text::new().strong("Partial: ").plain(why.as_str())],
+        });
+    }
     d.extend(headline(c, headroom));
     if !c.rules.is_empty() {
         d.paragraph(Text::new().strong("How costs were assigned"));

@@ -103,13 +103,21 @@ pub fn figures(r: &Report) -> Doc {
         }
         d.paragraph(headline);
     }
+    let used_partial = f.partial.get("gpus.used");
     let used_note = f.unknown.get("gpus.used").cloned().unwrap_or_else(|| {
-        format!(
+        let mut note = format!(
             "busy; {} GPU-equivalents; {}",
             f.gpu_equivalents_used
                 .map_or("?".into(), |e| format!("{e:.1}")),
             f.metrics_source.clone().unwrap_or_default()
-        )
+        );
+        if let Some(scope) = &f.metrics_scope {
+            note.push_str(&format!("; scope: {scope}"));
+        }
+        if let Some(why) = used_partial {
+            note = format!("partial, at least this many: {why}; {note}");
+        }
+        note
     });
     let tiers = [
         (
@@ -145,6 +153,8 @@ pub fn figures(r: &Report) -> Doc {
             "used",
             if no_pods {
                 "unknown".into()
+            } else if let (Some(n), Some(_)) = (g.used, used_partial) {
+                format!("≥ {n}")
             } else {
                 count(g.used)
             },
@@ -361,6 +371,24 @@ pub fn details(r: &Report) -> Doc {
                 x.gpus_requested.to_string().into(),
                 x.gpus_used.to_string().into(),
                 x.gpus_idle.to_string().into(),
+            ]
+        }),
+        fold,
+    );
+    d.section(
+        "GPU nodes without DCGM series (their GPUs are unknown, not idle)",
+        Table::new(&["node", ">GPUs"]).rows(&f.no_metrics_nodes, |n| {
+            vec![n.node.as_str().into(), n.gpus.to_string().into()]
+        }),
+        fold,
+    );
+    d.section(
+        "GPUs whose activity is unknown",
+        Table::new(&["node", "gpu", "why"]).rows(&f.unknown_gpus, |u| {
+            vec![
+                u.node.as_str().into(),
+                u.gpu.as_str().into(),
+                u.reason.as_str().into(),
             ]
         }),
         fold,

@@ -8,7 +8,9 @@
 //! missing resources — never by pods; one series per workload comes only when asked for
 //! ([`Options::workloads`]), since a fleet may run thousands. A figure that is unknown (GPUs used
 //! without DCGM, requests when pods could not be read) has no sample at all, never a zero, and
-//! `gpuledger_unknown{field}` names it, so an alert can tell "nothing" from "not known".
+//! `gpuledger_unknown{field}` names it, so an alert can tell "nothing" from "not known"; a figure
+//! that is only a lower bound (GPUs used with a GPU node dark) keeps its sample and
+//! `gpuledger_partial{field}` names it.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -211,6 +213,15 @@ fn families(out: &mut Exposition, r: &Report, opts: Options) {
         unknown.sample(&[("field", field)], 1.0);
     }
     out.push(unknown);
+
+    let mut partial = Family::gauge(
+        "gpuledger_partial",
+        "1 for each report figure that is a lower bound (a GPU node without DCGM series, unreadable samples, a partial Prometheus answer); field is its path in the JSON report.",
+    );
+    for field in fl.partial.keys() {
+        partial.sample(&[("field", &format!("fleet.{field}"))], 1.0);
+    }
+    out.push(partial);
 
     if let Some(t) = r
         .provenance

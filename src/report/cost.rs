@@ -16,6 +16,16 @@ pub struct Cost {
     pub window_start: String,
     pub window_end: String,
     pub window_hours: f64,
+    /// When OpenCost's answer covers less of the window than asked (a store that holds only the
+    /// last hours, a missing step): the hours it covers and their share of the window. Cost,
+    /// outcomes and rates are then all counted over those hours; `partial.total_cost` says so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covered_hours: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub covered_share: Option<f64>,
+    /// Why a figure covers less than it says (`total_cost`: only part of the window).
+    #[serde(default, skip_serializing_if = "Unknown::is_empty")]
+    pub partial: Unknown,
     /// Where the cost came from (the OpenCost URL), when it was asked.
     pub source: Option<String>,
     /// Where the outcomes came from: the records file, the Prometheus of the counters.

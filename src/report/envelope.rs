@@ -161,15 +161,13 @@ impl Unknown {
         }
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// Notes why `field` is unknown (the field is `null`, or absent from every row).
     pub fn set(&mut self, field: &str, why: impl Into<String>) {
         self.0.insert(field.to_string(), why.into());
-    }
-}
-
-impl Unknown {
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
     }
 }
 

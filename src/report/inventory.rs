@@ -79,6 +79,10 @@ pub struct Fleet {
     pub gpus: FleetGpus,
     /// Why a figure is `null`, keyed by its path (`gpus.used`).
     pub unknown: Unknown,
+    /// Why a figure is a lower bound rather than the count, keyed as `unknown` is
+    /// (`gpus.used`: a GPU node without metrics, unreadable samples, a partial Prometheus answer).
+    #[serde(skip_serializing_if = "Unknown::is_empty")]
+    pub partial: Unknown,
     /// requested / placeable; `null` when nothing is placeable.
     pub utilisation: Option<f64>,
     /// At or above `tenancy.contacts_above`: the largest tenants and who to call.
@@ -98,6 +102,16 @@ pub struct Fleet {
     pub models: Vec<ModelRow>,
     /// Where `used` came from (Prometheus URL, window, busy threshold), when a source is set.
     pub metrics_source: Option<String>,
+    /// Which cluster's DCGM series `used` was read from, and how that was decided
+    /// (`metrics.cluster_selector`, or detected by node names), when the question arose.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics_scope: Option<String>,
+    /// GPU nodes with no DCGM series in the window: their GPUs are unknown, not idle.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub no_metrics_nodes: Vec<NoMetricsNode>,
+    /// GPUs whose DCGM samples cannot be read as activity: unknown, not idle.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unknown_gpus: Vec<UnknownGpuRow>,
     /// Σ average activity of whole GPUs: a GPU at 40% counts 0.4. `null` when unknown.
     pub gpu_equivalents_used: Option<f64>,
     /// Busy GPUs no pod of the fleet accounts for.
@@ -116,6 +130,22 @@ pub struct UnattributedRow {
     pub node: String,
     pub gpu: String,
     pub activity: f64,
+    pub reason: String,
+}
+
+/// A GPU node without DCGM series in the window.
+#[derive(Debug, Clone, Serialize)]
+pub struct NoMetricsNode {
+    pub node: String,
+    /// Its whole GPUs, whose activity is unknown.
+    pub gpus: u64,
+}
+
+/// A GPU whose DCGM samples cannot be read as activity.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnknownGpuRow {
+    pub node: String,
+    pub gpu: String,
     pub reason: String,
 }
 

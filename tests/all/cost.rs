@@ -2,6 +2,7 @@
 //! field generations, NaN, a 500) through the production client, outcome-record files, and the
 //! real Prometheus for a workload's outcome counter.
 
+use gpuledger::util::date::Timestamp;
 use serde_json::Value;
 
 use super::opencost_fake::{Answer, OpenCost};
@@ -441,8 +442,15 @@ fn the_outcome_counter_comes_from_prometheus() {
         &values,
     )];
     let prom = Prometheus::start(&series);
-    let oc = opencost("allocation-gen2.json", false);
-    // The window ends now: the backfilled history is relative to the clock.
+    // The window ends now (the backfilled history is relative to the clock), and so does the
+    // hour OpenCost answers for: an answer for another hour covers none of the window.
+    let now = Timestamp::now();
+    let hour_ago = Timestamp::from_unix(now.unix() - 3600);
+    let body = std::fs::read_to_string(fixture("tests/fixtures/opencost/allocation-gen2.json"))
+        .unwrap()
+        .replace("2026-12-02T11:00:00Z", &hour_ago.to_string())
+        .replace("2026-12-02T12:00:00Z", &now.to_string());
+    let oc = OpenCost::start(&[("/allocation", Answer::ok(body))]);
     let out = gpuledger(&root())
         .arg("cost")
         .arg("--snapshot")
@@ -464,6 +472,34 @@ fn the_outcome_counter_comes_from_prometheus() {
     assert!((2900.0..=3100.0).contains(&v), "{v}");
     assert!(chat["cost_per_1000"].is_f64());
     assert!(chat["unknown"]["pass_rate"].is_string());
+
+    // OpenCost holds only the last half hour: the counter is read over that half hour too.
+    let half = Timestamp::from_unix(now.unix() - 1800);
+    let body = std::fs::read_to_string(fixture("tests/fixtures/opencost/allocation-gen2.json"))
+        .unwrap()
+        .replace("2026-12-02T11:00:00Z", &half.to_string())
+        .replace("2026-12-02T12:00:00Z", &now.to_string());
+    let oc = OpenCost::start(&[("/allocation", Answer::ok(body))]);
+    let out = gpuledger(&root())
+        .arg("cost")
+        .arg("--snapshot")
+        .arg(fixture("tests/fixtures/cost/cluster.json"))
+        .args(["--opencost", &oc.url(), "--prometheus", &prom.url()])
+        .args(["--window", "1h", "--format", "json"])
+        .output()
+        .unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(
+        r["cost"]["partial"]["total_cost"].is_string(),
+        "{}",
+        r["cost"]
+    );
+    let chat = row(&r["cost"]["workloads"], "chat/Deployment/chat");
+    let v = chat["verified_outcomes"].as_f64().unwrap();
+    assert!(
+        (1600.0..=1900.0).contains(&v),
+        "half an hour at 60 a minute: {v}"
+    );
 }
 
 #[test]

@@ -1518,6 +1518,111 @@ fn a_relayed_report_is_escaped_like_any_other() {
     assert_eq!(body.matches("<!-- gpuledger:comment").count(), 1, "{body}");
 }
 
+/// Issue 34, item 5: the sticky comment deleted by someone between this run's list and its edit
+/// (GitHub answers the PATCH 404): the pull request gets a fresh comment in the same run.
+#[test]
+fn a_comment_deleted_between_list_and_edit_is_posted_afresh_in_the_same_run() {
+    let (r, hub) = pr_setup();
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    assert_eq!(comment(&job, &r, &event, &[]).status.code(), Some(0));
+    let id = hub.state().comments_on(7)[0].id;
+    // An older report in it (so this run edits it), and it vanishes at the edit.
+    {
+        let mut s = hub.state();
+        let c = s.comments.iter_mut().find(|c| c.id == id).unwrap();
+        let at = c.body.find("report=\"").unwrap() + "report=\"".len();
+        c.body.replace_range(at..at + 4, "0000");
+        s.vanish_on_edit = true;
+    }
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "comment {id} was deleted while this run edited it: comment created"
+        )),
+        "{}",
+        text(&out)
+    );
+    let s = hub.state();
+    let comments = s.comments_on(7);
+    assert_eq!(comments.len(), 1);
+    assert_ne!(comments[0].id, id);
+    assert!(comments[0].body.contains("## GPU impact"));
+    let writes: Vec<(String, String)> = s
+        .writes()
+        .iter()
+        .rev()
+        .take(2)
+        .map(|w| (w.method.clone(), w.path.clone()))
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            (
+                "POST".to_string(),
+                format!("/repos/{REPO}/issues/7/comments")
+            ),
+            (
+                "PATCH".to_string(),
+                format!("/repos/{REPO}/issues/comments/{id}")
+            ),
+        ]
+    );
+}
+
+/// The tracking issue deleted between the list and its edit (410 "This issue was deleted"): a
+/// fresh issue carries the report in the same run, and the steps left on the old one are skipped.
+#[test]
+fn a_tracking_issue_deleted_between_list_and_edit_is_opened_afresh() {
+    let r = drift_repo();
+    let hub = FakeGitHub::start();
+    let job = Job::new(&hub);
+    assert_eq!(issue_run(&job, &r, &[]).status.code(), Some(0));
+    let first = tracking(&hub)[0].number;
+    // The drift set changes (an edit and a comment are due), and the issue is deleted.
+    r.write("parked/model.yaml", PARKED_NOTHING)
+        .commit("unpark");
+    hub.state().vanish_on_edit = true;
+    let out = issue_run(&job, &r, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!(
+            "drift issue #{first} was deleted while this run edited it: drift issue opened"
+        )),
+        "{}",
+        text(&out)
+    );
+    let now = tracking(&hub);
+    assert_eq!(now.len(), 1, "{now:?}");
+    assert_ne!(now[0].number, first);
+    assert_eq!(now[0].state, "open");
+    assert!(now[0].body.contains("## GPU drift against Git"));
+    // No comment went to the deleted issue.
+    assert!(hub.state().comments_on(first).is_empty());
+}
+
+/// A 422 says why in `errors[].message`, not in `message` ("Validation Failed"): the error shows it.
+#[test]
+fn a_422_shows_githubs_reason() {
+    let (r, hub) = pr_setup();
+    hub.state()
+        .post_faults
+        .push_back(github_fake::validation_failed(
+            "body contains a forbidden word",
+        ));
+    let job = Job::new(&hub);
+    let event = job.pull_request(&r, false);
+    let out = comment(&job, &r, &event, &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out)
+            .contains("GitHub answered 422: Validation Failed: body contains a forbidden word"),
+        "{}",
+        text(&out)
+    );
+}
+
 /// `--head REF` names the comment: the marker, the footer and every blob link use the commit the
 /// check judged, not the one checked out (a link to a file the change adds would 404).
 #[test]

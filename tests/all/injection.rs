@@ -293,3 +293,94 @@ fn usage_errors_echo_no_secret_and_no_command() {
     assert!(stderr.contains("invalid value"), "{stderr}");
     assert_eq!(runner_commands(&stderr), Vec::<String>::new(), "{stderr}");
 }
+
+/// The block structure of a markdown text as pulldown-cmark reads it (GitHub's reading, give or
+/// take): each block's start and end, and each piece of raw HTML — text left out.
+fn structure(md: &str) -> Vec<String> {
+    use pulldown_cmark::{Event, Options, Parser};
+    Parser::new_ext(md, Options::ENABLE_TABLES | Options::ENABLE_GFM)
+        .filter_map(|e| match e {
+            Event::Start(t) => Some(format!("{t:?}").split([' ', '(', '{']).next()?.to_string()),
+            Event::End(t) => Some(format!(
+                "/{}",
+                format!("{t:?}").split([' ', '(', '{']).next()?
+            )),
+            Event::Html(h) | Event::InlineHtml(h) => Some(format!("html {}", h.trim())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Issue 34, item 6: names from the cluster carrying HTML, comments, headings, mentions and table
+/// breakers change no block of the inventory or the drift report: the hostile run has exactly the
+/// block structure (every `<details>`, table, heading and list) of the same run with plain names.
+#[test]
+fn hostile_names_never_change_the_structure_of_a_report() {
+    let fixture_text =
+        std::fs::read_to_string(fixture("tests/fixtures/drift/cluster.yaml")).unwrap();
+    // The same namespace renamed twice: plainly, and with every kind of markup in the name.
+    let named = |name: &str| {
+        fixture_text
+            .replace("name: llm-prod", &format!("name: {name}"))
+            .replace("namespace: llm-prod", &format!("namespace: {name}"))
+    };
+    let clean = named("x-plain");
+    let hostile =
+        named("\"x</details><details><summary>y</summary> <!-- c --> @octo #1 `z` | w ## h\"");
+    assert_ne!(clean, hostile);
+    let r = Repo::new();
+    super::drift::copy_dir(&fixture("tests/fixtures/drift/repo"), r.path());
+    r.commit_at("gitops", "2026-11-30T09:00:00Z");
+    let dir = tempfile::tempdir().unwrap();
+    let run = |snapshot: &str, args: &[&str]| {
+        let file = dir.path().join("cluster.yaml");
+        std::fs::write(&file, snapshot).unwrap();
+        let out = gpuledger(r.path())
+            .args(args)
+            .args(["--format", "markdown", "--now", "2026-11-30", "--snapshot"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    for args in [&["inventory"][..], &["drift", "--repo", "."][..]] {
+        let (plain, attacked) = (run(&clean, args), run(&hostile, args));
+        assert!(
+            attacked.contains("&lt;/details&gt;"),
+            "{args:?}: {attacked}"
+        );
+        // The blocks that hold others (rows and cells may differ: the renamed namespace may
+        // resolve to another tenant).
+        let outline = |md: &str| -> Vec<String> {
+            structure(md)
+                .into_iter()
+                .filter(|e| {
+                    e.starts_with("html ")
+                        || ["Heading", "Table", "CodeBlock", "BlockQuote", "List"]
+                            .contains(&e.trim_start_matches('/'))
+                })
+                .collect()
+        };
+        let (a, b) = (outline(&plain), outline(&attacked));
+        let first = a.iter().zip(&b).position(|(x, y)| x != y);
+        assert_eq!(
+            a,
+            b,
+            "{args:?}: first difference at {first:?}: {:?} / {:?}\n{attacked}",
+            first.map(|i| &a[i.saturating_sub(3)..(i + 3).min(a.len())]),
+            first.map(|i| &b[i.saturating_sub(3)..(i + 3).min(b.len())]),
+        );
+        let html = b.iter().filter(|e| e.starts_with("html")).count();
+        assert!(
+            b.iter()
+                .filter(|e| e.starts_with("html"))
+                .all(|h| !h.contains("<!--") && !h.contains("summary>y")),
+            "{args:?}: {b:?}"
+        );
+        assert_eq!(
+            b.iter().filter(|e| e.contains("<details>")).count(),
+            b.iter().filter(|e| e.contains("</details>")).count(),
+            "{args:?}: {html} html"
+        );
+    }
+}

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use gpuledger::live::prometheus::{
-    GPU_UTIL, GR_ENGINE_ACTIVE, GpuActivity, PromSource, gpu_activity,
+    DcgmRead, GPU_UTIL, GR_ENGINE_ACTIVE, GpuActivity, PromSource, gpu_activity,
 };
 
 use super::prometheus_harness::{Prometheus, Series};
@@ -23,10 +23,11 @@ fn source(url: &str, window: Duration, timeout: Duration) -> PromSource {
         bearer_token: None,
         window,
         timeout,
+        cluster_selector: None,
     }
 }
 
-fn read(src: &PromSource) -> Result<Vec<GpuActivity>, String> {
+fn read_all(src: &PromSource) -> Result<DcgmRead, String> {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -35,18 +36,24 @@ fn read(src: &PromSource) -> Result<Vec<GpuActivity>, String> {
         .map_err(|e| e.to_string())
 }
 
+fn read(src: &PromSource) -> Result<Vec<GpuActivity>, String> {
+    read_all(src).map(|r| r.gpus)
+}
+
 fn read_hour(prom: &Prometheus) -> Result<Vec<GpuActivity>, String> {
     read(&source(&prom.url(), HOUR, Duration::from_secs(10)))
 }
 
-/// `(gpu, namespace, pod, activity)` per entry, for compact assertions.
+/// `(gpu, namespace, pod, activity)` per entry (the pod with the largest part), for compact
+/// assertions.
 fn rows(acts: &[GpuActivity]) -> Vec<(String, Option<String>, Option<String>, f64)> {
     acts.iter()
         .map(|a| {
+            let h = &a.holders[0];
             (
-                a.gpu.clone(),
-                a.namespace.clone(),
-                a.pod.clone(),
+                a.id.gpu.clone(),
+                h.namespace.clone(),
+                h.pod.clone(),
                 a.activity,
             )
         })
@@ -126,11 +133,14 @@ fn engine_activity_per_pod_from_exported_labels() {
     assert_eq!(got[2].3, 0.0);
 
     let first = &acts[0];
-    assert_eq!(first.node.as_deref(), Some("gpu-node-1"));
-    assert_eq!(first.uuid.as_deref(), Some("GPU-aaaa"));
-    assert_eq!(first.container.as_deref(), Some("main"));
+    assert_eq!(first.id.node.as_deref(), Some("gpu-node-1"));
+    assert_eq!(first.id.uuid.as_deref(), Some("GPU-aaaa"));
+    assert_eq!(first.holders[0].container.as_deref(), Some("main"));
     assert_eq!(
-        (first.mig_profile.as_deref(), first.mig_instance.as_deref()),
+        (
+            first.id.mig_profile.as_deref(),
+            first.id.mig_instance.as_deref()
+        ),
         (None, None)
     );
     assert!(acts.iter().all(|a| a.metric == GR_ENGINE_ACTIVE));
@@ -163,19 +173,29 @@ fn mig_instances_and_plain_pod_labels() {
     assert_eq!(acts.len(), 2, "{acts:#?}");
     let a = &acts[0];
     assert_eq!(
-        (a.mig_instance.as_deref(), a.mig_profile.as_deref()),
+        (a.id.mig_instance.as_deref(), a.id.mig_profile.as_deref()),
         (Some("1"), Some("3g.40gb"))
     );
-    assert_eq!((a.pod.as_deref(), a.activity), (Some("large-0"), 0.75));
+    assert_eq!(
+        (a.holders[0].pod.as_deref(), a.activity),
+        (Some("large-0"), 0.75)
+    );
     let b = &acts[1];
     assert_eq!(
-        (b.mig_instance.as_deref(), b.mig_profile.as_deref()),
+        (b.id.mig_instance.as_deref(), b.id.mig_profile.as_deref()),
         (Some("9"), Some("1g.10gb"))
     );
-    assert_eq!((b.pod.as_deref(), b.activity), (Some("small-0"), 0.125));
-    assert_eq!(b.node.as_deref(), Some("gpu-node-2"));
     assert_eq!(
-        (b.gpu.as_str(), b.uuid.as_deref(), b.namespace.as_deref()),
+        (b.holders[0].pod.as_deref(), b.activity),
+        (Some("small-0"), 0.125)
+    );
+    assert_eq!(b.id.node.as_deref(), Some("gpu-node-2"));
+    assert_eq!(
+        (
+            b.id.gpu.as_str(),
+            b.id.uuid.as_deref(),
+            b.holders[0].namespace.as_deref()
+        ),
         ("3", Some("GPU-mig0"), Some("inference"))
     );
 }
@@ -229,7 +249,7 @@ fn engine_activity_wins_over_gpu_util() {
 }
 
 #[test]
-fn empty_pod_labels_mean_no_pod_and_nan_is_skipped() {
+fn empty_pod_labels_mean_no_pod_and_nan_is_unknown() {
     let prom = Prometheus::start(&[
         Series::new(
             GR_ENGINE_ACTIVE,
@@ -248,9 +268,17 @@ fn empty_pod_labels_mean_no_pod_and_nan_is_skipped() {
             f64::NAN,
         ),
     ]);
-    let acts = read_hour(&prom).unwrap();
-    assert_eq!(rows(&acts), vec![("0".to_string(), None, None, 0.0625)]);
-    assert_eq!(acts[0].container, None);
+    let r = read_all(&source(&prom.url(), HOUR, Duration::from_secs(10))).unwrap();
+    assert_eq!(rows(&r.gpus), vec![("0".to_string(), None, None, 0.0625)]);
+    assert_eq!(r.gpus[0].holders[0].container, None);
+    // NaN is not idle: the GPU is unknown, with what was wrong.
+    assert_eq!(r.unsound.len(), 1);
+    assert_eq!(r.unsound[0].id.gpu, "1");
+    assert_eq!(
+        r.unsound[0].reason,
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE: NaN or ±Inf samples; no DCGM_FI_DEV_GPU_UTIL series to fall back to"
+    );
+    assert!(r.warnings.is_empty());
 }
 
 #[test]
@@ -402,9 +430,11 @@ fn the_token_is_sent_and_never_shown() {
     let request = rx.recv().unwrap();
 
     let first = request.lines().next().unwrap();
-    assert_eq!(
-        first,
-        "GET /api/v1/query?query=avg_over_time%28DCGM_FI_PROF_GR_ENGINE_ACTIVE%5B90m%5D%29 HTTP/1.1"
+    assert!(
+        first.starts_with(
+            "GET /api/v1/query?query=label_replace%28avg_over_time%28DCGM_FI_PROF_GR_ENGINE_ACTIVE%5B90m%5D%29"
+        ),
+        "{first}"
     );
     let auth = request.lines().find_map(|l| {
         let (name, value) = l.split_once(':')?;
@@ -413,11 +443,15 @@ fn the_token_is_sent_and_never_shown() {
     });
     assert_eq!(auth, Some("Bearer s3cret-token"), "{request}");
     assert!(!err.contains("s3cret"), "{err}");
-    assert_eq!(
-        err,
-        format!(
+    assert!(
+        err.starts_with(&format!(
             "Prometheus at {url} answered 401 Unauthorized (check the bearer token) to \
-             `avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[90m])`: unauthorized: token presented rejected"
-        )
+             `label_replace(avg_over_time(DCGM_FI_PROF_GR_ENGINE_ACTIVE[90m]), \"gpuledger_stat\""
+        )),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("`: unauthorized: token presented rejected"),
+        "{err}"
     );
 }

@@ -101,6 +101,19 @@ fn busy_gpus_per_tenant_and_the_idle_gap() {
         ],
         0.6,
     ));
+    // Every other GPU node reports its GPUs idle: a node without series would be unknown, not idle.
+    let quiet = [
+        "gpu-02", "gpu-03", "gpu-04", "gpu-05", "gpu-06", "gpu-07", "gpu-08", "gpu-10", "gpu-11",
+    ];
+    for node in quiet {
+        for g in eight {
+            series.push(Series::new(
+                ACTIVE,
+                &[("gpu", g), ("Hostname", node), ("job", "dcgm")],
+                0.0,
+            ));
+        }
+    }
     let prom = Prometheus::start(&series);
     let (code, r, err) = inventory(&["--prometheus", &prom.url(), "--window", "1h"]);
     assert_eq!(code, 0, "{err}");
@@ -111,6 +124,8 @@ fn busy_gpus_per_tenant_and_the_idle_gap() {
         "busy whole GPUs, attributed or not"
     );
     assert!(f["unknown"].get("gpus.used").is_none());
+    assert!(f.get("partial").is_none(), "every GPU node reported: {f}");
+    assert!(f.get("no_metrics_nodes").is_none(), "{f}");
     let eq = f["gpu_equivalents_used"].as_f64().unwrap();
     assert!(
         (eq - (8.0 * 0.9 + 8.0 * 0.02 + 4.0 * 0.5 + 0.8)).abs() < 1e-6,

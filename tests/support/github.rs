@@ -7,7 +7,8 @@
 //!
 //! Faults are injected per request: a queue of canned answers (502, 429 with `retry-after`, the
 //! 403 a fork's read-only token gets) served before the state is touched, a read-only switch, and a
-//! delay on issue lists to make two runs overlap.
+//! delay on issue lists to make two runs overlap, and a comment or issue deleted by someone between
+//! a run's list and its edit (`vanish_on_edit`: 404 for a comment, 410 for an issue, as GitHub).
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -66,11 +67,16 @@ pub struct State {
     /// Every write is refused like a fork's read-only token.
     pub read_only: bool,
     pub list_delay: Duration,
+    /// The next edit (PATCH) of a comment or an issue finds it deleted: the comment or issue is
+    /// removed and the edit answered 404 (comment) or 410 "This issue was deleted" (issue).
+    pub vanish_on_edit: bool,
     /// Commits the API knows: sha → committer date.
     pub commits: Vec<(String, String)>,
     /// The repository every pull request's head lives in (a fork's); `None`: this repository.
     pub head_repo: Option<String>,
     next_id: u64,
+    /// The highest issue number given: GitHub never gives a deleted issue's number again.
+    last_number: u64,
     base: String,
     /// `/api/v3` on GitHub Enterprise Server.
     prefix: String,
@@ -82,9 +88,11 @@ impl State {
         self.next_id
     }
 
-    /// Issue numbers are shared by issues and pull requests, as on GitHub.
-    fn number(&self) -> u64 {
-        self.issues.iter().map(|i| i.number).max().unwrap_or(0) + 1
+    /// Issue numbers are shared by issues and pull requests, as on GitHub, and never reused.
+    fn number(&mut self) -> u64 {
+        let max = self.issues.iter().map(|i| i.number).max().unwrap_or(0);
+        self.last_number = self.last_number.max(max) + 1;
+        self.last_number
     }
 
     pub fn add_issue(
@@ -255,6 +263,14 @@ pub fn too_many(retry_after: u64) -> ResponseTemplate {
     .insert_header("retry-after", retry_after.to_string().as_str())
 }
 
+/// A 422 as GitHub words a validation error: the reason is in `errors[].message`.
+pub fn validation_failed(reason: &str) -> ResponseTemplate {
+    json_response(
+        422,
+        json!({ "message": "Validation Failed", "errors": [{ "resource": "IssueComment", "code": "custom", "field": "body", "message": reason }], "documentation_url": "https://docs.github.com/rest" }),
+    )
+}
+
 fn not_found() -> ResponseTemplate {
     json_response(
         404,
@@ -400,6 +416,9 @@ impl Respond for Hub {
             }
             ("PATCH", ["issues", "comments", id]) => {
                 let id: u64 = id.parse().unwrap_or(0);
+                if std::mem::take(&mut s.vanish_on_edit) {
+                    s.comments.retain(|c| c.id != id);
+                }
                 let Some(c) = s.comments.iter_mut().find(|c| c.id == id) else {
                     return not_found();
                 };
@@ -464,6 +483,13 @@ impl Respond for Hub {
             }
             ("PATCH", ["issues", n]) => {
                 let n: u64 = n.parse().unwrap_or(0);
+                if std::mem::take(&mut s.vanish_on_edit) && s.issues.iter().any(|i| i.number == n) {
+                    s.issues.retain(|i| i.number != n);
+                    return json_response(
+                        410,
+                        json!({ "message": "This issue was deleted", "documentation_url": "https://docs.github.com/rest" }),
+                    );
+                }
                 let Some(i) = s.issues.iter_mut().find(|i| i.number == n) else {
                     return not_found();
                 };

@@ -9,7 +9,9 @@
 //! size); equality label and field selectors; `meta.k8s.io/v1` `Table` (Name, Age) and
 //! `PartialObjectMetadata` responses; and errors as `Status` bodies: 404, 403 for resources marked
 //! forbidden (still discovered, as with RBAC), 405 for watches and writes, 410 for a bad
-//! `continue` token, injected 503s (with `Retry-After: 0`) and latency. Aggregated discovery and
+//! `continue` token, injected 503s (with `Retry-After: 0`) and latency, and the list faults of a
+//! server that breaks pagination ([`ListFault`]: pages that repeat items, a continue token that
+//! loops, tokens that expire). Aggregated discovery and
 //! OpenAPI are not served (plain JSON / 404), so clients fall back to legacy discovery, as they do
 //! with older servers. It is independent of the gpuledger library so that it cannot share its
 //! bugs. `Emulator::start` runs it on a runtime in its own thread, so sync tests can use it;
@@ -58,6 +60,24 @@ pub struct EmulatorOptions {
     /// `metadata` first (its Go structs' field order), so a client that streams a list by its kind
     /// is exercised both ways.
     pub alphabetical_keys: bool,
+    /// A pagination fault on the lists of one resource (`plural`, any group).
+    pub list_fault: Option<(String, ListFault)>,
+}
+
+/// How a broken (or compacted) server paginates a resource's list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListFault {
+    /// The first `lists` lists (from their first page) start each page but the first one item
+    /// early: the previous page's last item comes again (as a list stitched from two snapshots).
+    RepeatItems { lists: u32 },
+    /// From the second page on, each page hands back the token it was asked with: the same page,
+    /// the same token, forever.
+    LoopSameToken,
+    /// As `LoopSameToken`, but every token is new (a counter in it): only the content loops.
+    LoopFreshTokens,
+    /// The first `times` continued requests answer 410 Expired (etcd compacted the list's
+    /// resourceVersion), as kube-apiserver does.
+    Expire { times: u32 },
 }
 
 impl EmulatorOptions {
@@ -468,6 +488,8 @@ struct State {
     /// Makes continue tokens of another emulator invalid here.
     instance: String,
     failures: Mutex<HashMap<String, u32>>,
+    /// For the resource of `list_fault`: lists started, tokens handed out, 410s sent.
+    fault_counts: Mutex<(u32, u64, u32)>,
     log: Arc<Mutex<Vec<RequestRecord>>>,
 }
 
@@ -616,6 +638,7 @@ impl State {
             resource_version: rv.to_string(),
             instance: format!("{:x}", nanos ^ u128::from(addr.port())),
             failures: Mutex::new(HashMap::new()),
+            fault_counts: Mutex::new((0, 0, 0)),
             log,
             opts,
         })
@@ -798,14 +821,37 @@ impl State {
             r.api_version(),
             r.plural
         );
-        let start = match req.q("continue").map(|t| decode_continue(t, &list_id)) {
+        let expired = || {
+            let msg = "The provided continue parameter is too old to display a consistent \
+                       list result. You can start a new list without the continue parameter.";
+            Reply::status(410, "Expired", msg, json!({}))
+        };
+        let fault = self
+            .opts
+            .list_fault
+            .as_ref()
+            .filter(|(plural, _)| *plural == r.plural)
+            .map(|(_, f)| *f);
+        let mut counts = self.fault_counts.lock().unwrap();
+        let continued = req.q("continue");
+        if fault.is_some() && continued.is_none() {
+            counts.0 += 1;
+        }
+        if let (Some(ListFault::Expire { times }), Some(_)) = (fault, continued)
+            && counts.2 < times
+        {
+            counts.2 += 1;
+            return expired();
+        }
+        let start = match continued.map(|t| decode_continue(t, &list_id)) {
             None => 0,
             Some(Some(start)) if start <= items.len() => start,
-            Some(_) => {
-                let msg = "The provided continue parameter is too old to display a consistent \
-                           list result. You can start a new list without the continue parameter.";
-                return Reply::status(410, "Expired", msg, json!({}));
-            }
+            Some(_) => return expired(),
+        };
+        // Where this page starts and where the next one does.
+        let served_from = match fault {
+            Some(ListFault::RepeatItems { lists }) if start > 0 && counts.0 <= lists => start - 1,
+            _ => start,
         };
         let limit = req
             .q("limit")
@@ -815,17 +861,27 @@ impl State {
             (Some(l), Some(p)) => Some(l.min(p.max(1))),
             (l, _) => l,
         };
-        let end = limit.map_or(items.len(), |l| (start + l).min(items.len()));
+        let end = limit.map_or(items.len(), |l| (served_from + l).min(items.len()));
+        let next = match fault {
+            Some(ListFault::LoopSameToken | ListFault::LoopFreshTokens) if start > 0 => start,
+            _ => end,
+        };
         let mut meta = json!({"resourceVersion": self.resource_version});
         if end < items.len() {
             let rv = &self.resource_version;
-            let token = json!({"v": "meta.k8s.io/v1", "rv": rv, "start": end, "list": list_id});
+            let mut token =
+                json!({"v": "meta.k8s.io/v1", "rv": rv, "start": next, "list": list_id});
+            if fault == Some(ListFault::LoopFreshTokens) {
+                counts.1 += 1;
+                token["n"] = counts.1.into();
+            }
             meta["continue"] = BASE64.encode(token.to_string()).into();
             if labels.is_none() && fields.is_none() {
                 meta["remainingItemCount"] = (items.len() - end).into(); // as the real server
             }
         }
-        let page = &items[start..end];
+        drop(counts);
+        let page = &items[served_from..end];
         let (kind, api_version, items): (String, String, Vec<Value>) = if req.wants("as=Table") {
             return Reply::ok(table(page, meta, req));
         } else if req.wants("as=PartialObjectMetadataList") {

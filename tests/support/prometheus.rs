@@ -29,6 +29,9 @@ pub struct Series<'a> {
     pub metric: &'a str,
     pub labels: Vec<(&'a str, &'a str)>,
     pub values: Vec<f64>,
+    /// The minutes of the history (0 is the oldest) that have a sample: all of them unless
+    /// [`Series::during`] says otherwise (a pod that started or ended inside the window).
+    pub minutes: std::ops::Range<u64>,
 }
 
 impl<'a> Series<'a> {
@@ -44,15 +47,27 @@ impl<'a> Series<'a> {
             metric,
             labels: labels.to_vec(),
             values: values.to_vec(),
+            minutes: 0..HISTORY_MINUTES,
         }
+    }
+
+    /// Samples only in `minutes` of the history (0 is the oldest, [`HISTORY_MINUTES`] the end).
+    pub fn during(mut self, minutes: std::ops::Range<u64>) -> Series<'a> {
+        assert!(
+            minutes.start < minutes.end && minutes.end <= HISTORY_MINUTES,
+            "{minutes:?} is not inside the history"
+        );
+        self.minutes = minutes;
+        self
     }
 
     /// The mean of the samples written, which is what `avg_over_time` over the whole history
     /// must answer.
     pub fn mean(&self) -> f64 {
-        let n = HISTORY_MINUTES as usize;
-        (0..n)
-            .map(|i| self.values[i % self.values.len()])
+        let n = (self.minutes.end - self.minutes.start) as usize;
+        self.minutes
+            .clone()
+            .map(|i| self.values[i as usize % self.values.len()])
             .sum::<f64>()
             / n as f64
     }
@@ -238,7 +253,7 @@ pub fn openmetrics(series: &[Series<'_>], now: u64) -> String {
             } else {
                 format!("{{{}}}", labels.join(","))
             };
-            for i in 0..HISTORY_MINUTES {
+            for i in s.minutes.clone() {
                 let t = now - (HISTORY_MINUTES - i) * 60;
                 let v = number(s.values[i as usize % s.values.len()]);
                 writeln!(out, "{name}{labels} {v} {t}").unwrap();

@@ -28,6 +28,7 @@
 //! steps in order and assembles the section.
 
 mod allocate;
+mod coverage;
 mod inputs;
 mod outcomes;
 mod rollup;
@@ -43,6 +44,7 @@ use crate::report::cost::{
 use crate::util::sum::Overflow;
 
 use allocate::{Acc, Allocated, Target, add_external, fill_cost, spread_idle, spread_shared};
+pub use coverage::{Covered, SLACK_S, covered};
 pub use inputs::CostInputs;
 use inputs::{by_cost, plus};
 use outcomes::Outcomes;
@@ -56,7 +58,9 @@ pub fn cost(
 ) -> Result<Cost, Overflow> {
     let c = &cfg.cost;
     let window = inputs.window;
-    let hours = window.hours();
+    // What cost and outcomes are counted over: the window, or the part OpenCost covers.
+    let covered = covered(window, inputs.opencost);
+    let hours = covered.hours;
     let mut unknown = crate::report::Unknown::default();
     if let Some(why) = &fleet.used_unknown {
         unknown.set("gpus_busy", why.clone());
@@ -135,7 +139,7 @@ pub fn cost(
     }
 
     // Outcomes per workload.
-    let outcomes = Outcomes::new(inputs, window);
+    let outcomes = Outcomes::new(inputs, covered.spans.clone());
     let mut outcome_sources = Vec::new();
     if let Some(f) = inputs.records {
         outcome_sources.push(format!("records {}", f.path));
@@ -294,7 +298,14 @@ pub fn cost(
     Ok(Cost {
         window_start: window.start.to_string(),
         window_end: window.end.to_string(),
-        window_hours: hours,
+        window_hours: window.hours(),
+        covered_hours: covered.partial.as_ref().map(|_| covered.hours),
+        covered_share: covered.partial.as_ref().map(|(share, _)| *share),
+        partial: covered
+            .partial
+            .iter()
+            .map(|(_, why)| ("total_cost".to_string(), why.clone()))
+            .collect(),
         source: match inputs.opencost {
             Some(Ok(d)) => Some(d.source.clone()),
             _ => None,

@@ -7,7 +7,6 @@
 //! and then none of its results is a verified outcome: it has 0, known, and its cost buys none.
 
 use super::inputs::CostInputs;
-use crate::live::opencost::Window;
 use crate::live::outcomes::Verified;
 use crate::report::cost::CostRow;
 
@@ -30,7 +29,8 @@ pub fn wilson(passed: u64, n: u64) -> Option<(f64, f64)> {
 /// The records and counters, by workload.
 pub(super) struct Outcomes<'a> {
     inputs: &'a CostInputs<'a>,
-    window: Window,
+    /// What outcomes are counted over ([`super::Covered::spans`]).
+    spans: Vec<(i64, i64)>,
 }
 
 /// What the records of one workload add up to in the window.
@@ -47,8 +47,8 @@ struct Tally {
 }
 
 impl<'a> Outcomes<'a> {
-    pub(super) fn new(inputs: &'a CostInputs<'a>, window: Window) -> Outcomes<'a> {
-        Outcomes { inputs, window }
+    pub(super) fn new(inputs: &'a CostInputs<'a>, spans: Vec<(i64, i64)>) -> Outcomes<'a> {
+        Outcomes { inputs, spans }
     }
 
     fn tally(&self, id: &str) -> Tally {
@@ -59,14 +59,14 @@ impl<'a> Outcomes<'a> {
         for r in f.records.iter().filter(|r| r.workload == id) {
             t.records += 1;
             let span = r.end.seconds_since(r.start) as f64;
-            let from = r.start.unix().max(self.window.start.unix());
-            let to = r.end.unix().min(self.window.end.unix());
-            if to <= from || span <= 0.0 {
+            let inside = super::coverage::overlap(&self.spans, r.start.unix(), r.end.unix());
+            if inside <= 0 || span <= 0.0 {
                 continue;
             }
             t.overlapping += 1;
-            // A record is prorated by the share of its period inside the window.
-            let share = (to - from) as f64 / span;
+            // A record is prorated by the share of its period inside the window (or the part of
+            // it the cost covers).
+            let share = inside as f64 / span;
             t.results += r.results * share;
             match r.verified {
                 Verified::Counted(v) => {

@@ -54,6 +54,10 @@ fn the_seeds_worked_example() {
         std::time::Duration::from_secs(3600),
     );
     let data = Ok(CostData {
+        coverage: crate::live::opencost::Coverage {
+            spans: vec![(window.start, window.end)],
+            undated: 0,
+        },
         source: "http://opencost".into(),
         allocations: vec![
             allocation("big-p", 2.0),
@@ -136,6 +140,10 @@ fn an_outside_cost_alone_does_not_make_a_cost_known() {
         std::time::Duration::from_secs(3600),
     );
     let data = Ok(CostData {
+        coverage: crate::live::opencost::Coverage {
+            spans: vec![(window.start, window.end)],
+            undated: 0,
+        },
         source: "x".into(),
         allocations: vec![allocation("seen-p", 1.0)],
         inference: Ok(None),
@@ -171,6 +179,10 @@ fn below_the_minimum_sample_only_the_interval() {
         std::time::Duration::from_secs(3600),
     );
     let data = Ok(CostData {
+        coverage: crate::live::opencost::Coverage {
+            spans: vec![(window.start, window.end)],
+            undated: 0,
+        },
         source: "x".into(),
         allocations: vec![allocation("tiny-p", 1.0)],
         inference: Ok(None),
@@ -247,6 +259,10 @@ fn a_tenant_with_a_silent_workload_has_unknown_outcomes() {
         std::time::Duration::from_secs(3600),
     );
     let data = Ok(CostData {
+        coverage: crate::live::opencost::Coverage {
+            spans: vec![(window.start, window.end)],
+            undated: 0,
+        },
         source: "x".into(),
         allocations: vec![allocation("counted-p", 1.0), allocation("silent-p", 3.0)],
         inference: Ok(None),

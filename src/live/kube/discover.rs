@@ -77,7 +77,9 @@ async fn discover(
     timeout: Duration,
 ) -> Result<(Served, Vec<Missing>), DiscoveryError> {
     let message = |f: Failure| match f {
-        Failure::Forbidden(m) | Failure::Retryable(m) | Failure::Fatal(m) => m,
+        Failure::Forbidden(m) | Failure::Expired(m) | Failure::Retryable(m) | Failure::Fatal(m) => {
+            m
+        }
         Failure::NotFound => "not found".into(),
     };
     let groups: GroupList = serde_json::from_str(

@@ -1,12 +1,14 @@
 //! Reading a cluster into objects: discovery, then every served resource listed concurrently,
 //! page by page, each page parsed by the same reader a snapshot file goes through
-//! ([`crate::k8s::read::read_page`]), so the analyses cannot tell the sources apart. A 403 on a
-//! resource makes it missing; any other failure, or the whole read outlasting its timeout, ends
-//! the read.
+//! ([`crate::k8s::read::read_page`]), so the analyses cannot tell the sources apart, and checked
+//! by [`super::pager`] so that a list that repeats items, loops or never ends cannot inflate the
+//! counts or the memory. A 403 on a resource makes it missing, and so does a list stopped that way
+//! (with its reason, and what it read); an expired continue token restarts the list once; any
+//! other failure, or the whole read outlasting its timeout, ends the read.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use kube::Client;
 use serde::Deserialize;
@@ -14,14 +16,34 @@ use serde::Deserialize;
 use super::client::client;
 use super::discover::discover_counted;
 use super::error::KubeError;
+use super::pager::{Pages, Stop};
 use super::request::{Failure, get_retrying, page_path};
 use super::types::{ClusterRead, ClusterSource, Missing, Progress, RESOURCES, Resource};
 use crate::k8s::object::Object;
 use crate::k8s::read::read_page;
 use crate::util::date::Timestamp;
 
-/// Lists one resource, page by page, pipelined: a page is parsed on a blocking thread while the
-/// next one downloads (its `continue` token is read first, without building the page's objects).
+/// What one resource's list gave: its objects, and why the list is incomplete when it is.
+pub(super) struct Listed {
+    pub objects: Vec<Object>,
+    pub incomplete: Option<String>,
+}
+
+/// How one pass over the pages ended.
+enum Pass {
+    Done(Vec<Object>),
+    /// Items came twice (by uid): the pass is not one consistent list.
+    Duplicates(Vec<Object>, u64),
+    /// Stopped before the server said it was done ([`Stop`]).
+    Stopped(Vec<Object>, Stop),
+}
+
+/// Lists one resource, checked by [`Pages`]: duplicates make it list once more, and when they
+/// come again the list is incomplete (its items counted once); a looping token or too many pages
+/// stop it as incomplete. A 410 Expired on a continue token restarts it once, as client-go's pager
+/// falls back to one new list on an expired token (client-go tools/pager/pager.go, `ListPager.List`,
+/// `FullListIfExpired`) — here paginated again, so pages stay bounded — and fails the read when
+/// it comes again.
 async fn list(
     client: Client,
     res: Resource,
@@ -29,17 +51,96 @@ async fn list(
     src: Arc<ClusterSource>,
     progress: Arc<Progress>,
     label: Arc<str>,
-) -> Result<Vec<Object>, Failure> {
-    let mut objects = Vec::new();
+) -> Result<Listed, Failure> {
     let what = format!("{label}: {}", res.label());
-    let first = page_path(&group_version, &res, src.page_size, None);
-    let mut text = Some(get_retrying(&client, &first, src.request_timeout).await?);
+    let mut again: Option<String> = None;
+    loop {
+        let counted = AtomicU64::new(0);
+        let pass = pass(
+            &client,
+            &res,
+            &group_version,
+            &src,
+            &progress,
+            &what,
+            &counted,
+        )
+        .await;
+        let restart = |why: String| {
+            progress
+                .objects
+                .fetch_sub(counted.load(Ordering::Relaxed), Ordering::Relaxed);
+            Some(why)
+        };
+        match (pass, &again) {
+            (Ok(Pass::Done(objects)), _) => {
+                return Ok(Listed {
+                    objects,
+                    incomplete: None,
+                });
+            }
+            (Ok(Pass::Stopped(objects, stop)), _) => {
+                return Ok(Listed {
+                    objects,
+                    incomplete: Some(stop.to_string()),
+                });
+            }
+            (Ok(Pass::Duplicates(_, n)), None) => {
+                tracing::debug!(resource = %res.label(), duplicates = n, "listing again");
+                again = restart(format!("{n} items came twice across its pages"));
+            }
+            (Ok(Pass::Duplicates(objects, n)), Some(first)) => {
+                return Ok(Listed {
+                    objects,
+                    incomplete: Some(format!(
+                        "the API server's list is inconsistent: {first}, and {n} again when listed once more; each is counted once, and the list may miss items"
+                    )),
+                });
+            }
+            (Err(Failure::Expired(e)), None) => {
+                tracing::debug!(resource = %res.label(), error = %e, "listing again");
+                again = restart(format!("its continue token expired ({e})"));
+            }
+            (Err(Failure::Expired(e)), Some(first)) => {
+                return Err(Failure::Fatal(format!(
+                    "{e}: the list was started again once after {first}, and expired again"
+                )));
+            }
+            (Err(e), _) => return Err(e),
+        }
+    }
+}
+
+/// One pass over the pages, pipelined: a page is parsed on a blocking thread while the next one
+/// downloads (its `continue` token and `remainingItemCount` are read first, without building the
+/// page's objects). `counted` is what the pass added to the progress.
+async fn pass(
+    client: &Client,
+    res: &Resource,
+    group_version: &str,
+    src: &ClusterSource,
+    progress: &Progress,
+    what: &str,
+    counted: &AtomicU64,
+) -> Result<Pass, Failure> {
+    let mut objects = Vec::new();
+    let mut pages = Pages::new();
+    let first = page_path(group_version, res, src.page_size, None);
+    // An expired token on the first page cannot be: nothing was continued.
+    let mut text = Some(
+        get_retrying(client, &first, src.request_timeout)
+            .await
+            .map_err(|f| match f {
+                Failure::Expired(e) => Failure::Fatal(e),
+                other => other,
+            })?,
+    );
     while let Some(page_text) = text.take() {
-        let token = match continue_token(&page_text) {
-            Ok(t) => t,
+        let head = match page_head(&page_text) {
+            Ok(h) => h,
             // The reader's own error says where in the page it broke.
             Err(e) => {
-                let why = read_page(&page_text, &what).err().map(|r| r.to_string());
+                let why = read_page(&page_text, what).err().map(|r| r.to_string());
                 return Err(Failure::Fatal(format!(
                     "cannot parse {}: {}",
                     res.label(),
@@ -47,7 +148,12 @@ async fn list(
                 )));
             }
         };
-        let source = what.clone();
+        let looped = match &head.token {
+            Some(t) => pages.follow(t).err(),
+            None => None,
+        };
+        let token = head.token.clone().filter(|_| looped.is_none());
+        let source = what.to_string();
         let parse = tokio::task::spawn_blocking(move || {
             let (objects, next) = read_page(&page_text, &source)?;
             Ok::<_, crate::error::InputError>((crate::workload::checked(objects)?, next))
@@ -55,8 +161,8 @@ async fn list(
         let fetch = async {
             match &token {
                 Some(t) => {
-                    let path = page_path(&group_version, &res, src.page_size, Some(t));
-                    get_retrying(&client, &path, src.request_timeout)
+                    let path = page_path(group_version, res, src.page_size, Some(t));
+                    get_retrying(client, &path, src.request_timeout)
                         .await
                         .map(Some)
                 }
@@ -67,32 +173,49 @@ async fn list(
         let (page, _) = parsed
             .map_err(|e| Failure::Fatal(format!("parsing {} stopped: {e}", res.label())))?
             .map_err(|e| Failure::Fatal(format!("cannot parse {}: {e}", res.label())))?;
-        progress
-            .objects
-            .fetch_add(crate::util::sum::count(page.len()), Ordering::Relaxed);
-        objects.extend(page);
+        let before = objects.len();
+        let checked = pages.objects(page, head.remaining, head.token.is_some(), &mut objects);
+        let added = crate::util::sum::count(objects.len().saturating_sub(before));
+        progress.objects.fetch_add(added, Ordering::Relaxed);
+        counted.fetch_add(added, Ordering::Relaxed);
+        if let Some(stop) = looped.or(checked.err()) {
+            return Ok(Pass::Stopped(objects, stop));
+        }
         text = fetched?;
     }
-    Ok(objects)
+    Ok(match pages.duplicates {
+        0 => Pass::Done(objects),
+        n => Pass::Duplicates(objects, n),
+    })
 }
 
-/// A list's `metadata.continue`, read without building its items.
-fn continue_token(text: &str) -> Result<Option<String>, serde_json::Error> {
+/// What a list page says about the list, read without building its items.
+struct Head {
+    /// `metadata.continue`, when not empty.
+    token: Option<String>,
+    /// `metadata.remainingItemCount`.
+    remaining: Option<u64>,
+}
+
+fn page_head(text: &str) -> Result<Head, serde_json::Error> {
     #[derive(Deserialize)]
     struct Meta {
         #[serde(rename = "continue", default)]
         token: Option<String>,
+        #[serde(rename = "remainingItemCount", default)]
+        remaining: Option<u64>,
     }
     #[derive(Deserialize)]
-    struct Head {
+    struct Page {
         #[serde(default)]
         metadata: Option<Meta>,
     }
-    let head: Head = serde_json::from_str(text)?;
-    Ok(head
-        .metadata
-        .and_then(|m| m.token)
-        .filter(|t| !t.is_empty()))
+    let page: Page = serde_json::from_str(text)?;
+    let meta = page.metadata;
+    Ok(Head {
+        remaining: meta.as_ref().and_then(|m| m.remaining),
+        token: meta.and_then(|m| m.token).filter(|t| !t.is_empty()),
+    })
 }
 
 /// Reads every resource of [`RESOURCES`] the cluster serves.
@@ -146,8 +269,14 @@ async fn read_inner(
             .position(|x| *x == res)
             .unwrap_or(usize::MAX);
         match r {
-            Ok(objs) => {
-                by_resource.insert(order, objs);
+            Ok(listed) => {
+                if let Some(why) = listed.incomplete {
+                    missing.push(Missing {
+                        resource: res.label(),
+                        reason: why,
+                    });
+                }
+                by_resource.insert(order, listed.objects);
             }
             Err(Failure::Forbidden(msg)) => missing.push(Missing {
                 resource: res.label(),
@@ -157,7 +286,7 @@ async fn read_inner(
                 ),
             }),
             Err(Failure::NotFound) => {} // not served after all
-            Err(Failure::Retryable(e) | Failure::Fatal(e)) => {
+            Err(Failure::Expired(e) | Failure::Retryable(e) | Failure::Fatal(e)) => {
                 return Err(KubeError::List {
                     cluster: name,
                     resource: res.label(),

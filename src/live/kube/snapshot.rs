@@ -2,12 +2,14 @@
 //! written as one kubectl-compatible `List` streamed page by page, with what only costs bytes
 //! stripped and where and when it was read in the list's own annotations.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use super::client::client;
 use super::discover::discover_counted;
 use super::error::KubeError;
+use super::pager::{self, Pages};
 use super::request::{Failure, get_retrying, page_path};
 use super::types::{ClusterSource, Missing, Progress};
 use crate::k8s::read::SnapshotMeta;
@@ -54,69 +56,125 @@ pub async fn write_snapshot(
         let mut read = Vec::new();
         let mut written = 0u64;
         for (res, gv) in served.values() {
-            let mut token: Option<String> = None;
-            loop {
-                let path = page_path(gv, res, src.page_size, token.as_deref());
-                let text = match get_retrying(&client, &path, src.request_timeout).await {
-                    Ok(t) => t,
-                    Err(Failure::Forbidden(msg)) => {
-                        missing.push(Missing {
-                            resource: res.label(),
-                            reason: format!(
-                                "forbidden: the RBAC verb `list` on `{}` is missing ({msg})",
-                                res.label()
-                            ),
-                        });
-                        break;
-                    }
-                    Err(Failure::NotFound) => break,
-                    Err(Failure::Retryable(e) | Failure::Fatal(e)) => {
-                        return Err(KubeError::List {
+            // Checked as a read is (super::pager); what was written stays written, so a
+            // restarted list skips what it already wrote and duplicates are skipped, not relisted.
+            let mut written_keys: HashSet<String> = HashSet::new();
+            let mut restarted = false;
+            let mut stopped: Option<String> = None;
+            'list: loop {
+                let mut pages = Pages::new();
+                let mut token: Option<String> = None;
+                loop {
+                    let path = page_path(gv, res, src.page_size, token.as_deref());
+                    let text = match get_retrying(&client, &path, src.request_timeout).await {
+                        Ok(t) => t,
+                        Err(Failure::Forbidden(msg)) => {
+                            missing.push(Missing {
+                                resource: res.label(),
+                                reason: format!(
+                                    "forbidden: the RBAC verb `list` on `{}` is missing ({msg})",
+                                    res.label()
+                                ),
+                            });
+                            break 'list;
+                        }
+                        Err(Failure::NotFound) => break 'list,
+                        // As client-go's pager falls back on an expired token: one new list.
+                        Err(Failure::Expired(_)) if !restarted && token.is_some() => {
+                            restarted = true;
+                            continue 'list;
+                        }
+                        Err(Failure::Expired(e) | Failure::Retryable(e) | Failure::Fatal(e)) => {
+                            return Err(KubeError::List {
+                                cluster: name.clone(),
+                                resource: res.label(),
+                                reason: e,
+                            });
+                        }
+                    };
+                    let mut page: serde_json::Value =
+                        serde_json::from_str(&text).map_err(|source| KubeError::Page {
                             cluster: name.clone(),
                             resource: res.label(),
-                            reason: e,
-                        });
+                            source,
+                        })?;
+                    let api_version = page
+                        .get("apiVersion")
+                        .and_then(serde_json::Value::as_str)
+                        .unwrap_or(gv)
+                        .to_string();
+                    let kind = page
+                        .get("kind")
+                        .and_then(serde_json::Value::as_str)
+                        .and_then(|k| k.strip_suffix("List"))
+                        .unwrap_or("")
+                        .to_string();
+                    let meta = page.get("metadata");
+                    let next = meta
+                        .and_then(|m| m.get("continue"))
+                        .and_then(serde_json::Value::as_str)
+                        .filter(|c| !c.is_empty())
+                        .map(str::to_string);
+                    let remaining = meta
+                        .and_then(|m| m.get("remainingItemCount"))
+                        .and_then(serde_json::Value::as_u64);
+                    let items = match page.get_mut("items").map(serde_json::Value::take) {
+                        Some(serde_json::Value::Array(items)) => items,
+                        _ => Vec::new(),
+                    };
+                    let n = crate::util::sum::count(items.len());
+                    for mut item in items {
+                        let text = |k: &str| {
+                            item.get("metadata")
+                                .and_then(|m| m.get(k))
+                                .and_then(serde_json::Value::as_str)
+                                .unwrap_or_default()
+                                .to_string()
+                        };
+                        let key = pager::key(
+                            Some(text("uid").as_str()),
+                            &kind,
+                            &text("namespace"),
+                            &text("name"),
+                        );
+                        if !pages.first_time(key.clone()) || !written_keys.insert(key) {
+                            continue;
+                        }
+                        strip(&mut item, &api_version, &kind);
+                        if written > 0 {
+                            out.write_all(b",\n").map_err(io)?;
+                        }
+                        serde_json::to_writer(&mut *out, &item).map_err(|e| io(e.into()))?;
+                        written += 1;
                     }
-                };
-                let mut page: serde_json::Value =
-                    serde_json::from_str(&text).map_err(|source| KubeError::Page {
-                        cluster: name.clone(),
-                        resource: res.label(),
-                        source,
-                    })?;
-                let api_version = page
-                    .get("apiVersion")
-                    .and_then(serde_json::Value::as_str)
-                    .unwrap_or(gv)
-                    .to_string();
-                let kind = page
-                    .get("kind")
-                    .and_then(serde_json::Value::as_str)
-                    .and_then(|k| k.strip_suffix("List"))
-                    .unwrap_or("")
-                    .to_string();
-                let items = match page.get_mut("items").map(serde_json::Value::take) {
-                    Some(serde_json::Value::Array(items)) => items,
-                    _ => Vec::new(),
-                };
-                for mut item in items {
-                    strip(&mut item, &api_version, &kind);
-                    if written > 0 {
-                        out.write_all(b",\n").map_err(io)?;
+                    progress.objects.store(written, Ordering::Relaxed);
+                    let checked = match &next {
+                        Some(t) => pages.follow(t).and(pages.page(n, remaining, true)),
+                        None => pages.page(n, remaining, false),
+                    };
+                    if let Err(stop) = checked {
+                        stopped = Some(stop.to_string());
+                        break 'list;
                     }
-                    serde_json::to_writer(&mut *out, &item).map_err(|e| io(e.into()))?;
-                    written += 1;
+                    match next {
+                        Some(t) => token = Some(t),
+                        None => {
+                            if pages.duplicates > 0 {
+                                stopped = Some(format!(
+                                    "the API server's list is inconsistent: {} items came twice across its pages (each written once); the list may miss items",
+                                    pages.duplicates
+                                ));
+                            }
+                            break 'list;
+                        }
+                    }
                 }
-                progress.objects.store(written, Ordering::Relaxed);
-                token = page
-                    .get("metadata")
-                    .and_then(|m| m.get("continue"))
-                    .and_then(serde_json::Value::as_str)
-                    .filter(|c| !c.is_empty())
-                    .map(str::to_string);
-                if token.is_none() {
-                    break;
-                }
+            }
+            if let Some(reason) = stopped {
+                missing.push(Missing {
+                    resource: res.label(),
+                    reason,
+                });
             }
             progress.resources_done.fetch_add(1, Ordering::Relaxed);
         }

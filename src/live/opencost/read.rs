@@ -5,8 +5,9 @@
 use http::StatusCode;
 use serde::Deserialize;
 
+use super::types::Coverage;
 use super::types::{CostData, OpenCostError, OpenCostSource, Window};
-use super::wire::{parse_allocations, parse_inference, without_nan};
+use super::wire::{parse_answer, parse_inference, without_nan};
 use crate::live::http::{Client, excerpt};
 
 const ALLOCATION_PATH: &str = "/allocation";
@@ -42,12 +43,11 @@ pub async fn read(src: &OpenCostSource, window: Window) -> Result<CostData, Open
             client.has_token(),
         ));
     }
-    let allocations =
-        parse_allocations(&response.body).map_err(|reason| OpenCostError::Answer {
-            base: base.clone(),
-            path: ALLOCATION_PATH,
-            reason,
-        })?;
+    let answer = parse_answer(&response.body).map_err(|reason| OpenCostError::Answer {
+        base: base.clone(),
+        path: ALLOCATION_PATH,
+        reason,
+    })?;
     let inference = match client
         .get(
             INFERENCE_PATH,
@@ -78,7 +78,8 @@ pub async fn read(src: &OpenCostSource, window: Window) -> Result<CostData, Open
     };
     Ok(CostData {
         source: base,
-        allocations,
+        coverage: Coverage::of(&answer.periods, answer.undated, window),
+        allocations: answer.allocations,
         inference,
     })
 }

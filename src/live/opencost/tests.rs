@@ -102,3 +102,60 @@ fn window_is_an_rfc3339_pair() {
     assert_eq!(w.param(), "2026-12-02T11:00:00Z,2026-12-02T12:00:00Z");
     assert_eq!(w.hours(), 1.0);
 }
+
+#[test]
+fn each_allocation_says_when_it_ran_and_steps_make_the_coverage() {
+    // Own start/end; else the step's window; else one end and minutes; else undated.
+    let body = br#"{"code":200,"data":[
+        {"a":{"start":"2026-12-02T06:00:00Z","end":"2026-12-02T12:00:00Z","minutes":360,"window":{"start":"2026-12-01T12:00:00Z","end":"2026-12-02T12:00:00Z"},"totalCost":1}},
+        {"a":{"window":{"start":"2026-12-01T12:00:00Z","end":"2026-12-01T18:00:00Z"},"totalCost":1},
+         "b":{"end":"2026-12-01T20:00:00Z","minutes":60,"totalCost":1},
+         "c":{"totalCost":1}},
+        null
+    ]}"#;
+    let answer = parse_answer(body).unwrap();
+    let t = |s: &str| Timestamp::parse(s).unwrap();
+    assert_eq!(answer.undated, 1);
+    assert_eq!(
+        answer.periods,
+        [
+            (t("2026-12-02T06:00:00Z"), t("2026-12-02T12:00:00Z")),
+            (t("2026-12-01T12:00:00Z"), t("2026-12-01T18:00:00Z")),
+            (t("2026-12-01T19:00:00Z"), t("2026-12-01T20:00:00Z")),
+        ]
+    );
+    // Over steps: the first start, the last end, the minutes added.
+    let a = &answer.allocations[0];
+    assert_eq!(
+        (a.start, a.end, a.minutes),
+        (
+            Some(t("2026-12-01T12:00:00Z")),
+            Some(t("2026-12-02T12:00:00Z")),
+            None
+        )
+    );
+    let window = Window::ending(t("2026-12-02T12:00:00Z"), Duration::from_secs(24 * 3600));
+    let c = Coverage::of(&answer.periods, answer.undated, window);
+    assert_eq!(
+        c.spans,
+        [
+            (t("2026-12-01T12:00:00Z"), t("2026-12-01T18:00:00Z")),
+            (t("2026-12-01T19:00:00Z"), t("2026-12-01T20:00:00Z")),
+            (t("2026-12-02T06:00:00Z"), t("2026-12-02T12:00:00Z")),
+        ]
+    );
+    assert_eq!(c.seconds(), 13 * 3600);
+    // Overlapping and outside periods: merged and clipped to the window.
+    let c = Coverage::of(
+        &[
+            (t("2026-11-30T00:00:00Z"), t("2026-12-01T13:00:00Z")),
+            (t("2026-12-01T12:30:00Z"), t("2026-12-01T14:00:00Z")),
+        ],
+        0,
+        window,
+    );
+    assert_eq!(
+        c.spans,
+        [(t("2026-12-01T12:00:00Z"), t("2026-12-01T14:00:00Z"))]
+    );
+}

@@ -85,6 +85,12 @@ pub struct Allocation {
     /// Average GPUs requested and used over the window (either field generation).
     pub gpu_request_average: Option<f64>,
     pub gpu_usage_average: Option<f64>,
+    /// When it ran inside the window (`start`/`end`, else its `window`, else `minutes` before the
+    /// end it has); over several steps, the first start and the last end.
+    pub start: Option<Timestamp>,
+    pub end: Option<Timestamp>,
+    /// `minutes`: how long it ran (summed over steps).
+    pub minutes: Option<f64>,
 }
 
 impl Allocation {
@@ -110,6 +116,53 @@ pub struct Costs {
     pub total: Option<f64>,
 }
 
+/// The part of the asked window an answer covers: the union of the periods its allocations (the
+/// idle one included, which spans the nodes' time) say they ran, over every step it returned. A
+/// store that only holds the last hours, or a step missing from a per-step answer, leaves a gap.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Coverage {
+    /// Disjoint `[start, end)` spans inside the window, oldest first.
+    pub spans: Vec<(Timestamp, Timestamp)>,
+    /// Allocations that did not say when they ran.
+    pub undated: usize,
+}
+
+impl Coverage {
+    /// The union of `periods`, clipped to `window`.
+    pub fn of(periods: &[(Timestamp, Timestamp)], undated: usize, window: Window) -> Coverage {
+        let mut clipped: Vec<(i64, i64)> = periods
+            .iter()
+            .map(|(s, e)| {
+                (
+                    s.unix().max(window.start.unix()),
+                    e.unix().min(window.end.unix()),
+                )
+            })
+            .filter(|(s, e)| s < e)
+            .collect();
+        clipped.sort_unstable();
+        let mut spans: Vec<(i64, i64)> = Vec::new();
+        for (s, e) in clipped {
+            match spans.last_mut() {
+                Some(last) if s <= last.1 => last.1 = last.1.max(e),
+                _ => spans.push((s, e)),
+            }
+        }
+        Coverage {
+            spans: spans
+                .into_iter()
+                .map(|(s, e)| (Timestamp::from_unix(s), Timestamp::from_unix(e)))
+                .collect(),
+            undated,
+        }
+    }
+
+    /// Seconds covered.
+    pub fn seconds(&self) -> i64 {
+        self.spans.iter().map(|(s, e)| e.seconds_since(*s)).sum()
+    }
+}
+
 /// Cost per model from `/inferenceCost/total`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InferenceCost {
@@ -127,6 +180,8 @@ pub struct InferenceCost {
 pub struct CostData {
     pub source: String,
     pub allocations: Vec<Allocation>,
+    /// The part of the asked window the answer covers.
+    pub coverage: Coverage,
     /// `Ok(None)` when the server does not serve inference cost (older than 1.121, or disabled).
     pub inference: Result<Option<Vec<InferenceCost>>, OpenCostError>,
 }

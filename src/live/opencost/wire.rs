@@ -8,6 +8,7 @@ use serde::{Deserialize, Deserializer};
 
 use super::types::{Allocation, AnswerError, Costs, InferenceCost};
 use crate::live::http::excerpt;
+use crate::util::date::Timestamp;
 
 /// `{code, status, data: [ {key: allocation}, … ], message}`: one map per step.
 #[derive(Deserialize)]
@@ -27,6 +28,11 @@ type AllocationSet = BTreeMap<String, Option<RawAllocation>>;
 #[serde(rename_all = "camelCase", default)]
 struct RawAllocation {
     properties: Option<Properties>,
+    start: Option<String>,
+    end: Option<String>,
+    window: Option<RawWindow>,
+    #[serde(deserialize_with = "number")]
+    minutes: Option<f64>,
     #[serde(deserialize_with = "number")]
     gpu_hours: Option<f64>,
     #[serde(deserialize_with = "number")]
@@ -54,6 +60,14 @@ struct RawAllocation {
     gpu_usage_average: Option<f64>,
     /// Newer servers.
     gpu_allocation: Option<GpuAllocation>,
+}
+
+/// An allocation's (or its step's) window.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawWindow {
+    start: Option<String>,
+    end: Option<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -151,6 +165,21 @@ pub fn without_nan(body: &[u8]) -> Vec<u8> {
 /// The allocations of a response, summed over its sets (a server that ignores `accumulate`
 /// answers one set per step). Sorted by key.
 pub fn parse_allocations(body: &[u8]) -> Result<Vec<Allocation>, AnswerError> {
+    parse_answer(body).map(|a| a.allocations)
+}
+
+/// An allocation response read: the allocations summed over steps, and when each allocation of
+/// each step ran (what [`super::Coverage`] is made of).
+#[derive(Debug)]
+pub struct AllocationAnswer {
+    pub allocations: Vec<Allocation>,
+    pub periods: Vec<(Timestamp, Timestamp)>,
+    /// Allocations that said nothing about when they ran.
+    pub undated: usize,
+}
+
+/// See [`AllocationAnswer`].
+pub fn parse_answer(body: &[u8]) -> Result<AllocationAnswer, AnswerError> {
     let clean = without_nan(body);
     let response: AllocationResponse =
         serde_json::from_slice(&clean).map_err(|e| AnswerError::NotAllocations {
@@ -169,9 +198,15 @@ pub fn parse_allocations(body: &[u8]) -> Result<Vec<Allocation>, AnswerError> {
         });
     };
     let mut merged: BTreeMap<String, Allocation> = BTreeMap::new();
+    let mut periods = Vec::new();
+    let mut undated = 0;
     for (key, raw) in sets.into_iter().flatten().flatten() {
         let Some(raw) = raw else { continue };
         let next = allocation(key.clone(), raw);
+        match (next.start, next.end) {
+            (Some(s), Some(e)) => periods.push((s, e)),
+            _ => undated += 1,
+        }
         match merged.get_mut(&key) {
             Some(a) => add(a, &next),
             None => {
@@ -179,10 +214,35 @@ pub fn parse_allocations(body: &[u8]) -> Result<Vec<Allocation>, AnswerError> {
             }
         }
     }
-    Ok(merged.into_values().collect())
+    Ok(AllocationAnswer {
+        allocations: merged.into_values().collect(),
+        periods,
+        undated,
+    })
+}
+
+/// When an allocation ran: its own `start`/`end`, else its step's `window`; one end and
+/// `minutes` give the other.
+fn period(raw: &RawAllocation) -> (Option<Timestamp>, Option<Timestamp>) {
+    let time = |own: &Option<String>, step: Option<&Option<String>>| {
+        own.as_deref()
+            .or(step.and_then(|s| s.as_deref()))
+            .and_then(|t| Timestamp::parse(t).ok())
+    };
+    let w = raw.window.as_ref();
+    let start = time(&raw.start, w.map(|w| &w.start));
+    let end = time(&raw.end, w.map(|w| &w.end));
+    #[allow(clippy::cast_possible_truncation)]
+    let secs = raw.minutes.map(|m| (m * 60.0).round() as i64);
+    match (start, end, secs) {
+        (None, Some(e), Some(s)) => (Some(Timestamp::from_unix(e.unix() - s)), Some(e)),
+        (Some(b), None, Some(s)) => (Some(b), Some(Timestamp::from_unix(b.unix() + s))),
+        (s, e, _) => (s, e),
+    }
 }
 
 fn allocation(key: String, raw: RawAllocation) -> Allocation {
+    let (start, end) = period(&raw);
     let p = raw.properties.unwrap_or_default();
     let gpu = raw.gpu_allocation.unwrap_or_default();
     let text = |s: Option<String>| s.filter(|s| !s.is_empty());
@@ -211,6 +271,9 @@ fn allocation(key: String, raw: RawAllocation) -> Allocation {
         // exist they are the same figure.
         gpu_request_average: gpu.gpu_request_average.or(raw.gpu_request_average),
         gpu_usage_average: gpu.gpu_usage_average.or(raw.gpu_usage_average),
+        start,
+        end,
+        minutes: raw.minutes,
     }
 }
 
@@ -231,6 +294,12 @@ fn add(a: &mut Allocation, b: &Allocation) {
     // Averages of several steps are not a sum: kept only when one step gave them.
     a.gpu_request_average = None;
     a.gpu_usage_average = None;
+    a.start = match (a.start, b.start) {
+        (Some(x), Some(y)) => Some(x.min(y)),
+        (x, y) => x.or(y),
+    };
+    a.end = a.end.max(b.end);
+    a.minutes = sum(a.minutes, b.minutes);
 }
 
 /// `data.inferenceCosts` (the implementation) or `data.totals` (the design document).
