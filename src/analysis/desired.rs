@@ -46,6 +46,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
     // object in one cluster is a conflict; the same object in two clusters is two objects.
     let mut seen: BTreeMap<(Option<String>, String), BTreeSet<String>> = BTreeMap::new();
     let mut without_gpus = Vec::new();
+    let mut routing = Vec::new();
     for out in &rendered.outcomes {
         let u = &out.unit;
         let mut row = AppRow {
@@ -94,6 +95,11 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             }
             Ok(objs) => {
                 row.objects = Some(sum::count(objs.len()));
+                routing.extend(
+                    objs.iter()
+                        .filter(|o| super::routes_change::routing(o))
+                        .cloned(),
+                );
                 for o in objs {
                     let key = format!(
                         "{}/{}/{}",
@@ -213,6 +219,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         problems: rendered.problems.clone(),
         without_gpus,
         source_hosts: Default::default(),
+        routing,
     })
 }
 

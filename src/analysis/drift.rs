@@ -586,6 +586,7 @@ mod tests {
             gpus_declared_rendered: 0,
             unknown: Default::default(),
             source_hosts: Default::default(),
+            routing: Vec::new(),
             intent_coverage: None,
             workloads: inventory(&git, cfg, vec![])
                 .unwrap()

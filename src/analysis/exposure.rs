@@ -22,6 +22,7 @@ use super::tenancy::Resolver;
 pub const PUBLIC_ANNOTATION: &str = "gpuledger.io/public";
 const ALB_SCHEME: &str = "alb.ingress.kubernetes.io/scheme";
 const ALB_GROUP: &str = "alb.ingress.kubernetes.io/group.name";
+const ALB_LISTEN_PORTS: &str = "alb.ingress.kubernetes.io/listen-ports";
 const INGRESS_CLASS_ANNOTATION: &str = "kubernetes.io/ingress.class";
 const AWS_LB_SCHEME: &str = "service.beta.kubernetes.io/aws-load-balancer-scheme";
 const AWS_LB_TYPE: &str = "service.beta.kubernetes.io/aws-load-balancer-type";
@@ -101,15 +102,21 @@ fn service_public(o: &Object, s: &ServiceSpec) -> Option<String> {
     Some("LoadBalancer without an internal marker (cloud default: public)".into())
 }
 
-/// One route before it is traced.
-struct Found {
-    kind: &'static str,
-    host: String,
-    path: String,
-    object: String,
-    why: String,
+/// One route before it is traced, public or not.
+pub(super) struct Found {
+    pub kind: &'static str,
+    pub host: String,
+    pub path: String,
+    pub object: String,
+    /// Why it is public; `None` when it is internal.
+    pub why: Option<String>,
+    /// The load balancer (or Gateway) that carries it: `ALB group shared`, `Ingress web/chat`,
+    /// `Service web/api`, `Gateway infra/public`. What one route's change moves with it.
+    pub load_balancer: String,
+    /// Listener settings of its load balancer that a route can change (ALB `listen-ports`).
+    pub listeners: Option<String>,
     /// Backend services as (namespace, name).
-    backends: Vec<(String, String)>,
+    pub backends: Vec<(String, String)>,
 }
 
 pub struct Routes {
@@ -127,6 +134,16 @@ pub fn public_routes(
     workloads: &mut Workloads<'_>,
     tenants: &Resolver<'_>,
 ) -> Result<Routes, Overflow> {
+    let found = collect(objects, cfg)
+        .into_iter()
+        .filter(|f| f.why.is_some())
+        .collect();
+    trace(objects, found, workloads, tenants)
+}
+
+/// Every route the objects declare — Ingress rules, `type: LoadBalancer` Services, HTTPRoute
+/// matches — public or internal, with the load balancer each rides on.
+pub(super) fn collect(objects: &[Object], cfg: &Config) -> Vec<Found> {
     let mut found = Vec::new();
 
     // Ingresses: schemes shared through ALB groups first.
@@ -157,9 +174,17 @@ pub fn public_routes(
                     .annotations
                     .get(INGRESS_CLASS_ANNOTATION)
                     .map(Text::as_str));
-                let Some(why) = ingress_public(o, class, cfg, &public_groups) else {
-                    continue;
+                let why = ingress_public(o, class, cfg, &public_groups);
+                let a = &o.meta.annotations;
+                // All Ingresses of an ALB group share one load balancer; without a group an
+                // Ingress is its own implicit group (AWS Load Balancer Controller, "IngressGroup":
+                // https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/).
+                let load_balancer = match (a.get(ALB_GROUP), class) {
+                    (Some(g), _) => format!("ALB group {g}"),
+                    (None, Some(c)) => format!("Ingress {object} (class {c})"),
+                    (None, None) => format!("Ingress {object}"),
                 };
+                let listeners = a.get(ALB_LISTEN_PORTS).map(|p| p.to_string());
                 let backend =
                     |b: &IngressBackend| b.service.as_ref().map(|s| (ns.clone(), s.name.clone()));
                 for rule in &spec.rules {
@@ -186,6 +211,8 @@ pub fn public_routes(
                             path: "/".into(),
                             object: object.clone(),
                             why: why.clone(),
+                            load_balancer: load_balancer.clone(),
+                            listeners: listeners.clone(),
                             backends,
                         });
                     }
@@ -200,6 +227,8 @@ pub fn public_routes(
                                 .unwrap_or_else(|| "/".into()),
                             object: object.clone(),
                             why: why.clone(),
+                            load_balancer: load_balancer.clone(),
+                            listeners: listeners.clone(),
                             backends: backend(&p.backend).into_iter().collect(),
                         });
                     }
@@ -213,21 +242,23 @@ pub fn public_routes(
                         path: "/".into(),
                         object,
                         why,
+                        load_balancer,
+                        listeners,
                         backends: vec![b],
                     });
                 }
             }
-            Body::Service(s) => {
-                if let Some(why) = service_public(o, s) {
-                    found.push(Found {
-                        kind: "Service",
-                        host: object.clone(),
-                        path: String::new(),
-                        object: object.clone(),
-                        why,
-                        backends: vec![(ns, o.meta.name.clone())],
-                    });
-                }
+            Body::Service(s) if s.type_.as_deref() == Some("LoadBalancer") => {
+                found.push(Found {
+                    kind: "Service",
+                    host: object.clone(),
+                    path: String::new(),
+                    object: object.clone(),
+                    why: service_public(o, s),
+                    load_balancer: format!("Service {object}"),
+                    listeners: None,
+                    backends: vec![(ns, o.meta.name.clone())],
+                });
             }
             Body::HttpRoute(r) => {
                 let why = r.parent_refs.iter().find_map(|p| {
@@ -244,7 +275,15 @@ pub fn public_routes(
                         .filter(|g| annotated_public(&g.meta.annotations))
                         .map(|_| format!("gateway {key} is annotated {PUBLIC_ANNOTATION}"))
                 });
-                let Some(why) = why else { continue };
+                // A route rides on every Gateway it names (Gateway API, HTTPRoute `parentRefs`:
+                // https://gateway-api.sigs.k8s.io/api-types/httproute/#spec).
+                let parents: Vec<String> = r
+                    .parent_refs
+                    .iter()
+                    .filter(|p| p.kind.as_deref().is_none_or(|k| k == "Gateway"))
+                    .map(|p| format!("{}/{}", p.namespace.as_deref().unwrap_or(&ns), p.name))
+                    .collect();
+                let load_balancer = format!("Gateway {}", parents.join(", "));
                 let hosts: Vec<String> = if r.hostnames.is_empty() {
                     vec!["*".into()]
                 } else {
@@ -294,6 +333,8 @@ pub fn public_routes(
                                 path: m.clone(),
                                 object: object.clone(),
                                 why: why.clone(),
+                                load_balancer: load_balancer.clone(),
+                                listeners: None,
                                 backends: backends.clone(),
                             });
                         }
@@ -303,7 +344,7 @@ pub fn public_routes(
             _ => {}
         }
     }
-    trace(objects, found, workloads, tenants)
+    found
 }
 
 /// Merges duplicate (kind, host, path) routes and follows each to its pods and workloads.
@@ -342,7 +383,7 @@ fn trace(
                 backends: BTreeSet::new(),
             });
         m.objects.insert(f.object);
-        m.why.insert(f.why);
+        m.why.extend(f.why);
         m.backends.extend(f.backends);
     }
 

@@ -568,6 +568,7 @@ pub fn impact(
         render_errors,
         intent,
         stagger: None,
+        routes: Vec::new(),
         gates,
         docs: None,
         valuable: None,

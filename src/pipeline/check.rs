@@ -17,6 +17,7 @@ use crate::analysis::drift::drift;
 use crate::analysis::impact::{LiveView, impact, mark_touched};
 use crate::analysis::inventory;
 use crate::analysis::live::LiveFleet;
+use crate::analysis::routes_change;
 use crate::analysis::usage::Metrics;
 use crate::config::{Config, review};
 use crate::desired::tree::changed_paths;
@@ -152,6 +153,13 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
     let mut check = impact(&base, &head, view.as_ref(), &cfg, &job.gates, review)?;
     if let Some(changed) = changed_paths(repo, &base_ref, head_spec.git_ref.as_deref()) {
         mark_touched(&mut check, &head, &changed);
+    }
+    // The routing blast radius, traced through Git on both sides and, with the live state,
+    // through what serves each route today.
+    let live_routes = live_view.as_ref().map(|(r, ..)| r.routes.as_slice());
+    check.routes = routes_change::routes(&base, &head, &cfg, live_routes)?;
+    if let Some(why) = routes_change::unknown(&base, &head) {
+        check.unknown.set("routes", why);
     }
     // Named as the provenance names them: a commit and its subject, never "working tree" on Actions.
     if let [b, h] = git.as_slice() {

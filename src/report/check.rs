@@ -72,6 +72,11 @@ pub struct Check {
     /// plan's verdict), when the change adds batch work with a runtime and a live state is given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stagger: Option<String>,
+    /// The routing blast radius: every public route the change adds, removes or alters, traced
+    /// to the workloads, GPUs and tenants behind it; exposure flips first. Absent when the change
+    /// touches no public route; what did not render is `unknown["routes"]`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<super::routes::RouteChange>,
     /// Where the cluster would name another tenant than Git's manifests (the head's; tenants are
     /// attributed from the repository alone).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

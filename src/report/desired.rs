@@ -62,6 +62,11 @@ pub struct Desired {
     /// check's head may fetch from.
     #[serde(skip)]
     pub source_hosts: std::collections::BTreeSet<String>,
+    /// The rendered objects a route is made of and traced through (Services, Ingresses, Gateways,
+    /// HTTPRoutes, Namespaces, and the objects with pod templates a Service selects): what a
+    /// check's routing blast radius compares.
+    #[serde(skip)]
+    pub routing: Vec<crate::k8s::object::Object>,
 }
 
 /// A namespace whose tenant only the cluster's Namespace labels name: Git's workloads there count

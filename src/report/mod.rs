@@ -22,6 +22,7 @@ pub mod inventory;
 pub mod nodes;
 pub mod plan;
 pub mod provenance;
+pub mod routes;
 pub mod series;
 pub mod trend;
 
@@ -34,3 +35,4 @@ pub use headroom::*;
 pub use inventory::*;
 pub use nodes::*;
 pub use provenance::*;
+pub use routes::*;

@@ -38,6 +38,7 @@ mod prometheus;
 mod provenance;
 mod remote;
 mod render;
+mod routes;
 mod sandbox;
 mod ship;
 mod support;
