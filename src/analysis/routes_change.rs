@@ -312,7 +312,7 @@ pub fn routes(
                 Some(x),
                 None,
                 RouteChangeKind::Removed,
-                format!("no longer served; it reached {}", workloads(&x.side)),
+                format!("no longer served (was on {})", x.side.load_balancer),
             )),
         }
     }
@@ -321,7 +321,7 @@ pub fn routes(
             None,
             Some(y),
             RouteChangeKind::Added,
-            format!("new {} route to {}", y.side.exposure, workloads(&y.side)),
+            format!("new {} route on {}", y.side.exposure, y.side.load_balancer),
         ));
     }
 

@@ -1,6 +1,7 @@
-//! The pre-merge check as blocks: the summary, the tenant (and product-line) deltas, capacity,
-//! limits, drift and gates first; the per-workload lists folded after them, so a comment that has
-//! to be cut keeps what decides.
+//! The pre-merge check as blocks, laid out to be decided on: a failed gate, then one sentence (what
+//! changes, for whom, whether it fits, what it routes), one table of the workloads that changed,
+//! the public routes it moves; everything else — per tenant, capacity in full, drift, the
+//! configuration, intent — folded, so a comment that has to be cut keeps what decides.
 
 use super::page::{Links, arrow};
 use crate::doc::{Alert, Block, Doc, Table, Text};
@@ -86,13 +87,42 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
     super::provenance::lead(
         &mut d,
         Some(p),
-        Block::Paragraph(Text::new().strong(c.summary.as_str())),
+        Block::Paragraph(Text::new().strong(super::verdict::sentence(c))),
     );
     if c.delta_unknown.is_some() {
         d.paragraph(Text::new().emph(
             "The tables below leave out the apps that failed to render: what they change is unknown.",
         ));
     }
+    // A failure leads: what did not render is said before any table.
+    if !c.render_errors.is_empty() {
+        d.push(Block::List(
+            c.render_errors
+                .iter()
+                .map(|e| Text::from(format!("render error: {e}")))
+                .collect(),
+        ));
+    }
+    let rest = changed(&mut d, c, links);
+    // Beside the fit, which counts everything at once: staggered, batch work may still fit.
+    if let Some(s) = &c.stagger {
+        d.paragraph(
+            Text::new()
+                .strong("Batch work added")
+                .plain(format!(": {s}")),
+        );
+    }
+    super::routes::section(
+        &mut d,
+        &c.routes,
+        c.unknown.get("routes").map(String::as_str),
+    );
+    if let Some(docs) = &c.docs {
+        super::facts::section_for(&mut d, docs, links);
+    }
+    config(&mut d, c);
+    // Everything else a reviewer may want, folded: per tenant, capacity in full, drift.
+    let folded = d.blocks.len();
     for (first, plural, rows) in [
         ("tenant", "tenants", &c.tenants),
         ("product line", "product lines", &c.product_lines),
@@ -199,14 +229,6 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
                 .plain(format!(": {}.", why.as_deref().unwrap_or("not computed"))),
         ),
     }
-    // Beside capacity, which counts everything at once: staggered, batch work may still fit.
-    if let Some(s) = &c.stagger {
-        d.paragraph(
-            Text::new()
-                .strong("Batch work added")
-                .plain(format!(": {s}")),
-        );
-    }
     // Allocated → busy → valuable of the tenants the change moves, when cost inputs were given.
     if let Some(v) = &c.valuable {
         d.extend(super::cost::headline(v, None));
@@ -254,70 +276,109 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
                     .strong(title)
                     .plain(format!(" ({n}): {}", ids.join(", "))),
             ),
-            n => d.paragraph(Text::new().strong(title).plain(format!(
-                " ({n}): {} and {} more (listed below)",
-                ids.iter().take(INLINE).cloned().collect::<Vec<_>>().join(", "),
-                n - INLINE
-            ))),
+            n => {
+                d.paragraph(Text::new().strong(title).plain(format!(" ({n}):")));
+                d.push(Block::List(ids.iter().map(Text::from).collect()));
+            }
         }
     }
-    if !c.render_errors.is_empty() {
-        d.push(Block::List(
-            c.render_errors
-                .iter()
-                .map(|e| Text::from(format!("render error: {e}")))
-                .collect(),
-        ));
+    let more: Vec<Block> = d.blocks.split_off(folded);
+    if !more.is_empty() {
+        d.push(Block::Details {
+            summary: more_summary(c).into(),
+            body: more,
+        });
     }
-    config(&mut d, c);
-    if let Some(docs) = &c.docs {
-        super::facts::section_for(&mut d, docs, links);
+    if let Some(rest) = rest {
+        d.push(rest);
     }
-    for (title, rows, shape) in [
-        ("Added", &c.added, "shape"),
-        ("Removed", &c.removed, "shape"),
-        ("Reshaped", &c.reshaped, "change"),
-    ] {
-        if rows.is_empty() {
-            continue;
-        }
-        let table = Table::new(&["workload", "tenant", "app", shape, ">GPUs", "manifest"])
-            .rows(rows.iter(), |r| {
+    intent(&mut d, c, links);
+    d
+}
+
+/// The summary line of the folded part: what it holds, with the figures that matter.
+fn more_summary(c: &Check) -> String {
+    let moved = c.tenants.iter().filter(|t| t.delta != 0).count();
+    let mut parts = vec![format!(
+        "Per tenant ({moved} moved, {} unchanged)",
+        c.tenants.len() - moved
+    )];
+    parts.push(match (&c.capacity, c.live) {
+        (Some(_), _) => "capacity".into(),
+        (None, false) => "capacity not checked".into(),
+        (None, true) => "capacity unknown".into(),
+    });
+    match (&c.drift_resolved, &c.drift_introduced) {
+        (Some(r), Some(i)) => parts.push(format!(
+            "drift: resolves {}, introduces {}",
+            r.len(),
+            i.len()
+        )),
+        _ if c.live => parts.push("drift unknown".into()),
+        _ => {}
+    }
+    parts.join(", ")
+}
+
+/// Changed workloads shown in the opening table; the rest are folded after everything else.
+const SHOWN: usize = 10;
+
+/// One table of what changed: every workload the change adds, removes or reshapes (the first
+/// [`SHOWN`]; the rest come back folded, to be pushed last).
+fn changed(d: &mut Doc, c: &Check, links: &Links) -> Option<Block> {
+    let rows: Vec<(&str, &ChangeRow)> = [
+        ("added", &c.added),
+        ("removed", &c.removed),
+        ("reshaped", &c.reshaped),
+    ]
+    .into_iter()
+    .flat_map(|(what, rows)| rows.iter().map(move |r| (what, r)))
+    .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let table = |rows: &[(&str, &ChangeRow)]| {
+        Table::new(&["workload", "tenant", "change", ">GPUs", "manifest"])
+            .rows(rows.iter(), |(what, r)| {
+                let shape = if *what == "reshaped" {
+                    change(r)
+                } else {
+                    format!("{what}: {}", change(r))
+                };
                 vec![
                     r.id().into(),
                     r.tenant.as_str().into(),
-                    r.app.as_str().into(),
-                    change(r).into(),
+                    shape.into(),
                     gpus(r).into(),
                     manifest(r, links),
                 ]
             })
-            .drop_empty_columns();
-        d.push(Block::Details {
-            summary: format!("{title} ({})", rows.len()).into(),
-            body: vec![Block::Table(table)],
-        });
+            .drop_empty_columns()
+    };
+    let (shown, rest) = rows.split_at(rows.len().min(SHOWN));
+    d.push(Block::Table(table(shown)));
+    if rest.is_empty() {
+        return None;
     }
-    intent(&mut d, c, links);
-    for (title, ids) in drift_lists {
-        if ids.len() > INLINE {
-            d.push(Block::Details {
-                summary: format!("{title} ({})", ids.len()).into(),
-                body: vec![Block::List(ids.iter().map(Text::from).collect())],
-            });
-        }
-    }
-    d
+    d.paragraph(Text::new().emph(format!(
+        "and {} more changed workloads, listed at the end.",
+        rest.len()
+    )));
+    Some(Block::Details {
+        summary: format!("{} more changed workloads", rest.len()).into(),
+        body: vec![Block::Table(table(rest))],
+    })
 }
 
 /// What the intent of the added and reshaped workloads lacks or contradicts, by manifest. Workloads
 /// that declare no intent at all are one line (a repository that has not adopted intent yet is not
 /// a table of the same finding); the rest is a table.
-fn intent(d: &mut Doc, c: &Check, links: &Links) {
+fn intent(outer: &mut Doc, c: &Check, links: &Links) {
     if c.intent.is_empty() {
         return;
     }
     let (missing, rest): (Vec<_>, Vec<_>) = c.intent.iter().partition(|f| f.rule == "missing");
+    let mut d = Doc::new();
     if !missing.is_empty() {
         let names: Vec<String> = missing
             .iter()
@@ -344,30 +405,34 @@ fn intent(d: &mut Doc, c: &Check, links: &Links) {
                 )),
         );
     }
-    if rest.is_empty() {
-        return;
+    if !rest.is_empty() {
+        let table = Table::new(&["workload", "cluster", "finding", "manifest"])
+            .rows(rest.iter(), |f| {
+                vec![
+                    format!("{}/{}/{}", f.namespace, f.kind, f.name).into(),
+                    f.cluster.as_deref().unwrap_or("").into(),
+                    Text::new()
+                        .strong(f.rule.as_str())
+                        .plain(format!(": {}", f.message)),
+                    links.manifest(f.source.as_deref()),
+                ]
+            })
+            .drop_empty_columns();
+        d.push(Block::Table(table));
     }
-    let n = rest.len();
-    let table = Table::new(&["workload", "cluster", "finding", "manifest"])
-        .rows(rest, |f| {
-            vec![
-                format!("{}/{}/{}", f.namespace, f.kind, f.name).into(),
-                f.cluster.as_deref().unwrap_or("").into(),
-                Text::new()
-                    .strong(f.rule.as_str())
-                    .plain(format!(": {}", f.message)),
-                links.manifest(f.source.as_deref()),
-            ]
-        })
-        .drop_empty_columns();
-    d.push(Block::Details {
-        summary: format!("Intent findings ({n})").into(),
-        body: vec![Block::Table(table)],
+    outer.push(Block::Details {
+        summary: format!(
+            "Intent: {} without intent, {} other findings",
+            missing.len(),
+            rest.len()
+        )
+        .into(),
+        body: d.blocks,
     });
 }
 
 /// Which configuration the gates applied, and what the change does to `.gpuledger.yaml` (it takes
-/// effect only once merged, so a reviewer approves it here).
+/// effect only once merged, so a reviewer approves it here: it stays unfolded).
 fn config(d: &mut Doc, c: &Check) {
     let r = &c.config;
     if r.changes.is_empty() && r.head_error.is_none() {

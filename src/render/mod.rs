@@ -19,8 +19,10 @@ pub mod page;
 pub mod plan;
 pub mod prometheus;
 pub mod provenance;
+mod routes;
 pub mod trend;
 mod unknown;
+mod verdict;
 
 use crate::doc::{Block, Doc, Text};
 use crate::report::{CheckReport, RenderReport, Report};

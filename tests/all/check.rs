@@ -211,7 +211,7 @@ fn a_tenant_limit_fails_the_capacity_gate_and_markdown_is_balanced() {
     // The title, the headline, then the line naming the commits compared.
     let blocks: Vec<&str> = md.split("\n\n").take(3).collect();
     assert_eq!(blocks[0], "## GPU impact of this change", "{md}");
-    assert!(blocks[1].starts_with("**+16 GPUs (150 → 166)"), "{md}");
+    assert!(blocks[1].starts_with("**Adds 16 GPUs (150 → 166)"), "{md}");
     assert!(
         blocks[2].starts_with("_Base main (") && blocks[2].contains(" → head feature ("),
         "{md}"

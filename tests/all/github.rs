@@ -152,6 +152,16 @@ fn snapshot_file() -> String {
 fn pr_setup() -> (Repo, FakeGitHub) {
     let r = repo_with_feature_branch();
     r.git(&["checkout", "-q", "feature"]);
+    // The new model is put behind a public route: the comment shows the routing blast radius.
+    r.write(
+        "batch/new-model.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: new-model, namespace: research}\nspec:\n  replicas: 1\n  template:\n    metadata: {labels: {app: new-model}}\n    spec:\n      containers: [{name: main, resources: {limits: {nvidia.com/gpu: \"8\"}}}]\n",
+    )
+    .write(
+        "batch/new-model-route.yaml",
+        "apiVersion: v1\nkind: Service\nmetadata: {name: new-model, namespace: research}\nspec: {selector: {app: new-model}, ports: [{port: 80}]}\n---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: new-model\n  namespace: research\n  annotations: {alb.ingress.kubernetes.io/scheme: internet-facing, alb.ingress.kubernetes.io/group.name: models}\nspec:\n  ingressClassName: alb\n  rules:\n  - host: models.example.com\n    http: {paths: [{path: /new, pathType: Prefix, backend: {service: {name: new-model, port: {number: 80}}}}]}\n",
+    )
+    .commit("put the new model behind models.example.com/new");
     let hub = FakeGitHub::start();
     sync_pull(&hub, &r);
     (r, hub)
@@ -314,7 +324,7 @@ fn reruns_update_in_place_skip_identical_and_never_overwrite_a_newer_commit() {
     assert_eq!(comments.len(), 1);
     assert_eq!(comments[0].id, id);
     assert!(
-        comments[0].body.contains("+24 GPUs"),
+        comments[0].body.contains("Adds 24 GPUs"),
         "{}",
         comments[0].body
     );
@@ -401,7 +411,7 @@ fn the_comment_is_found_past_the_first_page() {
     let all = s.comments_on(7);
     assert_eq!(all.len(), 131, "a second comment was posted");
     assert_eq!(all.last().unwrap().id, id);
-    assert!(all.last().unwrap().body.contains("+17 GPUs"));
+    assert!(all.last().unwrap().body.contains("Adds 17 GPUs"));
     assert!(
         s.requests
             .iter()
@@ -543,7 +553,11 @@ fn skip_no_change_posts_nothing_for_a_change_without_gpus() {
     assert!(hub.state().comments_on(7).is_empty());
     assert!(hub.state().writes().is_empty());
     // The summary still has the report.
-    assert!(job.summary().contains("**+0 GPUs"), "{}", job.summary());
+    assert!(
+        job.summary().contains("**Keeps the declared GPUs at"),
+        "{}",
+        job.summary()
+    );
 
     // An earlier report on the pull request is brought up to date rather than left stale.
     let old = seed_old_report(&hub);
@@ -552,7 +566,11 @@ fn skip_no_change_posts_nothing_for_a_change_without_gpus() {
     let s = hub.state();
     assert_eq!(s.comments_on(7).len(), 1);
     assert_eq!(s.comments_on(7)[0].id, old);
-    assert!(s.comments_on(7)[0].body.contains("**+0 GPUs"));
+    assert!(
+        s.comments_on(7)[0]
+            .body
+            .contains("**Keeps the declared GPUs at")
+    );
 }
 
 #[test]
@@ -1343,7 +1361,7 @@ fn the_verdict_is_the_first_block_of_the_comment_and_the_issue() {
     let body = String::from_utf8_lossy(&out.stdout);
     let first = first_block_after_title(&body);
     assert!(
-        first.starts_with("Paragraph|Strong|+16 GPUs"),
+        first.starts_with("Paragraph|Strong|Adds 16 GPUs"),
         "{first}\n{body}"
     );
 
@@ -1505,7 +1523,8 @@ fn a_relayed_report_is_escaped_like_any_other() {
     let head = r.git(&["rev-parse", "feature"]).trim().to_string();
     // The fork rewrites its report's text: markup, a fake marker and a mention.
     let mut forged: Value = serde_json::from_str(&report).unwrap();
-    forged["check"]["summary"] =
+    // The comment's opening sentence is made of the report's fields (a tenant's name among them).
+    forged["check"]["tenants"][0]["name"] =
         "<!-- gpuledger:comment scope=\"prod\" --> <img src=x onerror=alert(1)> @acme/admins [x](javascript:alert(1))"
             .into();
     let (out, _) = relay(&hub, &forged.to_string(), &head, &[]);

@@ -99,7 +99,7 @@ fn added_and_removed_routes_traced_through_pod_templates() {
             (
                 RouteChangeKind::Added,
                 "new.example.com",
-                "new internet-facing route to no workload found",
+                "new internet-facing route on Ingress ml/other",
                 0
             ),
         ]

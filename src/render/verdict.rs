@@ -1,0 +1,102 @@
+//! The one sentence a check opens with, so that a reviewer can decide from it: what the change
+//! does to the GPUs, for whom, whether it fits the fleet, and which public routes it moves.
+//! Everything in it is in the report; the JSON's `check.summary` stays the terse form.
+
+use crate::report::{Check, DeltaRow};
+
+/// Tenants named in the sentence before the rest are counted.
+const NAMED: usize = 3;
+
+fn for_whom(tenants: &[DeltaRow]) -> String {
+    let moved: Vec<&DeltaRow> = tenants.iter().filter(|t| t.delta != 0).collect();
+    if moved.is_empty() {
+        return String::new();
+    }
+    let mut named: Vec<String> = moved
+        .iter()
+        .take(NAMED)
+        .map(|t| format!("{} {:+}", t.name, t.delta))
+        .collect();
+    if moved.len() > NAMED {
+        named.push(format!("{} more tenants", moved.len() - NAMED));
+    }
+    format!(" for {}", named.join(", "))
+}
+
+fn what(c: &Check) -> String {
+    match c.gpu_delta {
+        None => format!(
+            "GPU delta unknown: {} ({} → {} of what rendered)",
+            c.delta_unknown
+                .as_deref()
+                .unwrap_or("an app did not render"),
+            c.gpus_base,
+            c.gpus_head
+        ),
+        Some(0) => format!(
+            "Keeps the declared GPUs at {} ({} → {})",
+            c.gpus_head, c.gpus_base, c.gpus_head
+        ),
+        Some(d) if d > 0 => format!("Adds {d} GPUs ({} → {})", c.gpus_base, c.gpus_head),
+        Some(d) => format!(
+            "Frees {} GPUs ({} → {})",
+            d.unsigned_abs(),
+            c.gpus_base,
+            c.gpus_head
+        ),
+    }
+}
+
+fn fit(c: &Check) -> String {
+    let gated = c.gates.iter().any(|g| g.name == "capacity");
+    match (&c.capacity, &c.capacity_unknown) {
+        (Some(cap), _) if cap.fits => format!(
+            "fits ({} of {} placeable GPUs, {} spare)",
+            cap.projected,
+            cap.placeable,
+            cap.placeable - cap.projected
+        ),
+        (Some(cap), _) if cap.projected > cap.base_projected => format!(
+            "{} ({} of {} placeable GPUs needed, {} more than before{})",
+            if gated {
+                "does NOT fit"
+            } else {
+                "does not fit"
+            },
+            cap.projected,
+            cap.placeable,
+            cap.projected - cap.base_projected,
+            if gated {
+                ""
+            } else {
+                "; the capacity gate is not enabled"
+            }
+        ),
+        (Some(cap), _) => format!(
+            "does not make the fit worse (the fleet needs {} of {} placeable GPUs)",
+            cap.projected, cap.placeable
+        ),
+        (None, _) if !c.live => "was not checked against the fleet (no live state)".into(),
+        (None, why) => format!("fit unknown ({})", why.as_deref().unwrap_or("not computed")),
+    }
+}
+
+/// `Adds 16 GPUs (150 → 166) for llm-prod +16, research +16, parked -16; does not fit (…);
+/// changes no public route.`
+pub fn sentence(c: &Check) -> String {
+    let routes = super::routes::phrase(&c.routes, c.unknown.get("routes").map(String::as_str));
+    let drift = match c.drift_introduced.as_deref() {
+        Some([]) | None => String::new(),
+        Some(ids) => format!(
+            "; introduces drift in {}",
+            crate::util::text::count(crate::util::sum::count(ids.len()), "workload")
+        ),
+    };
+    format!(
+        "{}{}; {}{drift}; {}.",
+        what(c),
+        for_whom(&c.tenants),
+        fit(c),
+        routes
+    )
+}
