@@ -286,6 +286,25 @@ fn a_scheme_flip_for_one_member_of_an_alb_group_moves_every_route_of_the_group()
     );
     assert_eq!(b["after"]["exposure"], "internal");
     assert_eq!(b["after"]["objects"], json!(["chat/b"]));
+    // The comment's opening sentence says it, and the flips lead the routes table in bold.
+    let out = gpuledger(r.path())
+        .args([
+            "check", "--repo", ".", "--base", "main", "--head", "feature",
+        ])
+        .args(["--now", "2026-11-30", "--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    let first = md.lines().find(|l| l.starts_with("**")).unwrap();
+    assert_eq!(
+        first,
+        "**Keeps the declared GPUs at 20 (20 → 20); was not checked against the fleet (no live state); changes 2 public routes (2 turned internal) — the largest in front of 16 GPUs.**",
+        "{md}"
+    );
+    assert!(
+        md.contains("| **exposure** | Ingress chat.example.com/ | internet-facing → internal (ALB group shared) | chat/Deployment/chat | 16 | chat (\\@\u{200b}team-chat) |"),
+        "{md}"
+    );
 }
 
 /// A `type: LoadBalancer` Service turned internal by the AWS annotation, and another made public.
@@ -508,4 +527,53 @@ fn a_change_without_routes_has_no_routes() {
     let j = check(&r, &[]);
     assert!(j["check"].get("routes").is_none(), "{}", j["check"]);
     assert_eq!(j["check"]["gpu_delta"], 8);
+}
+
+/// With the live state, each route says what serves its base host and path today: the live
+/// Ingress, Service and pods of the host move, traced as the inventory traces public routes.
+#[test]
+fn with_live_state_a_route_says_what_serves_it_today() {
+    let r = repo(
+        &[
+            ("chat.yaml", CHAT),
+            (
+                "ingress.yaml",
+                &ingress("chat", PUBLIC, "chat.example.com", "/v1", "chat"),
+            ),
+        ],
+        &[(
+            "ingress.yaml",
+            &ingress("chat", PUBLIC, "api.example.com", "/", "chat"),
+        )],
+    );
+    let pod = |i: u32| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: chat-{i}\n  namespace: chat\n  labels: {{app: chat}}\n  ownerReferences: [{{apiVersion: apps/v1, kind: Deployment, name: chat, uid: chat-chat, controller: true}}]\nspec:\n  nodeName: gpu-{i}\n  containers: [{{name: vllm, resources: {{limits: {{nvidia.com/gpu: 8}}}}}}]\nstatus: {{phase: Running}}\n---\napiVersion: v1\nkind: Node\nmetadata: {{name: gpu-{i}}}\nstatus:\n  capacity: {{nvidia.com/gpu: \"8\"}}\n  allocatable: {{nvidia.com/gpu: \"8\"}}\n  conditions: [{{type: Ready, status: \"True\"}}]\n---\n"
+        )
+    };
+    let live = format!(
+        "{}---\n{}---\n{}{}",
+        CHAT.replace(
+            "metadata: {name: chat, namespace: chat}\nspec:\n  replicas",
+            "metadata: {name: chat, namespace: chat, uid: chat-chat}\nspec:\n  replicas"
+        ),
+        ingress("chat", PUBLIC, "chat.example.com", "/v1", "chat"),
+        pod(0),
+        pod(1)
+    );
+    let snapshot = r.path().join("live.yaml");
+    std::fs::write(&snapshot, live).unwrap();
+    let j = check(&r, &["--snapshot", snapshot.to_str().unwrap()]);
+    let today = &j["check"]["routes"][0]["today"];
+    assert_eq!(
+        today,
+        &json!({
+            "public": true,
+            "workloads": ["chat/Deployment/chat"],
+            "tenants": ["chat"],
+            "gpus": 16
+        }),
+        "{}",
+        j["check"]
+    );
 }
