@@ -10,15 +10,18 @@ use crate::util::text::count;
 const NAMED: usize = 3;
 
 /// `chat.example.com/v1`, `api.example.com PathPrefix /v1`, or a Service's `namespace/name`.
-fn route(r: &RouteChange) -> String {
-    let at = if r.path.is_empty() {
-        r.host.clone()
-    } else if r.path.starts_with('/') {
-        format!("{}{}", r.host, r.path)
+fn at(host: &str, path: &str) -> String {
+    if path.is_empty() {
+        host.to_string()
+    } else if path.starts_with('/') {
+        format!("{host}{path}")
     } else {
-        format!("{} {}", r.host, r.path)
-    };
-    format!("{} {at}", r.kind)
+        format!("{host} {path}")
+    }
+}
+
+fn route(r: &RouteChange) -> String {
+    format!("{} {}", r.kind, at(&r.host, &r.path))
 }
 
 /// Whether a flip exposes the route (internal → internet-facing).
@@ -51,7 +54,12 @@ pub fn phrase(routes: &[RouteChange], unknown: Option<&str>) -> String {
                 || route(r),
                 |b| {
                     if r.change == RouteChangeKind::Moved {
-                        format!("{} {}{} to {}{}", r.kind, b.host, b.path, r.host, r.path)
+                        format!(
+                            "{} {} to {}",
+                            r.kind,
+                            at(&b.host, &b.path),
+                            at(&r.host, &r.path)
+                        )
                     } else {
                         route(r)
                     }

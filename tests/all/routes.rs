@@ -576,4 +576,26 @@ fn with_live_state_a_route_says_what_serves_it_today() {
         "{}",
         j["check"]
     );
+    // The example, as the comment opens: no GPU moves, one public route does.
+    let out = gpuledger(r.path())
+        .args([
+            "check", "--repo", ".", "--base", "main", "--head", "feature",
+        ])
+        .args(["--now", "2026-11-30", "--format", "markdown", "--snapshot"])
+        .arg(&snapshot)
+        .output()
+        .unwrap();
+    let md = String::from_utf8(out.stdout).unwrap();
+    let first = md.lines().find(|l| l.starts_with("**")).unwrap();
+    assert!(
+        first.starts_with("**Keeps the declared GPUs at 16 (16 → 16); ")
+            && first.ends_with(
+                "; moves the public route Ingress chat.example.com/v1 to api.example.com/ in front of 16 GPUs.**"
+            ),
+        "{md}"
+    );
+    assert!(
+        md.contains("| moved | Ingress api.example.com/ | moved from chat.example.com/v1 to api.example.com/ | chat/Deployment/chat | 16 | chat (\\@\u{200b}team-chat) | serves chat/Deployment/chat (16 GPUs) |"),
+        "{md}"
+    );
 }
