@@ -58,6 +58,17 @@ fn templates(o: &Object) -> Vec<&LabelMap> {
 
 type Key = (&'static str, String, String);
 
+/// An object that runs pods, as a Service's selector finds it.
+struct Runner<'a> {
+    /// Its pod templates' labels.
+    templates: Vec<&'a LabelMap>,
+    /// `namespace/Kind/name`.
+    id: String,
+    /// Its declared GPUs.
+    gpus: u64,
+    tenant: String,
+}
+
 /// One route on one side, merged over the objects that declare it and traced.
 #[derive(Debug, Clone)]
 struct Traced {
@@ -91,8 +102,7 @@ fn side(d: &Desired, cfg: &Config) -> Result<BTreeMap<Key, Traced>, Overflow> {
             _ => None,
         })
         .collect();
-    // Objects that run pods, by namespace: (pod-template labels, name, GPUs, tenant).
-    let mut runners: HashMap<&str, Vec<(Vec<&LabelMap>, String, u64, String)>> = HashMap::new();
+    let mut runners: HashMap<&str, Vec<Runner<'_>>> = HashMap::new();
     for o in objects
         .iter()
         .filter(|o| o.meta.owner_references.is_empty())
@@ -108,7 +118,12 @@ fn side(d: &Desired, cfg: &Config) -> Result<BTreeMap<Key, Traced>, Overflow> {
             .copied()
             .unwrap_or(0);
         let tenant = resolver.tenant(&o.meta.labels, ns);
-        runners.entry(ns).or_default().push((t, id, gpus, tenant));
+        runners.entry(ns).or_default().push(Runner {
+            templates: t,
+            id,
+            gpus,
+            tenant,
+        });
     }
 
     struct Merged {
@@ -147,13 +162,13 @@ fn side(d: &Desired, cfg: &Config) -> Result<BTreeMap<Key, Traced>, Overflow> {
             if selector.is_empty() {
                 continue;
             }
-            for (labels, id, g, tenant) in runners.get(ns.as_str()).into_iter().flatten() {
-                if labels
+            for w in runners.get(ns.as_str()).into_iter().flatten() {
+                if w.templates
                     .iter()
                     .any(|l| selector.iter().all(|(k, v)| l.get(k) == Some(v)))
                 {
-                    gpus.insert(id.clone(), *g);
-                    tenants.insert(tenant.clone());
+                    gpus.insert(w.id.clone(), w.gpus);
+                    tenants.insert(w.tenant.clone());
                 }
             }
         }
