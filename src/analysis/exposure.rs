@@ -110,7 +110,7 @@ pub(super) struct Found {
     pub object: String,
     /// Why it is public; `None` when it is internal.
     pub why: Option<String>,
-    /// The load balancer (or Gateway) that carries it: `ALB group shared`, `Ingress web/chat`,
+    /// The load balancer (or Gateway) that carries it: `ALB group shared`, `Ingress web/chat, class nginx`,
     /// `Service web/api`, `Gateway infra/public`. What one route's change moves with it.
     pub load_balancer: String,
     /// Listener settings of its load balancer that a route can change (ALB `listen-ports`).
@@ -181,7 +181,7 @@ pub(super) fn collect(objects: &[Object], cfg: &Config) -> Vec<Found> {
                 // https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/).
                 let load_balancer = match (a.get(ALB_GROUP), class) {
                     (Some(g), _) => format!("ALB group {g}"),
-                    (None, Some(c)) => format!("Ingress {object} (class {c})"),
+                    (None, Some(c)) => format!("Ingress {object}, class {c}"),
                     (None, None) => format!("Ingress {object}"),
                 };
                 let listeners = a.get(ALB_LISTEN_PORTS).map(|p| p.to_string());

@@ -195,7 +195,7 @@ fn a_host_move_and_a_path_change_are_traced_to_the_gpus_behind_them() {
     assert_eq!(moved["after"]["services"], json!(["chat/chat"]));
     assert_eq!(
         moved["after"]["load_balancer"],
-        "Ingress chat/chat (class alb)"
+        "Ingress chat/chat, class alb"
     );
     assert_eq!(moved["tenants"], json!(["chat"]));
     assert_eq!(moved["contacts"], json!(["@team-chat"]));
