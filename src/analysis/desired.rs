@@ -13,7 +13,7 @@ use crate::report::{
     AppRow, AppStatus, ClusterOnlyTenant, ClusterRow, Desired, DesiredTenantRow,
     DesiredWorkloadRow, DuplicateRow, FetchedRow, WithoutGpus, WorkloadRow,
 };
-use crate::util::sum::{self, Named, Overflow};
+use crate::util::sum::{self, Named, Overflow, TooLarge};
 use crate::workload::claims::Dra;
 use crate::workload::kinds::declared_shape_with;
 use crate::workload::{WorkloadId, owners};
@@ -112,7 +112,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                 match app_workloads(objs, &tenants, &u.app, &cfg.intent) {
                     Ok((rows, cpu_only, gpus)) => {
                         row.gpu_workloads = Some(sum::count(rows.len()));
-                        row.gpus_declared = Some(gpus);
+                        row.gpus_declared = gpus;
                         without_gpus.extend(cpu_only);
                         workloads.extend(rows.into_iter().map(|r| DesiredWorkloadRow {
                             workload: r,
@@ -185,13 +185,15 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
 
     let tenancy = cluster_only_tenants(&workloads, &namespaces, &tenants, cfg, live);
     let clusters = cluster_rows(&workloads, &apps)?;
-    let rendered_total = sum::sum(workloads.iter().map(|w| w.workload.gpus_declared)).named(
+    let (rendered_total, uncounted) = declared_sum(workloads.iter().map(|w| &w.workload)).named(
         format_args!("the repository at {}", rendered.label),
         "GPUs declared",
     )?;
     let mut unknown = BTreeMap::new();
     if let Some(why) = not_rendered(&apps) {
         unknown.insert("gpus_declared".to_string(), why);
+    } else if !uncounted.is_empty() {
+        unknown.insert("gpus_declared".to_string(), uncounted_why(&uncounted));
     }
     Ok(Desired {
         gpus_declared: unknown.is_empty().then_some(rendered_total),
@@ -199,7 +201,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         unknown,
         intent_coverage: super::inventory::intent_coverage(
             workloads.iter().map(|w| &w.workload),
-            |r| r.gpus_declared,
+            |r| r.gpus,
         ),
         clusters,
         cluster: rendered.cluster.clone(),
@@ -292,17 +294,53 @@ pub fn not_rendered(apps: &[AppRow]) -> Option<String> {
     ))
 }
 
+/// Σ of the workloads' declared GPUs that are known, and the workloads whose are not (a DRA claim
+/// that cannot be counted): with any of those, the sum is a floor, never the figure.
+fn declared_sum<'a>(
+    rows: impl Iterator<Item = &'a WorkloadRow>,
+) -> Result<(u64, Vec<String>), TooLarge> {
+    let (mut total, mut uncounted) = (0, Vec::new());
+    for w in rows {
+        match w.gpus_declared {
+            Some(n) => sum::add_to(&mut total, n)?,
+            None => uncounted.push(format!(
+                "{}/{}/{} {}",
+                w.namespace,
+                w.kind,
+                w.name,
+                w.dra
+                    .as_ref()
+                    .and_then(|d| d.uncounted.first())
+                    .map_or("has a DRA claim that cannot be counted", String::as_str)
+            )),
+        }
+    }
+    Ok((total, uncounted))
+}
+
+/// Why a sum of declared GPUs is unknown: the workloads whose claims cannot be counted.
+fn uncounted_why(uncounted: &[String]) -> String {
+    format!("GPUs that cannot be counted: {}", uncounted.join("; "))
+}
+
 /// GPUs declared per tenant, largest first.
 fn tenant_rows<'a>(
     workloads: impl Iterator<Item = &'a DesiredWorkloadRow>,
 ) -> Result<Vec<DesiredTenantRow>, Overflow> {
-    let mut by_tenant: BTreeMap<&str, (u64, u64, BTreeSet<&str>)> = BTreeMap::new();
+    let mut by_tenant: BTreeMap<&str, (Option<u64>, u64, BTreeSet<&str>)> = BTreeMap::new();
     for w in workloads {
         let t = by_tenant.entry(&w.workload.tenant).or_default();
-        sum::add_to(&mut t.0, w.workload.gpus_declared).named(
-            format_args!("tenant {}", w.workload.tenant),
-            "GPUs declared in Git",
-        )?;
+        if t.1 == 0 {
+            t.0 = Some(0);
+        }
+        // One workload's GPUs unknown: the tenant's too, never the smaller sum.
+        t.0 = match (t.0, w.workload.gpus_declared) {
+            (Some(a), Some(b)) => Some(sum::add(a, b).named(
+                format_args!("tenant {}", w.workload.tenant),
+                "GPUs declared in Git",
+            )?),
+            _ => None,
+        };
         t.1 += 1;
         t.2.insert(&w.app);
     }
@@ -336,7 +374,7 @@ fn cluster_rows(
                 .iter()
                 .filter(|w| w.cluster.as_ref() == Some(name))
                 .collect();
-            let total = sum::sum(mine.iter().map(|w| w.workload.gpus_declared))
+            let (total, uncounted) = declared_sum(mine.iter().map(|w| &w.workload))
                 .named(format_args!("cluster {name}"), "GPUs declared")?;
             let of = |status: AppStatus| {
                 sum::count(
@@ -348,7 +386,7 @@ fn cluster_rows(
             let (failed, skipped) = (of(AppStatus::Error), of(AppStatus::NotRendered));
             Ok(ClusterRow {
                 name: name.clone(),
-                gpus_declared: (failed + skipped == 0).then_some(total),
+                gpus_declared: (failed + skipped == 0 && uncounted.is_empty()).then_some(total),
                 gpus_declared_rendered: total,
                 not_rendered_apps: skipped,
                 workloads: sum::count(mine.len()),
@@ -406,13 +444,17 @@ fn cluster_only_tenants(
 }
 
 /// One app's GPU workloads (as rows with the declared figure as the desired one), its root
-/// workloads declared without GPUs, and its GPUs declared in total.
+/// workloads declared without GPUs, and its GPUs declared in total (`None` when a claim's cannot
+/// be counted).
+type AppWorkloads = (Vec<WorkloadRow>, Vec<WithoutGpus>, Option<u64>);
+
+/// [`AppWorkloads`] of one app.
 fn app_workloads(
     objs: &[Object],
     tenants: &Resolver<'_>,
     app: &str,
     intent_rules: &[crate::config::IntentRule],
-) -> Result<(Vec<WorkloadRow>, Vec<WithoutGpus>, u64), Overflow> {
+) -> Result<AppWorkloads, Overflow> {
     let mut cpu_only = Vec::new();
     let dra = Dra::new(objs);
     // The pods that use a shared claim hold its GPUs through it: not workloads without GPUs.
@@ -437,12 +479,12 @@ fn app_workloads(
         }
     }
     let mut rows = Vec::new();
-    let mut total = 0;
     for wl in &owners::build(objs)?.list {
         let about = super::live::about(wl, tenants, intent_rules, 0, None);
         let mut r = workload_row(wl, &about)?;
-        // No pods in Git: the desired figure is the declared shape.
-        r.gpus = r.gpus_declared;
+        // No pods in Git: the desired figure is the declared shape (what can be counted of it
+        // when a claim cannot be: `gpus_declared` is then null).
+        r.gpus = wl.shape.total().named(&wl.id, "the GPUs it declares")?;
         r.gpus_pending = 0;
         if let Some(d) = &mut r.dra {
             d.gpus_from_claims = d.gpus_declared_from_claims;
@@ -450,9 +492,9 @@ fn app_workloads(
         }
         r.pods_bound = 0;
         r.pods_pending = 0;
-        sum::add_to(&mut total, r.gpus_declared)
-            .named(format_args!("app {app}"), "GPUs declared")?;
         rows.push(r);
     }
-    Ok((rows, cpu_only, total))
+    let (total, uncounted) =
+        declared_sum(rows.iter()).named(format_args!("app {app}"), "GPUs declared")?;
+    Ok((rows, cpu_only, uncounted.is_empty().then_some(total)))
 }

@@ -122,8 +122,11 @@ fn change(
         tenant: x.tenant.clone(),
         app: w.app.clone(),
         cluster: w.cluster.clone(),
-        gpus_base: base.map_or(0, |b| b.workload.gpus_declared),
-        gpus_head: head.map_or(0, |h| h.workload.gpus_declared),
+        // What can be counted of the declared GPUs (a desired row's `gpus`): when a DRA claim
+        // cannot be, its shape says "+ unknown GPUs" and the change's delta is unknown
+        // (`uncounted` below), never this floor.
+        gpus_base: base.map_or(0, |b| b.workload.gpus),
+        gpus_head: head.map_or(0, |h| h.workload.gpus),
         shape_base: base.map(|b| b.workload.shape.clone()),
         shape_head: head.map(|h| h.workload.shape.clone()),
         change: base
@@ -251,7 +254,7 @@ pub fn impact(
         let mut m: BTreeMap<String, u64> = BTreeMap::new();
         for w in d.workloads.iter().filter(known) {
             let k = f(w);
-            sum::add_to(m.entry(k.clone()).or_default(), w.workload.gpus_declared)
+            sum::add_to(m.entry(k.clone()).or_default(), w.workload.gpus)
                 .named(&k, "the GPUs declared")?;
         }
         Ok::<_, Overflow>(m)

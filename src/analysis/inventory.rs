@@ -285,7 +285,7 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
         product_line: a.product_line.clone(),
         gpus: w.requested.whole,
         gpus_pending: w.pending.whole,
-        gpus_declared: w.shape.total().named(&w.id, "the GPUs it declares")?,
+        gpus_declared: w.shape.declared().named(&w.id, "the GPUs it declares")?,
         roles: w.shape.roles.clone(),
         shape: shape_text(&w.shape),
         shape_source: if w.shape_guessed {
@@ -343,6 +343,8 @@ fn tenant_rows(
         req: u64,
         pend: u64,
         declared: u64,
+        /// A workload's declared GPUs are unknown: so are the tenant's.
+        declared_unknown: bool,
         lines: BTreeSet<String>,
         namespaces: BTreeSet<String>,
         workloads: u64,
@@ -353,7 +355,10 @@ fn tenant_rows(
         let tenant = format_args!("tenant {}", w.tenant);
         sum::add_to(&mut a.req, w.gpus).named(tenant, "GPUs requested")?;
         sum::add_to(&mut a.pend, w.gpus_pending).named(tenant, "GPUs pending")?;
-        sum::add_to(&mut a.declared, w.gpus_declared).named(tenant, "GPUs declared")?;
+        match w.gpus_declared {
+            Some(d) => sum::add_to(&mut a.declared, d).named(tenant, "GPUs declared")?,
+            None => a.declared_unknown = true,
+        }
         a.used_unknown |= w.gpus_used.is_none() || w.gpu_equivalents_used.is_none();
         if let Some(u) = w.gpus_used {
             sum::add_to(a.used.get_or_insert(0), u).named(tenant, "GPUs used")?;
@@ -372,7 +377,7 @@ fn tenant_rows(
             gpus_pending: a.pend,
             gpus_used: a.used.filter(|_| !a.used_unknown),
             gpu_equivalents_used: a.equivalents.filter(|_| !a.used_unknown),
-            gpus_declared: a.declared,
+            gpus_declared: Some(a.declared).filter(|_| !a.declared_unknown),
             share: ratio(a.req, fleet_requested),
             product_lines: a.lines.into_iter().collect(),
             namespaces: a.namespaces.into_iter().collect(),
@@ -753,7 +758,7 @@ spec:
           containers: [{resources: {limits: {nvidia.com/gpu: 1}}}]
 "#;
         let r = report(docs);
-        let ids: Vec<(String, u64, u64, u64)> = r
+        let ids: Vec<(String, u64, u64, Option<u64>)> = r
             .workloads
             .iter()
             .map(|w| {
@@ -769,8 +774,8 @@ spec:
         assert_eq!(
             ids,
             [
-                ("Deployment/web".to_string(), 2, 2, 6),
-                ("CronJob/nightly".to_string(), 0, 0, 2)
+                ("Deployment/web".to_string(), 2, 2, Some(6)),
+                ("CronJob/nightly".to_string(), 0, 0, Some(2))
             ]
         );
         assert_eq!(r.workloads[0].tenant, "acme");

@@ -98,7 +98,8 @@ pub struct DesiredWorkloadRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct DesiredTenantRow {
     pub name: String,
-    pub gpus_declared: u64,
+    /// `null` when a workload's GPUs cannot be counted (a DRA claim: its `dra.uncounted` says why).
+    pub gpus_declared: Option<u64>,
     pub workloads: u64,
     pub apps: Vec<String>,
 }

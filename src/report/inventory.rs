@@ -274,8 +274,9 @@ pub struct TenantRow {
     pub gpus_pending: u64,
     pub gpus_used: Option<u64>,
     pub gpu_equivalents_used: Option<f64>,
-    /// GPUs declared by the tenant's workload specs (what they ask for at full scale).
-    pub gpus_declared: u64,
+    /// GPUs declared by the tenant's workload specs (what they ask for at full scale); `null` when
+    /// one of its workloads' is (a DRA claim that cannot be counted: its `dra.uncounted` says why).
+    pub gpus_declared: Option<u64>,
     /// Share of the fleet's requested GPUs.
     pub share: Option<f64>,
     pub product_lines: Vec<String>,
@@ -318,8 +319,9 @@ pub struct WorkloadRow {
     /// Whole GPUs requested by the workload's bound pods.
     pub gpus: u64,
     pub gpus_pending: u64,
-    /// Whole GPUs the shape declares: Σ replicas × GPUs per replica.
-    pub gpus_declared: u64,
+    /// Whole GPUs the shape declares: Σ replicas × GPUs per replica; `null` when a DRA claim's
+    /// GPUs cannot be counted (`dra.uncounted` says why).
+    pub gpus_declared: Option<u64>,
     /// Busy GPUs of its pods, and their activity-weighted GPU-equivalents (`null` when unknown).
     pub gpus_used: Option<u64>,
     pub gpu_equivalents_used: Option<f64>,
