@@ -34,6 +34,7 @@ mod live;
 mod metrics_faults;
 mod pipeline;
 mod plan;
+mod projection;
 mod prometheus;
 mod provenance;
 mod remote;
