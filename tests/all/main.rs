@@ -32,6 +32,7 @@ mod links;
 mod list_faults;
 mod live;
 mod metrics_faults;
+mod one_truth;
 mod pipeline;
 mod plan;
 mod projection;
