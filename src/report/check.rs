@@ -59,7 +59,8 @@ pub struct Check {
     pub live: bool,
     /// The GitOps coverage of the live GPUs once the head is merged (`null` without live state).
     pub coverage_head: Option<f64>,
-    /// Whether the head's desired GPUs fit the fleet; `null` without live state.
+    /// Whether the cluster fits once the change syncs; `null` without live state (why:
+    /// `capacity_unknown`).
     pub capacity: Option<CapacityFit>,
     /// Why capacity (and the tenant limits) could not be checked.
     pub capacity_unknown: Option<String>,
