@@ -2,7 +2,9 @@
 //!
 //! Each app's objects go through the same workload model as the live cluster's, so a Dynamo graph
 //! in Git and one in the cluster get the same shape by the same code. Desired workloads have no pods:
-//! their figure is the declared shape. Tenants resolve with the repository's own Namespace objects.
+//! their figure is the declared shape. Tenants resolve as every command resolves them
+//! ([`Resolver::of_run`]): the cluster's Namespace labels when a live state is at hand, else the
+//! repository's own Namespace objects, else the tenancy rules.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,11 +23,11 @@ use crate::workload::{WorkloadId, owners};
 use super::inventory::workload_row;
 use super::tenancy::Resolver;
 
-/// Tenants resolve from the repository alone — the workloads' own labels, the repository's
-/// Namespace objects, the namespace name — so a change is attributed the same way offline and with
-/// a snapshot. `live` objects (when a cluster is at hand) only tell where the cluster's own
-/// Namespace labels would name another tenant: [`Desired::tenancy`] says so, and Git can declare
-/// the Namespace (or label the workloads) to agree.
+/// Tenants resolve as the inventory resolves them: the workloads' own labels, then the cluster's
+/// Namespace labels when `live` holds the namespace, else the repository's Namespace objects, else
+/// the namespace name — so a workload has the same tenant in every command run on the same inputs.
+/// [`Desired::tenancy`] lists where the cluster knows more than the repository alone (offline and
+/// live differ there), [`Desired::tenant_sources`] where each namespace's tenant came from.
 ///
 /// A GPU total that overflows within one app makes that app an error (the others still count); a
 /// total over apps that overflows is an [`Overflow`].
@@ -38,7 +40,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         .filter(|o| o.typed_kind() == Kind::Namespace)
         .cloned()
         .collect();
-    let tenants = Resolver::new(&cfg.tenancy, &namespaces);
+    let tenants = Resolver::of_run(&cfg.tenancy, live, &namespaces);
 
     let mut workloads = Vec::new();
     let mut apps = Vec::new();
@@ -183,7 +185,15 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
 
     let tenant_rows = tenant_rows(workloads.iter())?;
 
-    let tenancy = cluster_only_tenants(&workloads, &namespaces, &tenants, cfg, live);
+    let git_alone = Resolver::new(&cfg.tenancy, &namespaces);
+    let tenancy = cluster_only_tenants(&workloads, &git_alone, &tenants);
+    let tenant_sources = workloads
+        .iter()
+        .map(|w| {
+            let ns = w.workload.namespace.as_str();
+            (ns.to_string(), tenants.source(ns))
+        })
+        .collect();
     let clusters = cluster_rows(&workloads, &apps)?;
     let (rendered_total, uncounted) = declared_sum(workloads.iter().map(|w| &w.workload)).named(
         format_args!("the repository at {}", rendered.label),
@@ -206,6 +216,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         clusters,
         cluster: rendered.cluster.clone(),
         tenancy,
+        tenant_sources,
         at: rendered.label.clone(),
         workloads,
         tenants: tenant_rows,
@@ -402,37 +413,20 @@ fn cluster_rows(
         .collect()
 }
 
-/// Namespaces of desired workloads that the repository does not declare, whose tenant the
-/// cluster's Namespace labels would name differently.
+/// Namespaces of desired workloads where the run's tenant (the cluster's labels) differs from what
+/// the repository alone would say: offline and live differ there because the cluster knows more.
 fn cluster_only_tenants(
     workloads: &[DesiredWorkloadRow],
-    declared: &[Object],
-    tenants: &Resolver<'_>,
-    cfg: &Config,
-    live: &[Object],
+    git_alone: &Resolver<'_>,
+    run: &Resolver<'_>,
 ) -> Vec<ClusterOnlyTenant> {
-    let live_namespaces: Vec<Object> = live
-        .iter()
-        .filter(|o| o.typed_kind() == Kind::Namespace)
-        .cloned()
-        .collect();
-    if live_namespaces.is_empty() {
-        return Vec::new();
-    }
-    let cluster = Resolver::new(&cfg.tenancy, &live_namespaces);
     let no_labels = Default::default();
     let mut out = BTreeSet::new();
     for w in workloads {
         let ns = w.workload.namespace.as_str();
-        if declared.iter().any(|o| o.meta.name == ns) {
-            continue;
-        }
-        let (git, live) = (
-            tenants.tenant(&no_labels, ns),
-            cluster.tenant(&no_labels, ns),
-        );
+        let (git, live) = (git_alone.tenant(&no_labels, ns), run.tenant(&no_labels, ns));
         // Only where the workload's tenant came from its namespace, not from its own labels.
-        if w.workload.tenant == git && git != live {
+        if w.workload.tenant == live && git != live {
             out.insert(ClusterOnlyTenant {
                 namespace: ns.to_string(),
                 git,

@@ -605,6 +605,7 @@ mod tests {
             cluster: None,
             not_deployed: vec![],
             tenancy: vec![],
+            tenant_sources: Default::default(),
             duplicates: vec![],
             problems: vec![],
             without_gpus: vec![],

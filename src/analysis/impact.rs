@@ -3,8 +3,8 @@
 //! Both refs go through the same rendering and workload model. The delta is per tenant and product
 //! line; workloads are added, removed or reshaped (their GPU shape differs). With live state, the
 //! drift of each side against the cluster tells which drift the change resolves and which it
-//! introduces, and the head's desired GPUs — plus what unmanaged live workloads hold, since they keep
-//! running — are held against the placeable capacity and the configured tenant limits.
+//! introduces, and the cluster after the change syncs ([`super::projection`]) is held against the
+//! placeable capacity; the head's desired GPUs per tenant against the configured tenant limits.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -297,6 +297,7 @@ pub fn impact(
         Some(_) => None,
     };
     let (mut resolved, mut introduced, mut capacity) = (None, None, None);
+    let mut projection_unknown = None;
     if let (Some(v), None) = (live, &live_gap) {
         let (bd, hd) = (drifting(v.base_drift), drifting(v.head_drift));
         resolved = Some(names(bd.difference(&hd)));
@@ -305,24 +306,12 @@ pub fn impact(
                 .filter(|id| remains(id, v.head_drift, base, &b, &h)),
         ));
         if !incomplete_render && head_uncounted.is_empty() {
-            let placeable = v.report.fleet.gpus.placeable;
-            let need = |d: &Desired, drift: &Drift, side: &str| -> Result<(u64, u64), Overflow> {
-                let unmanaged = sum::sum(drift.unmanaged.iter().map(|r| r.gpus))
-                    .named("the cluster", "GPUs held by unmanaged workloads")?;
-                let projected =
-                    sum::add(d.gpus_declared_rendered, unmanaged).named(side, "GPUs projected")?;
-                Ok((projected, unmanaged))
-            };
-            let (projected, unmanaged) = need(head, v.head_drift, "the head")?;
-            let (base_projected, _) = need(base, v.base_drift, "the base")?;
-            capacity = Some(CapacityFit {
-                placeable,
-                projected,
-                unmanaged_live: unmanaged,
-                fits: projected <= placeable,
-                base_projected,
-                base_fits: base_projected <= placeable,
-            });
+            let unmanaged = sum::sum(v.head_drift.unmanaged.iter().map(|r| r.gpus))
+                .named("the cluster", "GPUs held by unmanaged workloads")?;
+            match super::projection::project(v.report, base, &b, &h, unmanaged)? {
+                Ok(fit) => capacity = Some(fit),
+                Err(why) => projection_unknown = Some(why),
+            }
         }
     }
     // Drift of a workload whose app did not render is unknown too.
@@ -344,7 +333,7 @@ pub fn impact(
             "the head declares GPUs that cannot be counted: {}",
             head_uncounted.join("; ")
         )),
-        (None, false) => None,
+        (None, false) => projection_unknown,
     };
     let tenant_limits: Vec<TenantLimit> = cfg
         .limits
@@ -545,6 +534,7 @@ pub fn impact(
     }
     Ok(Check {
         tenancy: head.tenancy.clone(),
+        tenant_sources: head.tenant_sources.clone(),
         summary,
         unknown,
         base_at: base.at.clone(),

@@ -16,6 +16,7 @@ pub mod live;
 pub mod nodes;
 pub mod placement;
 pub mod plan;
+pub mod projection;
 mod shortage;
 pub mod tenancy;
 pub mod trend;

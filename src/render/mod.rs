@@ -19,6 +19,7 @@ pub mod page;
 pub mod plan;
 pub mod prometheus;
 pub mod provenance;
+mod tenancy;
 pub mod trend;
 mod unknown;
 
