@@ -207,33 +207,78 @@ impl Tree {
         self.files.contains_key(path)
     }
 
-    /// Writes these files of the tree under `dir`. Symlinks inside the tree become copies of their
-    /// targets; symlinks that leave the tree are not written (reading them is refused above).
+    /// Writes these files of the tree under `dir`, and returns every path written (the files, and
+    /// what their symlinks point to). A symlink that stays inside the tree is written as the same
+    /// symlink, with what it points to (a file, or a directory's files): the renderers then see
+    /// the repository's links as the controller's checkout has them, so kustomize's load
+    /// restrictor judges a file by where its link leads (kustomize `api/internal/loader/
+    /// loadrestrictions.go`, RestrictionRootOnly, on the path `kyaml/filesys/fsondisk.go`
+    /// CleanedAbs returns with symlinks evaluated). A symlink that leaves the tree is not written
+    /// (reading it is refused above).
     pub fn write_files<'p>(
         &self,
         dir: &Path,
         paths: impl IntoIterator<Item = &'p str>,
-    ) -> Result<(), Error> {
-        for path in paths {
+    ) -> Result<Vec<String>, Error> {
+        let mut wrote = Vec::new();
+        let mut pending: Vec<(String, usize)> =
+            paths.into_iter().map(|p| (p.to_string(), 0)).collect();
+        let mut seen = std::collections::HashSet::new();
+        while let Some((path, depth)) = pending.pop() {
             // Names gpuledger writes itself (wrapper kustomizations, values files) are its own;
             // fetched content mounted in the tree is written like the repository's files.
-            if path.starts_with(".gpuledger-") && !path.starts_with(REMOTE_MOUNTS) {
+            if (path.starts_with(".gpuledger-") && !path.starts_with(REMOTE_MOUNTS))
+                || !seen.insert(path.clone())
+            {
                 continue;
             }
-            let Ok(bytes) = self.read(path) else { continue };
-            let dest = dir.join(path);
-            let write = |d: &Path| -> std::io::Result<()> {
-                if let Some(parent) = d.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::write(d, bytes)
-            };
-            write(&dest).map_err(|source| Error::Write {
+            let dest = dir.join(&path);
+            let fail = |source| Error::Write {
                 path: dest.clone(),
                 source,
-            })?;
+            };
+            let parent = |d: &Path| match d.parent() {
+                Some(p) => std::fs::create_dir_all(p),
+                None => Ok(()),
+            };
+            match self.files.get(&path) {
+                Some(Entry::Symlink(target)) => {
+                    let Some(to) = resolve_link(&path, target) else {
+                        continue;
+                    };
+                    // What the link points to, written too unless it is already there (a
+                    // unit may have rewritten it in the copy), as far as links chain.
+                    if depth < 40 {
+                        let extra: Vec<String> = if self.files.contains_key(&to) {
+                            vec![to]
+                        } else {
+                            self.files_under(&to).map(str::to_string).collect()
+                        };
+                        pending.extend(
+                            extra
+                                .into_iter()
+                                .filter(|p| std::fs::symlink_metadata(dir.join(p)).is_err())
+                                .map(|p| (p, depth + 1)),
+                        );
+                    }
+                    if std::fs::symlink_metadata(&dest).is_ok() {
+                        continue;
+                    }
+                    parent(&dest).map_err(fail)?;
+                    std::os::unix::fs::symlink(target, &dest).map_err(fail)?;
+                }
+                _ => {
+                    let Ok(bytes) = self.read(&path) else {
+                        continue;
+                    };
+                    parent(&dest)
+                        .and_then(|()| std::fs::write(&dest, bytes))
+                        .map_err(fail)?;
+                }
+            }
+            wrote.push(path);
         }
-        Ok(())
+        Ok(wrote)
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use super::render::deployment;
+use super::render::{URL, deployment};
 use super::support::{Repo, desired_gpus, gpuledger, render};
 
 const OID: &str = "4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393";
@@ -220,5 +220,126 @@ fn non_utf8_file_names_are_read_never_dropped() {
         // The names are shown as git shows them unquoted: the byte that is not UTF-8 replaced.
         assert!(text.contains("caf\u{FFFD}.yaml"), "{args:?}: {text}");
         assert!(text.contains("r\u{FFFD}sum"), "{args:?}: {text}");
+    }
+}
+
+/// A repository where kustomizations reach files through symlinks inside the repository:
+/// `apps/out` lists a file that links out of its root (to `shared/`), `apps/in` one that links
+/// inside its root, and `apps/base` a base directory that links to `shared-base/`. Each app is
+/// declared by `app(name, path)`.
+fn repo_with_symlinks(app: &dyn Fn(&str, &str) -> String) -> Repo {
+    use std::os::unix::fs::symlink;
+    let r = Repo::new();
+    let dep = |name: &str, gpus| {
+        deployment(name, 1, gpus).replace(
+            &format!("name: {name}"),
+            &format!("name: {name}\n  namespace: ns"),
+        )
+    };
+    r.write("shared/out.yaml", &dep("out", 4))
+        .write("apps/in/real/in.yaml", &dep("in", 2))
+        .write("shared-base/kustomization.yaml", "resources: [base.yaml]\n")
+        .write("shared-base/base.yaml", &dep("base", 1))
+        .write("apps/out/kustomization.yaml", "resources: [out.yaml]\n")
+        .write("apps/in/kustomization.yaml", "resources: [in.yaml]\n")
+        .write("apps/base/kustomization.yaml", "resources: [base]\n")
+        .write(
+            "deploy/apps.yaml",
+            &["out", "in", "base"]
+                .map(|n| app(n, &format!("apps/{n}")))
+                .join("---\n"),
+        );
+    symlink("../../shared/out.yaml", r.path().join("apps/out/out.yaml")).unwrap();
+    symlink("real/in.yaml", r.path().join("apps/in/in.yaml")).unwrap();
+    symlink("../../shared-base", r.path().join("apps/base/base")).unwrap();
+    r.commit("symlinks");
+    r
+}
+
+/// name → error of every app in a render report.
+fn app_errors(json: &serde_json::Value) -> BTreeMap<String, String> {
+    json["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap().to_string(),
+                a["error"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Argo CD builds with kustomize's default load restrictor, root-only: a file reached through a
+/// symlink that leaves the kustomization's root is refused, as kustomize refuses it; a link inside
+/// the root and a base directory reached through a link render.
+#[test]
+fn symlinks_out_of_a_kustomize_root_are_refused_for_argo_cd() {
+    let r = repo_with_symlinks(&|name, path| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: argocd}}\nspec:\n  destination: {{namespace: ns}}\n  source: {{repoURL: {URL}, path: {path}}}\n"
+        )
+    });
+    for args in [
+        &["--repo-url", URL][..],
+        &["--repo-url", URL, "--ref", "HEAD"][..],
+    ] {
+        let (code, json, err) = render(r.path(), args);
+        let text = format!("{json:#}\n{err}");
+        assert_ne!(code, 0, "{args:?}: {text}");
+        assert_eq!(
+            desired_gpus(&json),
+            BTreeMap::from([
+                ("ns/Deployment/base".to_string(), 1),
+                ("ns/Deployment/in".to_string(), 2),
+            ]),
+            "{args:?}: {text}"
+        );
+        let errors = app_errors(&json);
+        assert!(
+            errors["out"].contains("is not in or below") && !errors["out"].contains("/tmp"),
+            "{args:?}: {errors:#?}"
+        );
+        assert_eq!(
+            (errors["in"].as_str(), errors["base"].as_str()),
+            ("", ""),
+            "{args:?}"
+        );
+    }
+}
+
+/// Flux's kustomize-controller builds with no load restriction inside the repository: the same
+/// links all render.
+#[test]
+fn symlinks_inside_the_repository_render_for_flux() {
+    let r = repo_with_symlinks(&|name, path| {
+        format!(
+            "apiVersion: kustomize.toolkit.fluxcd.io/v1\nkind: Kustomization\nmetadata: {{name: {name}, namespace: flux-system}}\nspec:\n  path: ./{path}\n  sourceRef: {{kind: GitRepository, name: flux-system}}\n"
+        )
+    });
+    r.write(
+        "deploy/repo.yaml",
+        &format!(
+            "apiVersion: source.toolkit.fluxcd.io/v1\nkind: GitRepository\nmetadata: {{name: flux-system, namespace: flux-system}}\nspec: {{url: \"{URL}\"}}\n"
+        ),
+    )
+    .commit("flux source");
+    for args in [
+        &["--repo-url", URL][..],
+        &["--repo-url", URL, "--ref", "HEAD"][..],
+    ] {
+        let (code, json, err) = render(r.path(), args);
+        let text = format!("{json:#}\n{err}");
+        assert_eq!(code, 0, "{args:?}: {text}");
+        assert_eq!(
+            desired_gpus(&json),
+            BTreeMap::from([
+                ("ns/Deployment/base".to_string(), 1),
+                ("ns/Deployment/in".to_string(), 2),
+                ("ns/Deployment/out".to_string(), 4),
+            ]),
+            "{args:?}: {text}"
+        );
     }
 }
