@@ -596,3 +596,37 @@ fn hostile_names_never_change_the_structure_of_headroom_plan_or_cost() {
         );
     }
 }
+
+/// `docs --check`, whose report quotes the document's file name and the stale values written in it.
+#[test]
+fn hostile_document_text_never_changes_the_structure_of_docs_check() {
+    let page = "# GPU capacity\n\
+        \n\
+        The fleet has <!-- gpuledger:fact fleet.gpus.placeable int -->VALUE<!-- /gpuledger:fact --> placeable GPUs.\n";
+    let run = |segment: &str, value: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(format!("cap-{segment}.md")),
+            page.replace("VALUE", value),
+        )
+        .unwrap();
+        let out = gpuledger(&fixture("."))
+            .args(["docs", "--check", "--format", "markdown", "--repo"])
+            .arg(dir.path())
+            .args(["--snapshot", "fixtures/demo/cluster.yaml"])
+            .args(["--config", "fixtures/demo/.gpuledger.yaml"])
+            .output()
+            .unwrap();
+        stdout(out)
+    };
+    let value = "x</details><details><summary>y</summary> @octo #1 `z` | w ## h";
+    let (plain, attacked) = (run("x-plain", "x-plain"), run(HOSTILE_SEGMENT, value));
+    // The stale value, and the file's name.
+    assert_same_structure("docs --check", &plain, &attacked, "&lt;/details&gt;");
+    assert_same_structure(
+        "docs --check",
+        &plain,
+        &attacked,
+        "&lt;summary&gt;y&lt;b&gt;",
+    );
+}
