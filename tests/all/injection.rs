@@ -630,3 +630,48 @@ fn hostile_document_text_never_changes_the_structure_of_docs_check() {
         "&lt;summary&gt;y&lt;b&gt;",
     );
 }
+
+/// `trend`, whose tenants and product lines come from the cluster's namespace labels as the real
+/// Prometheus keeps them.
+#[test]
+fn hostile_labels_never_change_the_structure_of_trend() {
+    use super::prometheus_harness::{Prometheus, Series};
+    use super::trend::{ksm, ramp};
+    let run = |name: &str| {
+        let ramp = ramp(8.0);
+        let prom = Prometheus::start(&[
+            Series::cycling(
+                "kube_pod_container_resource_requests",
+                &ksm("chat-prod", "llm-0", "nvidia_com_gpu"),
+                &ramp,
+            ),
+            Series::new(
+                "kube_pod_container_resource_requests",
+                &ksm("search", "idx-0", "nvidia_com_gpu"),
+                8.0,
+            ),
+            Series::new(
+                "kube_namespace_labels",
+                &[
+                    ("namespace", "chat-prod"),
+                    ("label_tenant", name),
+                    ("label_product_line", name),
+                ],
+                1.0,
+            ),
+        ]);
+        stdout(
+            gpuledger(&fixture("."))
+                .args(["trend", "--prometheus", &prom.url()])
+                .args(["--window", "40m", "--step", "10m", "--format", "markdown"])
+                .output()
+                .unwrap(),
+        )
+    };
+    assert_same_structure(
+        "trend",
+        &run("x-plain"),
+        &run(HOSTILE_NAME),
+        "&lt;/details&gt;",
+    );
+}
