@@ -15,9 +15,10 @@
 //! unit failing never stops the others: its [`error`] is part of the result.
 //!
 //! Dependencies run one way: `discover` → `follow` → `render` and `argo`/`appset`/`flux` →
-//! `source`; `render` → `cache` → `sandbox` → `kustomization` → `tree` → `error` (and `render` →
-//! `flux` for the files a Flux directory lists); every module may use the shared types below,
-//! which use nothing of `desired/` but [`error`].
+//! `source`; `render` → `cache` → `sandbox` → `kustomization` → `tree` → `error`, with `tree` →
+//! `git_tree` → `entry` for reading git (and `render` → `flux` for the files a Flux directory
+//! lists); every module may use the shared types below, which use nothing of `desired/` but
+//! [`error`].
 
 pub mod appset;
 pub mod argo;
