@@ -4,6 +4,7 @@
 //! these modules the place where most tests live.
 
 pub mod cost;
+pub mod deadlines;
 pub mod desired;
 pub mod dra;
 pub mod drift;

@@ -12,6 +12,7 @@
 
 pub mod check;
 pub mod cost;
+pub mod deadlines;
 pub mod desired;
 pub mod dra;
 pub mod drift;
