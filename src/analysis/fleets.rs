@@ -338,6 +338,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         cost: None,
         provenance: None,
         headroom: None,
+        deadlines: None,
         nodes: None,
     })
 }

@@ -214,6 +214,7 @@ pub fn report(
         cost: None,
         provenance: None,
         headroom: None,
+        deadlines: None,
         nodes: None,
     };
     super::unread::apply(&mut report, &fleet.unread);

@@ -12,6 +12,7 @@
 pub mod check;
 pub mod commits;
 pub mod cost;
+pub mod deadlines;
 pub mod drift;
 pub mod facts;
 pub mod fleet;

@@ -29,6 +29,9 @@ pub fn cost_doc(r: &Report) -> Doc {
         }
         None => d.paragraph("No cost or outcome input was given (--opencost, --outcomes)."),
     }
+    if let Some(x) = &r.deadlines {
+        d.extend(super::deadlines::section(x, "Deadline attainment"));
+    }
     d
 }
 

@@ -8,6 +8,7 @@
 
 mod check;
 pub mod cost;
+pub mod deadlines;
 mod desired;
 mod dra;
 mod drift;
@@ -39,12 +40,16 @@ pub fn report_doc(report: &Report) -> Doc {
 /// The drift report: drift first (the summary line leads).
 pub fn drift_doc(report: &Report) -> Option<Doc> {
     report.drift.as_ref().map(|x| {
-        drift::drift(
+        let mut d = drift::drift(
             x,
             &Links::default(),
             report.provenance.as_ref(),
             page::banner(report),
-        )
+        );
+        if let Some(x) = &report.deadlines {
+            d.extend(deadlines::section(x, "Deadline attainment"));
+        }
+        d
     })
 }
 
@@ -73,6 +78,9 @@ pub fn drift_issue_doc(
     }
     if let Some(status) = docs {
         facts::section_for(&mut d, status, links);
+    }
+    if let Some(x) = &report.deadlines {
+        d.extend(deadlines::section(x, "Deadline attainment"));
     }
     let mut body = inventory::figures(report).blocks;
     // Allocated → busy → valuable, when the issue was given cost inputs.

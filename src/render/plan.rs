@@ -23,7 +23,7 @@ fn short(t: Timestamp) -> String {
     t.human()
 }
 
-fn duration(secs: i64) -> String {
+pub(super) fn duration(secs: i64) -> String {
     let sign = if secs < 0 { "-" } else { "" };
     let s = secs.unsigned_abs();
     let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
@@ -61,6 +61,9 @@ pub fn plan_doc(report: &PlanReport, terminal: bool) -> Doc {
         // Nothing to plan: one sentence, no figures of nothing.
         d.heading(2, "GPU plan: nothing to plan");
         d.paragraph(Text::new().strong(p.verdict()));
+        if let Some(x) = &report.deadlines {
+            d.extend(super::deadlines::section(x, "How the last runs did"));
+        }
         return d;
     }
     d.heading(
@@ -185,6 +188,9 @@ pub fn plan_doc(report: &PlanReport, terminal: bool) -> Doc {
         ]);
     }
     d.section("Missed deadlines", m.drop_empty_columns(), None);
+    if let Some(x) = &report.deadlines {
+        d.extend(super::deadlines::section(x, "How the last runs did"));
+    }
     d.push(Block::Small(Text::from(
         "The plan is advice: gpuledger changes nothing. Hold a job until its start with Kueue's admission-gated-by annotation or the Job's spec.suspend.",
     )));

@@ -9,6 +9,7 @@ mod contacts;
 mod corpus;
 mod cost;
 mod cost_window;
+mod deadlines;
 mod demo;
 mod docs;
 mod dra;

@@ -267,6 +267,8 @@ pub fn declared(fleet: &LiveFleet<'_>) -> Vec<(String, String)> {
 pub struct Scope {
     /// Count only runs whose deadline falls in `[start, end]`.
     pub window: Option<(Timestamp, Timestamp)>,
+    /// Whether kube-state-metrics' Jobs were read.
+    pub kube_state_metrics: bool,
     /// Where runs were read, as the report names them.
     pub sources: Vec<String>,
     /// Why a source is unknown, by source key (`kube_state_metrics`).
@@ -310,10 +312,13 @@ pub fn attainment(
             });
         }
     }
-    let no_run = match scope.window {
-        Some(_) => "no finished run of it with a deadline in the window was read",
-        None => {
-            "no finished run of it was read (the live state holds no finished Job of it; give --prometheus with kube-state-metrics for the runs it remembers)"
+    let no_run = match (scope.window, scope.kube_state_metrics) {
+        (Some(_), _) => "no finished run of it with a deadline in the window was read",
+        (None, true) => {
+            "no finished run of it in the live state or in kube-state-metrics' Jobs over the window"
+        }
+        (None, false) => {
+            "no finished run of it in the live state (the cluster deletes finished Jobs; kube-state-metrics' Jobs in Prometheus remember them)"
         }
     };
     let mut tenants: BTreeMap<&str, Vec<RunRow>> = BTreeMap::new();
