@@ -118,7 +118,7 @@ fn last(a: &Attainment) -> String {
         .iter()
         .map(|r| match (r.outcome, r.late_s) {
             (RunOutcome::Late | RunOutcome::RunningLate, Some(s)) => {
-                format!("{} {}", r.outcome, super::plan::duration(s))
+                format!("{} {}", r.outcome, super::page::duration(s))
             }
             (o, _) => o.to_string(),
         })
