@@ -339,6 +339,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         provenance: None,
         headroom: None,
         deadlines: None,
+        compare: None,
         nodes: None,
     })
 }

@@ -215,6 +215,7 @@ pub fn report(
         provenance: None,
         headroom: None,
         deadlines: None,
+        compare: None,
         nodes: None,
     };
     super::unread::apply(&mut report, &fleet.unread);

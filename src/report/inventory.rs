@@ -65,6 +65,9 @@ pub struct Report {
     /// does.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub deadlines: Option<super::deadlines::Deadlines>,
+    /// Two configurations side by side (`cost --compare A B`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compare: Option<super::compare::Compare>,
     /// Free GPUs per node and per GPU model, when asked (`inventory --by node`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<super::nodes::NodeView>,
