@@ -11,6 +11,7 @@
 
 pub mod check;
 pub mod commits;
+pub mod compare;
 pub mod cost;
 pub mod deadlines;
 pub mod drift;

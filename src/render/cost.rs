@@ -22,6 +22,10 @@ pub fn cost_doc(r: &Report) -> Doc {
     if let Some(b) = page::banner(r) {
         d.push(b);
     }
+    if let Some(x) = &r.compare {
+        d.extend(super::compare::section(x));
+        return d;
+    }
     match &r.cost {
         Some(c) => {
             super::provenance::lead(&mut d, r.provenance.as_ref(), Block::Paragraph(summary(c)));

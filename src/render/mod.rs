@@ -7,6 +7,7 @@
 //! A new report section is a block builder in this folder: both writers get it for free.
 
 mod check;
+pub mod compare;
 pub mod cost;
 pub mod deadlines;
 mod desired;

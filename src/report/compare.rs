@@ -55,4 +55,8 @@ pub struct Side {
     /// Runs with a deadline in the window; `null` for work that declares none.
     pub deadline_attainment: Option<Attainment>,
     pub unknown: Unknown,
+    /// Why a figure covers less than its window (`total_cost`: OpenCost's answer covers part of
+    /// it), as the cost section says.
+    #[serde(default, skip_serializing_if = "Unknown::is_empty")]
+    pub partial: Unknown,
 }

@@ -5,6 +5,7 @@
 mod argo_sources;
 mod check;
 mod cli;
+mod compare;
 mod contacts;
 mod corpus;
 mod cost;

@@ -104,9 +104,15 @@ pub fn side(
         latency,
         deadline_attainment,
         unknown: row.unknown.clone(),
+        partial: Default::default(),
     };
     if s.cost_per_hour.is_none() {
-        s.unknown.set("cost_per_hour", "its cost is unknown");
+        let why = if s.total_cost.is_none() {
+            "its cost is unknown"
+        } else {
+            "the cost covers none of its window"
+        };
+        s.unknown.set("cost_per_hour", why);
     }
     s
 }
@@ -182,8 +188,8 @@ fn judge(a: &Side, b: &Side) -> Verdict {
         let why = missing
             .unknown
             .get("cost_per_1000")
-            .or_else(|| missing.unknown.get("verified_outcomes"))
             .or_else(|| missing.unknown.get("total_cost"))
+            .or_else(|| missing.unknown.get("verified_outcomes"))
             .map(String::as_str)
             .unwrap_or("unknown");
         return (
