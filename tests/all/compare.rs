@@ -3,9 +3,11 @@
 //! 1,000, a 90% model against a 95% threshold — a sampled pair whose intervals overlap, and two
 //! windows of one workload, each asked of OpenCost for its own window.
 
+use gpuledger::util::date::Timestamp;
 use serde_json::Value;
 
 use super::opencost_fake::{Answer, OpenCost};
+use super::prometheus_harness::{HISTORY_MINUTES, Prometheus, Series};
 use super::support::{fixture, gpuledger, root};
 
 const NOW: &str = "2026-12-02T12:00:00Z";
@@ -176,4 +178,135 @@ fn a_side_that_names_no_live_workload_is_an_error() {
     let (code, _, err) = compare(&oc, "h100", "serve/Deployment/l40s", "json");
     assert_eq!(code, 2);
     assert!(err.contains("names no workload"), "{err}");
+}
+
+/// A vLLM time-to-first-token histogram whose buckets gain `per_min` observations a minute.
+fn ttft<'a>(pod: &'a str, per_min: &[(&'a str, f64)]) -> Vec<Series<'a>> {
+    per_min
+        .iter()
+        .map(|(le, n)| {
+            let values: Vec<f64> = (0..HISTORY_MINUTES)
+                .map(|i| 100_000.0 + n * i as f64)
+                .collect();
+            Series::cycling(
+                "vllm:time_to_first_token_seconds_bucket",
+                &[
+                    ("namespace", "serve"),
+                    ("pod", pod),
+                    ("model_name", "m"),
+                    ("job", "vllm"),
+                    ("le", le),
+                ],
+                &values,
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn latency_against_the_objective_comes_from_the_serving_histograms() {
+    // h100: p95 between 250 and 500 ms; l40s: between 500 ms and 1 s, against ttft_p95<=500ms.
+    let mut series = ttft(
+        "h100-5c8d7-aaaaa",
+        &[
+            ("0.1", 50.0),
+            ("0.25", 90.0),
+            ("0.5", 100.0),
+            ("1", 100.0),
+            ("+Inf", 100.0),
+        ],
+    );
+    series.extend(ttft(
+        "l40s-6f9b8-bbbbb",
+        &[
+            ("0.1", 10.0),
+            ("0.25", 50.0),
+            ("0.5", 80.0),
+            ("1", 100.0),
+            ("+Inf", 100.0),
+        ],
+    ));
+    // Headroom reads a workload's histograms once it has request series.
+    let requests: Vec<f64> = (0..HISTORY_MINUTES)
+        .map(|i| 100_000.0 + 100.0 * i as f64)
+        .collect();
+    for pod in ["h100-5c8d7-aaaaa", "l40s-6f9b8-bbbbb"] {
+        series.push(Series::cycling(
+            "vllm:request_success_total",
+            &[
+                ("namespace", "serve"),
+                ("pod", pod),
+                ("model_name", "m"),
+                ("job", "vllm"),
+            ],
+            &requests,
+        ));
+    }
+    let prom = Prometheus::start(&series);
+    // The window ends now (the backfilled history is relative to the clock): the OpenCost answer
+    // and the records are moved to the last hour.
+    let now = Timestamp::now();
+    let hour_ago = Timestamp::from_unix(now.unix() - 3600);
+    let shift = |text: String| {
+        text.replace("2026-12-02T11:00:00Z", &hour_ago.to_string())
+            .replace("2026-12-02T12:00:00Z", &now.to_string())
+    };
+    let body =
+        shift(std::fs::read_to_string(fixture("tests/fixtures/compare/allocation.json")).unwrap());
+    let oc = OpenCost::start(&[("/allocation", Answer::ok(body))]);
+    let dir = tempfile::tempdir().unwrap();
+    let records = dir.path().join("outcomes.csv");
+    std::fs::write(
+        &records,
+        shift(std::fs::read_to_string(fixture("tests/fixtures/compare/outcomes.csv")).unwrap()),
+    )
+    .unwrap();
+    let out = gpuledger(&root())
+        .arg("cost")
+        .arg("--snapshot")
+        .arg(fixture("tests/fixtures/compare/cluster.yaml"))
+        .args([
+            "--opencost",
+            &oc.url(),
+            "--prometheus",
+            &prom.url(),
+            "--outcomes",
+        ])
+        .arg(&records)
+        .args(["--window", "1h", "--format", "json"])
+        .args([
+            "--compare",
+            "serve/Deployment/h100",
+            "serve/Deployment/l40s",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &r["compare"];
+    let bound = |side: &str| c[side]["latency"][0].clone();
+    assert_eq!(bound("a")["bound"], "ttft_p95<=500ms", "{c:#}");
+    assert_eq!(bound("a")["met"], true, "{c:#}");
+    assert_eq!(bound("b")["met"], false, "{c:#}");
+    let (a_ms, b_ms) = (
+        bound("a")["now_ms"].as_f64().unwrap(),
+        bound("b")["now_ms"].as_f64().unwrap(),
+    );
+    assert!(
+        (250.0..=500.0).contains(&a_ms) && (500.0..=1000.0).contains(&b_ms),
+        "{a_ms} {b_ms}"
+    );
+    let verdict = c["verdict"].as_str().unwrap();
+    assert!(
+        verdict.starts_with("B keeps outcomes at 25% less cost"),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("; but B misses ttft_p95<=500ms ("),
+        "{verdict}"
+    );
 }
