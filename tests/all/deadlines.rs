@@ -210,3 +210,57 @@ fn a_prometheus_that_fails_leaves_the_live_runs_counted_and_says_why() {
     );
     assert_eq!(row(&d["workloads"], "ml/CronJob/nightly")["runs"], 2);
 }
+
+#[test]
+fn the_drift_report_says_how_batch_work_met_its_deadlines() {
+    // A repository that declares the nightly CronJob as the cluster runs it.
+    let repo = tempfile::tempdir().unwrap();
+    std::fs::write(
+        repo.path().join("nightly.yaml"),
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata:\n  name: nightly\n  namespace: ml\n  annotations: {gpuledger.io/deadline: 2h, gpuledger.io/runtime: 1h}\nspec:\n  schedule: \"0 0 * * *\"\n  jobTemplate:\n    spec:\n      template:\n        spec:\n          containers: [{name: train, resources: {limits: {nvidia.com/gpu: \"2\"}}}]\n",
+    )
+    .unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(repo.path())
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "-A"]);
+    git(&["commit", "-qm", "nightly"]);
+    let out = gpuledger(&root())
+        .arg("drift")
+        .arg("--repo")
+        .arg(repo.path())
+        .arg("--snapshot")
+        .arg(fixture(CLUSTER))
+        .args([
+            "--now",
+            "2026-12-02T13:00:00Z",
+            "--no-fail",
+            "--format",
+            "markdown",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("### Deadline attainment"), "{text}");
+    assert!(
+        text.contains("| `ml/CronJob/nightly` | ml | 2 | 1 | 50% (9%–91%) | late 45m, met |"),
+        "{text}"
+    );
+    assert!(
+        text.contains("| `ml/CronJob/weekly` | ml | 0 | 0 | unknown |"),
+        "{text}"
+    );
+}
