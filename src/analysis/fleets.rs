@@ -338,6 +338,8 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         cost: None,
         provenance: None,
         headroom: None,
+        deadlines: None,
+        compare: None,
         nodes: None,
     })
 }

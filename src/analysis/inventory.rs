@@ -215,6 +215,8 @@ pub fn report(
         cost: None,
         provenance: None,
         headroom: None,
+        deadlines: None,
+        compare: None,
         nodes: None,
     };
     super::unread::apply(&mut report, &fleet.unread);

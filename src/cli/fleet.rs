@@ -141,6 +141,11 @@ pub const COST_EXAMPLES: &str = "Examples:
       --opencost http://opencost.opencost:9003 --window 24h
   gpuledger cost --opencost http://localhost:9003 --outcomes outcomes.csv \\
       --prometheus http://prometheus:9090 --format markdown -o cost.md
+  gpuledger cost --opencost http://localhost:9003 --outcomes outcomes.csv \\
+      --compare serve/Deployment/chat-h100 serve/Deployment/chat-l40s
+  gpuledger cost --opencost http://localhost:9003 --prometheus http://prometheus:9090 \\
+      --compare before=serve/Deployment/chat@2026-12-01T00:00:00Z..2026-12-02T00:00:00Z \\
+                after=serve/Deployment/chat@2026-12-02T00:00:00Z..2026-12-03T00:00:00Z
 
 Outcome records (--outcomes; JSON lines, or CSV with a header): workload \
 (namespace/Kind/name), start, end (RFC 3339; prorated by overlap with the \
@@ -148,14 +153,26 @@ window), results, and verified, or on_time with sample and sample_passed \
 (a reviewed sample: Wilson 95% interval). A workload may instead name a \
 counter of verified results in gpuledger.io/outcomes-metric (read from \
 --prometheus). Idle, shared and outside costs follow `cost:` in \
-.gpuledger.yaml, and the report states the rule. Exit codes: 0 done, 2 error \
-(OpenCost failed, an outcome record does not read: its file:line is named).
+.gpuledger.yaml, and the report states the rule. Batch work with a \
+gpuledger.io/deadline gets its deadline attainment: finished Jobs of the live \
+state, and kube-state-metrics' Jobs over --window from --prometheus. \
+--compare A B puts two configurations side by side (cost, verified outcomes, \
+cost per 1,000 verified with its interval, latency against the objective, \
+deadline attainment) with a verdict on whether the difference is real at this \
+sample size. Exit codes: 0 done, 2 error (OpenCost failed, an outcome record \
+does not read: its file:line is named).
 
 Guide: docs/headroom-and-cost.md.";
 #[derive(Debug, Args)]
 pub struct CostArgs {
     #[command(flatten)]
     pub live: LiveSource,
+
+    /// Two configurations side by side: two workloads (an A/B pair serving the same traffic) or
+    /// one workload over two windows around a change. Each is [LABEL=]namespace/Kind/name, with
+    /// @START..END (RFC 3339) for its own window; without one, --window ending now.
+    #[arg(long, num_args = 2, value_names = ["A", "B"], help_heading = "Comparison")]
+    pub compare: Option<Vec<String>>,
 
     #[command(flatten)]
     pub metrics: Metrics,

@@ -199,9 +199,12 @@ pub struct JobSpec {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
+#[serde(default, rename_all = "camelCase")]
 pub struct JobStatus {
     pub conditions: Vec<Condition>,
+    /// When the Job finished successfully (RFC 3339); set only for a Job that succeeded: deadline
+    /// attainment ([`crate::analysis::deadlines`]).
+    pub completion_time: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -61,6 +61,13 @@ pub struct Report {
     /// Serving headroom per serving workload, when a load test or a Prometheus was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub headroom: Option<Headroom>,
+    /// Deadline attainment of batch work that declares a deadline (`cost`, `drift`), when any
+    /// does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlines: Option<super::deadlines::Deadlines>,
+    /// Two configurations side by side (`cost --compare A B`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compare: Option<super::compare::Compare>,
     /// Free GPUs per node and per GPU model, when asked (`inventory --by node`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<super::nodes::NodeView>,

@@ -5,10 +5,12 @@
 mod argo_sources;
 mod check;
 mod cli;
+mod compare;
 mod contacts;
 mod corpus;
 mod cost;
 mod cost_window;
+mod deadlines;
 mod demo;
 mod docs;
 mod dra;
