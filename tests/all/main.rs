@@ -14,6 +14,7 @@ mod docs;
 mod dra;
 mod drift;
 mod emulator;
+mod emulator_watch;
 mod errors;
 mod exporter;
 mod follow;
