@@ -40,6 +40,7 @@ mod provenance;
 mod remote;
 mod render;
 mod sandbox;
+mod serve_watch;
 mod ship;
 mod support;
 mod trend;
