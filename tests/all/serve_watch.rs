@@ -332,3 +332,53 @@ fn rss_kib(pid: u32) -> u64 {
         .and_then(|v| v.parse().ok())
         .unwrap()
 }
+
+/// The series of a report, without the exporter's own and the read time (which differ by run).
+fn report_series(text: &str) -> BTreeMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("gpuledger_exporter_"))
+        .filter(|l| !l.starts_with("gpuledger_live_read_timestamp_seconds"))
+        .filter_map(|l| l.rsplit_once(' '))
+        .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
+        .collect()
+}
+
+/// The watched store gives the pipeline what a list gives: the same report as a one-off
+/// `inventory` of the same cluster, a forbidden resource unread in both.
+#[test]
+fn the_watched_store_reports_what_a_one_off_read_does_forbidden_resources_unread() {
+    let emu = Emulator::start(EmulatorOptions {
+        forbidden: vec!["services".into(), "pods".into()],
+        ..EmulatorOptions::snapshot(fixture(DEMO))
+    });
+    let serve = Serve::start(&emu, "1h");
+    let start = Instant::now();
+    let served = loop {
+        if let Some(text) = http_get(serve.addr, "/metrics")
+            && text.contains("gpuledger_report_complete")
+        {
+            break text;
+        }
+        assert!(start.elapsed() < Duration::from_secs(60), "no report");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuledger"))
+        .current_dir(root())
+        .args(["inventory", "--format", "prometheus", "--kubeconfig"])
+        .arg(emu.kubeconfig_path())
+        .env_remove("KUBECONFIG")
+        .env_remove("GPULEDGER_CONFIG")
+        .output()
+        .unwrap();
+    let once = String::from_utf8(out.stdout).unwrap();
+    let (served, once) = (report_series(&served), report_series(&once));
+    assert_eq!(served, once);
+    assert_eq!(served["gpuledger_report_complete"], 0.0);
+    for r in ["pods", "services"] {
+        let k = format!("gpuledger_report_incomplete_input{{resource=\"{r}\"}}");
+        assert_eq!(served.get(&k), Some(&1.0), "{served:?}");
+    }
+    // Pods unread: no requested figure at all, never a 0.
+    assert!(!served.contains_key(REQUESTED), "{served:?}");
+    assert!(served.len() > 10, "{served:?}");
+}
