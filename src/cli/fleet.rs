@@ -413,10 +413,11 @@ pub const SERVE_EXAMPLES: &str = "Examples:
   gpuledger serve --listen 127.0.0.1:9477 --context gpu-east \\
       --prometheus http://prometheus.monitoring:9090 --repo ~/src/gitops
 
-Endpoints: /metrics (Prometheus text format: the report's gpuledger_* series and the exporter's \
-own gpuledger_exporter_* health), /healthz (200 once a report has been computed, 503 before). A \
-refresh that fails keeps the last good report; gpuledger_exporter_report_age_seconds says how old \
-it is. Exit codes: 0 stopped by SIGTERM or Ctrl-C, 2 error (the address cannot be bound).
+The cluster is listed once, then watched (RBAC: get, list, watch): a change shows in the \
+metrics within seconds. Endpoints: /metrics (Prometheus text format: the report's gpuledger_* \
+series and the exporter's own gpuledger_exporter_* health), /healthz (200 once a report has been \
+computed, 503 before). A refresh that fails keeps the last good report; \
+gpuledger_exporter_report_age_seconds says how old it is. Exit codes: 0 stopped by SIGTERM or Ctrl-C, 2 error (the address cannot be bound).
 
 Guide: docs/metrics-and-trend.md.";
 #[derive(Debug, Args)]
@@ -425,7 +426,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9477")]
     pub listen: std::net::SocketAddr,
 
-    /// How often the report is regenerated (`30s`, `5m`, `1h`; `250ms` for a soak test).
+    /// The longest between two refreshes, and how often what cannot be watched (Prometheus, Git,
+    /// snapshot files) is read again; a watched cluster's changes refresh within seconds (`30s`,
+    /// `5m`, `1h`; `250ms` for a soak test).
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval)]
     pub interval: std::time::Duration,
 
