@@ -52,7 +52,9 @@ pub fn project(
     let mut moved = Vec::new();
     for k in keys {
         let (bw, hw) = (b.get(k), h.get(k));
-        let gpus = |w: Option<&&DesiredWorkloadRow>| w.map_or(0, |w| w.workload.gpus_declared);
+        // What can be counted of the declared GPUs (a desired row's `gpus`); a head with GPUs a
+        // DRA claim cannot count leaves the capacity unknown before this is read (impact.rs).
+        let gpus = |w: Option<&&DesiredWorkloadRow>| w.map_or(0, |w| w.workload.gpus);
         let (base_gpus, head_gpus) = (gpus(bw), gpus(hw));
         if bw
             .zip(hw)
