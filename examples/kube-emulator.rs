@@ -85,6 +85,7 @@ fn main() {
         log_to_stderr: true,
         alphabetical_keys: args.alphabetical_keys,
         list_fault: args.list_fault,
+        bookmark_interval: Duration::ZERO,
     }) {
         Ok(e) => e,
         Err(e) => {

@@ -2,7 +2,9 @@
 //!
 //! Each app's objects go through the same workload model as the live cluster's, so a Dynamo graph
 //! in Git and one in the cluster get the same shape by the same code. Desired workloads have no pods:
-//! their figure is the declared shape. Tenants resolve with the repository's own Namespace objects.
+//! their figure is the declared shape. Tenants resolve as every command resolves them
+//! ([`Resolver::of_run`]): the cluster's Namespace labels when a live state is at hand, else the
+//! repository's own Namespace objects, else the tenancy rules.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -13,7 +15,7 @@ use crate::report::{
     AppRow, AppStatus, ClusterOnlyTenant, ClusterRow, Desired, DesiredTenantRow,
     DesiredWorkloadRow, DuplicateRow, FetchedRow, WithoutGpus, WorkloadRow,
 };
-use crate::util::sum::{self, Named, Overflow};
+use crate::util::sum::{self, Named, Overflow, TooLarge};
 use crate::workload::claims::Dra;
 use crate::workload::kinds::declared_shape_with;
 use crate::workload::{WorkloadId, owners};
@@ -21,11 +23,11 @@ use crate::workload::{WorkloadId, owners};
 use super::inventory::workload_row;
 use super::tenancy::Resolver;
 
-/// Tenants resolve from the repository alone — the workloads' own labels, the repository's
-/// Namespace objects, the namespace name — so a change is attributed the same way offline and with
-/// a snapshot. `live` objects (when a cluster is at hand) only tell where the cluster's own
-/// Namespace labels would name another tenant: [`Desired::tenancy`] says so, and Git can declare
-/// the Namespace (or label the workloads) to agree.
+/// Tenants resolve as the inventory resolves them: the workloads' own labels, then the cluster's
+/// Namespace labels when `live` holds the namespace, else the repository's Namespace objects, else
+/// the namespace name — so a workload has the same tenant in every command run on the same inputs.
+/// [`Desired::tenancy`] lists where the cluster knows more than the repository alone (offline and
+/// live differ there), [`Desired::tenant_sources`] where each namespace's tenant came from.
 ///
 /// A GPU total that overflows within one app makes that app an error (the others still count); a
 /// total over apps that overflows is an [`Overflow`].
@@ -38,7 +40,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         .filter(|o| o.typed_kind() == Kind::Namespace)
         .cloned()
         .collect();
-    let tenants = Resolver::new(&cfg.tenancy, &namespaces);
+    let tenants = Resolver::of_run(&cfg.tenancy, live, &namespaces);
 
     let mut workloads = Vec::new();
     let mut apps = Vec::new();
@@ -118,7 +120,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                 match app_workloads(objs, &tenants, &u.app, &cfg.intent) {
                     Ok((rows, cpu_only, gpus)) => {
                         row.gpu_workloads = Some(sum::count(rows.len()));
-                        row.gpus_declared = Some(gpus);
+                        row.gpus_declared = gpus;
                         without_gpus.extend(cpu_only);
                         workloads.extend(rows.into_iter().map(|r| DesiredWorkloadRow {
                             workload: r,
@@ -189,15 +191,25 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
 
     let tenant_rows = tenant_rows(workloads.iter())?;
 
-    let tenancy = cluster_only_tenants(&workloads, &namespaces, &tenants, cfg, live);
+    let git_alone = Resolver::new(&cfg.tenancy, &namespaces);
+    let tenancy = cluster_only_tenants(&workloads, &git_alone, &tenants);
+    let tenant_sources = workloads
+        .iter()
+        .map(|w| {
+            let ns = w.workload.namespace.as_str();
+            (ns.to_string(), tenants.source(ns))
+        })
+        .collect();
     let clusters = cluster_rows(&workloads, &apps)?;
-    let rendered_total = sum::sum(workloads.iter().map(|w| w.workload.gpus_declared)).named(
+    let (rendered_total, uncounted) = declared_sum(workloads.iter().map(|w| &w.workload)).named(
         format_args!("the repository at {}", rendered.label),
         "GPUs declared",
     )?;
     let mut unknown = BTreeMap::new();
     if let Some(why) = not_rendered(&apps) {
         unknown.insert("gpus_declared".to_string(), why);
+    } else if !uncounted.is_empty() {
+        unknown.insert("gpus_declared".to_string(), uncounted_why(&uncounted));
     }
     Ok(Desired {
         gpus_declared: unknown.is_empty().then_some(rendered_total),
@@ -205,11 +217,12 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         unknown,
         intent_coverage: super::inventory::intent_coverage(
             workloads.iter().map(|w| &w.workload),
-            |r| r.gpus_declared,
+            |r| r.gpus,
         ),
         clusters,
         cluster: rendered.cluster.clone(),
         tenancy,
+        tenant_sources,
         at: rendered.label.clone(),
         workloads,
         tenants: tenant_rows,
@@ -299,17 +312,53 @@ pub fn not_rendered(apps: &[AppRow]) -> Option<String> {
     ))
 }
 
+/// Σ of the workloads' declared GPUs that are known, and the workloads whose are not (a DRA claim
+/// that cannot be counted): with any of those, the sum is a floor, never the figure.
+fn declared_sum<'a>(
+    rows: impl Iterator<Item = &'a WorkloadRow>,
+) -> Result<(u64, Vec<String>), TooLarge> {
+    let (mut total, mut uncounted) = (0, Vec::new());
+    for w in rows {
+        match w.gpus_declared {
+            Some(n) => sum::add_to(&mut total, n)?,
+            None => uncounted.push(format!(
+                "{}/{}/{} {}",
+                w.namespace,
+                w.kind,
+                w.name,
+                w.dra
+                    .as_ref()
+                    .and_then(|d| d.uncounted.first())
+                    .map_or("has a DRA claim that cannot be counted", String::as_str)
+            )),
+        }
+    }
+    Ok((total, uncounted))
+}
+
+/// Why a sum of declared GPUs is unknown: the workloads whose claims cannot be counted.
+fn uncounted_why(uncounted: &[String]) -> String {
+    format!("GPUs that cannot be counted: {}", uncounted.join("; "))
+}
+
 /// GPUs declared per tenant, largest first.
 fn tenant_rows<'a>(
     workloads: impl Iterator<Item = &'a DesiredWorkloadRow>,
 ) -> Result<Vec<DesiredTenantRow>, Overflow> {
-    let mut by_tenant: BTreeMap<&str, (u64, u64, BTreeSet<&str>)> = BTreeMap::new();
+    let mut by_tenant: BTreeMap<&str, (Option<u64>, u64, BTreeSet<&str>)> = BTreeMap::new();
     for w in workloads {
         let t = by_tenant.entry(&w.workload.tenant).or_default();
-        sum::add_to(&mut t.0, w.workload.gpus_declared).named(
-            format_args!("tenant {}", w.workload.tenant),
-            "GPUs declared in Git",
-        )?;
+        if t.1 == 0 {
+            t.0 = Some(0);
+        }
+        // One workload's GPUs unknown: the tenant's too, never the smaller sum.
+        t.0 = match (t.0, w.workload.gpus_declared) {
+            (Some(a), Some(b)) => Some(sum::add(a, b).named(
+                format_args!("tenant {}", w.workload.tenant),
+                "GPUs declared in Git",
+            )?),
+            _ => None,
+        };
         t.1 += 1;
         t.2.insert(&w.app);
     }
@@ -343,7 +392,7 @@ fn cluster_rows(
                 .iter()
                 .filter(|w| w.cluster.as_ref() == Some(name))
                 .collect();
-            let total = sum::sum(mine.iter().map(|w| w.workload.gpus_declared))
+            let (total, uncounted) = declared_sum(mine.iter().map(|w| &w.workload))
                 .named(format_args!("cluster {name}"), "GPUs declared")?;
             let of = |status: AppStatus| {
                 sum::count(
@@ -355,7 +404,7 @@ fn cluster_rows(
             let (failed, skipped) = (of(AppStatus::Error), of(AppStatus::NotRendered));
             Ok(ClusterRow {
                 name: name.clone(),
-                gpus_declared: (failed + skipped == 0).then_some(total),
+                gpus_declared: (failed + skipped == 0 && uncounted.is_empty()).then_some(total),
                 gpus_declared_rendered: total,
                 not_rendered_apps: skipped,
                 workloads: sum::count(mine.len()),
@@ -371,37 +420,20 @@ fn cluster_rows(
         .collect()
 }
 
-/// Namespaces of desired workloads that the repository does not declare, whose tenant the
-/// cluster's Namespace labels would name differently.
+/// Namespaces of desired workloads where the run's tenant (the cluster's labels) differs from what
+/// the repository alone would say: offline and live differ there because the cluster knows more.
 fn cluster_only_tenants(
     workloads: &[DesiredWorkloadRow],
-    declared: &[Object],
-    tenants: &Resolver<'_>,
-    cfg: &Config,
-    live: &[Object],
+    git_alone: &Resolver<'_>,
+    run: &Resolver<'_>,
 ) -> Vec<ClusterOnlyTenant> {
-    let live_namespaces: Vec<Object> = live
-        .iter()
-        .filter(|o| o.typed_kind() == Kind::Namespace)
-        .cloned()
-        .collect();
-    if live_namespaces.is_empty() {
-        return Vec::new();
-    }
-    let cluster = Resolver::new(&cfg.tenancy, &live_namespaces);
     let no_labels = Default::default();
     let mut out = BTreeSet::new();
     for w in workloads {
         let ns = w.workload.namespace.as_str();
-        if declared.iter().any(|o| o.meta.name == ns) {
-            continue;
-        }
-        let (git, live) = (
-            tenants.tenant(&no_labels, ns),
-            cluster.tenant(&no_labels, ns),
-        );
+        let (git, live) = (git_alone.tenant(&no_labels, ns), run.tenant(&no_labels, ns));
         // Only where the workload's tenant came from its namespace, not from its own labels.
-        if w.workload.tenant == git && git != live {
+        if w.workload.tenant == live && git != live {
             out.insert(ClusterOnlyTenant {
                 namespace: ns.to_string(),
                 git,
@@ -413,13 +445,17 @@ fn cluster_only_tenants(
 }
 
 /// One app's GPU workloads (as rows with the declared figure as the desired one), its root
-/// workloads declared without GPUs, and its GPUs declared in total.
+/// workloads declared without GPUs, and its GPUs declared in total (`None` when a claim's cannot
+/// be counted).
+type AppWorkloads = (Vec<WorkloadRow>, Vec<WithoutGpus>, Option<u64>);
+
+/// [`AppWorkloads`] of one app.
 fn app_workloads(
     objs: &[Object],
     tenants: &Resolver<'_>,
     app: &str,
     intent_rules: &[crate::config::IntentRule],
-) -> Result<(Vec<WorkloadRow>, Vec<WithoutGpus>, u64), Overflow> {
+) -> Result<AppWorkloads, Overflow> {
     let mut cpu_only = Vec::new();
     let dra = Dra::new(objs);
     // The pods that use a shared claim hold its GPUs through it: not workloads without GPUs.
@@ -444,12 +480,12 @@ fn app_workloads(
         }
     }
     let mut rows = Vec::new();
-    let mut total = 0;
     for wl in &owners::build(objs)?.list {
         let about = super::live::about(wl, tenants, intent_rules, 0, None);
         let mut r = workload_row(wl, &about)?;
-        // No pods in Git: the desired figure is the declared shape.
-        r.gpus = r.gpus_declared;
+        // No pods in Git: the desired figure is the declared shape (what can be counted of it
+        // when a claim cannot be: `gpus_declared` is then null).
+        r.gpus = wl.shape.total().named(&wl.id, "the GPUs it declares")?;
         r.gpus_pending = 0;
         if let Some(d) = &mut r.dra {
             d.gpus_from_claims = d.gpus_declared_from_claims;
@@ -457,9 +493,9 @@ fn app_workloads(
         }
         r.pods_bound = 0;
         r.pods_pending = 0;
-        sum::add_to(&mut total, r.gpus_declared)
-            .named(format_args!("app {app}"), "GPUs declared")?;
         rows.push(r);
     }
-    Ok((rows, cpu_only, total))
+    let (total, uncounted) =
+        declared_sum(rows.iter()).named(format_args!("app {app}"), "GPUs declared")?;
+    Ok((rows, cpu_only, uncounted.is_empty().then_some(total)))
 }

@@ -288,7 +288,7 @@ pub fn drift(
             name: w.id.name.clone(),
             tenant,
             gpus,
-            gpus_git: 0,
+            gpus_git: Some(0),
             app: None,
             tracked_by: tracked,
             git: None,
@@ -425,8 +425,8 @@ pub fn drift(
 
     let order = |v: &mut Vec<DriftRow>| {
         v.sort_by(|a, b| {
-            (b.gpus.max(b.gpus_git))
-                .cmp(&a.gpus.max(a.gpus_git))
+            (b.gpus.max(b.gpus_git.unwrap_or(0)))
+                .cmp(&a.gpus.max(a.gpus_git.unwrap_or(0)))
                 .then_with(|| {
                     (&a.namespace, &a.kind, &a.name).cmp(&(&b.namespace, &b.kind, &b.name))
                 })
@@ -519,7 +519,7 @@ pub fn suggest_accept(d: &Drift, today: Date) -> String {
             yaml_str(&r.name),
             category.as_str(),
             gpus(r.gpus),
-            r.gpus_git,
+            r.gpus_git.map_or("unknown".into(), |g| g.to_string()),
             yaml_str(&r.tenant),
             today.plus_days(30)
         ));
@@ -606,6 +606,7 @@ mod tests {
             cluster: None,
             not_deployed: vec![],
             tenancy: vec![],
+            tenant_sources: Default::default(),
             duplicates: vec![],
             problems: vec![],
             without_gpus: vec![],

@@ -187,7 +187,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 gpus_pending: 0,
                 gpus_used: Some(0),
                 gpu_equivalents_used: Some(0.0),
-                gpus_declared: 0,
+                gpus_declared: Some(0),
                 share: None,
                 product_lines: vec![],
                 namespaces: vec![],
@@ -203,7 +203,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 .gpu_equivalents_used
                 .zip(t.gpu_equivalents_used)
                 .map(|(a, b)| a + b);
-            add(&mut e.gpus_declared, t.gpus_declared, "GPUs declared")?;
+            e.gpus_declared = add_opt(e.gpus_declared, t.gpus_declared, "GPUs declared")?;
             e.product_lines.extend(t.product_lines.iter().cloned());
             e.namespaces
                 .extend(t.namespaces.iter().map(|n| format!("{name}/{n}")));
@@ -338,6 +338,8 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         cost: None,
         provenance: None,
         headroom: None,
+        deadlines: None,
+        compare: None,
         nodes: None,
     })
 }

@@ -3,8 +3,8 @@
 //! Both refs go through the same rendering and workload model. The delta is per tenant and product
 //! line; workloads are added, removed or reshaped (their GPU shape differs). With live state, the
 //! drift of each side against the cluster tells which drift the change resolves and which it
-//! introduces, and the head's desired GPUs — plus what unmanaged live workloads hold, since they keep
-//! running — are held against the placeable capacity and the configured tenant limits.
+//! introduces, and the cluster after the change syncs ([`super::projection`]) is held against the
+//! placeable capacity; the head's desired GPUs per tenant against the configured tenant limits.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -122,8 +122,11 @@ fn change(
         tenant: x.tenant.clone(),
         app: w.app.clone(),
         cluster: w.cluster.clone(),
-        gpus_base: base.map_or(0, |b| b.workload.gpus_declared),
-        gpus_head: head.map_or(0, |h| h.workload.gpus_declared),
+        // What can be counted of the declared GPUs (a desired row's `gpus`): when a DRA claim
+        // cannot be, its shape says "+ unknown GPUs" and the change's delta is unknown
+        // (`uncounted` below), never this floor.
+        gpus_base: base.map_or(0, |b| b.workload.gpus),
+        gpus_head: head.map_or(0, |h| h.workload.gpus),
         shape_base: base.map(|b| b.workload.shape.clone()),
         shape_head: head.map(|h| h.workload.shape.clone()),
         change: base
@@ -251,7 +254,7 @@ pub fn impact(
         let mut m: BTreeMap<String, u64> = BTreeMap::new();
         for w in d.workloads.iter().filter(known) {
             let k = f(w);
-            sum::add_to(m.entry(k.clone()).or_default(), w.workload.gpus_declared)
+            sum::add_to(m.entry(k.clone()).or_default(), w.workload.gpus)
                 .named(&k, "the GPUs declared")?;
         }
         Ok::<_, Overflow>(m)
@@ -294,6 +297,7 @@ pub fn impact(
         Some(_) => None,
     };
     let (mut resolved, mut introduced, mut capacity) = (None, None, None);
+    let mut projection_unknown = None;
     if let (Some(v), None) = (live, &live_gap) {
         let (bd, hd) = (drifting(v.base_drift), drifting(v.head_drift));
         resolved = Some(names(bd.difference(&hd)));
@@ -302,24 +306,12 @@ pub fn impact(
                 .filter(|id| remains(id, v.head_drift, base, &b, &h)),
         ));
         if !incomplete_render && head_uncounted.is_empty() {
-            let placeable = v.report.fleet.gpus.placeable;
-            let need = |d: &Desired, drift: &Drift, side: &str| -> Result<(u64, u64), Overflow> {
-                let unmanaged = sum::sum(drift.unmanaged.iter().map(|r| r.gpus))
-                    .named("the cluster", "GPUs held by unmanaged workloads")?;
-                let projected =
-                    sum::add(d.gpus_declared_rendered, unmanaged).named(side, "GPUs projected")?;
-                Ok((projected, unmanaged))
-            };
-            let (projected, unmanaged) = need(head, v.head_drift, "the head")?;
-            let (base_projected, _) = need(base, v.base_drift, "the base")?;
-            capacity = Some(CapacityFit {
-                placeable,
-                projected,
-                unmanaged_live: unmanaged,
-                fits: projected <= placeable,
-                base_projected,
-                base_fits: base_projected <= placeable,
-            });
+            let unmanaged = sum::sum(v.head_drift.unmanaged.iter().map(|r| r.gpus))
+                .named("the cluster", "GPUs held by unmanaged workloads")?;
+            match super::projection::project(v.report, base, &b, &h, unmanaged)? {
+                Ok(fit) => capacity = Some(fit),
+                Err(why) => projection_unknown = Some(why),
+            }
         }
     }
     // Drift of a workload whose app did not render is unknown too.
@@ -341,7 +333,7 @@ pub fn impact(
             "the head declares GPUs that cannot be counted: {}",
             head_uncounted.join("; ")
         )),
-        (None, false) => None,
+        (None, false) => projection_unknown,
     };
     let tenant_limits: Vec<TenantLimit> = cfg
         .limits
@@ -542,6 +534,7 @@ pub fn impact(
     }
     Ok(Check {
         tenancy: head.tenancy.clone(),
+        tenant_sources: head.tenant_sources.clone(),
         summary,
         unknown,
         base_at: base.at.clone(),

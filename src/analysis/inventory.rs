@@ -12,10 +12,10 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::config::Config;
 use crate::k8s::gpus::{GpuResource, Gpus};
-use crate::k8s::object::{Body, Object};
+use crate::k8s::object::Object;
 use crate::report::*;
 use crate::util::sum::{self, Named, Overflow};
-use crate::workload::owners::{self, GpuPod, PodState};
+use crate::workload::owners::{self, PodState};
 use crate::workload::{GpuShape, Workload};
 
 use super::live::{About, LiveFleet};
@@ -103,7 +103,8 @@ pub fn report(
         }
     }
 
-    let mut shortage = shortage(objects, nodes, &on_node, &workloads.pods, &workloads.list)?;
+    let mut shortage =
+        super::shortage::shortage(objects, nodes, &on_node, &workloads.pods, &workloads.list)?;
     shortage.next_step = super::placement::next_step(fleet, &shortage.unplaceable);
     let models = nodes::models(nodes, &on_node)?;
 
@@ -214,6 +215,8 @@ pub fn report(
         cost: None,
         provenance: None,
         headroom: None,
+        deadlines: None,
+        compare: None,
         nodes: None,
     };
     super::unread::apply(&mut report, &fleet.unread);
@@ -285,7 +288,7 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
         product_line: a.product_line.clone(),
         gpus: w.requested.whole,
         gpus_pending: w.pending.whole,
-        gpus_declared: w.shape.total().named(&w.id, "the GPUs it declares")?,
+        gpus_declared: w.shape.declared().named(&w.id, "the GPUs it declares")?,
         roles: w.shape.roles.clone(),
         shape: shape_text(&w.shape),
         shape_source: if w.shape_guessed {
@@ -343,6 +346,8 @@ fn tenant_rows(
         req: u64,
         pend: u64,
         declared: u64,
+        /// A workload's declared GPUs are unknown: so are the tenant's.
+        declared_unknown: bool,
         lines: BTreeSet<String>,
         namespaces: BTreeSet<String>,
         workloads: u64,
@@ -353,7 +358,10 @@ fn tenant_rows(
         let tenant = format_args!("tenant {}", w.tenant);
         sum::add_to(&mut a.req, w.gpus).named(tenant, "GPUs requested")?;
         sum::add_to(&mut a.pend, w.gpus_pending).named(tenant, "GPUs pending")?;
-        sum::add_to(&mut a.declared, w.gpus_declared).named(tenant, "GPUs declared")?;
+        match w.gpus_declared {
+            Some(d) => sum::add_to(&mut a.declared, d).named(tenant, "GPUs declared")?,
+            None => a.declared_unknown = true,
+        }
         a.used_unknown |= w.gpus_used.is_none() || w.gpu_equivalents_used.is_none();
         if let Some(u) = w.gpus_used {
             sum::add_to(a.used.get_or_insert(0), u).named(tenant, "GPUs used")?;
@@ -372,7 +380,7 @@ fn tenant_rows(
             gpus_pending: a.pend,
             gpus_used: a.used.filter(|_| !a.used_unknown),
             gpu_equivalents_used: a.equivalents.filter(|_| !a.used_unknown),
-            gpus_declared: a.declared,
+            gpus_declared: Some(a.declared).filter(|_| !a.declared_unknown),
             share: ratio(a.req, fleet_requested),
             product_lines: a.lines.into_iter().collect(),
             namespaces: a.namespaces.into_iter().collect(),
@@ -508,111 +516,6 @@ fn other_gpu_rows(
             used: None,
         })
         .collect())
-}
-
-/// Capacity or placement? Places pending pods, largest first, on the placeable node with the least
-/// free room that fits them (best fit) and matches their node selector; what cannot be placed is a
-/// placement problem if the fleet has enough free GPUs in total, else a capacity problem.
-fn shortage(
-    objects: &[Object],
-    nodes: &BTreeMap<&str, GpuNode<'_>>,
-    on_node: &HashMap<&str, u64>,
-    pods: &[GpuPod],
-    workloads: &[Workload],
-) -> Result<Shortage, Overflow> {
-    const FLEET: &str = "the fleet";
-    let mut free: Vec<(&GpuNode<'_>, u64)> = nodes
-        .values()
-        .filter(|n| n.placeable)
-        .map(|n| {
-            (
-                n,
-                n.allocatable
-                    .saturating_sub(on_node.get(n.name).copied().unwrap_or(0)),
-            )
-        })
-        .collect();
-    let free_total = sum::sum(free.iter().map(|(_, f)| *f)).named(FLEET, "free GPUs")?;
-    let largest = free.iter().map(|(_, f)| *f).max().unwrap_or(0);
-    let mut pending: Vec<&GpuPod> = pods
-        .iter()
-        .filter(|p| p.state == PodState::Pending && p.gpus.whole > 0)
-        .collect();
-    pending.sort_by(|a, b| {
-        b.gpus.whole.cmp(&a.gpus.whole).then_with(|| {
-            let key = |p: &GpuPod| objects.get(p.object).map(|x| (x.namespace(), &x.meta.name));
-            key(a).cmp(&key(b))
-        })
-    });
-    let pending_total =
-        sum::sum(pending.iter().map(|p| p.gpus.whole)).named(FLEET, "GPUs pending")?;
-
-    let mut unplaceable = Vec::new();
-    for p in &pending {
-        let Some(o) = objects.get(p.object) else {
-            continue;
-        };
-        // A shared claim waits for a node of its own: it names none.
-        let none = Default::default();
-        let selector = match &o.body {
-            Body::Pod(b) => &b.spec.node_selector,
-            _ => &none,
-        };
-        let need = p.gpus.whole;
-        let best = free
-            .iter_mut()
-            .filter(|(n, f)| *f >= need && selector.iter().all(|(k, v)| n.labels.get(k) == Some(v)))
-            .min_by_key(|(_, f)| *f);
-        match best {
-            // `best` has at least `need` free.
-            Some((_, f)) => *f = f.saturating_sub(need),
-            None => unplaceable.push(PendingPod {
-                namespace: o.namespace().to_string(),
-                name: o.meta.name.clone(),
-                gpus: need,
-                workload: p
-                    .workload
-                    .and_then(|w| workloads.get(w))
-                    .map(|w| w.id.to_string())
-                    .unwrap_or_default(),
-            }),
-        }
-    }
-    let (kind, summary) = if pending_total == 0 {
-        (ShortageKind::None, "no GPU pods are pending".to_string())
-    } else if unplaceable.is_empty() {
-        (
-            ShortageKind::Fits,
-            format!("{pending_total} pending GPUs fit in the {free_total} free on placeable nodes"),
-        )
-    } else if free_total < pending_total {
-        (
-            ShortageKind::Capacity,
-            format!(
-                "capacity problem: {pending_total} GPUs pending but only {free_total} free on placeable nodes (short by {})",
-                pending_total.saturating_sub(free_total)
-            ),
-        )
-    } else {
-        // A subset of the pending pods, whose total was checked above.
-        let stuck = sum::sum(unplaceable.iter().map(|p| p.gpus)).named(FLEET, "GPUs pending")?;
-        (
-            ShortageKind::Placement,
-            format!(
-                "placement problem: {free_total} GPUs free on placeable nodes cover the {pending_total} pending, but {} pending pods ({stuck} GPUs) fit on no single node (largest free block: {largest})",
-                unplaceable.len()
-            ),
-        )
-    };
-    Ok(Shortage {
-        kind,
-        free_placeable: free_total,
-        pending: pending_total,
-        largest_free_block: largest,
-        unplaceable,
-        summary,
-        next_step: None,
-    })
 }
 
 #[cfg(test)]
@@ -753,7 +656,7 @@ spec:
           containers: [{resources: {limits: {nvidia.com/gpu: 1}}}]
 "#;
         let r = report(docs);
-        let ids: Vec<(String, u64, u64, u64)> = r
+        let ids: Vec<(String, u64, u64, Option<u64>)> = r
             .workloads
             .iter()
             .map(|w| {
@@ -769,8 +672,8 @@ spec:
         assert_eq!(
             ids,
             [
-                ("Deployment/web".to_string(), 2, 2, 6),
-                ("CronJob/nightly".to_string(), 0, 0, 2)
+                ("Deployment/web".to_string(), 2, 2, Some(6)),
+                ("CronJob/nightly".to_string(), 0, 0, Some(2))
             ]
         );
         assert_eq!(r.workloads[0].tenant, "acme");

@@ -3,7 +3,9 @@
 //! No I/O, no clock, no network: the same inputs always give the same report, which is what makes
 //! these modules the place where most tests live.
 
+pub mod compare;
 pub mod cost;
+pub mod deadlines;
 pub mod desired;
 pub mod dra;
 pub mod drift;
@@ -16,7 +18,9 @@ pub mod live;
 pub mod nodes;
 pub mod placement;
 pub mod plan;
+pub mod projection;
 pub mod routes_change;
+mod shortage;
 pub mod tenancy;
 pub mod trend;
 pub mod unread;

@@ -91,7 +91,9 @@ fn side(d: &Desired, cfg: &Config) -> Result<BTreeMap<Key, Traced>, Overflow> {
             let x = &w.workload;
             (
                 (x.namespace.as_str(), x.kind.as_str(), x.name.as_str()),
-                x.gpus_declared,
+                // What can be counted of its declared GPUs (null `gpus_declared` when a DRA
+                // claim cannot be counted; the check's delta then says unknown).
+                x.gpus,
             )
         })
         .collect();

@@ -4,33 +4,67 @@
 //! labels, then its namespace's labels, then a fallback (the namespace name for tenants, nothing for
 //! product lines). The workload's labels are those of its root object, or of the topmost object found
 //! when the root is missing from the input.
+//!
+//! Which Namespace objects lend their labels is decided once, by [`Resolver::of_run`]: the
+//! cluster's when the live state holds the namespace, else the repository's, else none (the rules'
+//! fallback). Every command resolves through it, so the same inputs give the same tenant.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::config::{Fallback, Resolution, Tenancy};
 use crate::k8s::object::{Kind, Object};
 use crate::k8s::types::LabelMap;
+pub use crate::report::TenantSource as Source;
 
 /// Namespace labels, indexed once.
 pub struct Resolver<'a> {
     cfg: &'a Tenancy,
     namespaces: HashMap<&'a str, &'a LabelMap>,
     annotations: HashMap<&'a str, &'a LabelMap>,
+    /// The namespaces whose labels are the cluster's.
+    from_cluster: HashSet<&'a str>,
 }
 
 impl<'a> Resolver<'a> {
+    /// Namespace labels from `objects` alone (the live state's, or the repository's).
     pub fn new(cfg: &'a Tenancy, objects: &'a [Object]) -> Resolver<'a> {
-        let ns = || objects.iter().filter(|o| o.typed_kind() == Kind::Namespace);
-        let namespaces = ns()
+        Resolver::of_run(cfg, objects, &[])
+    }
+
+    /// The one resolution of a run: a namespace's labels are the cluster's Namespace object when
+    /// the live state (`live`) holds it, else the repository's (`git`), else none. Without a live
+    /// state (`live` empty) the repository's objects decide alone.
+    pub fn of_run(cfg: &'a Tenancy, live: &'a [Object], git: &'a [Object]) -> Resolver<'a> {
+        let ns = |objs: &'a [Object]| objs.iter().filter(|o| o.typed_kind() == Kind::Namespace);
+        let from_cluster: HashSet<&str> = ns(live).map(|o| o.meta.name.as_str()).collect();
+        // Git's first, the cluster's over it.
+        let chosen = || {
+            ns(git)
+                .filter(|o| !from_cluster.contains(o.meta.name.as_str()))
+                .chain(ns(live))
+        };
+        let namespaces = chosen()
             .map(|o| (o.meta.name.as_str(), &o.meta.labels))
             .collect();
-        let annotations = ns()
+        let annotations = chosen()
             .map(|o| (o.meta.name.as_str(), &o.meta.annotations))
             .collect();
         Resolver {
             cfg,
             namespaces,
             annotations,
+            from_cluster,
+        }
+    }
+
+    /// Where `namespace`'s labels come from.
+    pub fn source(&self, namespace: &str) -> Source {
+        if self.from_cluster.contains(namespace) {
+            Source::Cluster
+        } else if self.namespaces.contains_key(namespace) {
+            Source::Git
+        } else {
+            Source::Rules
         }
     }
 
@@ -158,6 +192,35 @@ mod tests {
         let cfg = Config::parse("tenancy:\n  contact_keys: [team]\n", "c").unwrap();
         let r = Resolver::new(&cfg.tenancy, &objs);
         assert_eq!(r.contacts("x", ["a", "c"].into_iter()), ["@team-a"]);
+    }
+
+    #[test]
+    fn the_cluster_s_namespace_wins_git_s_fills_in_the_rules_last() {
+        let git = read_str(NAMESPACES, "git").unwrap();
+        let live = read_str(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: scratch\n  labels: {tenant: initech}\n---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: team-a\n",
+            "live",
+        )
+        .unwrap();
+        let cfg = Config::default();
+        let r = Resolver::of_run(&cfg.tenancy, &live, &git);
+        // The cluster's team-a carries no tenant label: its name, not Git's acme.
+        assert_eq!(r.tenant(&labels(&[]), "team-a"), "team-a");
+        assert_eq!(r.tenant(&labels(&[]), "scratch"), "initech");
+        assert_eq!(r.source("team-a"), Source::Cluster);
+        assert_eq!(r.source("nowhere"), Source::Rules);
+        let offline = Resolver::of_run(&cfg.tenancy, &[], &git);
+        assert_eq!(offline.tenant(&labels(&[]), "team-a"), "acme");
+        assert_eq!(offline.source("team-a"), Source::Git);
+        // A namespace only Git has (the change creates it) keeps Git's labels with a live state.
+        let git_only = read_str(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: fresh\n  labels: {tenant: hooli}\n",
+            "git",
+        )
+        .unwrap();
+        let r = Resolver::of_run(&cfg.tenancy, &live, &git_only);
+        assert_eq!(r.tenant(&labels(&[]), "fresh"), "hooli");
+        assert_eq!(r.source("fresh"), Source::Git);
     }
 
     #[test]

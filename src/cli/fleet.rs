@@ -141,6 +141,11 @@ pub const COST_EXAMPLES: &str = "Examples:
       --opencost http://opencost.opencost:9003 --window 24h
   gpuledger cost --opencost http://localhost:9003 --outcomes outcomes.csv \\
       --prometheus http://prometheus:9090 --format markdown -o cost.md
+  gpuledger cost --opencost http://localhost:9003 --outcomes outcomes.csv \\
+      --compare serve/Deployment/chat-h100 serve/Deployment/chat-l40s
+  gpuledger cost --opencost http://localhost:9003 --prometheus http://prometheus:9090 \\
+      --compare before=serve/Deployment/chat@2026-12-01T00:00:00Z..2026-12-02T00:00:00Z \\
+                after=serve/Deployment/chat@2026-12-02T00:00:00Z..2026-12-03T00:00:00Z
 
 Outcome records (--outcomes; JSON lines, or CSV with a header): workload \
 (namespace/Kind/name), start, end (RFC 3339; prorated by overlap with the \
@@ -148,14 +153,26 @@ window), results, and verified, or on_time with sample and sample_passed \
 (a reviewed sample: Wilson 95% interval). A workload may instead name a \
 counter of verified results in gpuledger.io/outcomes-metric (read from \
 --prometheus). Idle, shared and outside costs follow `cost:` in \
-.gpuledger.yaml, and the report states the rule. Exit codes: 0 done, 2 error \
-(OpenCost failed, an outcome record does not read: its file:line is named).
+.gpuledger.yaml, and the report states the rule. Batch work with a \
+gpuledger.io/deadline gets its deadline attainment: finished Jobs of the live \
+state, and kube-state-metrics' Jobs over --window from --prometheus. \
+--compare A B puts two configurations side by side (cost, verified outcomes, \
+cost per 1,000 verified with its interval, latency against the objective, \
+deadline attainment) with a verdict on whether the difference is real at this \
+sample size. Exit codes: 0 done, 2 error (OpenCost failed, an outcome record \
+does not read: its file:line is named).
 
 Guide: docs/headroom-and-cost.md.";
 #[derive(Debug, Args)]
 pub struct CostArgs {
     #[command(flatten)]
     pub live: LiveSource,
+
+    /// Two configurations side by side: two workloads (an A/B pair serving the same traffic) or
+    /// one workload over two windows around a change. Each is [LABEL=]namespace/Kind/name, with
+    /// @START..END (RFC 3339) for its own window; without one, --window ending now.
+    #[arg(long, num_args = 2, value_names = ["A", "B"], help_heading = "Comparison")]
+    pub compare: Option<Vec<String>>,
 
     #[command(flatten)]
     pub metrics: Metrics,
@@ -396,10 +413,11 @@ pub const SERVE_EXAMPLES: &str = "Examples:
   gpuledger serve --listen 127.0.0.1:9477 --context gpu-east \\
       --prometheus http://prometheus.monitoring:9090 --repo ~/src/gitops
 
-Endpoints: /metrics (Prometheus text format: the report's gpuledger_* series and the exporter's \
-own gpuledger_exporter_* health), /healthz (200 once a report has been computed, 503 before). A \
-refresh that fails keeps the last good report; gpuledger_exporter_report_age_seconds says how old \
-it is. Exit codes: 0 stopped by SIGTERM or Ctrl-C, 2 error (the address cannot be bound).
+The cluster is listed once, then watched (RBAC: get, list, watch): a change shows in the \
+metrics within seconds. Endpoints: /metrics (Prometheus text format: the report's gpuledger_* \
+series and the exporter's own gpuledger_exporter_* health), /healthz (200 once a report has been \
+computed, 503 before). A refresh that fails keeps the last good report; \
+gpuledger_exporter_report_age_seconds says how old it is. Exit codes: 0 stopped by SIGTERM or Ctrl-C, 2 error (the address cannot be bound).
 
 Guide: docs/metrics-and-trend.md.";
 #[derive(Debug, Args)]
@@ -408,7 +426,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", default_value = "0.0.0.0:9477")]
     pub listen: std::net::SocketAddr,
 
-    /// How often the report is regenerated (`30s`, `5m`, `1h`; `250ms` for a soak test).
+    /// The longest between two refreshes, and how often what cannot be watched (Prometheus, Git,
+    /// snapshot files) is read again; a watched cluster's changes refresh within seconds (`30s`,
+    /// `5m`, `1h`; `250ms` for a soak test).
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = parse_interval)]
     pub interval: std::time::Duration,
 

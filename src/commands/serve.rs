@@ -1,6 +1,12 @@
-//! `gpuledger serve`: a read-only Prometheus exporter. Every `--interval` it regenerates the
-//! inventory from the cluster (the same computation as `inventory`, drift too with `--repo`) and
-//! keeps its exposition; `/metrics` serves the last one, `/healthz` says whether there is one.
+//! `gpuledger serve`: a read-only Prometheus exporter. It regenerates the inventory (the same
+//! computation as `inventory`, drift too with `--repo`) and keeps its exposition; `/metrics`
+//! serves the last one, `/healthz` says whether there is one.
+//!
+//! A cluster is listed once and then watched (src/live/kube/watch.rs): its objects live in a
+//! store, and a change to them regenerates the report within about a second ([`DEBOUNCE`] after
+//! the change, so a burst of changes is one refresh), as kube-state-metrics follows a cluster.
+//! `--interval` is then the refresh of what cannot be watched — Prometheus, OpenCost, Git — and
+//! the longest a report goes unregenerated. Snapshot files are read again every `--interval`.
 //!
 //! Nothing is remembered between refreshes but the last good text: the history lives in the
 //! Prometheus that scrapes us ("regenerate, don't remember"). A refresh that fails (the API server
@@ -33,6 +39,9 @@ use super::{Done, Exit, fleet_spec, signals};
 use crate::cli::fleet::ServeArgs;
 use crate::cli::shared::Clock;
 use crate::output::{Streams, error_lines};
+use gpuledger::live::kube::{Watched, WatchedFleet, watch_cluster};
+use gpuledger::pipeline::fleet::FleetSpec;
+use gpuledger::pipeline::input::{self, LiveSpec};
 use gpuledger::pipeline::{self, Context, Note};
 use gpuledger::render::prometheus::{CONTENT_TYPE, Exposition, Family, Options, exposition};
 use gpuledger::util::date::Timestamp;
@@ -49,7 +58,12 @@ struct State {
     /// How long the last refresh took.
     last_duration: Option<Duration>,
     interval: Duration,
+    /// The watched clusters, whose API requests the exporter counts.
+    watched: Vec<Watched>,
 }
+
+/// How long a change to the watched objects settles before the report is regenerated.
+const DEBOUNCE: Duration = Duration::from_millis(500);
 
 impl State {
     /// The exporter's own series, then the report's. Computed at scrape time, so the report's
@@ -96,10 +110,28 @@ impl State {
         e.push(took);
         let mut interval = Family::gauge(
             "gpuledger_exporter_interval_seconds",
-            "How often the report is regenerated (--interval).",
+            "The longest between two refreshes (--interval); a watched cluster's changes refresh within seconds.",
         );
         interval.sample(&[], self.interval.as_secs_f64());
         e.push(interval);
+        let mut requests = Family::counter(
+            "gpuledger_exporter_api_requests_total",
+            "Requests to the Kubernetes API by the watched clusters' stores since the exporter started, by verb: one list per resource, then watches (none counted when the clusters are not watched).",
+        );
+        if !self.watched.is_empty() {
+            let sum = |f: fn(&Watched) -> u64| self.watched.iter().map(f).sum::<u64>();
+            #[allow(clippy::cast_precision_loss)]
+            requests
+                .sample(
+                    &[("verb", "list")],
+                    sum(|w| w.requests().lists.load(Ordering::Relaxed)) as f64,
+                )
+                .sample(
+                    &[("verb", "watch")],
+                    sum(|w| w.requests().watches.load(Ordering::Relaxed)) as f64,
+                );
+        }
+        e.push(requests);
         let mut text = e.finish();
         if let Some((report, _)) = &self.report {
             text.push_str(report);
@@ -131,7 +163,7 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
     let addr = listener.local_addr().unwrap_or(args.listen);
     rt.spawn(accept(listener, state.clone()));
     streams.messages(&[format!(
-        "serving /metrics and /healthz on http://{addr}, refreshing every {}s",
+        "serving /metrics and /healthz on http://{addr}, refreshing on every change of a watched cluster and every {}s",
         args.interval.as_secs_f64()
     )]);
     let opts = Options {
@@ -144,12 +176,20 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         args.config.config.as_deref(),
     );
     spec.repo = args.repo.given();
+    let mut watch = Watching::default();
     loop {
         // Marked before the check, and the signal task sends before it looks at the mark: a
         // signal either stops the loop here or finds the refresh marked.
         refreshing.store(true, Ordering::SeqCst);
         if stop.signalled() {
             break;
+        }
+        if let Some(fleet) = watch.start(&spec, args.interval, cx, &streams) {
+            spec.live = LiveSpec::Watched(fleet.clone());
+            state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .watched = fleet.clusters.iter().map(|(_, w)| w.clone()).collect();
         }
         let started = Instant::now();
         let computed = pipeline::inventory::run(&spec, cx);
@@ -190,7 +230,7 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
             }
         }
         streams.messages(&messages);
-        if rt.block_on(stop.within(args.interval)) {
+        if rt.block_on(stop.within(args.interval, &mut watch.changes)) {
             break;
         }
     }
@@ -248,15 +288,107 @@ impl Stop {
         *self.signalled.borrow()
     }
 
-    /// Waits `interval`; true when a signal came first (or had come before).
-    async fn within(&mut self, interval: Duration) -> bool {
+    /// Waits `interval`, or until one of `changes` moves and [`DEBOUNCE`] more pass; true when
+    /// a signal came first (or had come before).
+    async fn within(
+        &mut self,
+        interval: Duration,
+        changes: &mut [tokio::sync::watch::Receiver<u64>],
+    ) -> bool {
         if self.signalled() {
             return true;
         }
+        let changed = async {
+            if changes.is_empty() {
+                return std::future::pending().await;
+            }
+            let each = changes.iter_mut().map(|c| Box::pin(c.changed()));
+            let _ = futures_util::future::select_all(each).await;
+        };
         tokio::select! {
-            () = tokio::time::sleep(interval) => false,
+            () = tokio::time::sleep(interval) => return false,
+            changed = self.signalled.changed() => return changed.is_ok(),
+            () = changed => {}
+        }
+        tokio::select! {
+            () = tokio::time::sleep(DEBOUNCE) => false,
             changed = self.signalled.changed() => changed.is_ok(),
         }
+    }
+}
+
+/// The clusters serve watches, started at the first refresh and again at the next one for those
+/// that could not be (the refresh then reads them once, and says why that fails).
+#[derive(Default)]
+struct Watching {
+    /// Started, by context.
+    started: Vec<(Option<String>, Watched)>,
+    /// The live source is not clusters (snapshot files), or every cluster is watched.
+    settled: bool,
+    changes: Vec<tokio::sync::watch::Receiver<u64>>,
+}
+
+impl Watching {
+    /// The watched fleet, when it has just become complete.
+    fn start(
+        &mut self,
+        spec: &FleetSpec,
+        poll: Duration,
+        cx: &Context<'_>,
+        streams: &Streams,
+    ) -> Option<WatchedFleet> {
+        if self.settled {
+            return None;
+        }
+        // The contexts the refresh would read: `clusters:` of the configuration may name them.
+        let mut live = spec.live.clone();
+        if let Some(repo) = &spec.repo {
+            let repo_path = Some(repo.path.as_path());
+            let mut notes = Vec::new();
+            if let Ok((cfg, _)) =
+                pipeline::fleet::config(spec.config.as_deref(), repo_path, &mut notes)
+            {
+                input::cluster_live(&mut repo.clone(), &mut live, &cfg);
+            }
+        }
+        let LiveSpec::Clusters {
+            kubeconfig,
+            contexts,
+            timeouts,
+        } = live
+        else {
+            self.settled = true;
+            return None;
+        };
+        let wanted: Vec<Option<String>> = if contexts.is_empty() {
+            vec![None]
+        } else {
+            contexts.iter().cloned().map(Some).collect()
+        };
+        for context in wanted {
+            if self.started.iter().any(|(c, _)| *c == context) {
+                continue;
+            }
+            let src = input::cluster_source(kubeconfig.clone(), context.clone(), timeouts);
+            match cx.rt.block_on(watch_cluster(src, poll)) {
+                Ok(w) => {
+                    self.changes.push(w.changes());
+                    self.started.push((context, w));
+                }
+                Err(e) => {
+                    let mut lines = vec!["cannot watch the cluster yet; reading it once".into()];
+                    lines.extend(error_lines(&anyhow::Error::new(e)));
+                    streams.messages(&lines);
+                    return None;
+                }
+            }
+        }
+        self.settled = true;
+        Some(WatchedFleet {
+            contexts,
+            clusters: self.started.clone(),
+            timeout: timeouts.total,
+        })
     }
 }
 

@@ -395,10 +395,7 @@ fn argo_source(
     }
     let path = tree_path(s.path.as_deref().unwrap_or("."))?;
     if !ctx.tree.is_dir(&path) {
-        return Err(SkipReason::new(
-            Why::Missing,
-            format!("path {path:?} does not exist in the {}", ctx.tree.label),
-        ));
+        return Err(SkipReason::new(Why::Missing, ctx.tree.missing(&path)));
     }
     let how = match source_type(ctx.tree, &path, s)? {
         SourceType::Plugin => {

@@ -193,6 +193,9 @@ pub fn inputs(tree: &Tree, unit: &Unit) -> Option<Inputs> {
             }
             Some(Entry::TooLarge(n)) => desc.push_str(&format!("too large {n}")),
             Some(Entry::LfsPointer { oid }) => desc.push_str(&format!("lfs pointer {oid}")),
+            Some(Entry::Submodule { commit, .. }) => {
+                desc.push_str(&format!("submodule not read {commit}"))
+            }
             None => desc.push_str("missing"),
         }
         desc.push('\n');

@@ -183,6 +183,9 @@ pub fn plan<'a>(
                     root_unit(tree, &r, &kustomize_dirs, &chart_dirs, &parsed, &excluded)
                         .map(|u| (u, None)),
                 ),
+                Some(r) if tree.unread_submodule(&r).is_some() => {
+                    problems.push(format!("render.roots: {}", tree.missing(&r)));
+                }
                 _ => problems.push(format!(
                     "render.roots: {root:?} does not exist in the {}",
                     tree.label
@@ -190,6 +193,15 @@ pub fn plan<'a>(
             }
         }
     } else if app_objects.is_empty() {
+        // A submodule that was not read holds apps that cannot be found: unknown, by its path.
+        problems.extend(
+            tree.files
+                .iter()
+                .filter(|(p, e)| {
+                    matches!(e, super::entry::Entry::Submodule { .. }) && !hidden(p) && !excluded(p)
+                })
+                .filter_map(|(p, _)| tree.unread_submodule(p).map(|e| e.to_string())),
+        );
         // A chart a kustomization inflates (`helmCharts`) is rendered there, with its values.
         let inflated: BTreeSet<String> = kustomize_dirs
             .iter()

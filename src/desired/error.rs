@@ -39,6 +39,13 @@ pub enum TreeError {
         "{path}: Git LFS object not fetched (a pointer to sha256:{oid}; `git lfs pull` fetches it): what it holds is unknown"
     )]
     LfsNotFetched { path: String, oid: String },
+    #[error("{}", submodule_not_read(path, submodule, commit, why))]
+    SubmoduleNotRead {
+        path: String,
+        submodule: String,
+        commit: String,
+        why: String,
+    },
     #[error("{path}: symlink to {target} points outside the repository: refused")]
     SymlinkOutside { path: String, target: String },
     #[error("{path}: too many levels of symlinks")]
@@ -49,6 +56,15 @@ pub enum TreeError {
     /// A path from a manifest that climbs out of the repository.
     #[error("path {path:?} points outside the repository: refused")]
     PathOutside { path: String },
+}
+
+fn submodule_not_read(path: &str, submodule: &str, commit: &str, why: &str) -> String {
+    let what = if path == submodule {
+        format!("{path}: submodule")
+    } else {
+        format!("{path}: in the submodule {submodule}")
+    };
+    format!("{what} at commit {commit}, not read: {why}; what it holds is unknown")
 }
 
 /// A path that a unit's kustomizations, chart or helm options name, refused before any renderer

@@ -153,10 +153,7 @@ fn kustomization_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<U
         Located::Mapped { dir, note } => (dir, Some(note)),
     };
     if !ctx.tree.is_dir(&path) {
-        return Err(SkipReason::new(
-            Why::Missing,
-            format!("path {path:?} does not exist in the {}", ctx.tree.label),
-        ));
+        return Err(SkipReason::new(Why::Missing, ctx.tree.missing(&path)));
     }
     let mut overlay = naming_overlay(
         s.name_prefix.as_ref(),

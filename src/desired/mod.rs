@@ -15,9 +15,10 @@
 //! unit failing never stops the others: its [`error`] is part of the result.
 //!
 //! Dependencies run one way: `discover` → `follow` → `render` and `argo`/`appset`/`flux` →
-//! `source`; `render` → `cache` → `sandbox` → `kustomization` → `tree` → `error` (and `render` →
-//! `flux` for the files a Flux directory lists); every module may use the shared types below,
-//! which use nothing of `desired/` but [`error`].
+//! `source`; `render` → `cache` → `sandbox` → `kustomization` → `tree` → `error`, with `tree` →
+//! `git_tree` → `entry` for reading git (and `render` → `flux` for the files a Flux directory
+//! lists); every module may use the shared types below, which use nothing of `desired/` but
+//! [`error`].
 
 pub mod appset;
 pub mod argo;
@@ -25,10 +26,12 @@ pub mod argo_directory;
 pub mod cache;
 pub mod clusters;
 pub mod discover;
+pub mod entry;
 pub mod error;
 pub mod flux;
 pub mod flux_bootstrap;
 pub mod follow;
+pub mod git_tree;
 pub mod kustomization;
 pub mod lenient;
 pub mod lfs;

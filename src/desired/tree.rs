@@ -13,19 +13,7 @@ use std::path::{Component, Path, PathBuf};
 use super::error::TreeError;
 use crate::error::{Error, InputError};
 
-/// One file of the tree, by its path relative to the repository root (`/`-separated).
-#[derive(Debug, Clone)]
-pub enum Entry {
-    File(Vec<u8>),
-    /// A symlink and its target as written in the link.
-    Symlink(String),
-    /// A file over [`MAX_FILE_BYTES`]: listed, never read.
-    TooLarge(u64),
-    /// A Git LFS pointer whose object is not here ([`super::lfs`]): listed, never read.
-    LfsPointer {
-        oid: String,
-    },
-}
+pub use super::entry::{Entry, MAX_FILE_BYTES};
 
 pub struct Tree {
     /// What the tree was read from, for messages (`HEAD`, `main`, `working tree`).
@@ -89,17 +77,20 @@ pub fn changed_paths(
     Some(out)
 }
 
-/// Refuses files larger than this: a manifest repository has no business holding them, and a
-/// hostile one must not make the tool read gigabytes.
-pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
-
 impl Tree {
     /// Reads `repo` at `rev` (a branch, tag or sha), or its working directory when `rev` is `None`.
     pub fn open(repo: &Path, rev: Option<&str>) -> Result<Tree, Error> {
         let git = git2::Repository::open(repo).ok();
         let remotes = git.as_ref().map(remote_urls).unwrap_or_default();
         let (label, mut files) = match rev {
-            None => ("working tree".to_string(), read_workdir(repo)?),
+            None => {
+                let mut files = read_workdir(repo, git.as_ref())?;
+                if let Some(g) = &git {
+                    super::git_tree::submodules_of_workdir(g, repo, &mut files)
+                        .map_err(|e| input(repo, &format!("in the working tree: {e}")))?;
+                }
+                ("working tree".to_string(), files)
+            }
             Some(rev) => {
                 let git = git
                     .as_ref()
@@ -157,11 +148,11 @@ impl Tree {
                         target: target.clone(),
                     })?;
                 }
-                None => {
-                    return Err(TreeError::NoSuchFile {
+                Some(Entry::Submodule { .. }) | None => {
+                    return Err(self.unread_submodule(&p).unwrap_or(TreeError::NoSuchFile {
                         path: path.to_string(),
                         tree: self.label.clone(),
-                    });
+                    }));
                 }
             }
         }
@@ -183,6 +174,31 @@ impl Tree {
             .map(|(k, _)| k.as_str())
     }
 
+    /// The submodule not read that holds `path` (or is it), as the error reading it is.
+    pub fn unread_submodule(&self, path: &str) -> Option<TreeError> {
+        let mut at = path;
+        loop {
+            if let Some(Entry::Submodule { commit, why }) = self.files.get(at) {
+                return Some(TreeError::SubmoduleNotRead {
+                    path: path.to_string(),
+                    submodule: at.to_string(),
+                    commit: commit.clone(),
+                    why: why.clone(),
+                });
+            }
+            at = at.rsplit_once('/')?.0;
+        }
+    }
+
+    /// Why the directory an app names is not in the tree: it does not exist, or it is in a
+    /// submodule that was not read.
+    pub fn missing(&self, dir: &str) -> String {
+        match self.unread_submodule(dir) {
+            Some(e) => e.to_string(),
+            None => format!("path {dir:?} does not exist in the {}", self.label),
+        }
+    }
+
     pub fn is_dir(&self, dir: &str) -> bool {
         dir.is_empty() || self.files_under(dir).next().is_some()
     }
@@ -191,33 +207,78 @@ impl Tree {
         self.files.contains_key(path)
     }
 
-    /// Writes these files of the tree under `dir`. Symlinks inside the tree become copies of their
-    /// targets; symlinks that leave the tree are not written (reading them is refused above).
+    /// Writes these files of the tree under `dir`, and returns every path written (the files, and
+    /// what their symlinks point to). A symlink that stays inside the tree is written as the same
+    /// symlink, with what it points to (a file, or a directory's files): the renderers then see
+    /// the repository's links as the controller's checkout has them, so kustomize's load
+    /// restrictor judges a file by where its link leads (kustomize `api/internal/loader/
+    /// loadrestrictions.go`, RestrictionRootOnly, on the path `kyaml/filesys/fsondisk.go`
+    /// CleanedAbs returns with symlinks evaluated). A symlink that leaves the tree is not written
+    /// (reading it is refused above).
     pub fn write_files<'p>(
         &self,
         dir: &Path,
         paths: impl IntoIterator<Item = &'p str>,
-    ) -> Result<(), Error> {
-        for path in paths {
+    ) -> Result<Vec<String>, Error> {
+        let mut wrote = Vec::new();
+        let mut pending: Vec<(String, usize)> =
+            paths.into_iter().map(|p| (p.to_string(), 0)).collect();
+        let mut seen = std::collections::HashSet::new();
+        while let Some((path, depth)) = pending.pop() {
             // Names gpuledger writes itself (wrapper kustomizations, values files) are its own;
             // fetched content mounted in the tree is written like the repository's files.
-            if path.starts_with(".gpuledger-") && !path.starts_with(REMOTE_MOUNTS) {
+            if (path.starts_with(".gpuledger-") && !path.starts_with(REMOTE_MOUNTS))
+                || !seen.insert(path.clone())
+            {
                 continue;
             }
-            let Ok(bytes) = self.read(path) else { continue };
-            let dest = dir.join(path);
-            let write = |d: &Path| -> std::io::Result<()> {
-                if let Some(parent) = d.parent() {
-                    std::fs::create_dir_all(parent)?;
-                }
-                std::fs::write(d, bytes)
-            };
-            write(&dest).map_err(|source| Error::Write {
+            let dest = dir.join(&path);
+            let fail = |source| Error::Write {
                 path: dest.clone(),
                 source,
-            })?;
+            };
+            let parent = |d: &Path| match d.parent() {
+                Some(p) => std::fs::create_dir_all(p),
+                None => Ok(()),
+            };
+            match self.files.get(&path) {
+                Some(Entry::Symlink(target)) => {
+                    let Some(to) = resolve_link(&path, target) else {
+                        continue;
+                    };
+                    // What the link points to, written too unless it is already there (a
+                    // unit may have rewritten it in the copy), as far as links chain.
+                    if depth < 40 {
+                        let extra: Vec<String> = if self.files.contains_key(&to) {
+                            vec![to]
+                        } else {
+                            self.files_under(&to).map(str::to_string).collect()
+                        };
+                        pending.extend(
+                            extra
+                                .into_iter()
+                                .filter(|p| std::fs::symlink_metadata(dir.join(p)).is_err())
+                                .map(|p| (p, depth + 1)),
+                        );
+                    }
+                    if std::fs::symlink_metadata(&dest).is_ok() {
+                        continue;
+                    }
+                    parent(&dest).map_err(fail)?;
+                    std::os::unix::fs::symlink(target, &dest).map_err(fail)?;
+                }
+                _ => {
+                    let Ok(bytes) = self.read(&path) else {
+                        continue;
+                    };
+                    parent(&dest)
+                        .and_then(|()| std::fs::write(&dest, bytes))
+                        .map_err(fail)?;
+                }
+            }
+            wrote.push(path);
         }
-        Ok(())
+        Ok(wrote)
     }
 }
 
@@ -327,165 +388,31 @@ fn read_git(
         )
     })?;
     let mut files = BTreeMap::new();
-    let mut failure: Option<Error> = None;
-    // Blobs a partial clone (`git clone --filter=blob:none`, what CI checkouts often are) does not
-    // hold: fetched together once the walk is done, as git itself would fetch them lazily.
-    let mut absent: Vec<(String, git2::Oid, i32)> = Vec::new();
-    tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
-        if entry.kind() != Some(git2::ObjectType::Blob) {
-            return git2::TreeWalkResult::Ok;
-        }
-        let Ok(name) = entry.name() else {
-            return git2::TreeWalkResult::Ok;
-        };
-        let full = format!("{dir}{name}");
-        match repo.find_blob(entry.id()) {
-            Ok(blob) => {
-                files.insert(full, blob_entry(&blob, entry.filemode()));
-            }
-            Err(e) if e.code() == git2::ErrorCode::NotFound => {
-                absent.push((full, entry.id(), entry.filemode()));
-            }
-            Err(e) => {
-                failure = Some(input(
-                    path,
-                    &format!("{full}: cannot read blob: {}", e.message()),
-                ));
-                return git2::TreeWalkResult::Abort;
-            }
-        }
-        git2::TreeWalkResult::Ok
-    })
-    .map_err(|e| input(path, &format!("cannot walk ref {rev:?}: {}", e.message())))?;
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    if !absent.is_empty() {
-        let fetched = fetch_blobs(repo, absent.iter().map(|(_, oid, _)| *oid));
-        for (full, oid, mode) in absent {
-            match repo.find_blob(oid) {
-                Ok(blob) => {
-                    files.insert(full, blob_entry(&blob, mode));
-                }
-                Err(_) => {
-                    return Err(input(
-                        path,
-                        &format!(
-                            "{full} (blob {oid}) at ref {rev:?} is not in this partial clone and could not be fetched{}; fetch it (git fetch) or clone without --filter",
-                            fetched
-                                .as_ref()
-                                .err()
-                                .map(|e| format!(": {e}"))
-                                .unwrap_or_default()
-                        ),
-                    ));
-                }
-            }
-        }
-    }
+    super::git_tree::read_tree(repo, &tree, "", &mut files)
+        .map_err(|e| input(path, &format!("at ref {rev:?}: {e}")))?;
     Ok(files)
 }
 
-/// A blob as a tree entry: a symlink's target, a file's bytes, or a file too large to read.
-fn blob_entry(blob: &git2::Blob<'_>, filemode: i32) -> Entry {
-    let size = u64::try_from(blob.size()).unwrap_or(u64::MAX);
-    if size > MAX_FILE_BYTES {
-        // Too big to be a manifest; reading it is refused later with a clear message.
-        return Entry::TooLarge(size);
-    }
-    let content = blob.content().to_vec();
-    if filemode == 0o120000 {
-        Entry::Symlink(String::from_utf8_lossy(&content).into_owned())
-    } else {
-        Entry::File(content)
-    }
-}
-
-/// Seconds the fetch of a partial clone's missing blobs may take.
-const FETCH_TIMEOUT_S: u64 = 120;
-
-/// Fetches `oids` from the repository's promisor remote in one `git fetch`, the way git fetches
-/// missing objects of a partial clone (git `promisor-remote.c`, `fetch_objects`: a fetch with the
-/// noop negotiation, no tags, no FETCH_HEAD and the blob filter). libgit2 cannot fetch lazily, so
-/// this runs the git on PATH with the user's credentials (home, SSH agent), bounded in time, in the
-/// repository's `.git`: nothing from the tree under review configures it.
-fn fetch_blobs(
-    repo: &git2::Repository,
-    oids: impl Iterator<Item = git2::Oid>,
-) -> Result<(), FetchError> {
-    let config = repo.config().map_err(FetchError::Config)?;
-    let mut promisor = None;
-    if let Ok(mut entries) = config.entries(Some(r"remote\..*\.promisor")) {
-        while let Some(Ok(e)) = entries.next() {
-            if e.value().is_ok_and(|v| v.eq_ignore_ascii_case("true")) {
-                promisor = e
-                    .name()
-                    .ok()
-                    .and_then(|n| n.strip_prefix("remote."))
-                    .and_then(|n| n.strip_suffix(".promisor"))
-                    .map(str::to_string);
-            }
-        }
-    }
-    let remote = promisor.ok_or(FetchError::NotPartial)?;
-    let git = crate::util::process::which("git").ok_or(FetchError::NoGit)?;
-    let gitdir = repo.path().display().to_string();
-    let mut args = vec![
-        "--git-dir".to_string(),
-        gitdir,
-        "-c".into(),
-        "fetch.negotiationAlgorithm=noop".into(),
-        "fetch".into(),
-        "--quiet".into(),
-        "--no-tags".into(),
-        "--no-write-fetch-head".into(),
-        "--recurse-submodules=no".into(),
-        "--filter=blob:none".into(),
-        remote.clone(),
-    ];
-    args.extend(oids.map(|o| o.to_string()));
-    // The user's own credentials reach git; a prompt never waits for a terminal.
-    let mut env: Vec<(String, String)> = [
-        "HOME",
-        "XDG_CONFIG_HOME",
-        "SSH_AUTH_SOCK",
-        "GIT_SSH_COMMAND",
-        "GIT_ASKPASS",
-    ]
-    .into_iter()
-    .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
-    .collect();
-    env.push(("GIT_TERMINAL_PROMPT".into(), "0".into()));
-    let cwd = repo.path();
-    crate::util::process::run(&crate::util::process::Run {
-        program: &git,
-        args,
-        cwd,
-        env,
-        timeout: std::time::Duration::from_secs(FETCH_TIMEOUT_S),
-    })
-    .map(|_| ())
-    .map_err(|e| FetchError::Fetch {
-        remote,
-        message: e.to_string(),
-    })
-}
-
-/// Why the blobs a partial clone lacks could not be fetched: part of the message that names the
-/// missing file.
-#[derive(Debug, thiserror::Error)]
-enum FetchError {
-    #[error("{}", .0.message())]
-    Config(git2::Error),
-    #[error("it is not a partial clone (no promisor remote)")]
-    NotPartial,
-    #[error("git is not on PATH")]
-    NoGit,
-    #[error("git fetch {remote}: {message}")]
-    Fetch { remote: String, message: String },
-}
-
-fn read_workdir(root: &Path) -> Result<BTreeMap<String, Entry>, Error> {
+/// The working directory's files; a submodule's directory is left to
+/// [`super::git_tree::submodules_of_workdir`], which reads it as at a ref. A name that is not UTF-8
+/// is read under its name with the invalid bytes replaced, never dropped.
+fn read_workdir(
+    root: &Path,
+    git: Option<&git2::Repository>,
+) -> Result<BTreeMap<String, Entry>, Error> {
+    let submodules: std::collections::BTreeSet<PathBuf> = git
+        .and_then(|g| g.index().ok())
+        .map(|index| {
+            index
+                .iter()
+                .filter(|e| e.mode == 0o160000)
+                .map(|e| {
+                    use std::os::unix::ffi::OsStrExt;
+                    PathBuf::from(std::ffi::OsStr::from_bytes(&e.path))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     let mut files = BTreeMap::new();
     let mut stack = vec![PathBuf::new()];
     while let Some(rel) = stack.pop() {
@@ -500,11 +427,13 @@ fn read_workdir(root: &Path) -> Result<BTreeMap<String, Entry>, Error> {
                 source,
             })?;
             let name = e.file_name();
-            let Some(name) = name.to_str() else { continue };
             if rel.as_os_str().is_empty() && name == ".git" {
                 continue;
             }
-            let rel_path = rel.join(name);
+            let rel_path = rel.join(&name);
+            if submodules.contains(&rel_path) {
+                continue;
+            }
             let key = rel_path.to_string_lossy().replace('\\', "/");
             let full = root.join(&rel_path);
             let meta = std::fs::symlink_metadata(&full).map_err(|source| Error::Read {

@@ -96,17 +96,23 @@ fn block(b: &Block) -> Node {
                 .map(|t| Node::Leaf(format!("- {}\n", inline(&t.0))))
                 .collect(),
         },
+        // Each line is its own paragraph (an empty quote line between them): adjacent quote lines
+        // would join into one paragraph (CommonMark's lazy continuation), as GitHub shows them.
         Block::Quote(lines) => Node::Group {
             open: String::new(),
             reopen: String::new(),
             close: String::new(),
             children: lines
                 .iter()
-                .map(|t| Node::Leaf(format!("> {}\n", inline(&t.0))))
+                .enumerate()
+                .map(|(i, t)| {
+                    let gap = if i == 0 { "" } else { ">\n" };
+                    Node::Leaf(format!("{gap}> {}\n", inline(&t.0)))
+                })
                 .collect(),
         },
-        // GitHub's alert syntax: the marker alone on the quote's first line. Each line is its own
-        // paragraph (an empty quote line between them): adjacent quote lines would join into one.
+        // GitHub's alert syntax: the marker alone on the quote's first line, and each line its own
+        // paragraph as in a quote.
         Block::Alert { kind, lines } => {
             let open = format!("> [!{}]\n", kind.label());
             Node::Group {
@@ -622,6 +628,28 @@ mod tests {
             }],
         };
         assert_eq!(write(&doc), "> [!CAUTION]\n> one\n>\n> two\n");
+    }
+
+    #[test]
+    fn each_line_of_a_quote_is_its_own_paragraph() {
+        let doc = Doc {
+            blocks: vec![Block::Quote(vec![
+                Text::new().plain("one"),
+                Text::new().plain("two"),
+            ])],
+        };
+        let md = write(&doc);
+        assert_eq!(md, "> one\n>\n> two\n");
+        // As a CommonMark reader (GitHub's) sees it: one quote holding two paragraphs.
+        let paragraphs = pulldown_cmark::Parser::new(&md)
+            .filter(|e| {
+                matches!(
+                    e,
+                    pulldown_cmark::Event::Start(pulldown_cmark::Tag::Paragraph)
+                )
+            })
+            .count();
+        assert_eq!(paragraphs, 2, "{md}");
     }
 
     #[test]

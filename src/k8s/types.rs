@@ -199,9 +199,12 @@ pub struct JobSpec {
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
+#[serde(default, rename_all = "camelCase")]
 pub struct JobStatus {
     pub conditions: Vec<Condition>,
+    /// When the Job finished successfully (RFC 3339); set only for a Job that succeeded: deadline
+    /// attainment ([`crate::analysis::deadlines`]).
+    pub completion_time: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -269,6 +272,9 @@ pub struct DynamoContainer {
 #[serde(default, rename_all = "camelCase")]
 pub struct ExtraPodSpec {
     pub main_container: Option<DynamoContainer>,
+    /// `extraPodSpec` embeds a PodSpec inline (ai-dynamo/dynamo
+    /// `deploy/operator/api/dynamo/common/common.go`, `ExtraPodSpec`): its DRA claims.
+    pub resource_claims: Vec<PodResourceClaim>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -302,6 +308,8 @@ pub struct DynamoPodTemplateSpec {
     pub containers: Vec<DynamoContainer>,
     #[serde(rename = "initContainers")]
     pub init_containers: Vec<Container>,
+    #[serde(rename = "resourceClaims")]
+    pub resource_claims: Vec<PodResourceClaim>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -365,6 +373,9 @@ pub struct Predictor {
     pub paddle: Option<Box<PredictorModel>>,
     pub pmml: Option<Box<PredictorModel>>,
     pub containers: Vec<Container>,
+    /// The predictor embeds a PodSpec inline (kserve `pkg/apis/serving/v1beta1/predictor.go`,
+    /// `PredictorSpec`): its DRA claims.
+    pub resource_claims: Vec<PodResourceClaim>,
     pub worker_spec: Option<WorkerSpec>,
 }
 

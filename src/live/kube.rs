@@ -11,7 +11,7 @@
 //! The work follows the data: [`client`] builds the client from the kubeconfig (or the pod's
 //! service account); [`request`] makes one GET with its timeout and retries; [`discover`] finds
 //! which resources the cluster serves and where; [`list`] reads them into objects
-//! ([`read_cluster`]) with [`pager`] checking every page (duplicates, loops, bounds), and [`snapshot`] writes them to a file instead ([`write_snapshot`]). What
+//! ([`read_cluster`]) with [`pager`] checking every page (duplicates, loops, bounds), and [`snapshot`] writes them to a file instead ([`write_snapshot`]); [`watch`] keeps them current in a store for `serve` ([`watch_cluster`]). What
 //! a read is about and what it hands over are [`types`]; why it failed is [`error`].
 
 mod client;
@@ -22,8 +22,11 @@ mod pager;
 mod request;
 mod snapshot;
 mod types;
+mod watch;
 
+pub use client::register_kubeconfig_secrets;
 pub use error::{DiscoveryError, KubeError};
 pub use list::read_cluster;
 pub use snapshot::{SnapshotWritten, write_snapshot};
 pub use types::{ClusterRead, ClusterSource, Missing, Origin, Progress, RESOURCES, Resource};
+pub use watch::{Requests, Watched, WatchedFleet, watch_cluster};

@@ -4,6 +4,7 @@
 //! import from here, never the other way.
 
 pub mod http;
+pub mod jobs;
 pub mod kube;
 pub mod loadtest;
 pub mod opencost;

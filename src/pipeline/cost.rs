@@ -28,6 +28,19 @@ pub fn run(spec: &FleetSpec, cx: &Context<'_>) -> Result<Run<Report>> {
     let mut report = inventory::report(&live, &cfg, sources)?;
     report.incomplete = part.incomplete.clone();
     let failed = fleet::attach_cost(&mut report, &live, &cfg, &spec.signals, now, cx, &mut notes)?;
+    report.deadlines = super::deadlines::section(
+        &live,
+        &cfg,
+        super::deadlines::DeadlineInputs {
+            metrics: spec.signals.metrics.as_ref(),
+            ksm_window: spec.signals.window,
+            end: now,
+            only: None,
+            now,
+        },
+        cx,
+        &mut notes,
+    );
     fleet::finish(
         &mut report,
         Kind::Cost,

@@ -52,6 +52,23 @@ pub fn run(spec: &FleetSpec, no_fail: bool, cx: &Context<'_>) -> Result<Run<Repo
             &mut notes,
         )?;
     }
+    report.deadlines = super::deadlines::section(
+        &model,
+        &cfg,
+        super::deadlines::DeadlineInputs {
+            metrics: spec.signals.metrics.as_ref(),
+            ksm_window: spec
+                .signals
+                .metrics
+                .as_ref()
+                .map_or(spec.signals.window, |m| m.window),
+            end: now,
+            only: None,
+            now,
+        },
+        cx,
+        &mut notes,
+    );
     let started = std::time::Instant::now();
     let mut d = drift(&model.workloads.list, &objects, &desired, &cfg, now.date())?;
     d.desired_at = git.describe.clone();

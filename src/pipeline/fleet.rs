@@ -178,9 +178,30 @@ pub fn attach_cost(
     cx: &Context<'_>,
     notes: &mut Vec<Note>,
 ) -> Result<CostFailed> {
+    let (c, failed) = cost_over(
+        fleet,
+        cfg,
+        spec,
+        Window::ending(now, spec.window),
+        cx,
+        notes,
+    )?;
+    report.cost = Some(c);
+    Ok(failed)
+}
+
+/// The cost section over `window` (and what failed among its inputs): OpenCost over the window,
+/// the outcome records, and the outcome counters of the workloads the records do not cover.
+pub fn cost_over(
+    fleet: &LiveFleet<'_>,
+    cfg: &Config,
+    spec: &Signals,
+    window: Window,
+    cx: &Context<'_>,
+    notes: &mut Vec<Note>,
+) -> Result<(crate::report::cost::Cost, CostFailed)> {
     let none = CostSpec::default();
     let costs = spec.cost.as_ref().unwrap_or(&none);
-    let window = Window::ending(now, spec.window);
     let timeout = spec.request_timeout;
     let records: Option<OutcomeFile> = match &costs.outcomes {
         Some(path) => {
@@ -253,7 +274,7 @@ pub fn attach_cost(
         counters: &counters,
         counter_source: spec.metrics.as_ref().map(|m| m.url.as_str()),
     };
-    report.cost = Some(cost(fleet, cfg, &inputs)?);
+    let section = cost(fleet, cfg, &inputs)?;
     let mut failed = CostFailed::default();
     if let Some(Err(e)) = &opencost {
         notes.push(Note::Say(format!("cost is unknown: {e}")));
@@ -265,7 +286,7 @@ pub fn attach_cost(
             failed.records = true;
         }
     }
-    Ok(failed)
+    Ok((section, failed))
 }
 
 /// The Prometheus of `--prometheus`, as the serving reader takes it.

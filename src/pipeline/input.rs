@@ -23,7 +23,7 @@ use crate::desired::render::{Renderer, Tools};
 use crate::desired::{discover, tree::Tree};
 use crate::k8s::object::Object;
 use crate::k8s::read::read_snapshot;
-use crate::live::kube::{ClusterSource, Progress, read_cluster};
+use crate::live::kube::{ClusterRead, ClusterSource, Progress, WatchedFleet, read_cluster};
 use crate::live::prometheus::{PromSource, gpu_activity};
 use crate::report::{Desired, IncompleteInput, Known, LiveProvenance, LiveSourceKind};
 
@@ -76,6 +76,8 @@ pub enum LiveSpec {
         contexts: Vec<String>,
         timeouts: Timeouts,
     },
+    /// The clusters as `serve` keeps them: listed once, then watched ([`WatchedFleet`]).
+    Watched(WatchedFleet),
 }
 
 /// Where the GitOps repository is and how to render it.
@@ -319,34 +321,55 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> Result<Live> {
                 let read = read_cluster(src, progress.clone())
                     .await
                     .map_err(|e| Error::Cluster(e.to_string()))?;
-                sources.push(format!("cluster {}", read.name));
-                let provenance = vec![live_source(
-                    LiveSourceKind::Cluster,
-                    read.name.clone(),
-                    read.origin.context.clone(),
-                    Some(read.origin.server.clone()),
-                    Known::Value(read.read_at),
-                    Some(env!("CARGO_PKG_VERSION").to_string()),
-                )];
-                let incomplete: Vec<IncompleteInput> = read
-                    .missing
-                    .into_iter()
-                    .map(|m| IncompleteInput {
-                        resource: m.resource,
-                        reason: m.reason,
-                    })
-                    .collect();
-                parts.push(LivePart {
-                    provenance,
-                    name: Some(context.unwrap_or_else(|| read.name.clone())),
-                    objects: read.objects,
-                    unread: Unread::default(),
-                    incomplete,
-                });
+                let (source, part) = cluster_part(context, read);
+                sources.push(source);
+                parts.push(part);
+            }
+            Ok(Live { parts, sources })
+        }
+        LiveSpec::Watched(fleet) => {
+            let (mut parts, mut sources) = (Vec::new(), Vec::new());
+            for (context, watched) in &fleet.clusters {
+                let read = watched
+                    .read(fleet.timeout)
+                    .await
+                    .map_err(|e| Error::Cluster(e.to_string()))?;
+                let (source, part) = cluster_part(context.clone(), read);
+                sources.push(source);
+                parts.push(part);
             }
             Ok(Live { parts, sources })
         }
     }
+}
+
+/// One cluster's read as a part of the live fleet, and how the run names its source.
+fn cluster_part(context: Option<String>, read: ClusterRead) -> (String, LivePart) {
+    let source = format!("cluster {}", read.name);
+    let provenance = vec![live_source(
+        LiveSourceKind::Cluster,
+        read.name.clone(),
+        read.origin.context.clone(),
+        Some(read.origin.server.clone()),
+        Known::Value(read.read_at),
+        Some(env!("CARGO_PKG_VERSION").to_string()),
+    )];
+    let incomplete: Vec<IncompleteInput> = read
+        .missing
+        .into_iter()
+        .map(|m| IncompleteInput {
+            resource: m.resource,
+            reason: m.reason,
+        })
+        .collect();
+    let part = LivePart {
+        provenance,
+        name: Some(context.unwrap_or_else(|| read.name.clone())),
+        objects: read.objects,
+        unread: Unread::default(),
+        incomplete,
+    };
+    (source, part)
 }
 
 /// The API source for one context.
@@ -355,7 +378,7 @@ pub fn cluster_source(
     context: Option<String>,
     timeouts: Timeouts,
 ) -> ClusterSource {
-    register_kubeconfig_secrets(kubeconfig.as_deref());
+    crate::live::kube::register_kubeconfig_secrets(kubeconfig.as_deref());
     ClusterSource {
         kubeconfig,
         context,
@@ -498,7 +521,8 @@ pub fn cluster_live(spec: &mut RepoSpec, live: &mut LiveSpec, cfg: &Config) {
                 .find(|(_, c)| c.snapshot.as_ref().is_some_and(|s| files.contains(s)))
                 .map(|(n, _)| n.clone());
         }
-        (None, LiveSpec::Clusters { contexts, .. }) => {
+        (None, LiveSpec::Clusters { contexts, .. })
+        | (None, LiveSpec::Watched(WatchedFleet { contexts, .. })) => {
             spec.cluster = cfg
                 .clusters
                 .iter()
@@ -562,50 +586,4 @@ pub fn render_failures(d: &Desired) -> Vec<String> {
         })
         .chain(d.problems.iter().cloned())
         .collect()
-}
-
-/// Registers the credentials of every user in the kubeconfig (the file given, else `$KUBECONFIG`'s
-/// files, else `~/.kube/config`) with [`crate::util::redact`], so that no message quotes them. A
-/// file that cannot be read is left to the client, which says why.
-fn register_kubeconfig_secrets(explicit: Option<&Path>) {
-    let files: Vec<PathBuf> = match explicit {
-        Some(p) => vec![p.to_path_buf()],
-        None => match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
-            Some(v) => std::env::split_paths(&v).collect(),
-            None => std::env::var_os("HOME")
-                .map(|h| vec![PathBuf::from(h).join(".kube/config")])
-                .unwrap_or_default(),
-        },
-    };
-    for f in files {
-        let Ok(text) = std::fs::read_to_string(&f) else {
-            continue;
-        };
-        let Ok(doc) = serde_saphyr::from_str::<serde_json::Value>(&text) else {
-            continue;
-        };
-        let users = doc.get("users").and_then(serde_json::Value::as_array);
-        for u in users.into_iter().flatten() {
-            let Some(user) = u.get("user") else { continue };
-            for key in [
-                "token",
-                "password",
-                "client-key-data",
-                "client-certificate-data",
-            ] {
-                if let Some(s) = user.get(key).and_then(serde_json::Value::as_str) {
-                    crate::util::redact::register(s);
-                }
-            }
-            let provider = user.pointer("/auth-provider/config");
-            for key in ["access-token", "id-token", "refresh-token", "client-secret"] {
-                if let Some(s) = provider
-                    .and_then(|c| c.get(key))
-                    .and_then(serde_json::Value::as_str)
-                {
-                    crate::util::redact::register(s);
-                }
-            }
-        }
-    }
 }

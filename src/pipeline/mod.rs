@@ -11,7 +11,9 @@
 
 pub mod check;
 pub mod commits;
+pub mod compare;
 pub mod cost;
+pub mod deadlines;
 pub mod drift;
 pub mod facts;
 pub mod fleet;

@@ -113,6 +113,25 @@ pub fn run(job: &PlanJob, cx: &Context<'_>) -> Result<Run<PlanReport>> {
             )));
         }
     }
+    // How the last runs of the cluster's batch work with a deadline did, beside the plan for the
+    // waiting work (the live state's Jobs; `plan` reads no Prometheus).
+    let deadlines = if job.pending && cluster.is_some() {
+        super::deadlines::section(
+            &fleet,
+            &cfg,
+            super::deadlines::DeadlineInputs {
+                metrics: None,
+                ksm_window: std::time::Duration::ZERO,
+                end: now,
+                only: None,
+                now,
+            },
+            cx,
+            &mut notes,
+        )
+    } else {
+        None
+    };
     let pool = pool(job, cluster.is_some().then_some(&fleet), &mut sources)?;
     let settings = Settings::new(job.objective, job.slot_s, now_s);
     let plan = plan::plan(jobs, &pool, &settings);
@@ -132,6 +151,7 @@ pub fn run(job: &PlanJob, cx: &Context<'_>) -> Result<Run<PlanReport>> {
             kind: Kind::Plan,
             sources,
             plan,
+            deadlines,
         },
         notes,
         outcome,

@@ -178,34 +178,15 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
             )));
         }
     }
-    if !c.tenancy.is_empty() {
-        let named: Vec<String> = c
-            .tenancy
-            .iter()
-            .map(|t| format!("{} ({})", t.namespace, t.cluster))
-            .collect();
-        d.paragraph(Text::new().emph(format!(
-            "Tenants come from Git's manifests, the same with or without a cluster. {} only in the cluster's labels: {}; Git's workloads there count for the namespace. Declare {} in Git to attribute them the same way everywhere.",
-            if named.len() == 1 {
-                "1 namespace names its tenant".to_string()
-            } else {
-                format!("{} namespaces name their tenant", named.len())
-            },
-            named.join(", "),
-            if named.len() == 1 { "that Namespace" } else { "those Namespaces" }
-        )));
+    if let Some(line) = super::tenancy::line(&c.tenant_sources, &c.tenancy) {
+        d.paragraph(line);
     }
     let gated = c.gates.iter().any(|g| g.name == "capacity");
     match (&c.capacity, &c.capacity_unknown) {
         (Some(cap), _) => d.paragraph(
             Text::new()
                 .strong("Capacity")
-                .plain(format!(
-                    ": head {} GPUs + {} held by unmanaged workloads: {}: ",
-                    c.gpus_head,
-                    cap.unmanaged_live,
-                    cap.verdict()
-                ))
+                .plain(format!(": {}: ", cap.verdict()))
                 .append(match (cap.fits, cap.projected > cap.base_projected, gated) {
                     (true, _, _) => Text::from("fits"),
                     (false, true, true) => {

@@ -22,12 +22,19 @@ pub fn cost_doc(r: &Report) -> Doc {
     if let Some(b) = page::banner(r) {
         d.push(b);
     }
+    if let Some(x) = &r.compare {
+        d.extend(super::compare::section(x));
+        return d;
+    }
     match &r.cost {
         Some(c) => {
             super::provenance::lead(&mut d, r.provenance.as_ref(), Block::Paragraph(summary(c)));
             d.extend(body(c, r.headroom.as_ref()));
         }
         None => d.paragraph("No cost or outcome input was given (--opencost, --outcomes)."),
+    }
+    if let Some(x) = &r.deadlines {
+        d.extend(super::deadlines::section(x, "Deadline attainment"));
     }
     d
 }

@@ -29,7 +29,7 @@ fn tenant_table(tenants: &[crate::report::DesiredTenantRow]) -> Table {
     Table::new(&["tenant", ">GPUs", ">workloads", "apps"]).rows(tenants, |x| {
         vec![
             x.name.as_str().into(),
-            x.gpus_declared.to_string().into(),
+            super::page::count(x.gpus_declared).into(),
             x.workloads.to_string().into(),
             x.apps.join(", ").into(),
         ]
@@ -169,7 +169,7 @@ pub fn desired(r: &RenderReport) -> Doc {
                         x.tenant.as_str().into(),
                         w.app.as_str().into(),
                         super::inventory::shape_cell(x).into(),
-                        x.gpus_declared.to_string().into(),
+                        super::page::count(x.gpus_declared).into(),
                         x.source.as_deref().unwrap_or("").into(),
                     ]
                 })

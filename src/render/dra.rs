@@ -71,7 +71,10 @@ pub fn shape_note(w: &WorkloadRow) -> Option<String> {
     if through > 0 {
         parts.push(format!("{through} through DRA claims"));
     }
-    if let Some(max) = d.gpus_declared_max.filter(|m| *m > w.gpus_declared) {
+    if let Some(max) = d
+        .gpus_declared_max
+        .filter(|m| w.gpus_declared.is_some_and(|g| *m > g))
+    {
         parts.push(format!("up to {max} with firstAvailable"));
     }
     for (class, n) in &d.other_devices {

@@ -133,7 +133,7 @@ fn missing(rows: &[DriftRow], links: &Links) -> Table {
         vec![
             r.id().into(),
             r.tenant.as_str().into(),
-            r.gpus_git.to_string().into(),
+            super::page::count(r.gpus_git).into(),
             r.git_shape.as_deref().unwrap_or("").into(),
             r.app.as_deref().unwrap_or("").into(),
             links.manifest(r.git_source.as_deref()),
@@ -158,7 +158,7 @@ fn changed(rows: &[DriftRow], links: &Links) -> Table {
         vec![
             r.id().into(),
             r.tenant.as_str().into(),
-            r.gpus_git.to_string().into(),
+            super::page::count(r.gpus_git).into(),
             r.gpus.to_string().into(),
             r.change.clone().unwrap_or_else(|| shapes(r)).into(),
             r.app.as_deref().unwrap_or("").into(),
@@ -176,7 +176,7 @@ fn accepted(rows: &[DriftRow], _: &Links) -> Table {
                 r.id().into(),
                 r.tenant.as_str().into(),
                 r.gpus.to_string().into(),
-                r.gpus_git.to_string().into(),
+                super::page::count(r.gpus_git).into(),
                 r.accepted_as.map_or("", DriftCategory::as_str).into(),
                 note(r).into(),
             ]

@@ -7,7 +7,9 @@
 //! A new report section is a block builder in this folder: both writers get it for free.
 
 mod check;
+pub mod compare;
 pub mod cost;
+pub mod deadlines;
 mod desired;
 mod dra;
 mod drift;
@@ -20,6 +22,7 @@ pub mod plan;
 pub mod prometheus;
 pub mod provenance;
 mod routes;
+mod tenancy;
 pub mod trend;
 mod unknown;
 mod verdict;
@@ -41,12 +44,16 @@ pub fn report_doc(report: &Report) -> Doc {
 /// The drift report: drift first (the summary line leads).
 pub fn drift_doc(report: &Report) -> Option<Doc> {
     report.drift.as_ref().map(|x| {
-        drift::drift(
+        let mut d = drift::drift(
             x,
             &Links::default(),
             report.provenance.as_ref(),
             page::banner(report),
-        )
+        );
+        if let Some(x) = &report.deadlines {
+            d.extend(deadlines::section(x, "Deadline attainment"));
+        }
+        d
     })
 }
 
@@ -75,6 +82,9 @@ pub fn drift_issue_doc(
     }
     if let Some(status) = docs {
         facts::section_for(&mut d, status, links);
+    }
+    if let Some(x) = &report.deadlines {
+        d.extend(deadlines::section(x, "Deadline attainment"));
     }
     let mut body = inventory::figures(report).blocks;
     // Allocated → busy → valuable, when the issue was given cost inputs.

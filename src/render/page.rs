@@ -134,6 +134,19 @@ impl Links {
     }
 }
 
+/// `45m`, `2h`, `1h30m`, `1d3h`: a span of time as a table shows it (negative with `-`).
+pub fn duration(secs: i64) -> String {
+    let sign = if secs < 0 { "-" } else { "" };
+    let s = secs.unsigned_abs();
+    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
+    match (d, h, m) {
+        (0, 0, m) => format!("{sign}{m}m"),
+        (0, h, 0) => format!("{sign}{h}h"),
+        (0, h, m) => format!("{sign}{h}h{m}m"),
+        (d, h, _) => format!("{sign}{d}d{h}h"),
+    }
+}
+
 /// `42`, or `unknown` for a figure that could not be computed.
 pub fn count(v: Option<u64>) -> String {
     v.map_or_else(|| "unknown".to_string(), |n| n.to_string())

@@ -2,6 +2,7 @@
 //! figures, the demand over time (a sparkline on a terminal, a mermaid gantt chart in markdown) and
 //! the jobs with their slack; JSON is the plan itself.
 
+use super::page::duration;
 use crate::doc::{Block, Chart, Doc, GanttBar, Table, Text};
 use crate::report::plan::{Bound, Objective, Plan, PlanReport};
 use crate::util::date::Timestamp;
@@ -21,18 +22,6 @@ pub fn objective(p: &Plan) -> String {
 
 fn short(t: Timestamp) -> String {
     t.human()
-}
-
-fn duration(secs: i64) -> String {
-    let sign = if secs < 0 { "-" } else { "" };
-    let s = secs.unsigned_abs();
-    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
-    match (d, h, m) {
-        (0, 0, m) => format!("{sign}{m}m"),
-        (0, h, 0) => format!("{sign}{h}h"),
-        (0, h, m) => format!("{sign}{h}h{m}m"),
-        (d, h, _) => format!("{sign}{d}d{h}h"),
-    }
 }
 
 /// `▁▂▅█`: GPUs in use per slot, scaled to the pool.
@@ -61,6 +50,9 @@ pub fn plan_doc(report: &PlanReport, terminal: bool) -> Doc {
         // Nothing to plan: one sentence, no figures of nothing.
         d.heading(2, "GPU plan: nothing to plan");
         d.paragraph(Text::new().strong(p.verdict()));
+        if let Some(x) = &report.deadlines {
+            d.extend(super::deadlines::section(x, "How the last runs did"));
+        }
         return d;
     }
     d.heading(
@@ -185,6 +177,9 @@ pub fn plan_doc(report: &PlanReport, terminal: bool) -> Doc {
         ]);
     }
     d.section("Missed deadlines", m.drop_empty_columns(), None);
+    if let Some(x) = &report.deadlines {
+        d.extend(super::deadlines::section(x, "How the last runs did"));
+    }
     d.push(Block::Small(Text::from(
         "The plan is advice: gpuledger changes nothing. Hold a job until its start with Kueue's admission-gated-by annotation or the Job's spec.suspend.",
     )));

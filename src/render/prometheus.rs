@@ -436,7 +436,7 @@ fn families(out: &mut Exposition, r: &Report, opts: Options) {
             for (state, v) in [
                 ("requested", pods(x.gpus)),
                 ("pending", pods(x.gpus_pending)),
-                ("declared", Some(f(x.gpus_declared))),
+                ("declared", x.gpus_declared.map(f)),
                 ("used", x.gpus_used.map(f)),
             ] {
                 let mut labels = vec![
@@ -475,7 +475,7 @@ fn tenants(out: &mut Exposition, r: &Report, no_pods: bool) {
         let l = |state| [(series::TENANT, t.name.as_str()), (series::STATE, state)];
         gpus.sample(&l(series::REQUESTED), pods(t.gpus_requested))
             .sample(&l("pending"), pods(t.gpus_pending))
-            .sample(&l("declared"), Some(f(t.gpus_declared)))
+            .sample(&l("declared"), t.gpus_declared.map(f))
             .sample(&l(series::USED), t.gpus_used.map(f));
         share.sample(&[("tenant", &t.name)], t.share.filter(|_| !no_pods));
         workloads.sample(&[("tenant", &t.name)], Some(f(t.workloads)));
@@ -533,11 +533,18 @@ fn drift(out: &mut Exposition, d: &Drift) {
     );
     for (cat, rows) in cats {
         workloads.sample(&[("category", cat)], f(rows.len() as u64));
-        let sum: u64 = rows
+        // A missing workload whose Git GPUs cannot be counted makes the category's sum unknown.
+        let sum: Option<u64> = rows
             .iter()
-            .map(|x| if cat == "missing" { x.gpus_git } else { x.gpus })
-            .fold(0, u64::saturating_add);
-        gpus.sample(&[("category", cat)], f(sum));
+            .map(|x| {
+                if cat == "missing" {
+                    x.gpus_git
+                } else {
+                    Some(x.gpus)
+                }
+            })
+            .try_fold(0, |a: u64, g| g.map(|g| a.saturating_add(g)));
+        gpus.sample(&[("category", cat)], sum.map(f));
     }
     out.push(workloads);
     out.push(gpus);

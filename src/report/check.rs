@@ -59,7 +59,8 @@ pub struct Check {
     pub live: bool,
     /// The GitOps coverage of the live GPUs once the head is merged (`null` without live state).
     pub coverage_head: Option<f64>,
-    /// Whether the head's desired GPUs fit the fleet; `null` without live state.
+    /// Whether the cluster fits once the change syncs; `null` without live state (why:
+    /// `capacity_unknown`).
     pub capacity: Option<CapacityFit>,
     /// Why capacity (and the tenant limits) could not be checked.
     pub capacity_unknown: Option<String>,
@@ -77,10 +78,13 @@ pub struct Check {
     /// touches no public route; what did not render is `unknown["routes"]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<super::routes::RouteChange>,
-    /// Where the cluster would name another tenant than Git's manifests (the head's; tenants are
-    /// attributed from the repository alone).
+    /// Where the cluster names another tenant than the head's manifests alone would (with a live
+    /// state, the cluster's Namespace labels decide).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tenancy: Vec<ClusterOnlyTenant>,
+    /// Where each namespace of the head's workloads got its tenant from.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tenant_sources: std::collections::BTreeMap<String, super::desired::TenantSource>,
     pub gates: Vec<Gate>,
     /// The marked facts of the head's markdown documents against the live state (`docs --check`
     /// for the change), when there is a live state and a document marks a fact.
@@ -186,17 +190,29 @@ impl ChangeRow {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CapacityFit {
     pub placeable: u64,
-    /// The head's desired GPUs plus what unmanaged live workloads hold (they keep running).
+    /// The cluster after the change syncs: what it holds now (requested + pending), with the
+    /// workloads the change touches moved from their base shape to their head shape.
     pub projected: u64,
+    /// What unmanaged live workloads hold (part of what the cluster holds now).
     pub unmanaged_live: u64,
     pub fits: bool,
-    /// The same for the base: what the fleet needed before the change.
+    /// Before the change: what the cluster holds now, requested + pending — the inventory's count.
     pub base_projected: u64,
     pub base_fits: bool,
+    /// The live GPUs requested by bound pods now (`null` from a report without it).
+    #[serde(default)]
+    pub live_requested: Option<u64>,
+    /// The live GPUs pending pods ask for now.
+    #[serde(default)]
+    pub live_pending: Option<u64>,
+    /// The workloads the change moves, `ns/Kind/name held → after`.
+    #[serde(default)]
+    pub moved: Vec<String>,
 }
 
 impl CapacityFit {
-    /// `already over by 48 before this change; this change frees 16` — the fit before and after.
+    /// `117 of 112 placeable GPUs after this change syncs (now 101 requested + 0 pending, fits with
+    /// 11 spare); this change needs 16 more` — the fit before and after.
     pub fn verdict(&self) -> String {
         let change = match self.projected.cmp(&self.base_projected) {
             std::cmp::Ordering::Greater => {
@@ -217,11 +233,14 @@ impl CapacityFit {
                 format!("over by {}", need - self.placeable)
             }
         };
+        let now = match (self.live_requested, self.live_pending) {
+            (Some(r), Some(p)) => format!("{r} requested + {p} pending"),
+            _ => self.base_projected.to_string(),
+        };
         format!(
-            "{} of {} placeable GPUs needed (before this change {}, {}); {change}",
+            "{} of {} placeable GPUs after this change syncs (now {now}, {}); {change}",
             self.projected,
             self.placeable,
-            self.base_projected,
             if self.base_fits {
                 fit(self.base_projected)
             } else {

@@ -50,10 +50,15 @@ pub struct Desired {
     pub duplicates: Vec<DuplicateRow>,
     /// Problems with the repository as a whole.
     pub problems: Vec<String>,
-    /// Where the cluster's Namespace labels would name another tenant than Git's manifests do
-    /// (tenants resolve from the repository alone, offline or not).
+    /// Where the cluster's Namespace labels name another tenant than Git's manifests alone would
+    /// (with a live state, the cluster's labels decide; offline, Git's).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tenancy: Vec<ClusterOnlyTenant>,
+    /// Where each namespace of the desired workloads got its tenant: the cluster's Namespace
+    /// labels when the live state holds the namespace, else Git's Namespace object, else the
+    /// tenancy rules (a workload's own labels still come first).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tenant_sources: std::collections::BTreeMap<String, TenantSource>,
     /// Workload objects Git declares without GPUs: a live GPU workload that matches one has
     /// changed shape, it is not unmanaged.
     #[serde(skip)]
@@ -69,8 +74,21 @@ pub struct Desired {
     pub routing: Vec<crate::k8s::object::Object>,
 }
 
-/// A namespace whose tenant only the cluster's Namespace labels name: Git's workloads there count
-/// for `git` (the namespace's name, or what the repository says), the cluster would say `cluster`.
+/// Where a namespace's labels (and so its tenant, unless a workload names its own) come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TenantSource {
+    /// The live cluster's Namespace object.
+    Cluster,
+    /// The repository's Namespace object (no live state, or the cluster does not have it yet).
+    Git,
+    /// Neither: the tenancy rules' fallback (the namespace's name by default).
+    Rules,
+}
+
+/// A namespace where the cluster knows more than the repository: Git alone (offline) would name
+/// tenant `git`, the cluster's Namespace labels name `cluster` — the tenant its workloads count for
+/// whenever the live state is read.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ClusterOnlyTenant {
     pub namespace: String,
@@ -103,7 +121,8 @@ pub struct DesiredWorkloadRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct DesiredTenantRow {
     pub name: String,
-    pub gpus_declared: u64,
+    /// `null` when a workload's GPUs cannot be counted (a DRA claim: its `dra.uncounted` says why).
+    pub gpus_declared: Option<u64>,
     pub workloads: u64,
     pub apps: Vec<String>,
 }

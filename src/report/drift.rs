@@ -59,8 +59,8 @@ pub struct DriftRow {
     pub tenant: String,
     /// GPUs requested live (0 when missing).
     pub gpus: u64,
-    /// GPUs declared in Git (0 when unmanaged).
-    pub gpus_git: u64,
+    /// GPUs declared in Git (0 when unmanaged; `null` when a DRA claim's GPUs cannot be counted).
+    pub gpus_git: Option<u64>,
     /// The app that renders it from Git.
     pub app: Option<String>,
     /// The GitOps app the live object names in its tracking metadata (Argo CD, Flux).

@@ -61,6 +61,13 @@ pub struct Report {
     /// Serving headroom per serving workload, when a load test or a Prometheus was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub headroom: Option<Headroom>,
+    /// Deadline attainment of batch work that declares a deadline (`cost`, `drift`), when any
+    /// does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlines: Option<super::deadlines::Deadlines>,
+    /// Two configurations side by side (`cost --compare A B`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub compare: Option<super::compare::Compare>,
     /// Free GPUs per node and per GPU model, when asked (`inventory --by node`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub nodes: Option<super::nodes::NodeView>,
@@ -274,8 +281,9 @@ pub struct TenantRow {
     pub gpus_pending: u64,
     pub gpus_used: Option<u64>,
     pub gpu_equivalents_used: Option<f64>,
-    /// GPUs declared by the tenant's workload specs (what they ask for at full scale).
-    pub gpus_declared: u64,
+    /// GPUs declared by the tenant's workload specs (what they ask for at full scale); `null` when
+    /// one of its workloads' is (a DRA claim that cannot be counted: its `dra.uncounted` says why).
+    pub gpus_declared: Option<u64>,
     /// Share of the fleet's requested GPUs.
     pub share: Option<f64>,
     pub product_lines: Vec<String>,
@@ -318,8 +326,9 @@ pub struct WorkloadRow {
     /// Whole GPUs requested by the workload's bound pods.
     pub gpus: u64,
     pub gpus_pending: u64,
-    /// Whole GPUs the shape declares: Σ replicas × GPUs per replica.
-    pub gpus_declared: u64,
+    /// Whole GPUs the shape declares: Σ replicas × GPUs per replica; `null` when a DRA claim's
+    /// GPUs cannot be counted (`dra.uncounted` says why).
+    pub gpus_declared: Option<u64>,
     /// Busy GPUs of its pods, and their activity-weighted GPU-equivalents (`null` when unknown).
     pub gpus_used: Option<u64>,
     pub gpu_equivalents_used: Option<f64>,

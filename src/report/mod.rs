@@ -11,7 +11,9 @@
 //! roles, intent, the config's age), so every other layer may use it and it uses none of them.
 
 pub mod check;
+pub mod compare;
 pub mod cost;
+pub mod deadlines;
 pub mod desired;
 pub mod dra;
 pub mod drift;

@@ -15,6 +15,9 @@ pub struct PlanReport {
     pub kind: Kind,
     pub sources: Vec<String>,
     pub plan: Plan,
+    /// How the last runs of the cluster's batch work with a deadline did (`plan --pending`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub deadlines: Option<super::deadlines::Deadlines>,
 }
 
 /// What the plan optimises after meeting every deadline.

@@ -31,8 +31,8 @@
 use crate::k8s::gpus::{GpuResource, Gpus};
 use crate::k8s::object::{Body, Kind, Object};
 use crate::k8s::types::{
-    DynamoComponent, DynamoContainer, DynamoService, LabelMap, LwsSpec, PodTemplate, Predictor,
-    Text,
+    DynamoComponent, DynamoContainer, DynamoService, LabelMap, LwsSpec, PodResourceClaim, PodSpec,
+    PodTemplate, Predictor, Text,
 };
 use crate::util::sum::{self, Named, Overflow, TooLarge};
 
@@ -205,21 +205,21 @@ fn shape_of(
             let mut roles = Vec::new();
             if let Some(services) = &s.services {
                 for (name, svc) in services {
-                    let mut r = dynamo_service_role(name, svc)?;
+                    let mut r = dynamo_service_role(name, svc, rule)?;
                     r.autoscaled = planner || svc.scaled_by_adapter();
                     roles.push(r);
                 }
             }
             if let Some(components) = &s.components {
                 for c in components {
-                    let mut r = dynamo_component_role(c)?;
+                    let mut r = dynamo_component_role(c, rule)?;
                     r.autoscaled = planner || c.scaling_adapter.as_ref().is_some_and(|a| a.enabled);
                     roles.push(r);
                 }
             }
             GpuShape::new(roles)
         }
-        Body::InferenceService(s) => GpuShape::new(vec![predictor_role(&s.predictor)?]),
+        Body::InferenceService(s) => GpuShape::new(vec![predictor_role(&s.predictor, rule)?]),
         Body::Raw(spec) if obj.typed_kind() == Kind::Other => {
             return match crd_of(obj) {
                 Some(Crd::RayCluster) => crds::ray_cluster(spec, rule).map(Some),
@@ -326,7 +326,21 @@ fn dynamo_role_name(
         .to_string()
 }
 
-fn dynamo_service_role(name: &str, svc: &DynamoService) -> Result<Role, TooLarge> {
+/// A pod spec holding only `claims`: the DRA claims of a CRD's pod fields that embed a PodSpec
+/// inline (Dynamo's `extraPodSpec` and component pod templates, KServe's predictor), for
+/// [`PodRule::with`] to add to the GPUs the CRD's own fields declare.
+fn claims_only(claims: &[PodResourceClaim]) -> PodSpec {
+    PodSpec {
+        resource_claims: claims.to_vec(),
+        ..PodSpec::default()
+    }
+}
+
+fn dynamo_service_role(
+    name: &str,
+    svc: &DynamoService,
+    rule: PodRule<'_, '_>,
+) -> Result<Role, TooLarge> {
     let res = &svc.resources;
     // `resources.gpu` is a count of `gpuType` (default nvidia.com/gpu); MIG or shared types are not
     // whole GPUs. Without it, the main container's own resources are the fallback.
@@ -340,11 +354,12 @@ fn dynamo_service_role(name: &str, svc: &DynamoService) -> Result<Role, TooLarge
         .filter(|_| whole_type(&res.requests.gpu_type))
         .or(res.limits.gpu.filter(|_| whole_type(&res.limits.gpu_type)))
         .map(|g| g.0);
-    let gpus = match (declared, &svc.extra_pod_spec.main_container) {
-        (Some(g), _) => g,
-        (None, Some(c)) => container_request(&c.resources).whole,
-        (None, None) => 0,
+    let request = match (declared, &svc.extra_pod_spec.main_container) {
+        (Some(g), _) => Gpus::whole(g),
+        (None, Some(c)) => container_request(&c.resources),
+        (None, None) => Gpus::default(),
     };
+    let pod = rule.with(request, &claims_only(&svc.extra_pod_spec.resource_claims))?;
     let nodes = svc
         .multinode
         .as_ref()
@@ -359,14 +374,15 @@ fn dynamo_service_role(name: &str, svc: &DynamoService) -> Result<Role, TooLarge
             name,
         ),
         replicas: svc.replicas.unwrap_or(1),
-        gpus_per_replica: sum::mul(gpus, nodes)?,
+        // A multi-node replica is a pod per node, each with its own claims.
+        gpus_per_replica: sum::mul(pod.whole, nodes)?,
         nodes_per_replica: nodes,
         autoscaled: false,
-        devices: DeviceDetail::default(),
+        devices: pod.detail.scaled(nodes)?,
     })
 }
 
-fn dynamo_component_role(c: &DynamoComponent) -> Result<Role, TooLarge> {
+fn dynamo_component_role(c: &DynamoComponent, rule: PodRule<'_, '_>) -> Result<Role, TooLarge> {
     let spec = &c.pod_template.spec;
     let gpus: Gpus = pod_request_parts(
         spec.containers
@@ -375,6 +391,7 @@ fn dynamo_component_role(c: &DynamoComponent) -> Result<Role, TooLarge> {
         &spec.init_containers,
         &Default::default(),
     )?;
+    let pod = rule.with(gpus, &claims_only(&spec.resource_claims))?;
     let main = spec.containers.iter().find(|c| c.name == "main");
     let nodes = c
         .multinode
@@ -387,14 +404,14 @@ fn dynamo_component_role(c: &DynamoComponent) -> Result<Role, TooLarge> {
     Ok(Role {
         name: dynamo_role_name(sub, main, type_, &c.name),
         replicas: c.replicas.unwrap_or(1),
-        gpus_per_replica: sum::mul(gpus.whole, nodes)?,
+        gpus_per_replica: sum::mul(pod.whole, nodes)?,
         nodes_per_replica: nodes,
         autoscaled: false,
-        devices: DeviceDetail::default(),
+        devices: pod.detail.scaled(nodes)?,
     })
 }
 
-fn predictor_role(p: &Predictor) -> Result<Role, TooLarge> {
+fn predictor_role(p: &Predictor, rule: PodRule<'_, '_>) -> Result<Role, TooLarge> {
     let replicas = p.min_replicas.unwrap_or(1);
     if let Some(w) = &p.worker_spec {
         let pp = w.pipeline_parallel_size.unwrap_or(1).max(1);
@@ -432,13 +449,14 @@ fn predictor_role(p: &Predictor) -> Result<Role, TooLarge> {
     for c in &p.containers {
         gpus.add(&container_request(&c.resources))?;
     }
+    let pod = rule.with(gpus, &claims_only(&p.resource_claims))?;
     Ok(Role {
         name: "predictor".into(),
         replicas,
-        gpus_per_replica: gpus.whole,
+        gpus_per_replica: pod.whole,
         nodes_per_replica: 1,
         autoscaled: false,
-        devices: DeviceDetail::default(),
+        devices: pod.detail,
     })
 }
 
@@ -990,6 +1008,36 @@ spec:
                 ("nvidia.com/mig-3g.20gb".to_string(), 4)
             ])
         );
+    }
+
+    #[test]
+    fn claims_in_dynamo_graphs_and_inference_services_count() {
+        // v1alpha1: `extraPodSpec` embeds a PodSpec; a two-node replica is two pods, two claims.
+        let g = format!(
+            "apiVersion: nvidia.com/v1alpha1\nkind: DynamoGraphDeployment\nmetadata: {{name: g}}\nspec:\n  services:\n    decode:\n      componentType: worker\n      subComponentType: decode\n      replicas: 3\n      multinode: {{nodeCount: 2}}\n      extraPodSpec:\n        mainContainer: {{name: main, resources: {{claims: [{{name: gpu}}]}}}}\n        resourceClaims: [{{name: gpu, resourceClaimTemplateName: two-gpus}}]\n{TEMPLATES}"
+        );
+        let s = with_context(&g);
+        assert_eq!(s.to_string(), "decode 3×4 (2 nodes each) = 12");
+        assert_eq!(s.devices.gpus_from_claims, 12);
+        // v1beta1: a component's pod template; MIG slices by profile, never whole GPUs.
+        let c = format!(
+            "apiVersion: nvidia.com/v1beta1\nkind: DynamoGraphDeployment\nmetadata: {{name: g}}\nspec:\n  components:\n  - name: worker\n    type: decode\n    replicas: 2\n    podTemplate:\n      spec:\n        containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: 1}}}}}}]\n        resourceClaims: [{{name: m, resourceClaimTemplateName: migs}}]\n{TEMPLATES}"
+        );
+        let s = with_context(&c);
+        assert_eq!(s.total(), Ok(2));
+        assert_eq!(s.devices.gpus_from_claims, 0);
+        assert_eq!(s.devices.other.get("nvidia.com/mig-1g.5gb"), Some(&4));
+        // KServe: the predictor embeds a PodSpec inline.
+        let i = format!(
+            "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {{name: i}}\nspec:\n  predictor:\n    minReplicas: 2\n    model:\n      modelFormat: {{name: huggingface}}\n      resources: {{claims: [{{name: gpu}}]}}\n    resourceClaims: [{{name: gpu, resourceClaimTemplateName: two-gpus}}]\n{TEMPLATES}"
+        );
+        let s = with_context(&i);
+        assert_eq!(s.total(), Ok(4));
+        assert_eq!(s.devices.gpus_from_claims, 4);
+        // The template not in the input: unknown, never zero.
+        let alone = read_str(&i, "t").unwrap();
+        let s = declared_shape(&alone[0]).unwrap().unwrap();
+        assert!(s.declares_gpus() && !s.devices.unknown.is_empty());
     }
 
     #[test]

@@ -202,6 +202,15 @@ impl GpuShape {
         sum::add(self.total().ok()?, self.devices.gpus_more).ok()
     }
 
+    /// The whole GPUs it declares: [`GpuShape::total`], or `None` when a DRA claim's GPUs cannot be
+    /// counted (`devices.unknown` says why) — unknown, never the smaller figure.
+    pub fn declared(&self) -> Result<Option<u64>, TooLarge> {
+        if !self.devices.unknown.is_empty() {
+            return Ok(None);
+        }
+        self.total().map(Some)
+    }
+
     /// Σ replicas × GPUs per replica, checked. Shapes read from an object were checked when it was
     /// read ([`check`]), so for them this never fails.
     pub fn total(&self) -> Result<u64, TooLarge> {

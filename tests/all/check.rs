@@ -141,8 +141,10 @@ fn drift_resolved_and_introduced_and_the_capacity_gate() {
     );
     // The model the change adds is missing only until it syncs: the change, not drift.
     assert_eq!(c["drift_introduced"], serde_json::json!([]));
-    // 166 desired + 2 held by unmanaged workloads against 112 placeable.
-    assert_eq!(c["capacity"]["projected"], 168);
+    // The cluster now (101 requested + 16 pending), llama +16 by its reshape, the adopted
+    // fine-tune as it runs (8), the added model +8, the parked model (holding nothing) nothing.
+    assert_eq!(c["capacity"]["base_projected"], 117);
+    assert_eq!(c["capacity"]["projected"], 141);
     assert_eq!(c["capacity"]["fits"], false);
     let gates: Vec<(String, bool)> = c["gates"]
         .as_array()
@@ -538,10 +540,11 @@ fn the_capacity_gate_judges_the_change_not_the_fleet() {
     };
     let (code, cap, why) = gate("shrink");
     assert_eq!(code, Some(0), "{why}");
-    assert_eq!(cap["fits"], false);
+    // Now 101 requested + 16 pending of 112: over by 5; the shrink frees 16 of what llama runs.
+    assert_eq!(cap["fits"], true);
     assert_eq!(cap["base_fits"], false);
     assert!(
-        why.as_str().unwrap().contains("already over by")
+        why.as_str().unwrap().contains("already over by 5")
             && why.as_str().unwrap().contains("this change frees 16"),
         "{why}"
     );
@@ -552,32 +555,67 @@ fn the_capacity_gate_judges_the_change_not_the_fleet() {
     assert!(why.as_str().unwrap().contains("this change needs"), "{why}");
 }
 
-/// The same change is attributed to the same tenants offline and with a snapshot: tenants come
-/// from Git's manifests alone, and the namespaces whose tenant only the cluster's labels name are
-/// listed (the snapshot labels llm-prod `tenant: chat`; the repository declares no Namespace).
+/// Tenancy has one resolution: with the live state, the cluster's Namespace labels (as `inventory`
+/// and `drift` resolve them); offline, Git's Namespace objects and the tenancy rules. The live
+/// check says in one line where the cluster knows more than Git alone.
 #[test]
-fn tenants_do_not_depend_on_which_inputs_were_given() {
+fn tenants_come_from_the_cluster_when_it_is_read_and_from_git_otherwise() {
     let r = repo_with_feature_branch();
     let snapshot = fixture("tests/fixtures/drift/cluster.yaml");
     let (_, offline, err) = check(&r, &[]);
     assert!(offline["check"]["tenancy"].is_null(), "{err}");
     let (_, live, err) = check(&r, &["--snapshot", snapshot.to_str().unwrap()]);
+    let tenant_of = |j: &Value, name: &str| {
+        j["check"]["reshaped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|w| w["name"] == name)
+            .map(|w| w["tenant"].clone())
+    };
+    // llm-prod carries `tenant: chat` in the cluster only.
     assert_eq!(
-        offline["check"]["tenants"], live["check"]["tenants"],
+        tenant_of(&offline, "llama"),
+        Some("llm-prod".into()),
         "{err}"
     );
-    assert_eq!(
-        offline["check"]["summary"]
-            .as_str()
+    assert_eq!(tenant_of(&live, "llama"), Some("chat".into()), "{err}");
+    let names = |j: &Value| -> Vec<String> {
+        j["check"]["tenants"]
+            .as_array()
             .unwrap()
-            .split("; ")
-            .nth(1),
-        live["check"]["summary"]
-            .as_str()
-            .unwrap()
-            .split("; ")
-            .nth(1),
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(
+        names(&live).contains(&"chat".to_string()),
+        "{:?}",
+        names(&live)
     );
+    assert!(!names(&live).contains(&"llm-prod".to_string()));
+    assert!(names(&offline).contains(&"llm-prod".to_string()));
+    // The inventory of the same snapshot names the same tenant.
+    let inv = gpuledger(r.path())
+        .args([
+            "inventory",
+            "--snapshot",
+            snapshot.to_str().unwrap(),
+            "--format",
+            "json",
+        ])
+        .output()
+        .unwrap();
+    let inv: Value = serde_json::from_slice(&inv.stdout).unwrap();
+    let llama = inv["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["namespace"] == "llm-prod" && w["name"] == "llama")
+        .unwrap();
+    assert_eq!(llama["tenant"], "chat");
+    assert_eq!(live["check"]["tenant_sources"]["llm-prod"], "cluster");
+    assert_eq!(offline["check"]["tenant_sources"]["llm-prod"], "rules");
     let notes = live["check"]["tenancy"].as_array().unwrap();
     assert!(
         notes.iter().any(|n| n["namespace"] == "llm-prod"
@@ -585,7 +623,7 @@ fn tenants_do_not_depend_on_which_inputs_were_given() {
             && n["cluster"] == "chat"),
         "{notes:?}"
     );
-    // Said in the human report too.
+    // Said in the human report, in one line.
     let out = gpuledger(r.path())
         .args([
             "check", "--repo", ".", "--base", "main", "--head", "feature",
@@ -599,7 +637,17 @@ fn tenants_do_not_depend_on_which_inputs_were_given() {
         .output()
         .unwrap();
     let md = String::from_utf8_lossy(&out.stdout);
-    assert!(md.contains("llm-prod (chat)"), "{md}");
+    let line: Vec<&str> = md.lines().filter(|l| l.contains("Tenants: ")).collect();
+    assert_eq!(line.len(), 1, "{md}");
+    assert!(
+        line[0].contains("from the cluster's Namespace labels for"),
+        "{md}"
+    );
+    assert!(
+        line[0].contains("llm-prod (chat; Git alone: llm-prod)"),
+        "{md}"
+    );
+    assert!(!md.contains("Declare those Namespaces"), "{md}");
 }
 
 /// A workload reshaped by an overlay points at the overlay the change touched, not only at the

@@ -484,7 +484,7 @@ const CORPUS: &[(&str, &[&str], &str)] = &[
     (
         "memory-sharing.yaml",
         &[
-            "gpu-share-memory/Deployment/memory-sharing 0/null gpu.nvidia.com (shared capacity)=2 uncounted",
+            "gpu-share-memory/Deployment/memory-sharing null/null gpu.nvidia.com (shared capacity)=2 uncounted",
         ],
         "a share of a GPU's memory: whole GPUs unknown",
     ),
@@ -645,6 +645,38 @@ fn a_claim_template_in_git_is_compared_with_the_live_claims() {
     let missing = &d["missing"][0];
     assert_eq!(missing["name"], "sweep");
     assert_eq!(missing["git_shape"], "unknown GPUs (DRA: see uncounted)");
+    assert!(missing["gpus_git"].is_null(), "{missing}");
+    // So is every sum it is part of: the workload's, its tenant's and the repository's declared
+    // GPUs are null with why, never the smaller figure.
+    let out = gpuledger(r.path())
+        .args(["render", "--repo", ".", "--format", "json"])
+        .output()
+        .unwrap();
+    let r = json(&String::from_utf8_lossy(&out.stdout));
+    let desired = &r["desired"];
+    let sweep = desired["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "sweep")
+        .unwrap();
+    assert!(sweep["gpus_declared"].is_null(), "{sweep}");
+    let tenant = desired["tenants"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == sweep["tenant"])
+        .unwrap();
+    assert!(tenant["gpus_declared"].is_null(), "{tenant}");
+    assert!(
+        desired["gpus_declared"].is_null(),
+        "{}",
+        desired["gpus_declared"]
+    );
+    let why = desired["unknown"]["gpus_declared"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(why.contains("ml/Job/sweep"), "{why}");
     // The web pods use the shared claim: they are its consumers, not unmanaged GPU workloads.
     assert!(
         !ids("unmanaged").iter().any(|x| x.contains("web")),
@@ -762,4 +794,109 @@ fn the_planners_pool_counts_slice_gpus_and_claimed_gpus() {
         "{}",
         r["sources"]
     );
+}
+
+/// Several clusters through several contexts: the fleet's DRA figures are the sum of each
+/// cluster's, its nodes and what could not be counted name their cluster, and a device-plugin
+/// cluster adds GPUs but nothing through DRA.
+#[test]
+fn several_clusters_add_their_dra_figures() {
+    let emus = [
+        (
+            "a",
+            Emulator::start(EmulatorOptions::snapshot(fixture(CLUSTER))),
+        ),
+        (
+            "b",
+            Emulator::start(EmulatorOptions::snapshot(fixture(CLUSTER))),
+        ),
+        (
+            "dp",
+            Emulator::start(EmulatorOptions::snapshot(fixture(
+                "tests/fixtures/drift/cluster.yaml",
+            ))),
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let kc = dir.path().join("kubeconfig");
+    let (mut clusters, mut contexts) = (String::new(), String::new());
+    for (name, emu) in &emus {
+        clusters.push_str(&format!(
+            "- {{name: {name}, cluster: {{server: \"{}\"}}}}\n",
+            emu.url()
+        ));
+        contexts.push_str(&format!(
+            "- {{name: {name}, context: {{cluster: {name}, user: u}}}}\n"
+        ));
+    }
+    std::fs::write(
+        &kc,
+        format!(
+            "apiVersion: v1\nkind: Config\nclusters:\n{clusters}contexts:\n{contexts}current-context: a\nusers: [{{name: u, user: {{token: t}}}}]\n"
+        ),
+    )
+    .unwrap();
+    let out = gpuledger(&root())
+        .args(["inventory", "--format", "json", "--kubeconfig"])
+        .arg(&kc)
+        .args(["--context", "a", "--context", "b", "--context", "dp"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = json(&String::from_utf8(out.stdout).unwrap());
+    let alone = json(&snapshot_inventory(CLUSTER, "json"));
+    let dp = json(&snapshot_inventory(
+        "tests/fixtures/drift/cluster.yaml",
+        "json",
+    ));
+    assert!(dp["fleet"]["dra"].is_null(), "{}", dp["fleet"]["dra"]);
+    // Each cluster's section is that cluster read alone.
+    assert_eq!(r["clusters"][0]["fleet"]["dra"], alone["fleet"]["dra"]);
+    assert_eq!(r["clusters"][1]["fleet"]["dra"], alone["fleet"]["dra"]);
+    let (d, one) = (&r["fleet"]["dra"], &alone["fleet"]["dra"]);
+    for k in [
+        "capacity_from_slices",
+        "allocatable_from_slices",
+        "placeable_from_slices",
+        "requested_from_claims",
+        "pending_from_claims",
+        "claims",
+        "claims_allocated",
+    ] {
+        assert_eq!(d[k], 2 * one[k].as_u64().unwrap(), "{k}");
+    }
+    assert_eq!(
+        d["nodes_from_slices"],
+        serde_json::json!([
+            "a/n-all", "a/n-dra", "a/n-mig", "b/n-all", "b/n-dra", "b/n-mig"
+        ])
+    );
+    let uncounted: Vec<&str> = d["uncounted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u.as_str().unwrap())
+        .collect();
+    assert_eq!(uncounted.len(), 2, "{uncounted:?}");
+    assert!(uncounted[0].starts_with("a: ") && uncounted[1].starts_with("b: "));
+    assert!(uncounted.iter().all(|u| u.contains("node n-mig")));
+    // The fleet's GPUs: both DRA clusters and the device-plugin one.
+    for k in ["capacity", "requested", "pending"] {
+        let want = 2 * alone["fleet"]["gpus"][k].as_u64().unwrap()
+            + dp["fleet"]["gpus"][k].as_u64().unwrap();
+        assert_eq!(r["fleet"]["gpus"][k], want, "{k}");
+    }
+    // The shared claim is one allocation per cluster, and says which.
+    let shared: Vec<(&str, u64)> = r["workloads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| w["name"] == "shared-gpu")
+        .map(|w| (w["cluster"].as_str().unwrap(), w["gpus"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(shared, [("a", 1), ("b", 1)]);
 }

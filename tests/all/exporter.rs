@@ -419,11 +419,17 @@ fn a_failed_refresh_keeps_the_last_good_report_and_says_it_is_stale() {
         "/metrics",
     ));
     assert_eq!(first["gpuledger_exporter_last_refresh_success"], 1.0);
-    // The API server goes away: the next refreshes fail.
+    // The API server goes away: the next refreshes fail (the broken watch says so at once; the
+    // report then ages).
     drop(emu);
     let after = samples(&serve.wait_for(
         Duration::from_secs(60),
-        |b| b.contains("gpuledger_exporter_last_refresh_success 0"),
+        |b| {
+            b.contains("gpuledger_exporter_last_refresh_success 0")
+                && samples(b)
+                    .get("gpuledger_exporter_report_age_seconds")
+                    .is_some_and(|age| *age >= 1.0)
+        },
         "/metrics",
     ));
     assert!(after["gpuledger_exporter_refreshes_total{result=\"failure\"}"] >= 1.0);

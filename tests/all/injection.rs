@@ -311,76 +311,367 @@ fn structure(md: &str) -> Vec<String> {
         .collect()
 }
 
-/// Issue 34, item 6: names from the cluster carrying HTML, comments, headings, mentions and table
-/// breakers change no block of the inventory or the drift report: the hostile run has exactly the
-/// block structure (every `<details>`, table, heading and list) of the same run with plain names.
+/// Markup a hostile name or text carries: a `<details>` closed and another opened, a comment, a
+/// mention, a reference, a code span, a table breaker and a heading marker.
+const HOSTILE: &str = "x</details><details><summary>y</summary> <!-- c --> @octo #1 `z` | w ## h";
+
+/// The same markup in a name: Kubernetes names are at most 63 characters, and gpuledger keeps no
+/// more of one (a longer one from OpenCost would then name another namespace).
+const HOSTILE_NAME: &str = "x</details><details><summary>y</summary><!--c-->@o #1`z`|w";
+
+/// The same markup as one path segment (no `/`): opening tags that a raw value would leave open.
+const HOSTILE_SEGMENT: &str = "x<details><summary>y<b>z <!-- c --> @octo #1 `z` | w ## h";
+
+/// Asserts that `attacked` (a report with hostile values) has the block structure of `plain` (the
+/// same report with plain values in their place): the same blocks that hold others (every
+/// `<details>`, table, heading, quote and list; rows and cells may differ), no HTML from a value,
+/// and as many `<details>` closed as opened. `shown` is how the hostile text appears escaped.
+fn assert_same_structure(what: &str, plain: &str, attacked: &str, shown: &str) {
+    assert!(
+        attacked.contains(shown),
+        "{what}: no {shown:?} in\n{attacked}"
+    );
+    let outline = |md: &str| -> Vec<String> {
+        structure(md)
+            .into_iter()
+            // The writer's own marker (a comment or issue body's first line) carries hashes of
+            // the content.
+            .map(|e| match e.strip_prefix("html <!-- gpuledger:") {
+                Some(rest) => format!("marker {}", rest.split(' ').next().unwrap_or_default()),
+                None => e,
+            })
+            .filter(|e| {
+                e.starts_with("html ")
+                    || e.starts_with("marker ")
+                    || ["Heading", "Table", "CodeBlock", "BlockQuote", "List"]
+                        .contains(&e.trim_start_matches('/'))
+            })
+            .collect()
+    };
+    let (a, b) = (outline(plain), outline(attacked));
+    let first = a.iter().zip(&b).position(|(x, y)| x != y);
+    assert_eq!(
+        a,
+        b,
+        "{what}: first difference at {first:?}: {:?} / {:?}\n{attacked}",
+        first.map(|i| &a[i.saturating_sub(3)..(i + 3).min(a.len())]),
+        first.map(|i| &b[i.saturating_sub(3)..(i + 3).min(b.len())]),
+    );
+    let html: Vec<&String> = b.iter().filter(|e| e.starts_with("html")).collect();
+    assert!(
+        html.iter()
+            .all(|h| !h.contains("<!--") && !h.contains("summary>y") && !h.contains("<b>")),
+        "{what}: {html:?}"
+    );
+    assert_eq!(
+        html.iter().filter(|e| e.contains("<details>")).count(),
+        html.iter().filter(|e| e.contains("</details>")).count(),
+        "{what}: {html:?}"
+    );
+}
+
+/// What a command printed, which must be a report.
+fn stdout(out: Output) -> String {
+    let (stdout, stderr) = streams(&out);
+    assert!(!stdout.is_empty(), "no report: {stderr}");
+    stdout
+}
+
+/// Issue 34, item 6: names from the cluster and texts from the configuration (acceptance reasons
+/// and owners) carrying HTML, comments, headings, mentions and table breakers change no block of
+/// the inventory, the drift report or the drift issue: the hostile run has exactly the block structure of the same
+/// run with plain names.
 #[test]
 fn hostile_names_never_change_the_structure_of_a_report() {
     let fixture_text =
         std::fs::read_to_string(fixture("tests/fixtures/drift/cluster.yaml")).unwrap();
-    // The same namespace renamed twice: plainly, and with every kind of markup in the name.
+    let config =
+        std::fs::read_to_string(fixture("tests/fixtures/drift/repo/.gpuledger.yaml")).unwrap();
+    // The same namespace renamed twice: plainly, and with every kind of markup in the name; the
+    // configuration's reasons and owners likewise.
     let named = |name: &str| {
         fixture_text
-            .replace("name: llm-prod", &format!("name: {name}"))
-            .replace("namespace: llm-prod", &format!("namespace: {name}"))
+            .replace("name: llm-prod", &format!("name: \"{name}\""))
+            .replace("namespace: llm-prod", &format!("namespace: \"{name}\""))
     };
-    let clean = named("x-plain");
-    let hostile =
-        named("\"x</details><details><summary>y</summary> <!-- c --> @octo #1 `z` | w ## h\"");
-    assert_ne!(clean, hostile);
-    let r = Repo::new();
-    super::drift::copy_dir(&fixture("tests/fixtures/drift/repo"), r.path());
-    r.commit_at("gitops", "2026-11-30T09:00:00Z");
+    let configured = |text: &str| {
+        config
+            .replace("reason: ", &format!("reason: \"{text}\" # "))
+            .replace("owner: \"@perf-team\"", &format!("owner: \"{text}\""))
+    };
     let dir = tempfile::tempdir().unwrap();
-    let run = |snapshot: &str, args: &[&str]| {
+    let run = |name: &str, text: &str, args: &[&str]| {
+        let r = Repo::new();
+        super::drift::copy_dir(&fixture("tests/fixtures/drift/repo"), r.path());
+        r.write(".gpuledger.yaml", &configured(text));
+        r.commit_at("gitops", "2026-11-30T09:00:00Z");
         let file = dir.path().join("cluster.yaml");
-        std::fs::write(&file, snapshot).unwrap();
-        let out = gpuledger(r.path())
-            .args(args)
-            .args(["--format", "markdown", "--now", "2026-11-30", "--snapshot"])
-            .arg(&file)
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap()
+        std::fs::write(&file, named(name)).unwrap();
+        stdout(
+            gpuledger(r.path())
+                .args(args)
+                .args(["--now", "2026-11-30", "--snapshot"])
+                .arg(&file)
+                .output()
+                .unwrap(),
+        )
     };
-    for args in [&["inventory"][..], &["drift", "--repo", "."][..]] {
-        let (plain, attacked) = (run(&clean, args), run(&hostile, args));
-        assert!(
-            attacked.contains("&lt;/details&gt;"),
-            "{args:?}: {attacked}"
-        );
-        // The blocks that hold others (rows and cells may differ: the renamed namespace may
-        // resolve to another tenant).
-        let outline = |md: &str| -> Vec<String> {
-            structure(md)
-                .into_iter()
-                .filter(|e| {
-                    e.starts_with("html ")
-                        || ["Heading", "Table", "CodeBlock", "BlockQuote", "List"]
-                            .contains(&e.trim_start_matches('/'))
-                })
-                .collect()
-        };
-        let (a, b) = (outline(&plain), outline(&attacked));
-        let first = a.iter().zip(&b).position(|(x, y)| x != y);
-        assert_eq!(
-            a,
-            b,
-            "{args:?}: first difference at {first:?}: {:?} / {:?}\n{attacked}",
-            first.map(|i| &a[i.saturating_sub(3)..(i + 3).min(a.len())]),
-            first.map(|i| &b[i.saturating_sub(3)..(i + 3).min(b.len())]),
-        );
-        let html = b.iter().filter(|e| e.starts_with("html")).count();
-        assert!(
-            b.iter()
-                .filter(|e| e.starts_with("html"))
-                .all(|h| !h.contains("<!--") && !h.contains("summary>y")),
-            "{args:?}: {b:?}"
-        );
-        assert_eq!(
-            b.iter().filter(|e| e.contains("<details>")).count(),
-            b.iter().filter(|e| e.contains("</details>")).count(),
-            "{args:?}: {html} html"
+    // What shows that the value reached the report: the name in both, and in the drift report the
+    // configuration's texts (an expired rule's reason is quoted).
+    for (args, shown) in [
+        (
+            &["inventory", "--format", "markdown"][..],
+            "&lt;/details&gt;",
+        ),
+        (
+            &["drift", "--repo", ".", "--format", "markdown"][..],
+            "&lt;!-- c --&gt;",
+        ),
+        // The drift issue's body, as `github issue` would post it.
+        (
+            &[
+                "github",
+                "issue",
+                "--scope",
+                "s",
+                "--dry-run",
+                "--github-repo",
+                "acme/gitops",
+            ][..],
+            "&lt;!-- c --&gt;",
+        ),
+    ] {
+        assert_same_structure(
+            &format!("{args:?}"),
+            &run("x-plain", "plain text", args),
+            &run(HOSTILE_NAME, HOSTILE, args),
+            shown,
         );
     }
+}
+
+/// A repository whose directory, manifest names, namespace and tenant label carry markup, with a
+/// kustomization whose error quotes its path: `main` has one plain app, `feature` adds these.
+fn hostile_repo(name: &str, segment: &str) -> Repo {
+    let r = Repo::new();
+    r.write(
+        "apps/plain/deploy.yaml",
+        &super::render::deployment("plain", 1, 1)
+            .replace("name: plain", "name: plain\n  namespace: serve"),
+    )
+    .commit("plain");
+    r.git(&["checkout", "-q", "-b", "feature"]);
+    r.write(
+        &format!("apps/{segment}/deploy.yaml"),
+        &super::render::deployment("n", 2, 4).replace(
+            "name: n\n",
+            &format!(
+                "name: \"{name}\"\n  namespace: \"{name}\"\n  labels: {{tenant: \"{name}\"}}\n  annotations: {{team: \"{name}\"}}\n"
+            ),
+        ),
+    )
+    .write(
+        &format!("broken/{segment}/kustomization.yaml"),
+        &format!("resources: [\"{segment}.yaml\"]\n"),
+    )
+    .commit("feature");
+    r.git(&["checkout", "-q", "main"]);
+    r
+}
+
+/// The pull-request comment (`check`) and `render`, from a repository whose paths, names, labels
+/// and annotations carry markup.
+#[test]
+fn hostile_repository_text_never_changes_the_structure_of_check_or_render() {
+    let (plain, attacked) = (
+        hostile_repo("x-plain", "x-plain"),
+        hostile_repo(HOSTILE_NAME, HOSTILE_SEGMENT),
+    );
+    let run = |r: &Repo, args: &[&str]| {
+        stdout(
+            gpuledger(r.path())
+                .args(args)
+                .args(["--format", "markdown"])
+                .output()
+                .unwrap(),
+        )
+    };
+    for args in [
+        &[
+            "check",
+            "--repo",
+            ".",
+            "--base",
+            "main",
+            "--head",
+            "feature",
+            "--now",
+            "2026-11-30",
+        ][..],
+        &["render", "--repo", ".", "--ref", "feature"][..],
+    ] {
+        let (p, a) = (run(&plain, args), run(&attacked, args));
+        assert_same_structure(&format!("{args:?}"), &p, &a, "&lt;/details&gt;");
+        assert_same_structure(&format!("{args:?}"), &p, &a, "&lt;summary&gt;y&lt;b&gt;");
+    }
+}
+
+/// `headroom`, `plan` and `cost`, with a namespace (headroom, cost) or a job (plan) renamed plainly
+/// and with markup.
+#[test]
+fn hostile_names_never_change_the_structure_of_headroom_plan_or_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: String| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let read = |p: &str| std::fs::read_to_string(fixture(p)).unwrap();
+    let headroom = |name: &str| {
+        let cluster = write(
+            "headroom.yaml",
+            read("fixtures/headroom/cluster.yaml")
+                .replace("namespace: serve", &format!("namespace: \"{name}\"")),
+        );
+        stdout(
+            gpuledger(&fixture("."))
+                .args(["headroom", "--format", "markdown", "--snapshot"])
+                .arg(cluster)
+                .arg("--repo")
+                .arg(fixture("fixtures/headroom/repo"))
+                .output()
+                .unwrap(),
+        )
+    };
+    let plan = |name: &str| {
+        let seed = write(
+            "seed.yaml",
+            read("fixtures/plan/seed.yaml").replace("name: eval-a", &format!("name: \"{name}\"")),
+        );
+        stdout(
+            gpuledger(&fixture("."))
+                .args(["plan", "--jobs"])
+                .arg(seed)
+                .args(["--pool", "4", "--now", "2026-12-02T12:00:00Z"])
+                .args(["--format", "markdown"])
+                .output()
+                .unwrap(),
+        )
+    };
+    let cost = |name: &str| {
+        let json_name = serde_json::to_string(name).unwrap();
+        let renamed = |p: &str| {
+            read(p).replace(
+                "\"namespace\": \"eval\"",
+                &format!("\"namespace\": {json_name}"),
+            )
+        };
+        let oc = super::opencost_fake::OpenCost::start(&[(
+            "/allocation",
+            super::opencost_fake::Answer::ok(renamed(
+                "tests/fixtures/opencost/allocation-gen2.json",
+            )),
+        )]);
+        let cluster = write("cost.json", renamed("tests/fixtures/cost/cluster.json"));
+        stdout(
+            gpuledger(&fixture("."))
+                .args(["cost", "--snapshot"])
+                .arg(cluster)
+                .args(["--opencost", &oc.url(), "--window", "1h"])
+                .args(["--now", "2026-12-02T12:00:00Z", "--format", "markdown"])
+                .output()
+                .unwrap(),
+        )
+    };
+    for (what, run) in [
+        ("headroom", &headroom as &dyn Fn(&str) -> String),
+        ("plan", &plan),
+        ("cost", &cost),
+    ] {
+        assert_same_structure(
+            what,
+            &run("x-plain"),
+            &run(HOSTILE_NAME),
+            "&lt;/details&gt;",
+        );
+    }
+}
+
+/// `docs --check`, whose report quotes the document's file name and the stale values written in it.
+#[test]
+fn hostile_document_text_never_changes_the_structure_of_docs_check() {
+    let page = "# GPU capacity\n\
+        \n\
+        The fleet has <!-- gpuledger:fact fleet.gpus.placeable int -->VALUE<!-- /gpuledger:fact --> placeable GPUs.\n";
+    let run = |segment: &str, value: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join(format!("cap-{segment}.md")),
+            page.replace("VALUE", value),
+        )
+        .unwrap();
+        let out = gpuledger(&fixture("."))
+            .args(["docs", "--check", "--format", "markdown", "--repo"])
+            .arg(dir.path())
+            .args(["--snapshot", "fixtures/demo/cluster.yaml"])
+            .args(["--config", "fixtures/demo/.gpuledger.yaml"])
+            .output()
+            .unwrap();
+        stdout(out)
+    };
+    let value = "x</details><details><summary>y</summary> @octo #1 `z` | w ## h";
+    let (plain, attacked) = (run("x-plain", "x-plain"), run(HOSTILE_SEGMENT, value));
+    // The stale value, and the file's name.
+    assert_same_structure("docs --check", &plain, &attacked, "&lt;/details&gt;");
+    assert_same_structure(
+        "docs --check",
+        &plain,
+        &attacked,
+        "&lt;summary&gt;y&lt;b&gt;",
+    );
+}
+
+/// `trend`, whose tenants and product lines come from the cluster's namespace labels as the real
+/// Prometheus keeps them.
+#[test]
+fn hostile_labels_never_change_the_structure_of_trend() {
+    use super::prometheus_harness::{Prometheus, Series};
+    use super::trend::{ksm, ramp};
+    let run = |name: &str| {
+        let ramp = ramp(8.0);
+        let prom = Prometheus::start(&[
+            Series::cycling(
+                "kube_pod_container_resource_requests",
+                &ksm("chat-prod", "llm-0", "nvidia_com_gpu"),
+                &ramp,
+            ),
+            Series::new(
+                "kube_pod_container_resource_requests",
+                &ksm("search", "idx-0", "nvidia_com_gpu"),
+                8.0,
+            ),
+            Series::new(
+                "kube_namespace_labels",
+                &[
+                    ("namespace", "chat-prod"),
+                    ("label_tenant", name),
+                    ("label_product_line", name),
+                ],
+                1.0,
+            ),
+        ]);
+        stdout(
+            gpuledger(&fixture("."))
+                .args(["trend", "--prometheus", &prom.url()])
+                .args(["--window", "40m", "--step", "10m", "--format", "markdown"])
+                .output()
+                .unwrap(),
+        )
+    };
+    assert_same_structure(
+        "trend",
+        &run("x-plain"),
+        &run(HOSTILE_NAME),
+        "&lt;/details&gt;",
+    );
 }

@@ -339,7 +339,7 @@ fn snapshot_of_the_cluster_reads_back_the_same() {
     );
 }
 
-/// deploy/rbac.yaml grants exactly get and list on exactly the resources the code lists.
+/// deploy/rbac.yaml grants exactly get, list and watch on exactly the resources the code lists.
 #[test]
 fn rbac_matches_the_resources_the_code_reads() {
     use std::collections::BTreeSet;
@@ -359,7 +359,7 @@ fn rbac_matches_the_resources_the_code_reads() {
             .collect();
         assert_eq!(
             verbs,
-            BTreeSet::from(["get", "list"]),
+            BTreeSet::from(["get", "list", "watch"]),
             "read-only verbs only: {rule}"
         );
         for g in rule["apiGroups"].as_array().unwrap() {

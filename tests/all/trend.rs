@@ -9,13 +9,13 @@ use super::support::{gpuledger, root};
 
 /// A ramp over the history: `base + 2 × (minute / 10)`, so the 10-minute steps read 10, 12, 14,
 /// 16, 16 for base 8 (the last step falls on minute 49).
-fn ramp(base: f64) -> Vec<f64> {
+pub(super) fn ramp(base: f64) -> Vec<f64> {
     (0..HISTORY_MINUTES)
         .map(|i| base + 2.0 * (i / 10) as f64)
         .collect()
 }
 
-fn ksm<'a>(ns: &'a str, pod: &'a str, resource: &'a str) -> Vec<(&'a str, &'a str)> {
+pub(super) fn ksm<'a>(ns: &'a str, pod: &'a str, resource: &'a str) -> Vec<(&'a str, &'a str)> {
     vec![
         ("namespace", ns),
         ("pod", pod),

@@ -7,8 +7,9 @@
 //! never), as typed lists whose items carry no `apiVersion`/`kind` (as the real server writes
 //! them), sorted by namespace/name; `limit`/`continue` pagination (optionally capped by a page
 //! size); equality label and field selectors; `meta.k8s.io/v1` `Table` (Name, Age) and
-//! `PartialObjectMetadata` responses; and errors as `Status` bodies: 404, 403 for resources marked
-//! forbidden (still discovered, as with RBAC), 405 for watches and writes, 410 for a bad
+//! `PartialObjectMetadata` responses; watches, with bookmarks, resourceVersions and 410 Expired,
+//! and changes made while it serves (kube_emulator_watch.rs); and errors as `Status` bodies: 404,
+//! 403 for resources marked forbidden (still discovered, as with RBAC), 405 for writes, 410 for a bad
 //! `continue` token, injected 503s (with `Retry-After: 0`) and latency, and the list faults of a
 //! server that breaks pagination ([`ListFault`]: pages that repeat items, a continue token that
 //! loops, tokens that expire). Aggregated discovery and
@@ -28,10 +29,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use http_body_util::Full;
 use hyper::body::{Bytes, Incoming};
 use hyper::{Request, Response};
 use serde_json::{Value, json};
+
+#[path = "kube_emulator_watch.rs"]
+mod watch;
 
 /// What to serve and which faults to inject.
 #[derive(Clone, Debug, Default)]
@@ -62,6 +65,8 @@ pub struct EmulatorOptions {
     pub alphabetical_keys: bool,
     /// A pagination fault on the lists of one resource (`plural`, any group).
     pub list_fault: Option<(String, ListFault)>,
+    /// How often a watch that allows bookmarks gets one; zero: every second.
+    pub bookmark_interval: Duration,
 }
 
 /// How a broken (or compacted) server paginates a resource's list.
@@ -126,6 +131,7 @@ pub struct Emulator {
     dir: tempfile::TempDir,
     kubeconfig: PathBuf,
     log: Arc<Mutex<Vec<RequestRecord>>>,
+    state: Arc<State>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -143,6 +149,7 @@ impl Emulator {
         let addr = listener.local_addr().map_err(|e| e.to_string())?;
         let log = Arc::new(Mutex::new(Vec::new()));
         let state = Arc::new(State::new(opts, addr, log.clone())?);
+        let served = state.clone();
         let dir = tempfile::Builder::new().prefix("kube-emulator").tempdir();
         let dir = dir.map_err(|e| e.to_string())?;
         let kubeconfig = dir.path().join("kubeconfig");
@@ -157,7 +164,7 @@ impl Emulator {
                     .enable_all()
                     .build()
                     .expect("tokio runtime");
-                rt.block_on(serve(listener, state, stopped));
+                rt.block_on(serve(listener, served, stopped));
                 // Dropping the runtime cancels the connection tasks still open.
             })
             .map_err(|e| e.to_string())?;
@@ -167,6 +174,7 @@ impl Emulator {
             dir,
             kubeconfig,
             log,
+            state,
             stop,
             thread,
         })
@@ -392,7 +400,7 @@ impl Resource {
     fn discovery(&self) -> Value {
         let mut r = json!({
             "name": self.plural, "singularName": self.kind.to_lowercase(),
-            "namespaced": self.namespaced, "kind": self.kind, "verbs": ["get", "list"],
+            "namespaced": self.namespaced, "kind": self.kind, "verbs": ["get", "list", "watch"],
         });
         if !self.short_names.is_empty() {
             r["shortNames"] = json!(self.short_names);
@@ -479,12 +487,28 @@ fn flatten(mut doc: Value, list: Option<(&str, &str)>, out: &mut Vec<Value>) {
     }
 }
 
-struct State {
+/// What changes while the emulator serves, behind one lock.
+struct Data {
     /// By (group, version, plural).
     resources: Resources,
+    /// The current resourceVersion: lists carry it, every change increments it.
+    rv: u64,
+    /// The changes watches from an older resourceVersion are replayed from, oldest first.
+    history: std::collections::VecDeque<Arc<watch::Change>>,
+    /// Changes at or below this resourceVersion are forgotten (compacted): a watch from an older
+    /// version is answered 410 Expired.
+    floor: u64,
+}
+
+struct State {
+    /// The objects, the resourceVersion and the history of changes watches are served from.
+    data: Mutex<Data>,
+    /// Every change, as it happens, to the open watches (sent while `data` is locked).
+    events: tokio::sync::broadcast::Sender<Arc<watch::Change>>,
+    /// Bumped to end every open watch (as an API server restart would).
+    watch_generation: tokio::sync::watch::Sender<u64>,
     opts: EmulatorOptions,
     addr: SocketAddr,
-    resource_version: String,
     /// Makes continue tokens of another emulator invalid here.
     instance: String,
     failures: Mutex<HashMap<String, u32>>,
@@ -633,9 +657,15 @@ impl State {
             .map_or(0, |d| d.as_nanos());
         let rv = if max_rv > 0 { max_rv + 1 } else { 12345 };
         Ok(State {
-            resources,
+            data: Mutex::new(Data {
+                resources,
+                rv,
+                history: std::collections::VecDeque::new(),
+                floor: 0,
+            }),
+            events: tokio::sync::broadcast::channel(watch::CHANNEL).0,
+            watch_generation: tokio::sync::watch::channel(0).0,
             addr,
-            resource_version: rv.to_string(),
             instance: format!("{:x}", nanos ^ u128::from(addr.port())),
             failures: Mutex::new(HashMap::new()),
             fault_counts: Mutex::new((0, 0, 0)),
@@ -644,21 +674,35 @@ impl State {
         })
     }
 
-    async fn handle(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    async fn handle(self: Arc<Self>, req: Request<Incoming>) -> Response<watch::Body> {
+        use http_body_util::BodyExt as _;
         if !self.opts.latency.is_zero() {
             tokio::time::sleep(self.opts.latency).await;
         }
-        let (uri, method) = (req.uri(), req.method().as_str().to_owned());
+        let (parts, body) = req.into_parts();
+        let (uri, method) = (&parts.uri, parts.method.as_str().to_owned());
         let target = uri.path_and_query().map_or("/", |p| p.as_str()).to_owned();
-        let accept = req.headers().get("accept").and_then(|a| a.to_str().ok());
+        let accept = parts.headers.get("accept").and_then(|a| a.to_str().ok());
         let query = form_urlencoded::parse(uri.query().unwrap_or("").as_bytes()).into_owned();
         let r = Req {
             query: query.collect(),
             accept: accept.unwrap_or_default().to_owned(),
         };
-        let Reply(status, body, retry) = match method.as_str() {
-            "GET" => self.route(uri.path(), &r),
-            _ => Reply::method_not_allowed(),
+        let answer = match method.as_str() {
+            "GET" => match self.watch(uri.path(), &r) {
+                Some(watch) => watch,
+                None => watch::Answer::Reply(self.route(uri.path(), &r)),
+            },
+            "POST" if uri.path().starts_with("/emulator/") => {
+                let bytes = body.collect().await.map(|b| b.to_bytes());
+                let bytes = bytes.unwrap_or_default();
+                watch::Answer::Reply(self.control(uri.path(), &bytes))
+            }
+            _ => watch::Answer::Reply(Reply::method_not_allowed()),
+        };
+        let status = match &answer {
+            watch::Answer::Reply(Reply(status, ..)) => *status,
+            watch::Answer::Stream(_) => 200,
         };
         let record = RequestRecord {
             method,
@@ -673,19 +717,31 @@ impl State {
         let mut resp = Response::builder().status(status);
         resp = resp.header("Content-Type", "application/json");
         resp = resp.header("Cache-Control", "no-cache, private");
-        if retry {
-            resp = resp.header("Retry-After", "0");
-        }
-        let text = if self.opts.alphabetical_keys {
-            body.to_string()
-        } else {
-            api_server_order(&body)
+        let body = match answer {
+            watch::Answer::Stream(rx) => watch::Body::stream(rx),
+            watch::Answer::Reply(Reply(_, body, retry)) => {
+                if retry {
+                    resp = resp.header("Retry-After", "0");
+                }
+                watch::Body::full(Bytes::from(self.encode(&body)))
+            }
         };
-        resp.body(Full::new(Bytes::from(text))).expect("response")
+        resp.body(body).expect("response")
+    }
+
+    /// A value as this emulator writes JSON ([`EmulatorOptions::alphabetical_keys`]).
+    fn encode(&self, v: &Value) -> String {
+        if self.opts.alphabetical_keys {
+            v.to_string()
+        } else {
+            api_server_order(v)
+        }
     }
 
     fn route(&self, path: &str, req: &Req) -> Reply {
         let segs: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+        let d = self.data.lock().unwrap();
+        let rs = &d.resources;
         match segs.as_slice() {
             ["version"] => Reply::ok(version_info()),
             ["api"] => Reply::ok(json!({
@@ -695,11 +751,11 @@ impl State {
                 ],
             })),
             ["apis"] => {
-                let groups = self.groups();
+                let groups = groups(rs);
                 Reply::ok(json!({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}))
             }
-            ["api", "v1"] => self.resource_list("", "v1"),
-            ["apis", g] => match self.groups().into_iter().find(|x| x["name"] == *g) {
+            ["api", "v1"] => resource_list(rs, "", "v1"),
+            ["apis", g] => match groups(rs).into_iter().find(|x| x["name"] == *g) {
                 Some(mut group) => {
                     group["kind"] = "APIGroup".into();
                     group["apiVersion"] = "v1".into();
@@ -707,71 +763,88 @@ impl State {
                 }
                 None => Reply::not_found(),
             },
-            ["apis", g, v] => self.resource_list(g, v),
-            ["api", "v1", rest @ ..] => self.resource("", "v1", rest, req),
-            ["apis", g, v, rest @ ..] => self.resource(g, v, rest, req),
+            ["apis", g, v] => resource_list(rs, g, v),
+            ["api", "v1", rest @ ..] => self.resource(&d, "", "v1", rest, req),
+            ["apis", g, v, rest @ ..] => self.resource(&d, g, v, rest, req),
             _ => Reply::not_found(), // /openapi/v2, /openapi/v3, /healthz, ...
         }
     }
+}
 
-    /// Every non-core group with its versions, preferred (highest priority) first.
-    fn groups(&self) -> Vec<Value> {
-        let mut groups: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-        for (g, v, _) in self.resources.keys().filter(|k| !k.0.is_empty()) {
-            groups.entry(g).or_default().insert(v);
-        }
-        let mut names: Vec<&str> = groups.keys().copied().collect();
-        names.sort_by_key(|g| (GROUP_ORDER.iter().position(|o| o == g).unwrap_or(99), *g));
-        let mut out = Vec::new();
-        for g in names {
-            let mut versions: Vec<&str> = groups[g].iter().copied().collect();
-            versions.sort_by(|a, b| version_rank(b).cmp(&version_rank(a)).then(a.cmp(b)));
-            let gv = |v: &&str| json!({"groupVersion": format!("{g}/{v}"), "version": v});
-            let versions: Vec<Value> = versions.iter().map(gv).collect();
-            out.push(json!({"name": g, "versions": versions, "preferredVersion": versions[0]}));
-        }
-        out
+/// Every non-core group with its versions, preferred (highest priority) first.
+fn groups(rs: &Resources) -> Vec<Value> {
+    let mut groups: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (g, v, _) in rs.keys().filter(|k| !k.0.is_empty()) {
+        groups.entry(g).or_default().insert(v);
     }
-
-    fn resource_list(&self, g: &str, v: &str) -> Reply {
-        let rs: Vec<&Resource> = self
-            .resources
-            .values()
-            .filter(|r| r.group == g && r.version == v)
-            .collect();
-        let Some(first) = rs.first() else {
-            return Reply::not_found();
-        };
-        let resources: Vec<Value> = rs.iter().map(|r| r.discovery()).collect();
-        Reply::ok(json!({
-            "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": first.api_version(),
-            "resources": resources,
-        }))
+    let mut names: Vec<&str> = groups.keys().copied().collect();
+    names.sort_by_key(|g| (GROUP_ORDER.iter().position(|o| o == g).unwrap_or(99), *g));
+    let mut out = Vec::new();
+    for g in names {
+        let mut versions: Vec<&str> = groups[g].iter().copied().collect();
+        versions.sort_by(|a, b| version_rank(b).cmp(&version_rank(a)).then(a.cmp(b)));
+        let gv = |v: &&str| json!({"groupVersion": format!("{g}/{v}"), "version": v});
+        let versions: Vec<Value> = versions.iter().map(gv).collect();
+        out.push(json!({"name": g, "versions": versions, "preferredVersion": versions[0]}));
     }
+    out
+}
 
-    fn resource(&self, g: &str, v: &str, rest: &[&str], req: &Req) -> Reply {
+fn resource_list(rs: &Resources, g: &str, v: &str) -> Reply {
+    let rs: Vec<&Resource> = rs
+        .values()
+        .filter(|r| r.group == g && r.version == v)
+        .collect();
+    let Some(first) = rs.first() else {
+        return Reply::not_found();
+    };
+    let resources: Vec<Value> = rs.iter().map(|r| r.discovery()).collect();
+    Reply::ok(json!({
+        "kind": "APIResourceList", "apiVersion": "v1", "groupVersion": first.api_version(),
+        "resources": resources,
+    }))
+}
+
+impl State {
+    /// The resource a path names (`[namespaces, ns,] plural[, name]` after the group/version),
+    /// its namespace and name; 404 for what is not served, 403 for a forbidden resource (`verb`
+    /// in the message, or `get`/`list` by the path when `None`).
+    fn lookup<'a, 'p>(
+        &self,
+        d: &'a Data,
+        g: &str,
+        v: &str,
+        rest: &[&'p str],
+        verb: Option<&str>,
+    ) -> Result<(&'a Resource, Option<&'p str>, Option<&'p str>), Reply> {
         let (ns, plural, name) = match *rest {
             ["namespaces", ns, plural] => (Some(ns), plural, None),
             ["namespaces", ns, plural, name] => (Some(ns), plural, Some(name)),
             [plural] => (None, plural, None),
             [plural, name] => (None, plural, Some(name)),
-            ["watch", ..] => return Reply::method_not_allowed(),
-            _ => return Reply::not_found(), // subresources
+            _ => return Err(Reply::not_found()), // subresources
         };
         let key = (g.to_owned(), v.to_owned(), plural.to_owned());
-        let Some(r) = self.resources.get(&key) else {
-            return Reply::not_found();
+        let Some(r) = d.resources.get(&key) else {
+            return Err(Reply::not_found());
         };
         if ns.is_some() && !r.namespaced || name.is_some() && ns.is_none() && r.namespaced {
-            return Reply::not_found();
+            return Err(Reply::not_found());
         }
         let f = &self.opts.forbidden;
         if f.contains(&r.plural) || f.contains(&r.qualified()) {
-            return forbidden(r, if name.is_some() { "get" } else { "list" }, ns, name);
+            let by_path = if name.is_some() { "get" } else { "list" };
+            return Err(forbidden(r, verb.unwrap_or(by_path), ns, name));
         }
-        if matches!(req.q("watch"), Some("true" | "1")) {
-            return Reply::method_not_allowed();
-        }
+        Ok((r, ns, name))
+    }
+
+    fn resource(&self, d: &Data, g: &str, v: &str, rest: &[&str], req: &Req) -> Reply {
+        let (r, ns, name) = match self.lookup(d, g, v, rest, None) {
+            Ok(found) => found,
+            Err(reply) => return reply,
+        };
+        let plural = r.plural.as_str();
         if let Some(name) = name {
             let key = (ns.unwrap_or_default().to_owned(), name.to_owned());
             let Some(obj) = r.objects.get(&key) else {
@@ -794,10 +867,10 @@ impl State {
             return Reply::status(503, "ServiceUnavailable", &msg, details);
         }
         drop(failures);
-        self.list(r, ns, req)
+        self.list(d, r, ns, req)
     }
 
-    fn list(&self, r: &Resource, ns: Option<&str>, req: &Req) -> Reply {
+    fn list(&self, d: &Data, r: &Resource, ns: Option<&str>, req: &Req) -> Reply {
         let (labels, fields) = (req.q("labelSelector"), req.q("fieldSelector"));
         let mut items = Vec::new();
         for ((obj_ns, _), obj) in &r.objects {
@@ -866,9 +939,9 @@ impl State {
             Some(ListFault::LoopSameToken | ListFault::LoopFreshTokens) if start > 0 => start,
             _ => end,
         };
-        let mut meta = json!({"resourceVersion": self.resource_version});
+        let mut meta = json!({"resourceVersion": d.rv.to_string()});
         if end < items.len() {
-            let rv = &self.resource_version;
+            let rv = d.rv.to_string();
             let mut token =
                 json!({"v": "meta.k8s.io/v1", "rv": rv, "start": next, "list": list_id});
             if fault == Some(ListFault::LoopFreshTokens) {

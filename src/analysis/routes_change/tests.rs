@@ -10,6 +10,7 @@ fn desired(yaml: &str, cfg: &Config) -> Desired {
         gpus_declared: Some(0),
         gpus_declared_rendered: 0,
         unknown: Default::default(),
+        tenant_sources: Default::default(),
         intent_coverage: None,
         workloads: inventory(&objs, cfg, vec![])
             .unwrap()

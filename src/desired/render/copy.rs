@@ -106,12 +106,14 @@ impl RepoCopy {
                     .filter(|f| !written.files.contains(*f))
                     .collect(),
             };
-            tree.write_files(t, missing.iter().copied())
+            let wrote = tree
+                .write_files(t, missing.iter().copied())
                 .map_err(|e| problem(&CopyError::Write(e)))?;
-            if !missing.is_empty() {
-                tracing::debug!(files = missing.len(), "copied to disk");
+            if !wrote.is_empty() {
+                tracing::debug!(files = wrote.len(), "copied to disk");
             }
             written.files.extend(missing.iter().map(|f| f.to_string()));
+            written.files.extend(wrote);
             written.whole |= needs.is_none();
         }
         Ok((t, h))

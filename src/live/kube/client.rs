@@ -1,9 +1,10 @@
 //! The client for one cluster: from `--kubeconfig`, or the default kubeconfig (`$KUBECONFIG`,
 //! `~/.kube/config`), or the pod's service account, in kube's order. A `--context` the kubeconfig
 //! does not define is named with the ones it does; no configuration at all says what to give
-//! instead. Every request through the client has the per-request timeout.
+//! instead. Every request through the client has the per-request timeout (a watch's, none between
+//! reads); [`register_kubeconfig_secrets`] registers the kubeconfig's credentials for redaction.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use kube::Client;
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -13,6 +14,15 @@ use super::types::{ClusterSource, Origin};
 
 /// A client for the cluster `src` names, the name messages give the cluster, and where it is.
 pub(super) async fn client(src: &ClusterSource) -> Result<(Client, String, Origin), KubeError> {
+    client_reading(src, Some(src.request_timeout)).await
+}
+
+/// [`client`], with `read_timeout` between two reads of an answer: `None` for a watch, which is
+/// silent while nothing changes (its own timeout is the server's `timeoutSeconds`).
+pub(super) async fn client_reading(
+    src: &ClusterSource,
+    read_timeout: Option<std::time::Duration>,
+) -> Result<(Client, String, Origin), KubeError> {
     let options = KubeConfigOptions {
         context: src.context.clone(),
         ..Default::default()
@@ -67,7 +77,7 @@ pub(super) async fn client(src: &ClusterSource) -> Result<(Client, String, Origi
         context,
         server: public_url(&config.cluster_url),
     };
-    config.read_timeout = Some(src.request_timeout);
+    config.read_timeout = read_timeout;
     config.connect_timeout = Some(src.request_timeout);
     let name = format!(
         "{} ({})",
@@ -121,6 +131,52 @@ fn known_context(kc: &Kubeconfig, context: Option<&str>, file: &str) -> Result<(
             known: names.into_iter().map(str::to_string).collect(),
         }
     })
+}
+
+/// Registers the credentials of every user in the kubeconfig (the file given, else `$KUBECONFIG`'s
+/// files, else `~/.kube/config`) with [`crate::util::redact`], so that no message quotes them. A
+/// file that cannot be read is left to the client, which says why.
+pub fn register_kubeconfig_secrets(explicit: Option<&Path>) {
+    let files: Vec<PathBuf> = match explicit {
+        Some(p) => vec![p.to_path_buf()],
+        None => match std::env::var_os("KUBECONFIG").filter(|v| !v.is_empty()) {
+            Some(v) => std::env::split_paths(&v).collect(),
+            None => std::env::var_os("HOME")
+                .map(|h| vec![PathBuf::from(h).join(".kube/config")])
+                .unwrap_or_default(),
+        },
+    };
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        let Ok(doc) = serde_saphyr::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        let users = doc.get("users").and_then(serde_json::Value::as_array);
+        for u in users.into_iter().flatten() {
+            let Some(user) = u.get("user") else { continue };
+            for key in [
+                "token",
+                "password",
+                "client-key-data",
+                "client-certificate-data",
+            ] {
+                if let Some(s) = user.get(key).and_then(serde_json::Value::as_str) {
+                    crate::util::redact::register(s);
+                }
+            }
+            let provider = user.pointer("/auth-provider/config");
+            for key in ["access-token", "id-token", "refresh-token", "client-secret"] {
+                if let Some(s) = provider
+                    .and_then(|c| c.get(key))
+                    .and_then(serde_json::Value::as_str)
+                {
+                    crate::util::redact::register(s);
+                }
+            }
+        }
+    }
 }
 
 #[cfg(test)]

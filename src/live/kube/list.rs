@@ -27,6 +27,8 @@ use crate::util::date::Timestamp;
 pub(super) struct Listed {
     pub objects: Vec<Object>,
     pub incomplete: Option<String>,
+    /// The list's resourceVersion (its first page's): where a watch of it starts.
+    pub resource_version: Option<String>,
 }
 
 /// How one pass over the pages ended.
@@ -44,7 +46,7 @@ enum Pass {
 /// falls back to one new list on an expired token (client-go tools/pager/pager.go, `ListPager.List`,
 /// `FullListIfExpired`) — here paginated again, so pages stay bounded — and fails the read when
 /// it comes again.
-async fn list(
+pub(super) async fn list(
     client: Client,
     res: Resource,
     group_version: String,
@@ -56,13 +58,14 @@ async fn list(
     let mut again: Option<String> = None;
     loop {
         let counted = AtomicU64::new(0);
+        let mut resource_version = None;
         let pass = pass(
             &client,
             &res,
             &group_version,
             &src,
             &progress,
-            &what,
+            (&what, &mut resource_version),
             &counted,
         )
         .await;
@@ -77,12 +80,14 @@ async fn list(
                 return Ok(Listed {
                     objects,
                     incomplete: None,
+                    resource_version,
                 });
             }
             (Ok(Pass::Stopped(objects, stop)), _) => {
                 return Ok(Listed {
                     objects,
                     incomplete: Some(stop.to_string()),
+                    resource_version,
                 });
             }
             (Ok(Pass::Duplicates(_, n)), None) => {
@@ -95,6 +100,7 @@ async fn list(
                     incomplete: Some(format!(
                         "the API server's list is inconsistent: {first}, and {n} again when listed once more; each is counted once, and the list may miss items"
                     )),
+                    resource_version,
                 });
             }
             (Err(Failure::Expired(e)), None) => {
@@ -113,14 +119,15 @@ async fn list(
 
 /// One pass over the pages, pipelined: a page is parsed on a blocking thread while the next one
 /// downloads (its `continue` token and `remainingItemCount` are read first, without building the
-/// page's objects). `counted` is what the pass added to the progress.
+/// page's objects). `counted` is what the pass added to the progress; the first page's
+/// resourceVersion is written beside `what`.
 async fn pass(
     client: &Client,
     res: &Resource,
     group_version: &str,
     src: &ClusterSource,
     progress: &Progress,
-    what: &str,
+    (what, resource_version): (&str, &mut Option<String>),
     counted: &AtomicU64,
 ) -> Result<Pass, Failure> {
     let mut objects = Vec::new();
@@ -148,6 +155,9 @@ async fn pass(
                 )));
             }
         };
+        if pages.is_first() {
+            resource_version.clone_from(&head.resource_version);
+        }
         let looped = match &head.token {
             Some(t) => pages.follow(t).err(),
             None => None,
@@ -195,6 +205,8 @@ struct Head {
     token: Option<String>,
     /// `metadata.remainingItemCount`.
     remaining: Option<u64>,
+    /// `metadata.resourceVersion`, when not empty.
+    resource_version: Option<String>,
 }
 
 fn page_head(text: &str) -> Result<Head, serde_json::Error> {
@@ -204,6 +216,8 @@ fn page_head(text: &str) -> Result<Head, serde_json::Error> {
         token: Option<String>,
         #[serde(rename = "remainingItemCount", default)]
         remaining: Option<u64>,
+        #[serde(rename = "resourceVersion", default)]
+        resource_version: Option<String>,
     }
     #[derive(Deserialize)]
     struct Page {
@@ -214,6 +228,10 @@ fn page_head(text: &str) -> Result<Head, serde_json::Error> {
     let meta = page.metadata;
     Ok(Head {
         remaining: meta.as_ref().and_then(|m| m.remaining),
+        resource_version: meta
+            .as_ref()
+            .and_then(|m| m.resource_version.clone())
+            .filter(|v| !v.is_empty()),
         token: meta.and_then(|m| m.token).filter(|t| !t.is_empty()),
     })
 }

@@ -151,6 +151,11 @@ impl Pages {
         self.page(n, remaining, more)
     }
 
+    /// No page has been checked yet.
+    pub fn is_first(&self) -> bool {
+        self.pages == 0
+    }
+
     fn unique(&self) -> u64 {
         crate::util::sum::count(self.keys.len())
     }

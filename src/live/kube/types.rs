@@ -27,7 +27,7 @@ const fn r(group: &'static str, plural: &'static str, builtin: bool) -> Resource
 }
 
 /// Everything the tool reads from a cluster, and nothing else. `deploy/rbac.yaml` grants exactly
-/// `get` and `list` on these (a test keeps the two in step).
+/// `get`, `list` and `watch` (for `serve`) on these (a test keeps the two in step).
 pub const RESOURCES: &[Resource] = &[
     r("", "nodes", true),
     r("", "namespaces", true),
