@@ -91,9 +91,10 @@ fn side(d: &Desired, cfg: &Config) -> Result<BTreeMap<Key, Traced>, Overflow> {
             let x = &w.workload;
             (
                 (x.namespace.as_str(), x.kind.as_str(), x.name.as_str()),
-                // What can be counted of its declared GPUs (null `gpus_declared` when a DRA
-                // claim cannot be counted; the check's delta then says unknown).
-                x.gpus,
+                // Its declared GPUs; when a DRA claim cannot be counted (`gpus_declared` null),
+                // what can be counted of them (a desired row's `gpus`), and the check's delta
+                // says unknown.
+                x.gpus_declared.unwrap_or(x.gpus),
             )
         })
         .collect();
