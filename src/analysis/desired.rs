@@ -122,7 +122,20 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                         row.gpu_workloads = Some(sum::count(rows.len()));
                         row.gpus_declared = gpus;
                         without_gpus.extend(cpu_only);
+                        // The GPU models each workload's root object names.
+                        let roots: std::collections::HashMap<_, _> = objs
+                            .iter()
+                            .filter(|o| o.meta.owner_references.is_empty())
+                            .map(|o| ((o.namespace(), o.kind.as_str(), o.meta.name.as_str()), o))
+                            .collect();
+                        let models = |r: &WorkloadRow| {
+                            roots
+                                .get(&(r.namespace.as_str(), r.kind.as_str(), r.name.as_str()))
+                                .map(|o| super::pins::of_object(o))
+                                .unwrap_or_default()
+                        };
                         workloads.extend(rows.into_iter().map(|r| DesiredWorkloadRow {
+                            gpu_models: models(&r),
                             workload: r,
                             app: u.app.clone(),
                             app_kind: u.app_kind.clone(),

@@ -598,6 +598,7 @@ mod tests {
                     app_kind: "directory".into(),
                     cluster: None,
                     lineage: vec![],
+                    gpu_models: Vec::new(),
                 })
                 .collect(),
             tenants: vec![],

@@ -121,12 +121,14 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 allocatable: 0,
                 placeable: 0,
                 requested: 0,
+                pending: 0,
             });
             add(&mut e.nodes, m.nodes, "GPU nodes")?;
             add(&mut e.capacity, m.capacity, "GPU capacity")?;
             add(&mut e.allocatable, m.allocatable, "allocatable GPUs")?;
             add(&mut e.placeable, m.placeable, "placeable GPUs")?;
             add(&mut e.requested, m.requested, "GPUs requested")?;
+            add(&mut e.pending, m.pending, "GPUs pending")?;
         }
         for o in &f.other_gpus {
             let e = other.entry(o.resource.clone()).or_insert(OtherGpuRow {

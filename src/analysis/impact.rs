@@ -501,20 +501,7 @@ pub fn impact(
     }
     match (&capacity, &capacity_unknown) {
         // A verdict only where the capacity gate is enabled; else a note, never a bold "does NOT".
-        (Some(c), _) => summary.push_str(
-            match (
-                c.fits,
-                c.projected > c.base_projected,
-                fail_on.contains(&GateName::Capacity),
-            ) {
-                (true, _, _) => "; fits the fleet",
-                (false, true, true) => "; does NOT fit the placeable GPUs, and makes it worse",
-                (false, false, true) => {
-                    "; the fleet is already over its placeable GPUs, not made worse"
-                }
-                (false, _, false) => "; over the placeable GPUs (the capacity gate is not enabled)",
-            },
-        ),
+        (Some(c), _) => summary.push_str(&c.clause(fail_on.contains(&GateName::Capacity))),
         (None, Some(why)) if live.is_some() => {
             summary.push_str(&format!("; capacity unknown: {why}"))
         }
@@ -573,7 +560,7 @@ pub fn impact(
 fn capacity_gate(capacity: Option<&CapacityFit>, limits: &[TenantLimit]) -> (bool, String) {
     let (mut failed, mut why) = match capacity {
         // It judges the change: a head that does not fit fails only when it needs more than base.
-        Some(c) => (!c.fits && c.projected > c.base_projected, c.verdict()),
+        Some(c) => (!c.fits && c.worse(), c.verdict()),
         None => (true, "fleet capacity was not computed".to_string()),
     };
     let over = over_limits(limits);

@@ -77,6 +77,7 @@ pub fn report(
     let mut per_ns: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     let mut other_req = Gpus::default();
     let mut other_pend = Gpus::default();
+    let mut pending_by_model: BTreeMap<String, u64> = BTreeMap::new();
     for p in &workloads.pods {
         let Some(o) = objects.get(p.object) else {
             continue;
@@ -98,6 +99,13 @@ pub fn report(
                 other_pend.add(&p.gpus).named(FLEET, "GPUs pending")?;
                 sum::add_to(&mut per_ns.entry(ns).or_default().1, p.gpus.whole)
                     .named(format_args!("namespace {ns}"), "GPUs pending")?;
+                if let [model] = super::pins::of_object(o).as_slice() {
+                    sum::add_to(
+                        pending_by_model.entry(model.clone()).or_default(),
+                        p.gpus.whole,
+                    )
+                    .named(format_args!("GPU model {model}"), "GPUs pending")?;
+                }
             }
             PodState::Terminal => {}
         }
@@ -106,7 +114,7 @@ pub fn report(
     let mut shortage =
         super::shortage::shortage(objects, nodes, &on_node, &workloads.pods, &workloads.list)?;
     shortage.next_step = super::placement::next_step(fleet, &shortage.unplaceable);
-    let models = nodes::models(nodes, &on_node)?;
+    let models = nodes::models(nodes, &on_node, &pending_by_model)?;
 
     // Workload rows.
     let rows: Vec<WorkloadRow> = fleet

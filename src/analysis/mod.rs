@@ -16,6 +16,7 @@ pub mod impact;
 pub mod inventory;
 pub mod live;
 pub mod nodes;
+pub mod pins;
 pub mod placement;
 pub mod plan;
 pub mod projection;

@@ -124,10 +124,12 @@ fn without_whole(mut g: Gpus) -> Gpus {
 }
 
 /// Whole GPUs by model: each GPU node with whole GPUs counts under its GFD product label (or
-/// `unknown`), with what bound pods on it request (`on_node`).
+/// `unknown`), with what bound pods on it request (`on_node`) and what pending pods that can only
+/// run on that model ask for (`pending`, by model).
 pub fn models(
     nodes: &BTreeMap<&str, GpuNode<'_>>,
     on_node: &std::collections::HashMap<&str, u64>,
+    pending: &BTreeMap<String, u64>,
 ) -> Result<Vec<ModelRow>, Overflow> {
     let mut by: BTreeMap<&str, ModelRow> = BTreeMap::new();
     for n in nodes.values().filter(|n| n.capacity > 0) {
@@ -145,6 +147,7 @@ pub fn models(
             allocatable: 0,
             placeable: 0,
             requested: 0,
+            pending: pending.get(model).copied().unwrap_or(0),
         });
         let named = format_args!("GPU model {model}");
         e.nodes = sum::add(e.nodes, 1).named(named, "GPU nodes")?;

@@ -91,6 +91,47 @@ pub struct PodSpec {
     /// The DRA claims of the pod: each container only picks among them, and each is allocated
     /// whether a container names it or not.
     pub resource_claims: Vec<PodResourceClaim>,
+    /// Where the pod may run: only the required node affinity is read (which GPU model a
+    /// workload names, [`crate::analysis::pins`]).
+    pub affinity: Option<Affinity>,
+}
+
+/// `spec.affinity` of a pod (`core/v1/types.go` `Affinity`): its node affinity.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Affinity {
+    pub node_affinity: Option<NodeAffinity>,
+}
+
+/// `NodeAffinity`: the scheduling requirement (the preferred terms are only weights).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct NodeAffinity {
+    pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
+}
+
+/// `NodeSelector`: its terms are ORed (`core/v1/types.go`: "The terms are ORed.").
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct NodeSelector {
+    pub node_selector_terms: Vec<NodeSelectorTerm>,
+}
+
+/// `NodeSelectorTerm`: its requirements are ANDed.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct NodeSelectorTerm {
+    pub match_expressions: Vec<NodeSelectorRequirement>,
+}
+
+/// `NodeSelectorRequirement`: `key`, `operator` (`In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`,
+/// `Lt`) and `values`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct NodeSelectorRequirement {
+    pub key: String,
+    pub operator: String,
+    pub values: Vec<String>,
 }
 
 /// `spec.resourceClaims[]` of a pod: a shared ResourceClaim by name, or a ResourceClaimTemplate

@@ -187,7 +187,7 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
             Text::new()
                 .strong("Capacity")
                 .plain(format!(": {}: ", cap.verdict()))
-                .append(match (cap.fits, cap.projected > cap.base_projected, gated) {
+                .append(match (cap.fits, cap.worse(), gated) {
                     (true, _, _) => Text::from("fits"),
                     (false, true, true) => {
                         Text::new().strong("does not fit, and this change makes it worse")

@@ -2,7 +2,7 @@
 //! does to the GPUs, for whom, whether it fits the fleet, and which public routes it moves.
 //! Everything in it is in the report; the JSON's `check.summary` stays the terse form.
 
-use crate::report::{Check, DeltaRow};
+use crate::report::{Check, DeltaRow, ModelFit};
 
 /// Tenants named in the sentence before the rest are counted.
 const NAMED: usize = 3;
@@ -56,7 +56,25 @@ fn fit(c: &Check) -> String {
             cap.placeable,
             cap.placeable - cap.projected
         ),
-        (Some(cap), _) if cap.projected > cap.base_projected => format!(
+        (Some(cap), _) if cap.worse() && cap.projected <= cap.placeable => {
+            // The fleet has room; a GPU model the change is pinned to has not.
+            let over: Vec<String> = cap.models_over().map(ModelFit::phrase).collect();
+            format!(
+                "{} ({}{})",
+                if gated {
+                    "does NOT fit"
+                } else {
+                    "does not fit"
+                },
+                over.join("; "),
+                if gated {
+                    ""
+                } else {
+                    "; the capacity gate is not enabled"
+                }
+            )
+        }
+        (Some(cap), _) if cap.worse() => format!(
             "{} ({} of {} placeable GPUs needed, {} more than before{})",
             if gated {
                 "does NOT fit"

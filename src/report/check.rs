@@ -195,9 +195,11 @@ pub struct CapacityFit {
     pub projected: u64,
     /// What unmanaged live workloads hold (part of what the cluster holds now).
     pub unmanaged_live: u64,
+    /// The whole fleet and every GPU model in `by_model` fit after the change syncs.
     pub fits: bool,
     /// Before the change: what the cluster holds now, requested + pending — the inventory's count.
     pub base_projected: u64,
+    /// The whole fleet fits before the change.
     pub base_fits: bool,
     /// The live GPUs requested by bound pods now (`null` from a report without it).
     #[serde(default)]
@@ -208,12 +210,119 @@ pub struct CapacityFit {
     /// The workloads the change moves, `ns/Kind/name held → after`.
     #[serde(default)]
     pub moved: Vec<String>,
+    /// The GPU models the change touches, each judged against its own placeable GPUs: a workload
+    /// whose pod templates name a model (`nvidia.com/gpu.product`) can only run there.
+    #[serde(default)]
+    pub by_model: Vec<ModelFit>,
+}
+
+/// One GPU model (or the models a workload may choose among) after the change syncs: every model
+/// of the fleet, and each set of models a touched workload names.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ModelFit {
+    /// `NVIDIA-H100-80GB-HBM3`, or the models joined with ` or ` when a workload names several.
+    pub model: String,
+    pub models: Vec<String>,
+    /// The placeable GPUs of these models (0 when no node read has them: nothing pinned there can
+    /// be placed).
+    pub placeable: u64,
+    /// What the cluster holds there now: requested on their nodes + pending pods that can only
+    /// run there.
+    pub now: u64,
+    /// With the workloads the change touches that can only run there moved.
+    pub after: u64,
+    pub fits: bool,
+    /// A workload the change touches can only run on these models (the others are listed with
+    /// what the inventory counts on them, unmoved).
+    pub touched: bool,
+}
+
+impl ModelFit {
+    /// Over its placeable GPUs after the change, and by more than before.
+    pub fn worse(&self) -> bool {
+        !self.fits && self.after > self.now
+    }
+
+    /// `needs 24 NVIDIA-H100-80GB-HBM3 of 16 placeable (now 8)`, `… of 0 placeable: no node read
+    /// has that model`.
+    pub fn phrase(&self) -> String {
+        let none = if self.placeable == 0 {
+            ": no node read has that model"
+        } else {
+            ""
+        };
+        format!(
+            "needs {} {} of {} placeable (now {}){none}",
+            self.after, self.model, self.placeable, self.now
+        )
+    }
 }
 
 impl CapacityFit {
+    /// The change makes a fit worse: the whole fleet, or a GPU model it touches, is over its
+    /// placeable GPUs after the change and by more than before.
+    pub fn worse(&self) -> bool {
+        (self.projected > self.placeable && self.projected > self.base_projected)
+            || self.by_model.iter().any(ModelFit::worse)
+    }
+
+    /// The GPU models the change leaves over their placeable GPUs.
+    pub fn models_over(&self) -> impl Iterator<Item = &ModelFit> {
+        self.by_model.iter().filter(|m| !m.fits)
+    }
+
+    /// The check's summary clause: `; fits the fleet`, `; does NOT fit the placeable GPUs, and
+    /// makes it worse (needs 24 NVIDIA-H100-80GB-HBM3 of 16 placeable (now 8))` — a verdict only
+    /// where the capacity gate is enabled (`gated`), else a note.
+    pub fn clause(&self, gated: bool) -> String {
+        let models: Vec<String> = self.models_over().map(ModelFit::phrase).collect();
+        let models = if models.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", models.join("; "))
+        };
+        match (self.fits, self.worse(), gated) {
+            (true, _, _) => "; fits the fleet".into(),
+            (false, true, true) => {
+                format!("; does NOT fit the placeable GPUs, and makes it worse{models}")
+            }
+            (false, false, true) if models.is_empty() => {
+                "; the fleet is already over its placeable GPUs, not made worse".into()
+            }
+            (false, false, true) => {
+                format!("; already over the placeable GPUs, not made worse{models}")
+            }
+            (false, _, false) => {
+                format!("; over the placeable GPUs{models} (the capacity gate is not enabled)")
+            }
+        }
+    }
+
     /// `117 of 112 placeable GPUs after this change syncs (now 101 requested + 0 pending, fits with
-    /// 11 spare); this change needs 16 more` — the fit before and after.
+    /// 11 spare); this change needs 16 more` — the fit before and after, then each GPU model the
+    /// change touches (`; NVIDIA-H100-80GB-HBM3: needs 24 of 16 placeable (now 8), over by 8`).
     pub fn verdict(&self) -> String {
+        let mut s = self.fleet_verdict();
+        for m in self.by_model.iter().filter(|m| m.touched) {
+            s.push_str(&format!(
+                "; {}: needs {} of {} placeable (now {}), {}",
+                m.model,
+                m.after,
+                m.placeable,
+                m.now,
+                match m.after.checked_sub(m.placeable) {
+                    Some(0) | None => format!("fits with {} spare", m.placeable - m.after),
+                    Some(over) if m.placeable == 0 => {
+                        format!("over by {over}: no node read has that model")
+                    }
+                    Some(over) => format!("over by {over}"),
+                }
+            ));
+        }
+        s
+    }
+
+    fn fleet_verdict(&self) -> String {
         let change = match self.projected.cmp(&self.base_projected) {
             std::cmp::Ordering::Greater => {
                 format!(

@@ -116,6 +116,10 @@ pub struct DesiredWorkloadRow {
     /// The apps that applied its app, root first (`Kind/name`).
     #[serde(skip)]
     pub lineage: Vec<String>,
+    /// The GPU models its pod templates may run on (node selector or required node affinity on
+    /// `nvidia.com/gpu.product`); empty when they name none (any model).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpu_models: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

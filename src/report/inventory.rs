@@ -252,6 +252,10 @@ pub struct ModelRow {
     pub placeable: u64,
     /// GPUs requested by bound pods on nodes of this model.
     pub requested: u64,
+    /// GPUs pending pods ask for that can only run on this model (their node selector or
+    /// required node affinity names it alone); pending pods that name no model, or several,
+    /// count in the fleet's `pending` only.
+    pub pending: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]

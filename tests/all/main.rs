@@ -35,6 +35,7 @@ mod links;
 mod list_faults;
 mod live;
 mod metrics_faults;
+mod models;
 mod one_truth;
 mod pipeline;
 mod plan;

@@ -22,6 +22,7 @@ fn desired(yaml: &str, cfg: &Config) -> Desired {
                 app_kind: "directory".into(),
                 cluster: None,
                 lineage: vec![],
+                gpu_models: Vec::new(),
             })
             .collect(),
         tenants: vec![],

@@ -1,0 +1,124 @@
+//! Which GPU models a workload says it runs on: the node selector or the required node affinity of
+//! its pod templates on the GFD label `nvidia.com/gpu.product` ([`super::nodes::GPU_PRODUCT_LABEL`]).
+//!
+//! A pod's `nodeSelector` entry names one model; its required node affinity names the models of
+//! the `In` requirements on the label, one per term, and its terms are ORed while the requirements
+//! of a term are ANDed (`NodeSelector` and `NodeSelectorTerm` in Kubernetes'
+//! `staging/src/k8s.io/api/core/v1/types.go`): a term without such a requirement admits any model.
+//! Both must hold when both are set. A workload with several pod templates (a LeaderWorkerSet's
+//! leader and workers) may run on the models any of them names, and on any model when one of them
+//! names none. No models means any: the workload is judged against the whole fleet.
+//! The kinds gpuledger reads pod templates of are pinned; a Dynamo graph or an InferenceService
+//! (their pods' placement lives in CRD fields) is judged against the whole fleet.
+
+use std::collections::BTreeSet;
+
+use crate::k8s::object::{Body, Object};
+use crate::k8s::types::{PodSpec, PodTemplate};
+
+use super::nodes::GPU_PRODUCT_LABEL;
+
+/// The GPU models one pod spec may run on; `None` when it names none (any model).
+pub fn of_spec(spec: &PodSpec) -> Option<BTreeSet<String>> {
+    let selector = spec
+        .node_selector
+        .get(GPU_PRODUCT_LABEL)
+        .map(|m| BTreeSet::from([m.as_str().to_string()]));
+    let terms = spec
+        .affinity
+        .as_ref()
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|n| {
+            n.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .map(|s| s.node_selector_terms.as_slice())
+        .unwrap_or_default();
+    // Each term: the models its `In` requirements on the label leave (ANDed), or any.
+    let mut affinity: Option<BTreeSet<String>> = None;
+    for t in terms {
+        let mut term: Option<BTreeSet<String>> = None;
+        for r in t
+            .match_expressions
+            .iter()
+            .filter(|r| r.key == GPU_PRODUCT_LABEL && r.operator == "In")
+        {
+            let values: BTreeSet<String> = r.values.iter().cloned().collect();
+            term = Some(match term {
+                Some(t) => t.intersection(&values).cloned().collect(),
+                None => values,
+            });
+        }
+        // A term that admits any model makes the whole selector admit any.
+        let Some(term) = term else {
+            affinity = None;
+            break;
+        };
+        affinity.get_or_insert_with(BTreeSet::new).extend(term);
+    }
+    match (selector, affinity) {
+        (Some(s), Some(a)) => Some(s.intersection(&a).cloned().collect()),
+        (s, a) => s.or(a),
+    }
+}
+
+/// The GPU models a workload's root object may run on, sorted; empty when it names none.
+pub fn of_object(o: &Object) -> Vec<String> {
+    let templates: Vec<&PodSpec> = match &o.body {
+        Body::Pod(p) => vec![&p.spec],
+        Body::Replicated(s) => vec![&s.template.spec],
+        Body::Job(j) => vec![&j.spec.template.spec],
+        Body::CronJob(c) => vec![&c.job_template.spec.template.spec],
+        Body::LeaderWorkerSet(l) => {
+            let t = &l.leader_worker_template;
+            t.leader_template
+                .iter()
+                .chain([&t.worker_template])
+                .map(|t: &PodTemplate| &t.spec)
+                .collect()
+        }
+        _ => Vec::new(),
+    };
+    let mut models = BTreeSet::new();
+    for spec in templates {
+        match of_spec(spec) {
+            Some(m) => models.extend(m),
+            None => return Vec::new(),
+        }
+    }
+    models.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(spec: &str) -> Object {
+        let y = format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p, namespace: ml}}\nspec:\n{spec}"
+        );
+        crate::k8s::read::read_str(&y, "t.yaml").unwrap().remove(0)
+    }
+
+    #[test]
+    fn selector_and_affinity_name_the_models() {
+        let sel = pod("  nodeSelector: {nvidia.com/gpu.product: H100}\n");
+        assert_eq!(of_object(&sel), ["H100"]);
+        let aff = "  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n";
+        let two = pod(&format!(
+            "{aff}        - matchExpressions: [{{key: nvidia.com/gpu.product, operator: In, values: [H100, A100]}}]\n"
+        ));
+        assert_eq!(of_object(&two), ["A100", "H100"]);
+        // A second term without the label admits any model.
+        let any = pod(&format!(
+            "{aff}        - matchExpressions: [{{key: nvidia.com/gpu.product, operator: In, values: [H100]}}]\n        - matchExpressions: [{{key: pool, operator: In, values: [a]}}]\n"
+        ));
+        assert!(of_object(&any).is_empty());
+        // NotIn names no model to judge against.
+        let not_in = pod(&format!(
+            "{aff}        - matchExpressions: [{{key: nvidia.com/gpu.product, operator: NotIn, values: [L4]}}]\n"
+        ));
+        assert!(of_object(&not_in).is_empty());
+        assert!(of_object(&pod("  nodeSelector: {pool: a}\n")).is_empty());
+    }
+}
