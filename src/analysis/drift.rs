@@ -137,9 +137,12 @@ fn rule_label(r: &AcceptRule) -> String {
 }
 
 /// `live` are the live GPU workloads of `objects` ([`super::inventory::live_workloads`]).
+/// Tenants resolve through `tenancy`, the run's resolver: the live fleet's
+/// ([`super::live::LiveFleet::tenancy`]), built once and read by every step of the run.
 pub fn drift(
     live: &[Workload],
     objects: &[Object],
+    tenancy: &Resolver<'_>,
     desired: &Desired,
     cfg: &Config,
     today: Date,
@@ -188,7 +191,6 @@ pub fn drift(
             .entry(c.id.clone().placed())
             .or_insert(c.app.as_str());
     }
-    let tenancy = Resolver::new(&cfg.tenancy, objects);
     // A live object's claim templates and device classes, for the shape it declares.
     let dra = Dra::new(objects);
 
@@ -625,6 +627,7 @@ mod tests {
         let d = drift(
             &live_workloads(&live_objs).unwrap(),
             &live_objs,
+            &Resolver::new(&cfg.tenancy, &live_objs),
             &desired_from(job, &cfg),
             &cfg,
             Date::parse("2026-11-30").unwrap(),
@@ -639,6 +642,7 @@ mod tests {
         let d = drift(
             &[],
             &other,
+            &Resolver::new(&cfg.tenancy, &other),
             &desired_from(job, &cfg),
             &cfg,
             Date::parse("2026-11-30").unwrap(),
@@ -671,6 +675,7 @@ mod tests {
         let d = drift(
             &live_workloads(&live_objs).unwrap(),
             &live_objs,
+            &Resolver::new(&cfg.tenancy, &live_objs),
             &desired,
             &cfg,
             Date::parse("2026-11-30").unwrap(),
@@ -695,6 +700,7 @@ mod tests {
         let d = drift(
             &live_workloads(&live_objs).unwrap(),
             &live_objs,
+            &Resolver::new(&cfg.tenancy, &live_objs),
             &desired_for(1),
             &cfg,
             today,
@@ -710,6 +716,7 @@ mod tests {
         let d = drift(
             &live_workloads(&live_objs).unwrap(),
             &live_objs,
+            &Resolver::new(&cfg.tenancy, &live_objs),
             &desired_for(2),
             &cfg,
             today,
@@ -736,6 +743,7 @@ mod tests {
         let d = drift(
             &live_workloads(&live_objs).unwrap(),
             &live_objs,
+            &Resolver::new(&cfg.tenancy, &live_objs),
             &git,
             &cfg,
             today,
@@ -792,6 +800,7 @@ mod tests {
             let d = drift(
                 &live_workloads(&live_objs).unwrap(),
                 &live_objs,
+                &Resolver::new(&cfg.tenancy, &live_objs),
                 &desired,
                 &cfg,
                 Date::parse("2026-12-10").unwrap(),

@@ -132,8 +132,8 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
         .map(|(p, m)| -> Result<_> {
             let report = inventory::report(m, &cfg, vec![])?;
             let workloads = &m.workloads.list;
-            let base_drift = drift(workloads, &p.objects, &base, &cfg, today)?;
-            let head_drift = drift(workloads, &p.objects, &head, &cfg, today)?;
+            let base_drift = drift(workloads, &p.objects, &m.tenancy, &base, &cfg, today)?;
+            let head_drift = drift(workloads, &p.objects, &m.tenancy, &head, &cfg, today)?;
             let incomplete: Vec<String> = p
                 .fleet_incomplete()
                 .iter()

@@ -70,7 +70,14 @@ pub fn run(spec: &FleetSpec, no_fail: bool, cx: &Context<'_>) -> Result<Run<Repo
         &mut notes,
     );
     let started = std::time::Instant::now();
-    let mut d = drift(&model.workloads.list, &objects, &desired, &cfg, now.date())?;
+    let mut d = drift(
+        &model.workloads.list,
+        &objects,
+        &model.tenancy,
+        &desired,
+        &cfg,
+        now.date(),
+    )?;
     d.desired_at = git.describe.clone();
     tracing::debug!(
         elapsed_ms = started.elapsed().as_secs_f64() * 1000.0,

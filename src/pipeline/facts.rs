@@ -84,6 +84,7 @@ pub fn run(job: &FactsJob, cx: &Context<'_>) -> Result<Run<Documents>> {
         let mut d = drift(
             &model.workloads.list,
             &part.objects,
+            &model.tenancy,
             &desired,
             &cfg,
             now.date(),

@@ -170,7 +170,14 @@ fn one_cluster(
         }
     }
     if let Some(d) = &desired {
-        let mut x = drift(&live.workloads.list, &part.objects, d, cfg, now.date())?;
+        let mut x = drift(
+            &live.workloads.list,
+            &part.objects,
+            &live.tenancy,
+            d,
+            cfg,
+            now.date(),
+        )?;
         if let Some(g) = git.first() {
             x.desired_at = g.describe.clone();
         }
