@@ -147,13 +147,14 @@ fn by_model(
     let mut fits = Vec::new();
     for pool in pools {
         let model = pool.join(" or ");
-        let (mut placeable, mut now) = (0u64, 0u64);
+        let (mut nodes, mut placeable, mut now) = (0u64, 0u64, 0u64);
         for m in report
             .fleet
             .models
             .iter()
             .filter(|m| pool.contains(&m.model))
         {
+            sum::add_to(&mut nodes, m.nodes).named(&model, "GPU nodes")?;
             sum::add_to(&mut placeable, m.placeable).named(&model, "placeable GPUs")?;
             sum::add_to(&mut now, m.requested).named(&model, "GPUs requested")?;
             sum::add_to(&mut now, m.pending).named(&model, "GPUs pending")?;
@@ -171,6 +172,7 @@ fn by_model(
         fits.push(ModelFit {
             model,
             models: pool.to_vec(),
+            nodes,
             placeable,
             now,
             after,

@@ -223,6 +223,8 @@ pub struct ModelFit {
     /// `NVIDIA-H100-80GB-HBM3`, or the models joined with ` or ` when a workload names several.
     pub model: String,
     pub models: Vec<String>,
+    /// The GPU nodes of these models that were read (0: no node has them).
+    pub nodes: u64,
     /// The placeable GPUs of these models (0 when no node read has them: nothing pinned there can
     /// be placed).
     pub placeable: u64,
@@ -246,7 +248,7 @@ impl ModelFit {
     /// `needs 24 NVIDIA-H100-80GB-HBM3 of 16 placeable (now 8)`, `… of 0 placeable: no node read
     /// has that model`.
     pub fn phrase(&self) -> String {
-        let none = if self.placeable == 0 {
+        let none = if self.nodes == 0 {
             ": no node read has that model"
         } else {
             ""
@@ -312,7 +314,7 @@ impl CapacityFit {
                 m.now,
                 match m.after.checked_sub(m.placeable) {
                     Some(0) | None => format!("fits with {} spare", m.placeable - m.after),
-                    Some(over) if m.placeable == 0 => {
+                    Some(over) if m.nodes == 0 => {
                         format!("over by {over}: no node read has that model")
                     }
                     Some(over) => format!("over by {over}"),

@@ -104,6 +104,7 @@ fn a_change_past_one_models_placeable_fails_though_the_fleet_fits() {
         ),
         "{cap}"
     );
+    assert_eq!(h["nodes"], 2, "{cap}");
     assert_eq!(cap["fits"], false, "{cap}");
     assert!(!ok, "the capacity gate must fail: {c}");
     let gate = c["check"]["gates"]
@@ -215,8 +216,14 @@ fn a_workload_pinned_to_a_model_no_node_has_cannot_be_placed() {
     let cap = &c["check"]["capacity"];
     let b = model(cap, "NVIDIA-B200");
     assert_eq!(
-        (&b["placeable"], &b["now"], &b["after"], &b["fits"]),
-        (&0.into(), &0.into(), &8.into(), &false.into()),
+        (
+            &b["nodes"],
+            &b["placeable"],
+            &b["now"],
+            &b["after"],
+            &b["fits"]
+        ),
+        (&0.into(), &0.into(), &0.into(), &8.into(), &false.into()),
         "{cap}"
     );
     assert!(c["check"]["capacity_unknown"].is_null(), "{c}");
