@@ -99,8 +99,7 @@ pub struct RepoLocation {
 
     /// Only this cluster's desired state, when the repository drives several (Flux
     /// `clusters/<name>`, Argo CD destinations, `clusters:` in .gpuledger.yaml) [default: the
-    /// cluster --scope names, when there is one of that name]. `serve`: also the `cluster` label
-    /// of every series it exports (even without --repo).
+    /// cluster --scope names, when there is one of that name].
     #[arg(long, value_name = "NAME")]
     pub cluster: Option<String>,
 
