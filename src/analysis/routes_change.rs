@@ -84,7 +84,10 @@ struct Traced {
 fn side(d: &Desired, cfg: &Config) -> Result<BTreeMap<Key, Traced>, Overflow> {
     let objects = d.routing.as_slice();
     let resolver = Resolver::new(&cfg.tenancy, objects);
-    let declared: HashMap<(&str, &str, &str), u64> = d
+    // A GPU workload's declared GPUs and its tenant as the desired state resolved it (the
+    // cluster's Namespace labels when the live state was read: the tenant every other section
+    // shows); a workload without GPUs gets its tenant from this side's objects.
+    let declared: HashMap<(&str, &str, &str), (u64, &str)> = d
         .workloads
         .iter()
         .map(|w| {
@@ -94,7 +97,7 @@ fn side(d: &Desired, cfg: &Config) -> Result<BTreeMap<Key, Traced>, Overflow> {
                 // Its declared GPUs; when a DRA claim cannot be counted (`gpus_declared` null),
                 // what can be counted of them (a desired row's `gpus`), and the check's delta
                 // says unknown.
-                x.gpus_declared.unwrap_or(x.gpus),
+                (x.gpus_declared.unwrap_or(x.gpus), x.tenant.as_str()),
             )
         })
         .collect();
@@ -116,11 +119,10 @@ fn side(d: &Desired, cfg: &Config) -> Result<BTreeMap<Key, Traced>, Overflow> {
         }
         let ns = o.namespace();
         let id = WorkloadId::new(ns, o.group(), &o.kind, &o.meta.name).to_string();
-        let gpus = declared
-            .get(&(ns, o.kind.as_str(), o.meta.name.as_str()))
-            .copied()
-            .unwrap_or(0);
-        let tenant = resolver.tenant(&o.meta.labels, ns);
+        let (gpus, tenant) = match declared.get(&(ns, o.kind.as_str(), o.meta.name.as_str())) {
+            Some(&(gpus, tenant)) => (gpus, tenant.to_string()),
+            None => (0, resolver.tenant(&o.meta.labels, ns)),
+        };
         runners.entry(ns).or_default().push(Runner {
             templates: t,
             id,

@@ -599,3 +599,39 @@ fn with_live_state_a_route_says_what_serves_it_today() {
         "{md}"
     );
 }
+
+/// A route's tenants are the ones every other section shows: when the cluster's Namespace labels
+/// name another tenant than Git's Namespace object, the route behind a GPU workload says the
+/// cluster's, as the check's workload rows and `today` do (it said Git's before).
+#[test]
+fn a_routes_tenant_is_the_tenant_the_rest_of_the_check_shows() {
+    let r = repo(
+        &[
+            ("chat.yaml", CHAT),
+            (
+                "ingress.yaml",
+                &ingress("chat", PUBLIC, "chat.example.com", "/v1", "chat"),
+            ),
+        ],
+        &[(
+            "ingress.yaml",
+            &ingress("chat", PUBLIC, "api.example.com", "/", "chat"),
+        )],
+    );
+    let live = format!(
+        "{}---\n{}",
+        CHAT.replace("labels: {tenant: chat}", "labels: {tenant: assistant}"),
+        ingress("chat", PUBLIC, "chat.example.com", "/v1", "chat"),
+    );
+    let snapshot = r.path().join("live.yaml");
+    std::fs::write(&snapshot, live).unwrap();
+    let j = check(&r, &["--snapshot", snapshot.to_str().unwrap()]);
+    let routes = j["check"]["routes"].as_array().unwrap();
+    assert_eq!(routes.len(), 1, "{}", j["check"]);
+    assert_eq!(routes[0]["tenants"], json!(["assistant"]), "{}", routes[0]);
+    assert_eq!(
+        j["check"]["tenant_sources"]["chat"], "cluster",
+        "{}",
+        j["check"]["tenant_sources"]
+    );
+}
