@@ -5,19 +5,16 @@
 //! and its verdict are [`crate::analysis::compare`]. A side naming no live workload is a usage
 //! error; either cost input failing is an incomplete run, with the report still written.
 
-use super::fleet::{self, FleetSpec};
-use super::input;
+use super::fleet::{self, FleetSpec, Headline};
 use super::{Context, Error, Outcome, Result, Run};
 use crate::analysis::compare::{self, SideSpec};
 use crate::analysis::headroom::headroom;
-use crate::analysis::inventory;
 use crate::analysis::live::LiveFleet;
 use crate::live::loadtest::LoadTests;
 use crate::live::opencost::Window;
 use crate::live::serving::{self, Production};
 use crate::report::compare::Side;
 use crate::report::{Kind, Report};
-use crate::util::date::Timestamp;
 
 /// What `cost --compare` reads: the fleet and signals of `cost`, and the two sides.
 #[derive(Debug, Clone)]
@@ -30,20 +27,9 @@ pub struct CompareSpec {
 pub fn run(spec: &CompareSpec, cx: &Context<'_>) -> Result<Run<Report>> {
     let fs = &spec.fleet;
     let mut notes = Vec::new();
-    let (cfg, cfg_path) = fleet::config(fs.config.as_deref(), None, &mut notes)?;
-    let live = cx.rt.block_on(input::live(&fs.live, &cx.progress))?;
-    if live.parts.len() > 1 {
-        return Err(Error::Usage(
-            "cost --compare belongs to one cluster (one OpenCost): give a single --context".into(),
-        ));
-    }
-    let (part, mut sources) = live.single("cost")?;
-    sources.extend(cfg_path);
-    let metrics = fleet::metrics(fs.signals.metrics.as_ref(), &cfg, cx, &mut notes);
-    let now = fs.now.unwrap_or_else(Timestamp::now);
-    let model = LiveFleet::read(&part.objects, &cfg, &metrics)?.unread(part.unread());
-    let mut report = inventory::report(&model, &cfg, sources)?;
-    report.incomplete = part.incomplete.clone();
+    let one = fleet::one_cluster(fs, super::cost::ONE_OPENCOST, None, true, cx, &mut notes)?;
+    let (cfg, now) = (&one.cfg, one.now);
+    let (model, mut report) = one.read(Headline::Workloads)?;
     for s in [&spec.a, &spec.b] {
         if !model.each().any(|(_, w, _)| w.id.to_string() == s.workload) {
             return Err(Error::Usage(format!(
@@ -62,15 +48,15 @@ pub fn run(spec: &CompareSpec, cx: &Context<'_>) -> Result<Run<Report>> {
             },
             None => Window::ending(now, fs.signals.window),
         };
-        let (cost, failed) = fleet::cost_over(&model, &cfg, &fs.signals, window, cx, &mut notes)?;
+        let (cost, failed) = fleet::cost_over(&model, cfg, &fs.signals, window, cx, &mut notes)?;
         failed_any |= failed.opencost || failed.records;
         let Some(row) = cost.workloads.iter().find(|r| r.name == s.workload) else {
             continue;
         };
-        let latency = latency(&model, &cfg, fs, window, &s.workload, cx)?;
+        let latency = latency(&model, cfg, fs, window, &s.workload, cx)?;
         let deadlines = super::deadlines::section(
             &model,
-            &cfg,
+            cfg,
             super::deadlines::DeadlineInputs {
                 metrics: fs.signals.metrics.as_ref(),
                 ksm_window: std::time::Duration::from_secs(
@@ -113,10 +99,10 @@ pub fn run(spec: &CompareSpec, cx: &Context<'_>) -> Result<Run<Report>> {
         &mut report,
         Kind::Cost,
         fs.scope.clone(),
-        part.provenance,
+        one.part.provenance.clone(),
         Vec::new(),
         now,
-        &cfg,
+        cfg,
     );
     let outcome = if failed_any {
         Outcome::Incomplete

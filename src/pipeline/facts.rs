@@ -9,16 +9,13 @@
 
 use std::path::{Path, PathBuf};
 
-use super::fleet::{self, FleetSpec};
-use super::input::{self, RepoSpec};
+use super::fleet::{self, FleetSpec, Headline};
+use super::input::RepoSpec;
 use super::{Context, Error, Note, Outcome, Result, Run};
 use crate::analysis::drift::drift;
-use crate::analysis::inventory;
-use crate::analysis::live::LiveFleet;
 use crate::facts::{Evaluated, Facts, evaluate};
 use crate::report::facts::{DocsReport, DocsStatus};
 use crate::report::{Kind, Report, SCHEMA};
-use crate::util::date::Timestamp;
 
 /// A markdown document larger than this is not read: documentation has no business being larger,
 /// and a hostile repository must not make the tool read gigabytes.
@@ -57,15 +54,9 @@ pub struct Documents {
 pub fn run(job: &FactsJob, cx: &Context<'_>) -> Result<Run<Documents>> {
     let spec = &job.fleet;
     let mut notes = Vec::new();
-    let (cfg, cfg_path) = fleet::config(spec.config.as_deref(), job.dir.as_deref(), &mut notes)?;
-    let live = cx.rt.block_on(input::live(&spec.live, &cx.progress))?;
-    let (part, mut sources) = live.single("docs")?;
-    sources.extend(cfg_path);
-    let metrics = fleet::metrics(spec.signals.metrics.as_ref(), &cfg, cx, &mut notes);
-    let model = LiveFleet::read(&part.objects, &cfg, &metrics)?.unread(part.unread());
-    let mut report = inventory::report(&model, &cfg, sources)?;
-    report.incomplete = part.fleet_incomplete();
-    let now = spec.now.unwrap_or_else(Timestamp::now);
+    let one = fleet::one_cluster(spec, "docs", job.dir.as_deref(), true, cx, &mut notes)?;
+    let (cfg, part, now) = (&one.cfg, &one.part, one.now);
+    let (model, mut report) = one.read(Headline::Fleet)?;
     let mut git = Vec::new();
     let mut failed = Vec::new();
     if let (true, Some(dir)) = (job.drift, &job.dir) {
@@ -79,13 +70,13 @@ pub fn run(job: &FactsJob, cx: &Context<'_>) -> Result<Run<Documents>> {
             remote: crate::desired::remote::Options::default(),
             base_hosts: None,
         };
-        let (desired, side, f) = fleet::desired(&repo, &cfg, &part.objects, "desired", cx)?;
+        let (desired, side, f) = fleet::desired(&repo, cfg, &part.objects, "desired", cx)?;
         failed = f;
         let mut d = drift(
             &model.workloads.list,
             &part.objects,
             &desired,
-            &cfg,
+            cfg,
             now.date(),
         )?;
         d.desired_at = side.describe.clone();
@@ -96,10 +87,10 @@ pub fn run(job: &FactsJob, cx: &Context<'_>) -> Result<Run<Documents>> {
         &mut report,
         Kind::Inventory,
         None,
-        part.provenance,
+        part.provenance.clone(),
         git,
         now,
-        &cfg,
+        cfg,
     );
 
     let mut documents = Vec::new();

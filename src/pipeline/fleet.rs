@@ -307,6 +307,73 @@ pub fn production(spec: Option<&MetricsSpec>, cx: &Context<'_>) -> Production {
         .block_on(crate::live::serving::production(prom_source(spec).as_ref()))
 }
 
+/// One cluster's live state as the one-cluster jobs (`cost`, `cost --compare`, `headroom`, the
+/// documents' facts) read it: the configuration, the cluster (a usage error naming `what` when
+/// several are given), GPU activity when `with_metrics`, and the report's clock. [`OneCluster::read`]
+/// then gives its fleet model and inventory report, the same way for each of them.
+pub struct OneCluster {
+    pub cfg: Config,
+    pub part: input::LivePart,
+    pub sources: Vec<String>,
+    pub metrics: Metrics,
+    pub now: Timestamp,
+}
+
+/// Reads [`OneCluster`]; `dir` is where a `.gpuledger.yaml` is looked for besides `--config`.
+pub fn one_cluster(
+    spec: &FleetSpec,
+    what: &str,
+    dir: Option<&Path>,
+    with_metrics: bool,
+    cx: &Context<'_>,
+    notes: &mut Vec<Note>,
+) -> Result<OneCluster> {
+    let (cfg, cfg_path) = config(spec.config.as_deref(), dir, notes)?;
+    let live = cx.rt.block_on(input::live(&spec.live, &cx.progress))?;
+    let (part, mut sources) = live.single(what)?;
+    sources.extend(cfg_path);
+    let metrics = if with_metrics {
+        self::metrics(spec.signals.metrics.as_ref(), &cfg, cx, notes)
+    } else {
+        Metrics::NotConfigured
+    };
+    let now = spec.now.unwrap_or_else(Timestamp::now);
+    Ok(OneCluster {
+        cfg,
+        part,
+        sources,
+        metrics,
+        now,
+    })
+}
+
+impl OneCluster {
+    /// The fleet model and its inventory report, with what the input did not hold: the resources
+    /// not listed, and the pods a dump lacks (every per-workload figure needs them); the nodes a
+    /// dump lacks too when `headline` is the fleet's figures (as `inventory`'s is), since a report
+    /// about workloads (cost, headroom) needs no node.
+    pub fn read(&self, headline: Headline) -> Result<(LiveFleet<'_>, Report)> {
+        let model = LiveFleet::read(&self.part.objects, &self.cfg, &self.metrics)?
+            .unread(self.part.unread());
+        let mut report =
+            crate::analysis::inventory::report(&model, &self.cfg, self.sources.clone())?;
+        report.incomplete = match headline {
+            Headline::Fleet => self.part.fleet_incomplete(),
+            Headline::Workloads => self.part.workloads_incomplete(),
+        };
+        Ok((model, report))
+    }
+}
+
+/// What a one-cluster report leads with, which decides whether a dump without nodes is complete.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Headline {
+    /// The fleet's figures (capacity, placeable, …): nodes are needed.
+    Fleet,
+    /// Per-workload figures (cost, headroom): pods are needed, nodes are not.
+    Workloads,
+}
+
 /// The headroom section of `report`'s workloads, and the load tests that could not be read (each
 /// names its file).
 pub fn headroom_section(

@@ -5,14 +5,9 @@
 
 use std::path::Path;
 
-use super::fleet::{self, FleetSpec};
-use super::input;
+use super::fleet::{self, FleetSpec, Headline};
 use super::{Context, Note, Outcome, Result, Run};
-use crate::analysis::inventory;
-use crate::analysis::live::LiveFleet;
-use crate::analysis::usage::Metrics;
 use crate::report::{HeadroomVerdict, Kind, Report};
-use crate::util::date::Timestamp;
 
 /// `repo` is where the load-test paths are relative to (its working tree).
 pub fn run(
@@ -22,18 +17,14 @@ pub fn run(
     cx: &Context<'_>,
 ) -> Result<Run<Report>> {
     let mut notes = Vec::new();
-    let (cfg, cfg_path) = fleet::config(spec.config.as_deref(), repo, &mut notes)?;
-    let live = cx.rt.block_on(input::live(&spec.live, &cx.progress))?;
-    let (part, mut sources) = live.single("headroom")?;
-    sources.extend(cfg_path);
+    let mut one = fleet::one_cluster(spec, "headroom", repo, false, cx, &mut notes)?;
     if let Some(r) = repo {
-        sources.push(format!("{} (working tree)", r.display()));
+        one.sources.push(format!("{} (working tree)", r.display()));
     }
-    let live = LiveFleet::read(&part.objects, &cfg, &Metrics::NotConfigured)?.unread(part.unread());
-    let mut report = inventory::report(&live, &cfg, sources)?;
-    report.incomplete = part.incomplete.clone();
+    let cfg = &one.cfg;
+    let (live, mut report) = one.read(Headline::Workloads)?;
     let production = fleet::production(spec.signals.metrics.as_ref(), cx);
-    let (h, errors) = fleet::headroom_section(&live, repo, &production, &cfg)?;
+    let (h, errors) = fleet::headroom_section(&live, repo, &production, cfg)?;
     let over = h
         .workloads
         .iter()
@@ -43,10 +34,10 @@ pub fn run(
         &mut report,
         Kind::Headroom,
         spec.scope.clone(),
-        part.provenance,
+        one.part.provenance.clone(),
         Vec::new(),
-        spec.now.unwrap_or_else(Timestamp::now),
-        &cfg,
+        one.now,
+        cfg,
     );
     let mut outcome = Outcome::Clean;
     if over && fail_on_over {

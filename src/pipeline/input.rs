@@ -191,8 +191,18 @@ impl LivePart {
     /// What a report whose headline is the fleet's figures misses: the resources not listed, and
     /// the nodes or pods a dump did not hold.
     pub fn fleet_incomplete(&self) -> Vec<IncompleteInput> {
+        self.incomplete_needing(&[("nodes", &self.unread.nodes), ("pods", &self.unread.pods)])
+    }
+
+    /// What a report about workloads (cost, headroom) misses: the resources not listed, and the
+    /// pods a dump did not hold (it needs no node).
+    pub fn workloads_incomplete(&self) -> Vec<IncompleteInput> {
+        self.incomplete_needing(&[("pods", &self.unread.pods)])
+    }
+
+    fn incomplete_needing(&self, needed: &[(&str, &Option<String>)]) -> Vec<IncompleteInput> {
         let mut all = self.incomplete.clone();
-        for (resource, why) in [("nodes", &self.unread.nodes), ("pods", &self.unread.pods)] {
+        for &(resource, why) in needed {
             if let Some(reason) = why
                 && !all.iter().any(|m| m.resource == resource)
             {

@@ -249,3 +249,46 @@ fn a_snapshot_records_what_it_listed_and_a_partial_one_reads_as_partial() {
         "{r}"
     );
 }
+
+/// `cmd` (a one-cluster job about workloads) of `file`: exit code and its JSON report.
+fn workloads_job(cmd: &str, file: &Path) -> (i32, Value) {
+    let out = gpuledger(&root())
+        .args([cmd, "--format", "json", "--snapshot"])
+        .arg(file)
+        .args(CFG)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let r = serde_json::from_str(&text).unwrap_or_else(|e| {
+        panic!("{cmd}: {e}: {text}{}", String::from_utf8_lossy(&out.stderr))
+    });
+    (out.status.code().unwrap_or(-1), r)
+}
+
+#[test]
+fn cost_and_headroom_need_the_pods_and_not_the_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let pods_only = dump(dir.path(), "pods.json", &["Pod"], false);
+    let no_pods = dump(dir.path(), "no-pods.json", &["Pod"], true);
+    for cmd in ["cost", "headroom"] {
+        // Per-workload reports need no Node: a pods-only dump is whole for them, while the
+        // fleet figures they carry beside it stay unknown with why.
+        let (_, r) = workloads_job(cmd, &pods_only);
+        assert_eq!(r["complete"], true, "{cmd}: {}", r["incomplete"]);
+        assert_eq!(r["fleet"]["gpus"]["placeable"], Value::Null, "{cmd}");
+        // Without pods every figure they give is unknown, and the report says it is incomplete
+        // (it said complete before the one-cluster jobs shared one step).
+        let (code, r) = workloads_job(cmd, &no_pods);
+        assert_eq!(code, 2, "{cmd}: {r}");
+        assert_eq!(r["complete"], false, "{cmd}");
+        assert_eq!(r["incomplete"][0]["resource"], "pods", "{cmd}");
+        assert!(
+            r["incomplete"][0]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("no Pod"),
+            "{cmd}: {}",
+            r["incomplete"]
+        );
+    }
+}
