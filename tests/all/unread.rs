@@ -259,9 +259,8 @@ fn workloads_job(cmd: &str, file: &Path) -> (i32, Value) {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let r = serde_json::from_str(&text).unwrap_or_else(|e| {
-        panic!("{cmd}: {e}: {text}{}", String::from_utf8_lossy(&out.stderr))
-    });
+    let r = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{cmd}: {e}: {text}{}", String::from_utf8_lossy(&out.stderr)));
     (out.status.code().unwrap_or(-1), r)
 }
 

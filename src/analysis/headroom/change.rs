@@ -242,43 +242,49 @@ fn row(
 }
 
 /// `serve/Deployment/chat: tested 11.9 req/s at the head's main 2×8 = 16, production p95 9.2 —
-/// fits with 23%`; or what is unknown and why.
+/// fits with 23%`; or `…: headroom unknown at the head's main 1×1 = 1 — stale load test: …;
+/// production p95 2`.
 fn summary(r: &HeadroomChange) -> String {
-    let tested = match r.tested_rps {
-        Some(t) => format!(
-            "tested {} req/s at the head's {}",
-            capacity::round(t),
-            r.shape
-        ),
-        None => format!("tested capacity at the head's {} unknown", r.shape),
-    };
-    let p95 = match r.production_p95_rps {
-        Some(p) => format!("production p95 {}", capacity::round(p)),
-        None => "production p95 unknown".into(),
-    };
+    let tested = r
+        .tested_rps
+        .map(|t| format!("tested {} req/s", capacity::round(t)));
+    let p95 = r
+        .production_p95_rps
+        .map(|p| format!("production p95 {}", capacity::round(p)));
     let verdict = match (r.verdict, r.headroom) {
         (HeadroomVerdict::Fits, Some(h)) => format!("fits with {}", percent(h)),
-        (HeadroomVerdict::NearCapacity, Some(h)) => {
-            if r.production_peak_rps
-                .zip(r.tested_rps)
-                .is_some_and(|(p, t)| p > t)
-            {
-                format!(
-                    "near capacity: {} headroom, and the peak {} is above it",
-                    percent(h),
-                    capacity::round(r.production_peak_rps.unwrap_or_default())
-                )
-            } else {
-                format!("near capacity: {} headroom", percent(h))
-            }
-        }
+        (HeadroomVerdict::NearCapacity, Some(h)) => match r.production_peak_rps.zip(r.tested_rps) {
+            Some((peak, t)) if peak > t => format!(
+                "near capacity: {} headroom, and the peak {} is above it",
+                percent(h),
+                capacity::round(peak)
+            ),
+            _ => format!("near capacity: {} headroom", percent(h)),
+        },
         (HeadroomVerdict::Over, Some(h)) => format!("over by {}", percent(-h)),
-        _ => format!(
-            "unknown ({})",
-            r.unknown.get("headroom").map_or("", String::as_str)
-        ),
+        _ => {
+            let why = |field: &str, known: Option<String>, label: &str| {
+                known.unwrap_or_else(|| {
+                    let w = r.unknown.get(field).map_or("unknown", String::as_str);
+                    format!("{label}{w}")
+                })
+            };
+            return format!(
+                "{}: headroom unknown at the head's {} — {}; {}",
+                r.workload,
+                r.shape,
+                why("tested_rps", tested, ""),
+                why("production_p95_rps", p95, "production unknown: ")
+            );
+        }
     };
-    format!("{}: {tested}, {p95} — {verdict}", r.workload)
+    format!(
+        "{}: {} at the head's {}, {} — {verdict}",
+        r.workload,
+        tested.unwrap_or_default(),
+        r.shape,
+        p95.unwrap_or_default()
+    )
 }
 
 /// `23%`, `7.5%`.
