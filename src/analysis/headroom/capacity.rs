@@ -36,6 +36,14 @@ impl Side {
         }
     }
 
+    /// Why the model cannot be checked.
+    fn no_model(self) -> &'static str {
+        match self {
+            Side::Live => "model (the live model is not known)",
+            Side::Head => "model (the head's model is not known)",
+        }
+    }
+
     /// Why the GPU type cannot be checked.
     fn no_gpu_type(self) -> &'static str {
         match self {
@@ -140,9 +148,7 @@ pub fn held(
         (Some(tm), Some(lm)) if !tm.eq_ignore_ascii_case(lm) => {
             stale.push(format!("tested model {tm}, {side} {lm}"))
         }
-        (Some(_), None) => out
-            .unverified
-            .push(format!("model (the {side} model is not known)")),
+        (Some(_), None) => out.unverified.push(c.side.no_model().into()),
         (None, _) => out.unverified.push("model".into()),
         _ => {}
     }
