@@ -2,8 +2,9 @@
 //! halves three serving Deployments, each naming a load test in the repository; the live state at
 //! the base's shape; vLLM series backfilled into the real Prometheus. chat's load test at the head
 //! is of the head's 2×8 and fits; summarize's is of its head shape and production is over it;
-//! rerank's is still of the base's shape (stale). The load tests the working tree holds (the base's)
-//! differ from the head's: the check must read the head ref.
+//! rerank's is still of the base's shape (stale); embed keeps its GPUs but its head lowers
+//! `--max-num-seqs` below what its load test ran (stale). The load tests the working tree holds
+//! (the base's) differ from the head's: the check must read the head ref.
 
 use serde_json::Value;
 
@@ -45,6 +46,7 @@ fn load_test(model: &str, gpus: u64, replicas: u64, rps: f64) -> String {
 const CHAT: &str = "Qwen/Qwen3-8B";
 const SUMMARIZE: &str = "meta-llama/Llama-3.1-8B-Instruct";
 const RERANK: &str = "BAAI/bge-reranker-v2-m3";
+const EMBED: &str = "intfloat/e5-mistral-7b-instruct";
 
 /// main: chat 4×8, summarize 2×4, rerank 2×1, each with a load test of that shape. feature halves
 /// each; chat's and summarize's load tests are redone at the new shape, rerank's is not.
@@ -59,6 +61,8 @@ fn repo() -> Repo {
         .write("loadtests/chat.json", &load_test(CHAT, 8, 4, 23.0))
         .write("loadtests/summarize.json", &load_test(SUMMARIZE, 4, 2, 6.0))
         .write("loadtests/rerank.json", &load_test(RERANK, 1, 2, 4.0))
+        .write("serve/embed.yaml", &deployment("embed", 1, 1, EMBED))
+        .write("loadtests/embed.json", &load_test(EMBED, 1, 1, 5.0))
         .commit("serving at full size");
     r.git(&["checkout", "-q", "-b", "feature"]);
     r.write("serve/chat.yaml", &deployment("chat", 2, 8, CHAT))
@@ -69,6 +73,10 @@ fn repo() -> Repo {
         .write("serve/rerank.yaml", &deployment("rerank", 1, 1, RERANK))
         .write("loadtests/chat.json", &load_test(CHAT, 8, 2, 11.9))
         .write("loadtests/summarize.json", &load_test(SUMMARIZE, 4, 1, 3.0))
+        .write(
+            "serve/embed.yaml",
+            &deployment("embed", 1, 1, EMBED).replace("\"256\"", "\"128\""),
+        )
         .commit("halve serving");
     r.git(&["checkout", "-q", "main"]);
     r
@@ -90,6 +98,7 @@ status:
         ("chat", 4, 8, CHAT),
         ("summarize", 2, 4, SUMMARIZE),
         ("rerank", 2, 1, RERANK),
+        ("embed", 1, 1, EMBED),
     ] {
         let d = deployment(name, replicas, gpus, model).replace(
             "  namespace: serve\n",
@@ -127,7 +136,7 @@ fn counter(per_s: f64) -> Vec<f64> {
         .collect()
 }
 
-const PODS: [&str; 8] = [
+const PODS: [&str; 9] = [
     "chat-0",
     "chat-1",
     "chat-2",
@@ -136,6 +145,7 @@ const PODS: [&str; 8] = [
     "summarize-1",
     "rerank-0",
     "rerank-1",
+    "embed-0",
 ];
 
 /// chat: 4 pods at 2.3 req/s (9.2); summarize: 2 at 2 (4); rerank: 2 at 1 (2).
@@ -145,6 +155,7 @@ fn series() -> Vec<Series<'static>> {
             let (model, per_s) = match pod.split('-').next() {
                 Some("chat") => (CHAT, 2.3),
                 Some("summarize") => (SUMMARIZE, 2.0),
+                Some("embed") => (EMBED, 1.0),
                 _ => (RERANK, 1.0),
             };
             Series::cycling(
@@ -267,6 +278,22 @@ fn headroom_at_the_heads_shape_fits_is_over_or_is_stale() {
         "capacity unknown: stale load test: tested at 2 replicas, the head's 1"
     );
 
+    // embed: only its engine flags change (--max-num-seqs 256 → 128): not a reshape of its GPUs,
+    // but of what its load test measured.
+    let embed = row(&v, "embed");
+    assert_eq!(
+        embed["unknown"]["tested_rps"],
+        "stale load test: tested with max_num_seqs 256, the head's 128"
+    );
+    assert_eq!(embed["verdict"], "unknown");
+    assert!(
+        !v["check"]["reshaped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["name"] == "embed")
+    );
+
     // Over first, then fits, then unknown.
     let order: Vec<&str> = v["check"]["headroom"]
         .as_array()
@@ -274,7 +301,7 @@ fn headroom_at_the_heads_shape_fits_is_over_or_is_stale() {
         .iter()
         .map(|w| w["name"].as_str().unwrap())
         .collect();
-    assert_eq!(order, ["summarize", "chat", "rerank"]);
+    assert_eq!(order, ["summarize", "chat", "embed", "rerank"]);
     let g = gate(&v);
     assert_eq!(g["failed"], true);
     assert_eq!(g["unknown"], false);
@@ -285,7 +312,7 @@ fn headroom_at_the_heads_shape_fits_is_over_or_is_stale() {
     );
     assert!(why.contains("1 fits"), "{why}");
     assert!(
-        why.contains("unknown, not failed: serve/Deployment/rerank"),
+        why.contains("unknown, not failed: serve/Deployment/embed"),
         "{why}"
     );
 
@@ -301,7 +328,7 @@ fn headroom_at_the_heads_shape_fits_is_over_or_is_stale() {
     let md = String::from_utf8_lossy(&out.stdout);
     println!("{md}");
     assert!(
-        md.contains("serving headroom at the head's shape: 1 over, 1 fits, 1 unknown"),
+        md.contains("serving headroom at the head's shape: 1 over, 1 fits, 2 unknown"),
         "{md}"
     );
     assert!(
