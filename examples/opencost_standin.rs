@@ -10,6 +10,8 @@
 //! Each argument is `PATH=FILE`: requests for PATH (the query is ignored, as the tests' stand-in
 //! ignores it) answer 200 with FILE's contents; any other path answers OpenCost's 404 body.
 
+#[path = "../tests/support/get_server.rs"]
+mod get_server;
 #[path = "../tests/support/opencost.rs"]
 mod opencost;
 

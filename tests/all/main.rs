@@ -53,6 +53,8 @@ mod trend;
 mod unread;
 mod used;
 
+#[path = "../support/get_server.rs"]
+mod get_server;
 #[path = "../support/github.rs"]
 mod github_fake;
 #[path = "../support/kube_emulator.rs"]

@@ -5,19 +5,15 @@
 //! with `Connection: close`, on 127.0.0.1; dropping the handle stops it.
 #![allow(dead_code)] // each test uses part of the API
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
+
+use super::get_server::GetServer;
 
 /// A running querier.
 pub struct PartialQuerier {
-    addr: SocketAddr,
-    stop: Arc<AtomicBool>,
-    asked: Arc<Mutex<Vec<String>>>,
-    thread: Option<JoinHandle<()>>,
+    server: GetServer,
 }
 
 impl PartialQuerier {
@@ -29,98 +25,36 @@ impl PartialQuerier {
             .trim_start_matches("http://")
             .parse()
             .expect("http://ADDR");
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind the querier");
-        let addr = listener.local_addr().expect("local addr");
-        let stop = Arc::new(AtomicBool::new(false));
-        let asked = Arc::new(Mutex::new(Vec::new()));
         let warning = warning.to_string();
         let dropped = dropped.map(|(k, v)| (k.to_string(), v.to_string()));
-        let thread = {
-            let (stop, asked) = (stop.clone(), asked.clone());
-            std::thread::spawn(move || {
-                for stream in listener.incoming() {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
+        let server = GetServer::start(move |target| {
+            let (status, body) = forward(upstream, target).unwrap_or((502, String::new()));
+            let body = match serde_json::from_str::<serde_json::Value>(&body) {
+                Ok(mut v) if v["status"] == "success" => {
+                    if let (Some((k, val)), Some(result)) =
+                        (&dropped, v["data"]["result"].as_array_mut())
+                    {
+                        result.retain(|s| s["metric"][k.as_str()] != val.as_str());
                     }
-                    if let Ok(s) = stream {
-                        answer(s, upstream, &warning, dropped.as_ref(), &asked);
-                    }
+                    v["warnings"] = serde_json::json!([warning]);
+                    v.to_string()
                 }
-            })
-        };
-        PartialQuerier {
-            addr,
-            stop,
-            asked,
-            thread: Some(thread),
-        }
+                _ => body,
+            };
+            (status, body)
+        });
+        PartialQuerier { server }
     }
 
     /// `http://127.0.0.1:<port>`
     pub fn url(&self) -> String {
-        format!("http://{}", self.addr)
+        self.server.url()
     }
 
     /// The request targets it forwarded, in order.
     pub fn asked(&self) -> Vec<String> {
-        self.asked.lock().expect("asked").clone()
+        self.server.asked()
     }
-}
-
-impl Drop for PartialQuerier {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        let _ = TcpStream::connect_timeout(&self.addr, Duration::from_secs(1));
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn answer(
-    stream: TcpStream,
-    upstream: SocketAddr,
-    warning: &str,
-    dropped: Option<&(String, String)>,
-    asked: &Mutex<Vec<String>>,
-) {
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-    let Ok(clone) = stream.try_clone() else {
-        return;
-    };
-    let mut reader = BufReader::new(clone);
-    let mut line = String::new();
-    if reader.read_line(&mut line).is_err() || line.is_empty() {
-        return;
-    }
-    loop {
-        let mut h = String::new();
-        match reader.read_line(&mut h) {
-            Ok(0) | Err(_) => break,
-            Ok(_) if h.trim().is_empty() => break,
-            Ok(_) => {}
-        }
-    }
-    let target = line.split_whitespace().nth(1).unwrap_or("/").to_string();
-    asked.lock().expect("asked").push(target.clone());
-    let (status, body) = forward(upstream, &target).unwrap_or((502, String::new()));
-    let body = match serde_json::from_str::<serde_json::Value>(&body) {
-        Ok(mut v) if v["status"] == "success" => {
-            if let (Some((k, val)), Some(result)) = (dropped, v["data"]["result"].as_array_mut()) {
-                result.retain(|s| s["metric"][k.as_str()] != val.as_str());
-            }
-            v["warnings"] = serde_json::json!([warning]);
-            v.to_string()
-        }
-        _ => body,
-    };
-    let mut stream = stream;
-    let _ = write!(
-        stream,
-        "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = stream.flush();
 }
 
 /// The status and body of `GET target` on the upstream (HTTP/1.0, so the body ends at close).
