@@ -199,7 +199,7 @@ fn close(v: &Value, want: f64) -> bool {
     v.as_f64().is_some_and(|x| (x - want).abs() < 1e-6)
 }
 
-fn gate<'a>(v: &'a Value) -> &'a Value {
+fn gate(v: &Value) -> &Value {
     v["check"]["gates"]
         .as_array()
         .unwrap()
