@@ -2,7 +2,7 @@
 # Benchmarks gpuledger on synthetic fleets and repositories, each beside a peer on the same input.
 #
 #   scripts/bench.sh [--nodes N] [--pods N] [--apps N] [--no-build]
-#                    [--only inventory|render|drift|live|plan|check|scaling]
+#                    [--only inventory|render|drift|live|serve|plan|check|scaling]
 #   (defaults: 5000 nodes, 100000 pods, 400 apps for check, every section; --no-build measures the
 #   release binaries already in target/release)
 #
@@ -16,7 +16,8 @@
 # (`cargo install --locked` into bench-out/peers, once; its column is skipped when it cannot build).
 #
 # Sizes: inventory, drift and check at --pods/--nodes/--apps; live at a fifth of the fleet
-# (20,000 pods by default) and the whole; scaling at a quarter, a half and the whole of each
+# (20,000 pods by default) and the whole; serve at a tenth (10,000 pods), SERVE_SECONDS (default
+# 60) at rest and as long under churn; scaling at a quarter, a half and the whole of each
 # (25k/50k/100k pods, 100/200/400 apps by default).
 #
 # Output: the rows and PASS/FAIL checks on stdout, and one markdown file per section run,
@@ -38,7 +39,7 @@ RUNS="${RUNS:-3}"
 usage() {
   sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
 }
-SECTIONS="inventory render drift live plan check scaling"
+SECTIONS="inventory render drift live serve plan check scaling"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -58,13 +59,18 @@ fi
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 OUT=bench-out
-GPULEDGER=target/release/gpuledger
-SYNTH=target/release/examples/synth-fleet
+# PROFILE=debug measures the debug build instead (with --no-build: what `cargo build` left): the
+# serve section's request counts do not depend on the build; every timing does.
+PROFILE="${PROFILE:-release}"
+GPULEDGER=target/$PROFILE/gpuledger
+SYNTH=target/$PROFILE/examples/synth-fleet
 mkdir -p "$OUT"
 TMP="$(mktemp -d)"
-# The live section's emulator holds a whole fleet in memory: never leave it behind.
+# The live and serve sections' emulator holds a whole fleet in memory, and serve runs until
+# killed: never leave them behind.
 EMULATOR_PID=""
-trap '[[ -z "$EMULATOR_PID" ]] || kill "$EMULATOR_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+SERVE_PID=""
+trap '[[ -z "$EMULATOR_PID" ]] || kill "$EMULATOR_PID" 2>/dev/null; [[ -z "$SERVE_PID" ]] || kill "$SERVE_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
 
 # ---------------------------------------------------------------------------------------------
 # Helpers
@@ -168,10 +174,12 @@ section_end() {
   [[ "$NODES $PODS" == "5000 100000" ]] || cmd+=" --nodes $NODES --pods $PODS"
   [[ "$CHECK_APPS" == 400 ]] || cmd+=" --apps $CHECK_APPS"
   [[ "$RUNS" == 3 ]] || cmd="RUNS=$RUNS $cmd"
+  [[ "$name" != serve || -z "${SERVE_SECONDS:-}" ]] || cmd="SERVE_SECONDS=$SERVE_SECONDS $cmd"
+  [[ "$PROFILE" == release ]] || cmd="PROFILE=$PROFILE $cmd --no-build"
   {
     echo "### $title"
     echo
-    echo "Measured by \`$cmd\` ($inputs; release build, best of $RUNS runs, $(nproc) cores, load average $SEC_LOAD before the section, $(date -u +%Y-%m-%d)${BASELINE:+; baseline: $BASELINE}):"
+    echo "Measured by \`$cmd\` ($inputs; $PROFILE build, best of $RUNS runs, $(nproc) cores, load average $SEC_LOAD before the section, $(date -u +%Y-%m-%d)${BASELINE:+; baseline: $BASELINE}):"
     echo
     if ((${#MD_TABLE[@]})); then
       printf '%s\n' "${MD_TABLE[@]}"
@@ -392,7 +400,7 @@ live_at() {
   ensure_fleet "$pods" "$nodes"
   log "starting the API emulator on $FLEET (loading takes a while)"
   : >"$out"
-  target/release/examples/kube-emulator --snapshot "$FLEET" --port 0 --page-size 500 --convert-versions \
+  target/$PROFILE/examples/kube-emulator --snapshot "$FLEET" --port 0 --page-size 500 --convert-versions \
     >"$out" 2>/dev/null &
   EMULATOR_PID=$!
   for ((i = 0; i < 600; i++)); do
@@ -459,6 +467,150 @@ section_live() {
   live_at "$PODS" "$NODES"
   section_end live "Live inventory through the Kubernetes API emulator" \
     "$small and $PODS pods ($small_nodes and $NODES nodes) from synth-fleet served by examples/kube-emulator, kind-first keys, pages of 500; kubectl $(kubectl version --client 2>/dev/null | head -n 1 | awk '{ print $NF }'); $peer_note"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Section: serve's load on the API server (issue 36): requests per minute at rest and under churn,
+# beside kube-state-metrics' behaviour as the model (it cannot run here: a written row)
+# ---------------------------------------------------------------------------------------------
+
+# api_counts FROM TO: the emulator's request log lines FROM+1..TO (GET lines only), as
+# "<lists> <watches> <discovery>". A resource path is /api/v1/<plural> or /apis/<g>/<v>/<plural>
+# (gpuledger reads every namespace at once); anything shorter is discovery.
+api_counts() {
+  sed -n "$(($1 + 1)),$2p" "$TMP/emulator.err" | awk '
+    $1 != "GET" { next }
+    {
+      target = $2; path = target; sub(/\?.*/, "", path)
+      n = split(path, seg, "/") - 1
+      resource = (path ~ /^\/api\//) ? n >= 3 : (path ~ /^\/apis\//) ? n >= 4 : 0
+      if (!resource) d++
+      else if (target ~ /[?&]watch=(true|1)/) w++
+      else l++
+    }
+    END { printf "%d %d %d\n", l, w, d }'
+}
+
+# requested_gpus PORT: serve's gpuledger_fleet_gpus{tier="requested"} now (empty before a report).
+requested_gpus() {
+  curl -s "http://127.0.0.1:$1/metrics" | awk '/^gpuledger_fleet_gpus\{.*tier="requested"/ { print $NF }'
+}
+
+section_serve() {
+  section_begin serve
+  local pods=$((PODS / 10)) nodes=$((NODES / 10)) secs="${SERVE_SECONDS:-60}" out="$TMP/emulator.out"
+  local kubeconfig server port i n0 n1 start_counts rest_counts churn_counts r0 r1 t0 seen resources
+  ensure_fleet "$pods" "$nodes"
+  : >"$out"
+  target/$PROFILE/examples/kube-emulator --snapshot "$FLEET" --port 0 --page-size 500 --convert-versions \
+    >"$out" 2>"$TMP/emulator.err" &
+  EMULATOR_PID=$!
+  for ((i = 0; i < 600; i++)); do
+    [[ -s "$out" ]] && break
+    kill -0 "$EMULATOR_PID" 2>/dev/null || { echo "bench.sh: the emulator exited" >&2; exit 1; }
+    sleep 1
+  done
+  kubeconfig=$(head -n 1 "$out")
+  server=$(awk '/server:/ { print $2; exit }' "$kubeconfig")
+  # Two versions of one running GPU pod, one GPU apart: the churn applies them in turn.
+  python3 - "$FLEET" "$TMP/pod-a.json" "$TMP/pod-b.json" <<'PY'
+import json, sys
+items = json.load(open(sys.argv[1]))["items"]
+for o in items:
+    if o.get("kind") != "Pod" or o.get("status", {}).get("phase") != "Running" or not o["spec"].get("nodeName"):
+        continue
+    res = o["spec"]["containers"][0].get("resources", {})
+    n = res.get("limits", {}).get("nvidia.com/gpu")
+    if n is None:
+        continue
+    for path, gpus in ((sys.argv[2], int(n) + 1), (sys.argv[3], int(n))):
+        for side in ("requests", "limits"):
+            res.setdefault(side, {})["nvidia.com/gpu"] = str(gpus)
+        json.dump(o, open(path, "w"))
+    sys.exit(0)
+sys.exit("no running GPU pod in the fleet")
+PY
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  n0=$(wc -l <"$TMP/emulator.err")
+  log "serve on $FLEET: until its first report"
+  "$GPULEDGER" serve --listen "127.0.0.1:$port" --interval 5m --kubeconfig "$kubeconfig" --quiet \
+    >"$TMP/serve.log" 2>&1 &
+  SERVE_PID=$!
+  for ((i = 0; i < 1200; i++)); do
+    [[ -n "$(requested_gpus "$port")" ]] && break
+    kill -0 "$SERVE_PID" 2>/dev/null || { echo "bench.sh: serve exited" >&2; cat "$TMP/serve.log" >&2; exit 1; }
+    sleep 0.5
+  done
+  sleep 2 # the watches start after the lists
+  n1=$(wc -l <"$TMP/emulator.err")
+  start_counts=$(api_counts "$n0" "$n1")
+  resources=$(awk '$1 == "GET" && $2 ~ /[?&]watch=(true|1)/ { p = $2; sub(/\?.*/, "", p); print p }' "$TMP/emulator.err" | sort -u | wc -l)
+  log "at rest for $secs s"
+  n0=$n1
+  sleep "$secs"
+  n1=$(wc -l <"$TMP/emulator.err")
+  rest_counts=$(api_counts "$n0" "$n1")
+  # One change, and how long until the metrics show it.
+  r0=$(requested_gpus "$port")
+  curl -s -X POST --data-binary @"$TMP/pod-a.json" "$server/emulator/apply" >/dev/null
+  t0=$(date +%s.%N)
+  seen=""
+  for ((i = 0; i < 600; i++)); do
+    r1=$(requested_gpus "$port")
+    if [[ -n "$r1" && "$r1" != "$r0" ]]; then
+      seen=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+      break
+    fi
+    sleep 0.05
+  done
+  log "under churn (one change a second) for $secs s"
+  n0=$(wc -l <"$TMP/emulator.err")
+  for ((i = 0; i < secs; i++)); do
+    if ((i % 2)); then
+      curl -s -X POST --data-binary @"$TMP/pod-a.json" "$server/emulator/apply" >/dev/null
+    else
+      curl -s -X POST --data-binary @"$TMP/pod-b.json" "$server/emulator/apply" >/dev/null
+    fi
+    sleep 1
+  done
+  n1=$(wc -l <"$TMP/emulator.err")
+  churn_counts=$(api_counts "$n0" "$n1")
+  kill "$SERVE_PID" "$EMULATOR_PID" 2>/dev/null || true
+  wait "$SERVE_PID" "$EMULATOR_PID" 2>/dev/null || true
+  SERVE_PID="" EMULATOR_PID=""
+
+  local sl sw sd rl rw cl cw per_min_rest per_min_churn ksm_rest serve_model relist_5m relist_30s
+  read -r sl sw sd <<<"$start_counts"
+  read -r rl rw _ <<<"$rest_counts"
+  read -r cl cw _ <<<"$churn_counts"
+  per_min_rest=$(awk -v n=$((rl + rw)) -v s="$secs" 'BEGIN { printf "%.1f", n * 60 / s }')
+  per_min_churn=$(awk -v n=$((cl + cw)) -v s="$secs" 'BEGIN { printf "%.1f", n * 60 / s }')
+  # client-go's reflector (kube-state-metrics' informers) lists each resource once, then watches
+  # with a timeoutSeconds random in [5, 10) minutes (minWatchTimeout, kubernetes/kubernetes
+  # staging/src/k8s.io/client-go/tools/cache/reflector.go): about one request per resource every
+  # 7.5 minutes, however much changes. serve's watches (kube-rs) ask for 290 s.
+  ksm_rest=$(awk -v r="$resources" 'BEGIN { printf "%.1f", r / 7.5 }')
+  serve_model=$(awk -v r="$resources" 'BEGIN { printf "%.1f", r * 60 / 290 }')
+  relist_5m=$(awk -v l="$sl" 'BEGIN { printf "%.1f", l / 5 }')
+  relist_30s=$((sl * 2))
+  MD_TABLE=(
+    "| what | API requests at start (lists + discovery) | per minute at rest | per minute under churn (a change a second) |"
+    "|---|---:|---:|---:|"
+    "| gpuledger serve, measured ($pods pods, $resources resources watched) | $sl + $sd, then $sw watches | $per_min_rest ($rl lists, $rw watches in $secs s); about $serve_model over a longer window (each watch renewed every 290 s) | $per_min_churn ($cl lists, $cw watches in $secs s) |"
+    "| kube-state-metrics, the model (client-go informers: one list per resource, then a watch renewed every 5-10 min) | $resources lists (+ pages) | about $ksm_rest | about $ksm_rest (changes ride the open watches) |"
+    "| serve relisting every --interval (before watching), from the lists measured at start | $sl | $relist_5m at 5m, $relist_30s at 30s | the same |"
+  )
+  row "serve: a change in the metrics after (s)" "${seen:--}" "" ""
+  MD_TABLE+=("" "A pod's GPU request changed while serving showed in \`/metrics\` after ${seen:-(not within 30 s)} s.")
+  check "serve makes no list at rest after its start" "$rl" "<" 1
+  check "serve makes no list under churn: changes come on the watches" "$cl" "<" 1
+  check "serve's requests per minute under churn within the kube-state-metrics model's plus one a resource" \
+    "$per_min_churn" "<" "$(awk -v k="$ksm_rest" -v r="$resources" 'BEGIN { print k + r + 0.05 }')"
+  check "serve's requests per minute under churn no more than at rest plus one a resource (load follows change, not size)" \
+    "$per_min_churn" "<" "$(awk -v a="$per_min_rest" -v s="$serve_model" -v r="$resources" 'BEGIN { print (a > s ? a : s) + r + 0.05 }')"
+  [[ -n "$seen" ]] && check "a change shows in serve's metrics within 2 s" "$seen" "<" 2
+  section_end serve "serve's load on the API server: at rest and under churn" \
+    "$pods pods ($nodes nodes) from synth-fleet served by examples/kube-emulator (pages of 500), its request log counted; $secs s at rest, then $secs s of one pod changed a second through the emulator's POST /emulator/apply; kube-state-metrics cannot run here, so its row is client-go's reflector behaviour written out"
 }
 
 # ---------------------------------------------------------------------------------------------

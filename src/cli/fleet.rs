@@ -414,7 +414,10 @@ pub const SERVE_EXAMPLES: &str = "Examples:
       --prometheus http://prometheus.monitoring:9090 --repo ~/src/gitops
 
 The cluster is listed once, then watched (RBAC: get, list, watch): a change shows in the \
-metrics within seconds. Endpoints: /metrics (Prometheus text format: the report's gpuledger_* \
+metrics within seconds. Every series carries a `cluster` label, so that one Prometheus (or \
+Thanos, Mimir) can hold the exporters of several clusters: --cluster NAME (with --repo, also \
+the cluster whose desired state is compared), else the kubeconfig context read (several joined \
+by `+`); none in a pod, where the scraping Prometheus's target or external label names it. Endpoints: /metrics (Prometheus text format: the report's gpuledger_* \
 series and the exporter's own gpuledger_exporter_* health), /healthz (200 once a report has been \
 computed, 503 before). A refresh that fails keeps the last good report; \
 gpuledger_exporter_report_age_seconds says how old it is. Exit codes: 0 stopped by SIGTERM or Ctrl-C, 2 error (the address cannot be bound).

@@ -43,7 +43,10 @@ use gpuledger::live::kube::{Watched, WatchedFleet, watch_cluster};
 use gpuledger::pipeline::fleet::FleetSpec;
 use gpuledger::pipeline::input::{self, LiveSpec};
 use gpuledger::pipeline::{self, Context, Note};
-use gpuledger::render::prometheus::{CONTENT_TYPE, Exposition, Family, Options, exposition};
+use gpuledger::render::prometheus::{
+    CONTENT_TYPE, Exposition, Family, Options, exposition_labelled,
+};
+use gpuledger::report::Report;
 use gpuledger::util::date::Timestamp;
 
 /// What the server serves, shared by the refresh loop and the connections.
@@ -60,16 +63,25 @@ struct State {
     interval: Duration,
     /// The watched clusters, whose API requests the exporter counts.
     watched: Vec<Watched>,
+    /// The `cluster` label of every series ([`cluster_label`]).
+    cluster: Option<String>,
 }
 
 /// How long a change to the watched objects settles before the report is regenerated.
 const DEBOUNCE: Duration = Duration::from_millis(500);
 
 impl State {
+    fn labels(&self) -> Vec<(&'static str, String)> {
+        self.cluster
+            .iter()
+            .map(|c| ("cluster", c.clone()))
+            .collect()
+    }
+
     /// The exporter's own series, then the report's. Computed at scrape time, so the report's
     /// age is its age now.
     fn metrics(&self, now: Timestamp) -> String {
-        let mut e = Exposition::default();
+        let mut e = Exposition::labelled(self.labels());
         let mut ok = Family::gauge(
             "gpuledger_exporter_last_refresh_success",
             "1 when the last refresh of the report succeeded, 0 when it failed (the last good report is still served).",
@@ -153,6 +165,7 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
     let streams = Streams::from_env();
     let state = Arc::new(Mutex::new(State {
         interval: args.interval,
+        cluster: args.repo.at.cluster.clone(),
         ..State::default()
     }));
     let refreshing = Arc::new(AtomicBool::new(false));
@@ -204,9 +217,16 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
             s.last_duration = Some(took);
             match computed {
                 Ok(c) => {
-                    s.report = Some((exposition(&c.report, opts), now));
+                    s.cluster = cluster_label(args.repo.at.cluster.as_deref(), &c.report);
+                    let text = exposition_labelled(&c.report, opts, s.labels());
+                    s.report = Some((text, now));
                     s.last_ok = true;
                     s.refreshes_ok += 1;
+                    if s.cluster.is_none() && s.refreshes_ok == 1 {
+                        messages.push(
+                            "the series carry no cluster label (no kubeconfig context names the cluster): give --cluster NAME, or let the scraping Prometheus's target or external label name it".into(),
+                        );
+                    }
                     // What a one-off run would say (metrics unknown, incomplete) is said once
                     // per refresh, so the log shows it without a scrape.
                     messages.extend(
@@ -240,6 +260,29 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         notes: vec![Note::Say("stopped".into())],
         exit: Exit::Clean,
     })
+}
+
+/// The `cluster` label of every series, so that the exporters of several clusters can share one
+/// Prometheus: `--cluster`, else the kubeconfig context(s) the report read (several joined by `+`,
+/// in the order read). None in a pod: its context, `in-cluster`, names no cluster, and a label
+/// would stop the scraping Prometheus's external label `cluster` from naming it (external labels
+/// never replace a label a series has).
+fn cluster_label(flag: Option<&str>, report: &Report) -> Option<String> {
+    if let Some(name) = flag {
+        return Some(name.to_string());
+    }
+    let mut contexts: Vec<&str> = Vec::new();
+    for c in report
+        .provenance
+        .iter()
+        .flat_map(|p| &p.live)
+        .filter_map(|l| l.context.as_deref())
+    {
+        if c != "in-cluster" && !contexts.contains(&c) {
+            contexts.push(c);
+        }
+    }
+    (!contexts.is_empty()).then(|| contexts.join("+"))
 }
 
 /// SIGTERM (Kubernetes stopping the pod) and Ctrl-C, listened for from the start by a task of

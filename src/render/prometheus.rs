@@ -30,7 +30,17 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 /// The report as exposition text.
 pub fn exposition(r: &Report, opts: Options) -> String {
-    let mut out = Exposition::default();
+    exposition_labelled(r, opts, Vec::new())
+}
+
+/// The report as exposition text, every sample carrying `labels` too ([`Exposition::labelled`]):
+/// `serve`'s `cluster`.
+pub fn exposition_labelled(
+    r: &Report,
+    opts: Options,
+    labels: Vec<(&'static str, String)>,
+) -> String {
+    let mut out = Exposition::labelled(labels);
     families(&mut out, r, opts);
     out.finish()
 }
@@ -95,9 +105,23 @@ impl Family {
 #[derive(Debug, Default)]
 pub struct Exposition {
     families: Vec<Family>,
+    /// Labels every sample carries, first (`cluster`).
+    constant: Vec<(&'static str, String)>,
 }
 
 impl Exposition {
+    /// Every sample carries `labels`, first, except where it has a label of that name with a value
+    /// of its own (a row of `gpuledger_cluster_gpus` names its cluster); an empty value of its own
+    /// (a workload of a one-cluster read, `cluster=""`) gives way to the constant one. A label
+    /// whose value is empty is the same as no label to Prometheus, so it is left out.
+    pub fn labelled(labels: Vec<(&'static str, String)>) -> Exposition {
+        let constant = labels.into_iter().filter(|(_, v)| !v.is_empty()).collect();
+        Exposition {
+            families: Vec::new(),
+            constant,
+        }
+    }
+
     pub fn push(&mut self, f: Family) {
         self.families.push(f);
     }
@@ -108,8 +132,14 @@ impl Exposition {
         for f in self.families.iter().filter(|f| !f.samples.is_empty()) {
             let _ = writeln!(s, "# HELP {} {}", f.name, escape_help(f.help));
             let _ = writeln!(s, "# TYPE {} {}", f.name, f.kind);
-            for (labels, v) in &f.samples {
+            for (own, v) in &f.samples {
                 s.push_str(f.name);
+                let has = |k: &str| own.iter().any(|(l, v)| *l == k && !v.is_empty());
+                let constant = self.constant.iter().filter(|(k, _)| !has(k));
+                let overridden = |k: &str| self.constant.iter().any(|(c, _)| *c == k);
+                let labels: Vec<&(&str, String)> = constant
+                    .chain(own.iter().filter(|(k, v)| !(v.is_empty() && overridden(k))))
+                    .collect();
                 if !labels.is_empty() {
                     s.push('{');
                     let parts: Vec<String> = labels
@@ -605,5 +635,33 @@ mod tests {
         assert_eq!(e.finish(), "");
         assert_eq!(number(0.5), "0.5");
         assert_eq!(number(42.0), "42");
+    }
+
+    #[test]
+    fn constant_labels_come_first_and_give_way_to_a_samples_own_value() {
+        let mut e = Exposition::labelled(vec![("cluster", "east".into())]);
+        let mut fam = Family::gauge("gpuledger_z", "z");
+        fam.sample(&[("tier", "capacity")], 1.0)
+            .sample(&[("cluster", "west"), ("tier", "requested")], 2.0)
+            .sample(&[("cluster", ""), ("tier", "pending")], 3.0)
+            .sample(&[], 4.0);
+        e.push(fam);
+        assert_eq!(
+            e.finish(),
+            "# HELP gpuledger_z z\n# TYPE gpuledger_z gauge\n\
+             gpuledger_z{cluster=\"east\",tier=\"capacity\"} 1\n\
+             gpuledger_z{cluster=\"west\",tier=\"requested\"} 2\n\
+             gpuledger_z{cluster=\"east\",tier=\"pending\"} 3\n\
+             gpuledger_z{cluster=\"east\"} 4\n"
+        );
+        // No name: nothing added, an empty own value kept as it was.
+        let mut e = Exposition::labelled(vec![("cluster", String::new())]);
+        let mut fam = Family::gauge("gpuledger_z", "z");
+        fam.sample(&[("cluster", ""), ("tier", "pending")], 3.0);
+        e.push(fam);
+        assert!(
+            e.finish()
+                .ends_with("gpuledger_z{cluster=\"\",tier=\"pending\"} 3\n")
+        );
     }
 }

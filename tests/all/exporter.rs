@@ -415,28 +415,36 @@ fn a_failed_refresh_keeps_the_last_good_report_and_says_it_is_stale() {
     ]);
     let first = samples(&serve.wait_for(
         Duration::from_secs(30),
-        |b| b.contains("gpuledger_fleet_gpus{tier=\"placeable\"} 503"),
+        |b| b.contains("gpuledger_fleet_gpus{cluster=\"emulator\",tier=\"placeable\"} 503"),
         "/metrics",
     ));
-    assert_eq!(first["gpuledger_exporter_last_refresh_success"], 1.0);
+    assert_eq!(
+        first["gpuledger_exporter_last_refresh_success{cluster=\"emulator\"}"],
+        1.0
+    );
     // The API server goes away: the next refreshes fail (the broken watch says so at once; the
     // report then ages).
     drop(emu);
     let after = samples(&serve.wait_for(
         Duration::from_secs(60),
         |b| {
-            b.contains("gpuledger_exporter_last_refresh_success 0")
+            b.contains("gpuledger_exporter_last_refresh_success{cluster=\"emulator\"} 0")
                 && samples(b)
-                    .get("gpuledger_exporter_report_age_seconds")
+                    .get("gpuledger_exporter_report_age_seconds{cluster=\"emulator\"}")
                     .is_some_and(|age| *age >= 1.0)
         },
         "/metrics",
     ));
-    assert!(after["gpuledger_exporter_refreshes_total{result=\"failure\"}"] >= 1.0);
-    // The last good figures are still there, and their age says they are old.
-    assert_eq!(after["gpuledger_fleet_gpus{tier=\"placeable\"}"], 503.0);
     assert!(
-        after["gpuledger_exporter_report_age_seconds"] >= 1.0,
+        after["gpuledger_exporter_refreshes_total{cluster=\"emulator\",result=\"failure\"}"] >= 1.0
+    );
+    // The last good figures are still there, and their age says they are old.
+    assert_eq!(
+        after["gpuledger_fleet_gpus{cluster=\"emulator\",tier=\"placeable\"}"],
+        503.0
+    );
+    assert!(
+        after["gpuledger_exporter_report_age_seconds{cluster=\"emulator\"}"] >= 1.0,
         "{after:?}"
     );
     let (status, body) = serve.get("/healthz").unwrap();
@@ -651,7 +659,7 @@ fn serve_soak_memory_stays_flat() {
         loop {
             let count = http_get(addr, "/metrics").map_or(0.0, |(_, m)| {
                 samples(&m)
-                    .get("gpuledger_exporter_refreshes_total{result=\"success\"}")
+                    .get("gpuledger_exporter_refreshes_total{cluster=\"emulator\",result=\"success\"}")
                     .copied()
                     .unwrap_or(0.0)
             });

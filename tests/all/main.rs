@@ -20,6 +20,7 @@ mod emulator;
 mod emulator_watch;
 mod errors;
 mod exporter;
+mod fleet_clusters;
 mod follow;
 mod fuzz;
 mod git_faults;

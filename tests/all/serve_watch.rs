@@ -15,7 +15,8 @@ use super::kube_emulator::{Emulator, EmulatorOptions, RequestRecord, read_snapsh
 use super::support::{fixture, root};
 
 const DEMO: &str = "fixtures/demo/cluster.yaml";
-const REQUESTED: &str = "gpuledger_fleet_gpus{tier=\"requested\"}";
+/// Every series carries the cluster: the emulator's kubeconfig context.
+const REQUESTED: &str = "gpuledger_fleet_gpus{cluster=\"emulator\",tier=\"requested\"}";
 
 /// A `gpuledger serve` child on the emulator, refreshed only by watched changes (the interval
 /// is an hour), killed when dropped.
@@ -188,10 +189,10 @@ fn serve_follows_a_gpu_request_change_within_seconds_listing_each_resource_once(
     let s = serve.samples();
     let n = paths.len() as f64;
     assert_eq!(
-        s["gpuledger_exporter_api_requests_total{verb=\"list\"}"], n,
+        s["gpuledger_exporter_api_requests_total{cluster=\"emulator\",verb=\"list\"}"], n,
         "{s:?}"
     );
-    assert!(s["gpuledger_exporter_api_requests_total{verb=\"watch\"}"] >= n);
+    assert!(s["gpuledger_exporter_api_requests_total{cluster=\"emulator\",verb=\"watch\"}"] >= n);
 }
 
 #[test]
@@ -371,7 +372,16 @@ fn the_watched_store_reports_what_a_one_off_read_does_forbidden_resources_unread
         .output()
         .unwrap();
     let once = String::from_utf8(out.stdout).unwrap();
-    let (served, once) = (report_series(&served), report_series(&once));
+    // serve's series carry the cluster (the context); the one-off exposition has no such label
+    // (only the graph roles' empty `cluster=""`).
+    let plain = |text: &str| {
+        let t = text
+            .replace("cluster=\"emulator\",", "")
+            .replace("cluster=\"\",", "");
+        t.replace("{cluster=\"emulator\"}", "")
+    };
+    assert!(served.contains("gpuledger_fleet_gpu_nodes{cluster=\"emulator\"} 70"));
+    let (served, once) = (report_series(&plain(&served)), report_series(&plain(&once)));
     assert_eq!(served, once);
     assert_eq!(served["gpuledger_report_complete"], 0.0);
     for r in ["pods", "services"] {
@@ -379,6 +389,9 @@ fn the_watched_store_reports_what_a_one_off_read_does_forbidden_resources_unread
         assert_eq!(served.get(&k), Some(&1.0), "{served:?}");
     }
     // Pods unread: no requested figure at all, never a 0.
-    assert!(!served.contains_key(REQUESTED), "{served:?}");
+    assert!(
+        !served.contains_key("gpuledger_fleet_gpus{tier=\"requested\"}"),
+        "{served:?}"
+    );
     assert!(served.len() > 10, "{served:?}");
 }

@@ -90,6 +90,16 @@ impl Prometheus {
     /// As [`Prometheus::start`], and scraping `targets` (`127.0.0.1:PORT`, path `/metrics`) every
     /// second as job `gpuledger`.
     pub fn start_scraping(series: &[Series<'_>], targets: &[String]) -> Prometheus {
+        Prometheus::start_with_rules(series, targets, &[])
+    }
+
+    /// As [`Prometheus::start_scraping`], and evaluating the recording rules of `rule_files`
+    /// every second.
+    pub fn start_with_rules(
+        series: &[Series<'_>],
+        targets: &[String],
+        rule_files: &[PathBuf],
+    ) -> Prometheus {
         let promtool = binary("promtool");
         let prometheus = binary("prometheus");
         let dir = tempfile::tempdir().expect("temp dir");
@@ -121,8 +131,23 @@ impl Prometheus {
                 list.join(", ")
             )
         };
-        std::fs::write(&config, format!("global:\n  scrape_interval: 1m\n{scrape}"))
-            .expect("write config");
+        let rules = if rule_files.is_empty() {
+            String::new()
+        } else {
+            let list: Vec<String> = rule_files
+                .iter()
+                .map(|p| format!("'{}'", p.display()))
+                .collect();
+            format!(
+                "  evaluation_interval: 1s\nrule_files: [{}]\n",
+                list.join(", ")
+            )
+        };
+        std::fs::write(
+            &config,
+            format!("global:\n  scrape_interval: 1m\n{rules}{scrape}"),
+        )
+        .expect("write config");
 
         // A free port can be taken by someone else between our probe and Prometheus's bind:
         // start again on a new one when that happens.
