@@ -413,6 +413,8 @@ pub fn impact(
                 ),
                 // Documents are read beside the check, which fills this gate in.
                 GateName::StaleDocs => return cannot("the documents were not checked"),
+                // Serving headroom is read beside the check, which fills this gate in.
+                GateName::Headroom => return cannot("serving headroom was not computed"),
             };
             Gate {
                 name: g.to_string(),
@@ -549,6 +551,7 @@ pub fn impact(
         intent,
         stagger: None,
         routes: Vec::new(),
+        headroom: Vec::new(),
         gates,
         docs: None,
         valuable: None,

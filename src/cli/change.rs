@@ -50,8 +50,8 @@ pub const CHECK_EXAMPLES: &str = "Examples:
   gpuledger check --repo . --base main --head feature --snapshot fleet.json \\
       --fail-on capacity,drift-introduced,render-error
 
-Exit codes: 0 no gate failed, 1 a --fail-on gate failed (capacity, drift-introduced, render-error), \
-2 error.
+Exit codes: 0 no gate failed, 1 a --fail-on gate failed (capacity, drift-introduced, render-error, \
+intent, stale-docs, headroom), 2 error.
 
 Guide: docs/check.md.";
 #[derive(Debug, Args)]
@@ -68,9 +68,12 @@ pub struct CheckArgs {
     /// Gates that make the check exit 1 when they fail: capacity, drift-introduced, render-error,
     /// intent (lints on the intent of the workloads the change adds or reshapes), stale-docs (a
     /// marked fact of the head's markdown differs from the live state: see `gpuledger docs`),
+    /// headroom (a serving workload the change reshapes: production's p95 over, or near, the
+    /// capacity of the load test the head names; needs live state and --prometheus),
     /// comma-separated (`--fail-on capacity,render-error`) or with the flag repeated. Giving the
     /// flag replaces the default, so list render-error to keep it; `none` for no gate. A gate that
-    /// cannot be evaluated fails (capacity without live state).
+    /// cannot be evaluated fails (capacity without live state), except headroom: an unknown
+    /// headroom is said, not failed.
     #[arg(
         long,
         value_name = "GATES",
@@ -125,6 +128,9 @@ pub enum GateArg {
     Intent,
     /// A marked fact of the head's documents differs from the live state.
     StaleDocs,
+    /// A serving workload the change reshapes: production's p95 is above (or within
+    /// headroom.near_capacity of) the capacity of the load test the head names.
+    Headroom,
     /// No gate.
     None,
 }
@@ -140,6 +146,7 @@ impl CheckArgs {
                 GateArg::RenderError => Some(GateName::RenderError),
                 GateArg::Intent => Some(GateName::Intent),
                 GateArg::StaleDocs => Some(GateName::StaleDocs),
+                GateArg::Headroom => Some(GateName::Headroom),
                 GateArg::None => None,
             })
             .collect()

@@ -3,7 +3,7 @@
 //!
 //! The read follows the data: [`repo`] resolves the paths the workloads' intents name
 //! (`gpuledger.io/load-test`, or an `intent:` rule's `load-test`) inside the repository and reads
-//! each once; [`file`] reads one file (or a directory as one sweep) and tells the formats apart by
+//! each once ([`at_ref`]: from git's objects at a change's head ref); [`file`] reads one file (or a directory as one sweep) and tells the formats apart by
 //! their shape rather than their file name (people rename files); [`vllm`], [`aiperf`] and
 //! [`guidellm`] read what each tool wrote into [`types`]' one shape: what was tested (model, GPUs,
 //! replicas, settings, where the format records them) and one [`Run`] per offered load.
@@ -19,6 +19,7 @@
 //! the verdict are `analysis::headroom`, which takes what is read here as plain data.
 
 mod aiperf;
+mod at_ref;
 mod capacity;
 mod fields;
 mod file;
@@ -27,6 +28,7 @@ mod repo;
 mod types;
 mod vllm;
 
+pub use at_ref::read_load_tests_at;
 pub use capacity::{Capacity, NoCapacity, capacity};
 pub use file::{parse, read};
 pub use repo::{LoadTestError, LoadTests, read_load_tests};

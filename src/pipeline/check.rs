@@ -1,8 +1,9 @@
 //! `check` (and the pull-request comment): the repository at base against head — what the change
 //! does to the GPUs per tenant, the workloads it adds, removes or reshapes — and, with the live
 //! state, the drift it resolves or introduces, whether it fits the fleet, whether the batch work it
-//! adds fits by staggering, the trend and cost of the tenants it moves, and the head's documents
-//! against the cluster. The gates asked for decide the outcome.
+//! adds fits by staggering, the serving headroom at the head's shape of the serving workloads it
+//! reshapes, the trend and cost of the tenants it moves, and the head's documents against the
+//! cluster. The gates asked for decide the outcome.
 //!
 //! The configuration is the base's (`.gpuledger.yaml` as committed at the base ref): a change
 //! cannot relax its own gates; what the head changes in it is listed for a reviewer.
@@ -160,6 +161,27 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
     check.routes = routes_change::routes(&base, &head, &cfg, live_routes)?;
     if let Some(why) = routes_change::unknown(&base, &head) {
         check.unknown.set("routes", why);
+    }
+    // Serving headroom at the head's shape: the load tests the head names, read at the head ref,
+    // against production's rate split by the live pods.
+    check.headroom = super::check_headroom::rows(
+        &super::check_headroom::Inputs {
+            base: &base,
+            head: &head,
+            repo,
+            head_ref: head_spec.git_ref.as_deref(),
+            live: model.as_ref(),
+            signals: &job.signals,
+            cfg: &cfg,
+        },
+        cx,
+    )?;
+    if let Some(g) = check
+        .gates
+        .iter_mut()
+        .find(|g| g.name == GateName::Headroom.as_str())
+    {
+        *g = super::check_headroom::gate(&check.headroom);
     }
     // Named as the provenance names them: a commit and its subject, never "working tree" on Actions.
     if let [b, h] = git.as_slice() {

@@ -10,6 +10,7 @@
 //! This file holds what every job shares and uses none of them; the jobs are its children.
 
 pub mod check;
+mod check_headroom;
 pub mod commits;
 pub mod compare;
 pub mod cost;

@@ -1,6 +1,6 @@
 //! The pre-merge check as blocks, laid out to be decided on: a failed gate, then one sentence (what
 //! changes, for whom, whether it fits, what it routes), one table of the workloads that changed,
-//! the public routes it moves; everything else — per tenant, capacity in full, drift, the
+//! the public routes it moves, the serving headroom at the head's shape; everything else — per tenant, capacity in full, drift, the
 //! configuration, intent — folded, so a comment that has to be cut keeps what decides.
 
 use super::page::{Links, arrow};
@@ -117,6 +117,7 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
         &c.routes,
         c.unknown.get("routes").map(String::as_str),
     );
+    super::headroom::change_section(&mut d, &c.headroom);
     if let Some(docs) = &c.docs {
         super::facts::section_for(&mut d, docs, links);
     }
@@ -211,8 +212,15 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
         ),
     }
     // Allocated → busy → valuable of the tenants the change moves, when cost inputs were given.
+    // Its headroom column: at the head's shape, of the serving workloads the change reshapes.
     if let Some(v) = &c.valuable {
-        d.extend(super::cost::headline(v, None));
+        d.extend(super::cost::headline(
+            v,
+            Some(&super::headroom::change_as_section(&c.headroom)),
+        ));
+        d.paragraph(Text::new().emph(
+            "Headroom: at the head's shape, of the serving workloads this change reshapes (— where it reshapes none).",
+        ));
     }
     if let (true, Some(why)) = (c.live, &c.drift_unknown) {
         d.paragraph(

@@ -2,10 +2,11 @@
 //! capacity at its objective, production's p95 and peak, the headroom and the verdict; below it
 //! why each unknown is unknown, what could not be checked against the load test, and the
 //! production context (latency now against the objective, queueing, KV cache, preemptions), which
-//! is never a capacity claim.
+//! is never a capacity claim. For a check, the serving workloads a change reshapes, one line each
+//! at the head's shape, and the phrase its opening sentence uses for them.
 
 use crate::doc::{Block, Doc, Table, Text};
-use crate::report::{Headroom, HeadroomRow, HeadroomVerdict, Report};
+use crate::report::{Headroom, HeadroomChange, HeadroomRow, HeadroomVerdict, Report};
 
 /// `gpuledger headroom`: the title, the incomplete banner, the section.
 pub fn headroom_doc(r: &Report) -> Doc {
@@ -184,4 +185,79 @@ fn latency(w: &HeadroomRow) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The verdicts at the head's shape in a few words, for the check's opening sentence:
+/// `serving headroom at the head's shape: 1 over, 1 fits`; `None` when the change reshapes no
+/// serving workload.
+pub fn change_phrase(rows: &[HeadroomChange]) -> Option<String> {
+    if rows.is_empty() {
+        return None;
+    }
+    let count = |v: HeadroomVerdict| rows.iter().filter(|w| w.verdict == v).count();
+    let parts: Vec<String> = [
+        HeadroomVerdict::Over,
+        HeadroomVerdict::NearCapacity,
+        HeadroomVerdict::Fits,
+        HeadroomVerdict::Unknown,
+    ]
+    .into_iter()
+    .filter(|v| count(*v) > 0)
+    .map(|v| format!("{} {v}", count(v)))
+    .collect();
+    Some(format!(
+        "serving headroom at the head's shape: {}",
+        parts.join(", ")
+    ))
+}
+
+/// A check's serving headroom at the head's shape: one line per serving workload the change
+/// reshapes, its verdict first.
+pub fn change_section(d: &mut Doc, rows: &[HeadroomChange]) {
+    if rows.is_empty() {
+        return;
+    }
+    d.heading(3, "Serving headroom at the head's shape");
+    let lines = rows
+        .iter()
+        .map(|r| {
+            let rest = r
+                .summary
+                .strip_prefix(&format!("{}: ", r.workload))
+                .unwrap_or(&r.summary);
+            let mut t = Text::new()
+                .strong(r.verdict.to_string())
+                .plain(" ")
+                .code(r.workload.as_str())
+                .plain(format!(": {rest}"));
+            if r.tested_rps.is_some() && !r.unverified.is_empty() {
+                t = t.plain(format!(
+                    "; not checked against the load test: {}",
+                    r.unverified.join("; ")
+                ));
+            }
+            t.plain(".")
+        })
+        .collect();
+    d.push(Block::List(lines));
+}
+
+/// The check's reshaped serving workloads as a headroom section, for the headroom column of
+/// allocated → busy → valuable.
+pub fn change_as_section(rows: &[HeadroomChange]) -> Headroom {
+    Headroom {
+        workloads: rows
+            .iter()
+            .map(|r| HeadroomRow {
+                namespace: r.namespace.clone(),
+                kind: r.kind.clone(),
+                name: r.name.clone(),
+                tenant: r.tenant.clone(),
+                headroom: r.headroom,
+                verdict: r.verdict,
+                ..HeadroomRow::default()
+            })
+            .collect(),
+        ..Headroom::default()
+    }
 }

@@ -1,5 +1,6 @@
 //! The one sentence a check opens with, so that a reviewer can decide from it: what the change
-//! does to the GPUs, for whom, whether it fits the fleet, and which public routes it moves.
+//! does to the GPUs, for whom, whether it fits the fleet, the serving headroom at the head's shape
+//! of the serving workloads it reshapes, and which public routes it moves.
 //! Everything in it is in the report; the JSON's `check.summary` stays the terse form.
 
 use crate::report::{Check, DeltaRow, ModelFit};
@@ -110,8 +111,10 @@ pub fn sentence(c: &Check) -> String {
             crate::util::text::count(crate::util::sum::count(ids.len()), "workload")
         ),
     };
+    let headroom =
+        super::headroom::change_phrase(&c.headroom).map_or_else(String::new, |h| format!("; {h}"));
     format!(
-        "{}{}; {}{drift}; {}.",
+        "{}{}; {}{drift}{headroom}; {}.",
         what(c),
         for_whom(&c.tenants),
         fit(c),

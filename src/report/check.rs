@@ -78,6 +78,11 @@ pub struct Check {
     /// touches no public route; what did not render is `unknown["routes"]`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<super::routes::RouteChange>,
+    /// Serving headroom at the head's shape: per serving workload the change reshapes, the
+    /// capacity of the load test the head names against production's p95. Absent when the change
+    /// reshapes no serving workload.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headroom: Vec<super::headroom::HeadroomChange>,
     /// Where the cluster names another tenant than the head's manifests alone would (with a live
     /// state, the cluster's Namespace labels decide).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -377,6 +382,7 @@ pub enum GateName {
     RenderError,
     Intent,
     StaleDocs,
+    Headroom,
 }
 
 impl GateName {
@@ -388,6 +394,7 @@ impl GateName {
             GateName::RenderError => "render-error",
             GateName::Intent => "intent",
             GateName::StaleDocs => "stale-docs",
+            GateName::Headroom => "headroom",
         }
     }
 }
@@ -404,7 +411,8 @@ pub struct Gate {
     pub name: String,
     /// True when it failed, or could not be evaluated (then `unknown` is true too).
     pub failed: bool,
-    /// The gate could not be evaluated: a missing or incomplete input. It fails closed.
+    /// The gate could not be evaluated: a missing or incomplete input. It fails closed, except
+    /// `headroom`, which fails only on a known headroom (an unknown one is said in `why`).
     pub unknown: bool,
     pub why: String,
 }

@@ -1,7 +1,7 @@
 //! Serving headroom: per serving workload, the capacity a load test measured at its latency objective
 //! against the request rate production asks of it.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::envelope::Unknown;
 use crate::workload::WorkloadId;
@@ -68,7 +68,7 @@ impl HeadroomRow {
     }
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HeadroomVerdict {
     /// Production p95 above the tested capacity.
@@ -112,4 +112,47 @@ pub struct ServingContext {
     pub preemptions_per_min: Option<f64>,
     pub ttft_p95_ms: Option<f64>,
     pub itl_p95_ms: Option<f64>,
+}
+
+/// Serving headroom at a change's head (`check.headroom[]`): a serving workload the change
+/// reshapes (replicas, GPUs per replica, GPU model, engine flags), the capacity of the load test
+/// the head names, held against the head's configuration, against production's rate now. Field
+/// names as in [`HeadroomRow`].
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct HeadroomChange {
+    /// `namespace/Kind/name`.
+    pub workload: String,
+    pub namespace: String,
+    pub kind: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
+    pub tenant: String,
+    /// The head's shape (`main 2×8 = 16`), and the base's.
+    pub shape: String,
+    pub shape_base: Option<String>,
+    /// `gpuledger.io/load-test` at the head, as written, and the format it was read as.
+    pub load_test: Option<String>,
+    pub load_test_format: Option<String>,
+    /// Requests per second at the objective, for the head's configuration; `null` when unknown
+    /// (`unknown.tested_rps` says why: no load test, or a stale one).
+    pub tested_rps: Option<f64>,
+    pub tested_run: Option<String>,
+    pub scaled: Option<String>,
+    /// What the load test does not record, or the head does not say, so it could not be checked.
+    #[serde(default)]
+    pub unverified: Vec<String>,
+    /// Production's rate now, as `gpuledger headroom` computes it.
+    pub production_metric: Option<String>,
+    pub production_p95_rps: Option<f64>,
+    pub production_peak_rps: Option<f64>,
+    /// 1 − production p95 / tested capacity at the head; negative when over.
+    pub headroom: Option<f64>,
+    pub verdict: HeadroomVerdict,
+    /// Why a figure is `null`, keyed by its field (`tested_rps`, `production_p95_rps`, `headroom`).
+    #[serde(default)]
+    pub unknown: Unknown,
+    /// `serve/Deployment/chat: tested 11.9 req/s at the head's main 2×8 = 16, production p95 9.2 —
+    /// fits with 23%`.
+    pub summary: String,
 }

@@ -4,6 +4,7 @@
 
 mod argo_sources;
 mod check;
+mod check_headroom;
 mod cli;
 mod compare;
 mod contacts;

@@ -29,53 +29,68 @@ pub fn read(path: &Path, shown: &str) -> Result<LoadTest, InputError> {
             .filter(|p| p.extension().is_some_and(|x| x == "json"))
             .collect();
         files.sort();
-        let mut out: Option<LoadTest> = None;
-        for f in &files {
-            let name = format!(
-                "{}/{}",
-                shown.trim_end_matches('/'),
-                f.file_name()
-                    .map(|n| n.to_string_lossy())
-                    .unwrap_or_default()
-            );
-            let text = read_capped(f, &name)?;
-            let lt = parse(&text, &name)?;
-            match &mut out {
-                None => {
-                    out = Some(LoadTest {
-                        file: shown.to_string(),
-                        ..lt
-                    })
-                }
-                Some(acc) => {
-                    if acc.format != lt.format || acc.tested != lt.tested {
-                        return Err(InputError {
-                            file: name,
-                            line: None,
-                            column: None,
-                            message: format!(
-                                "is not part of the same load test as the other files of {shown} (another format, model or tested configuration)"
-                            ),
-                        });
-                    }
-                    acc.runs.extend(lt.runs);
-                }
-            }
-        }
-        return out.ok_or_else(|| InputError {
-            file: shown.to_string(),
-            line: None,
-            column: None,
-            message: "is a directory without .json load-test results".into(),
-        });
+        return sweep(
+            shown,
+            files.iter().map(|f| {
+                let name = format!(
+                    "{}/{}",
+                    shown.trim_end_matches('/'),
+                    f.file_name()
+                        .map(|n| n.to_string_lossy())
+                        .unwrap_or_default()
+                );
+                let text = read_capped(f, &name)?;
+                Ok((name, text))
+            }),
+        );
     }
     let text = read_capped(path, shown)?;
     parse(&text, shown)
 }
 
+/// The files of a directory, in name order, as one sweep: each is read (`(name, text)`) and
+/// parsed in turn, and must be of the same format and tested configuration as the others.
+pub(super) fn sweep(
+    shown: &str,
+    files: impl Iterator<Item = Result<(String, String), InputError>>,
+) -> Result<LoadTest, InputError> {
+    let mut out: Option<LoadTest> = None;
+    for f in files {
+        let (name, text) = f?;
+        let lt = parse(&text, &name)?;
+        match &mut out {
+            None => {
+                out = Some(LoadTest {
+                    file: shown.to_string(),
+                    ..lt
+                })
+            }
+            Some(acc) => {
+                if acc.format != lt.format || acc.tested != lt.tested {
+                    return Err(InputError {
+                        file: name,
+                        line: None,
+                        column: None,
+                        message: format!(
+                            "is not part of the same load test as the other files of {shown} (another format, model or tested configuration)"
+                        ),
+                    });
+                }
+                acc.runs.extend(lt.runs);
+            }
+        }
+    }
+    out.ok_or_else(|| InputError {
+        file: shown.to_string(),
+        line: None,
+        column: None,
+        message: "is a directory without .json load-test results".into(),
+    })
+}
+
 /// Load-test results with every request in them (`--save-detailed`) run to tens of megabytes; past
 /// this size a file is refused rather than read into memory.
-const MAX_BYTES: u64 = 256 << 20;
+pub(super) const MAX_BYTES: u64 = 256 << 20;
 
 fn read_capped(path: &Path, shown: &str) -> Result<String, InputError> {
     let err = |message: String| InputError {

@@ -156,3 +156,66 @@ fn unknown_and_malformed() {
     let e = parse("[]", "z.json").unwrap_err();
     assert!(e.message.contains("not a load-test result"), "{e}");
 }
+
+/// At a ref: the head's blob (not the working tree's file), a directory as one sweep, and a
+/// symlink, a path out of the repository or a missing file refused with why.
+#[test]
+fn load_tests_are_read_from_git_at_the_head_ref() {
+    let dir = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(dir.path())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let run = |rate: u32, rps: f64| {
+        format!(
+            r#"{{"model_id":"m","request_rate":{rate},"completed":10,"failed":0,"request_throughput":{rps},"p95_ttft_ms":100}}"#
+        )
+    };
+    let p = dir.path();
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(p.join("sweep")).unwrap();
+    std::fs::write(p.join("lt.json"), run(2, 1.9)).unwrap();
+    std::fs::write(p.join("sweep/run=1.json"), run(2, 1.9)).unwrap();
+    std::fs::write(p.join("sweep/run=2.json"), run(4, 3.8)).unwrap();
+    std::os::unix::fs::symlink("/etc/hostname", p.join("link.json")).unwrap();
+    git(&["add", "-A"]);
+    git(&["commit", "-q", "-m", "head"]);
+    // The working tree moves on; the ref is what is read.
+    std::fs::write(p.join("lt.json"), run(8, 7.5)).unwrap();
+    let lts = read_load_tests_at(
+        p,
+        "main",
+        ["lt.json", "sweep", "link.json", "../x.json", "missing.json"],
+    );
+    assert_eq!(
+        lts["lt.json"].as_ref().unwrap().runs[0].achieved_rps,
+        Some(1.9)
+    );
+    assert_eq!(lts["sweep"].as_ref().unwrap().runs.len(), 2);
+    assert_eq!(
+        lts["link.json"].as_ref().unwrap_err().to_string(),
+        "link.json: a load test must be a relative path inside the repository"
+    );
+    assert!(matches!(
+        lts["../x.json"],
+        Err(LoadTestError::OutsideRepository { .. })
+    ));
+    assert!(
+        lts["missing.json"]
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .contains("not in the head's tree")
+    );
+}

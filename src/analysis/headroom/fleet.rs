@@ -1,27 +1,17 @@
-//! Serving headroom per serving workload: the capacity a load test measured at the workload's
-//! latency objective against the request rate production asks of it.
-//!
-//! The capacity comes only from a load test (`gpuledger.io/load-test`, or an `intent:` rule's
-//! `load-test`), through [`crate::live::loadtest::capacity`]. It stands only for the
-//! configuration that was tested: when the file records a model, a GPU type, GPUs per replica, a
-//! replica count or a serving setting (`max_num_seqs`, read from the live pods' engine flags) that
-//! differs from the live workload, the load test is *stale* and the capacity
-//! unknown with that reason, never scaled to fit. The one exception is a `headroom.scale` rule
-//! with `scale: per-replica`, which the user writes for a workload whose replicas share nothing
-//! but the router: then the capacity is divided by the tested replicas and multiplied by the live
-//! ones, and the row says so. What the file does not record is listed as unverified.
+//! Serving headroom of the live fleet: per serving workload, the capacity its load test measured
+//! at the workload's latency objective, held against its live configuration (the pods' model,
+//! the GPU types of their nodes, their engine flags; [`super::capacity`]), against the request
+//! rate production asks of it.
 //!
 //! Production is the workload's completion rate (Dynamo frontend when it has one, else vLLM),
 //! summed over its pods at each step of the window; its p95 and peak are taken over the steps.
-//! Headroom = 1 − p95 / capacity. Verdict: `over` when the p95 is above the capacity, `near
-//! capacity` when headroom is below `headroom.near_capacity` or the peak is above the capacity,
-//! `fits` otherwise, `unknown` when either side is. Queueing, KV cache, preemptions and latency
-//! are context beside the verdict, never a capacity: a workload without a load test is "capacity
-//! unknown: no load test" however idle it looks.
+//! Headroom and verdict are [`super::capacity::verdict`]'s, `unknown` when either side is.
+//! Queueing, KV cache, preemptions and latency are context beside the verdict, never a capacity:
+//! a workload without a load test is "capacity unknown: no load test" however idle it looks.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use crate::config::{HeadroomConfig, Scale};
+use crate::config::HeadroomConfig;
 use crate::intent::{LatencyBound, WorkClass};
 use crate::k8s::object::Body;
 use crate::k8s::types::Text;
@@ -33,9 +23,9 @@ use crate::report::{Headroom, HeadroomRow, HeadroomVerdict, LatencyNow, ServingC
 use crate::util::sum::Overflow;
 use crate::workload::{Workload, WorkloadId};
 
-use super::live::LiveFleet;
-
-use super::nodes::GPU_PRODUCT_LABEL;
+use super::capacity::{Configuration, Side};
+use crate::analysis::live::LiveFleet;
+use crate::analysis::nodes::GPU_PRODUCT_LABEL;
 
 /// The pod label llm-d (and OpenCost's inference cost) name the served model with.
 pub const MODEL_LABEL: &str = "llm-d.ai/model";
@@ -112,20 +102,17 @@ pub fn headroom(
             row.live_model = live.model.get(&id).cloned();
         }
         capacity_of(&mut row, w, &live, load_tests, objective, cfg);
-        match (row.tested_rps, row.production_p95_rps) {
-            (Some(cap), Some(p95)) if cap > 0.0 => {
-                let h = 1.0 - p95 / cap;
+        match super::capacity::verdict(
+            row.tested_rps,
+            row.production_p95_rps,
+            row.production_peak_rps,
+            cfg.near_capacity,
+        ) {
+            Some((h, v)) => {
                 row.headroom = Some(h);
-                let peak_over = row.production_peak_rps.is_some_and(|p| p > cap);
-                row.verdict = if p95 > cap {
-                    HeadroomVerdict::Over
-                } else if h < cfg.near_capacity || peak_over {
-                    HeadroomVerdict::NearCapacity
-                } else {
-                    HeadroomVerdict::Fits
-                };
+                row.verdict = v;
             }
-            _ => {
+            None => {
                 // A reason every row shares (no Prometheus) is said once, above the table.
                 let why = ["tested_rps", "production_p95_rps"]
                     .iter()
@@ -185,6 +172,7 @@ pub fn objective_text(bounds: &[LatencyBound]) -> String {
         .join(",")
 }
 
+/// The load test the workload names, held against its live configuration.
 fn capacity_of(
     row: &mut HeadroomRow,
     r: &Workload,
@@ -193,137 +181,22 @@ fn capacity_of(
     objective: &[LatencyBound],
     cfg: &HeadroomConfig,
 ) {
-    let unknown = |row: &mut HeadroomRow, why: String| {
+    let c = Configuration {
+        side: Side::Live,
+        id: &r.id,
+        roles: &r.shape.roles,
+        model: row.live_model.as_deref(),
+        gpu_types: live.gpu_types.get(&r.id),
+        settings: live.settings.get(&r.id),
+    };
+    let held = super::capacity::held(row.load_test.as_deref(), &c, load_tests, objective, cfg);
+    row.load_test_format = held.format;
+    row.tested_rps = held.rps;
+    row.tested_run = held.run;
+    row.scaled = held.scaled;
+    row.unverified = held.unverified;
+    if let Some(why) = held.unknown {
         row.unknown.insert("tested_rps".into(), why);
-    };
-    let Some(path) = row.load_test.clone() else {
-        return unknown(row, "no load test".into());
-    };
-    let lt = match load_tests.get(&path) {
-        Some(Ok(lt)) => lt,
-        Some(Err(e)) => return unknown(row, e.to_string()),
-        None => return unknown(row, format!("load test {path} was not read (no --repo)")),
-    };
-    row.load_test_format = Some(lt.format.to_string());
-    let cap = match loadtest::capacity(lt, objective, cfg.error_limit) {
-        Ok(c) => c,
-        Err(e) => return unknown(row, e.to_string()),
-    };
-    // Staleness: each thing the file records must match the live workload.
-    let t = &lt.tested;
-    let mut stale = Vec::new();
-    match (&t.model, &row.live_model) {
-        (Some(tm), Some(lm)) if !tm.eq_ignore_ascii_case(lm) => {
-            stale.push(format!("tested model {tm}, live {lm}"))
-        }
-        (Some(_), None) => row
-            .unverified
-            .push("model (the live model is not known)".into()),
-        (None, _) => row.unverified.push("model".into()),
-        _ => {}
-    }
-    let id = r.id.clone();
-    let products = live.gpu_types.get(&id);
-    match (
-        &t.gpu_type,
-        products.map(|p| p.iter().collect::<Vec<_>>()).as_deref(),
-    ) {
-        (Some(tg), Some([lg])) if !tg.eq_ignore_ascii_case(lg) => {
-            stale.push(format!("tested on {tg}, live on {lg}"))
-        }
-        (Some(_), Some([_])) => {}
-        (Some(tg), Some(several)) if several.len() > 1 => stale.push(format!(
-            "tested on {tg}, live on several GPU types ({})",
-            several
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-        (Some(_), _) => row
-            .unverified
-            .push("GPU type (its nodes have no GPU product label)".into()),
-        (None, _) => row.unverified.push("GPU type".into()),
-    }
-    let single = match r.shape.roles.as_slice() {
-        [one] => Some(one),
-        _ => None,
-    };
-    match (t.gpus_per_replica, single) {
-        (Some(tg), Some(role)) if tg != role.gpus_per_replica => stale.push(format!(
-            "tested with {tg} GPUs per replica, live {}",
-            role.gpus_per_replica
-        )),
-        (Some(_), Some(_)) => {}
-        (Some(_), None) => row
-            .unverified
-            .push("GPUs per replica (the workload has several roles)".into()),
-        (None, _) => row.unverified.push("GPUs per replica".into()),
-    }
-    let per_replica = cfg
-        .scale
-        .iter()
-        .find(|s| s.matches.matches(&r.id.namespace, &r.id.kind, &r.id.name))
-        .map(|s| s.scale)
-        == Some(Scale::PerReplica);
-    let mut rps = cap.rps;
-    match (t.replicas, single.map(|s| s.replicas)) {
-        (Some(tr), Some(lr)) if tr != lr => {
-            if per_replica && tr > 0 {
-                rps = cap.rps / tr as f64 * lr as f64;
-                row.scaled = Some(format!(
-                    "scaled per replica (headroom.scale): {} req/s at {tr} replicas → {} live",
-                    round(cap.rps),
-                    lr
-                ));
-            } else {
-                stale.push(format!("tested at {tr} replicas, live {lr}"));
-            }
-        }
-        (Some(_), Some(_)) => {}
-        (Some(_), None) => row
-            .unverified
-            .push("replicas (the workload has several roles)".into()),
-        (None, _) => row.unverified.push("replicas".into()),
-    }
-    let live_settings = live.settings.get(&id);
-    for (k, tested) in &t.settings {
-        let values: Vec<&String> = live_settings
-            .and_then(|l| l.get(k))
-            .map(|v| v.iter().collect())
-            .unwrap_or_default();
-        match values.as_slice() {
-            [v] if v.is_empty() => row.unverified.push(format!(
-                "{k} (not set on the live pods: the engine's default)"
-            )),
-            [v] if same_setting(tested, v) => {}
-            [v] => stale.push(format!("tested with {k} {tested}, live {v}")),
-            [] => row.unverified.push(format!("{k} (no live pods)")),
-            several => row.unverified.push(format!(
-                "{k} (the live pods disagree: {})",
-                several
-                    .iter()
-                    .map(|v| if v.is_empty() { "unset" } else { v.as_str() })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-        }
-    }
-    if !stale.is_empty() {
-        return unknown(row, format!("stale load test: {}", stale.join("; ")));
-    }
-    row.tested_rps = Some(rps);
-    row.tested_run = Some(format!(
-        "{} ({} of {} runs met it)",
-        cap.run, cap.runs_met, cap.runs
-    ));
-}
-
-/// `256` and `256.0`, `True` and `true` are one setting.
-fn same_setting(a: &str, b: &str) -> bool {
-    match (a.trim().parse::<f64>(), b.trim().parse::<f64>()) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => a.trim().eq_ignore_ascii_case(b.trim()),
     }
 }
 
@@ -367,11 +240,6 @@ pub fn engine_flags<'a>(
         flags.insert(key, value);
     }
     (model, flags)
-}
-
-fn round(x: f64) -> String {
-    let s = format!("{x:.2}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 fn production_of(
@@ -614,7 +482,7 @@ impl Live {
 mod tests {
     use super::*;
     use crate::analysis::usage::Metrics;
-    use crate::config::{Config, MatchSpec, ScaleRule};
+    use crate::config::{Config, MatchSpec, Scale, ScaleRule};
     use crate::k8s::object::Object;
     use crate::k8s::read::read_str;
     use crate::live::serving::PodSeries;
