@@ -31,6 +31,7 @@ mod hostile;
 mod injection;
 mod install;
 mod intent;
+mod key_order;
 mod kinds;
 mod layout;
 mod links;
