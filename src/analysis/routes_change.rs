@@ -80,10 +80,15 @@ struct Traced {
     tenants: BTreeSet<String>,
 }
 
-/// Every route of one side, public or not, traced through that side's objects.
-fn side(d: &Desired, cfg: &Config) -> Result<BTreeMap<Key, Traced>, Overflow> {
+/// Every route of one side, public or not, traced through that side's objects; tenants resolved
+/// as every section resolves them (the cluster's Namespace labels in `live` first).
+fn side<'a>(
+    d: &'a Desired,
+    cfg: &'a Config,
+    live: &'a [Object],
+) -> Result<BTreeMap<Key, Traced>, Overflow> {
     let objects = d.routing.as_slice();
-    let resolver = Resolver::new(&cfg.tenancy, objects);
+    let resolver = Resolver::of_run(&cfg.tenancy, live, objects);
     // A GPU workload's declared GPUs and its tenant as the desired state resolved it (the
     // cluster's Namespace labels when the live state was read: the tenant every other section
     // shows); a workload without GPUs gets its tenant from this side's objects.
@@ -286,14 +291,20 @@ fn compare(b: &Traced, h: &Traced) -> Option<(RouteChangeKind, String)> {
 }
 
 /// The routes the change adds, removes or alters, exposure flips first, then by GPUs behind them.
-/// `live` is the live inventory's public routes, when the check has a live state.
+/// `live` is the live inventory's public routes, when the check has a live state;
+/// `live_objects` the live objects (empty without a live state), whose Namespace labels decide
+/// tenants as they do everywhere else.
 pub fn routes(
     base: &Desired,
     head: &Desired,
     cfg: &Config,
     live: Option<&[RouteRow]>,
+    live_objects: &[Object],
 ) -> Result<Vec<RouteChange>, Overflow> {
-    let (b, h) = (side(base, cfg)?, side(head, cfg)?);
+    let (b, h) = (
+        side(base, cfg, live_objects)?,
+        side(head, cfg, live_objects)?,
+    );
     let mut rows: Vec<(Option<&Traced>, Option<&Traced>, RouteChangeKind, String)> = Vec::new();
     let mut removed: Vec<&Traced> = Vec::new();
     let mut added: Vec<&Traced> = Vec::new();
@@ -345,7 +356,7 @@ pub fn routes(
         ));
     }
 
-    let head_resolver = Resolver::new(&cfg.tenancy, &head.routing);
+    let head_resolver = Resolver::of_run(&cfg.tenancy, live_objects, &head.routing);
     let mut out = Vec::new();
     for (x, y, change, summary) in rows {
         let mut gpus: BTreeMap<&String, u64> = BTreeMap::new();

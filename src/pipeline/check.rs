@@ -158,7 +158,8 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
     // The routing blast radius, traced through Git on both sides and, with the live state,
     // through what serves each route today.
     let live_routes = live_view.as_ref().map(|(r, ..)| r.routes.as_slice());
-    check.routes = routes_change::routes(&base, &head, &cfg, live_routes)?;
+    let live_objects = live.as_ref().map_or(&[][..], |p| p.objects.as_slice());
+    check.routes = routes_change::routes(&base, &head, &cfg, live_routes, live_objects)?;
     if let Some(why) = routes_change::unknown(&base, &head) {
         check.unknown.set("routes", why);
     }

@@ -601,22 +601,45 @@ fn with_live_state_a_route_says_what_serves_it_today() {
 }
 
 /// A route's tenants are the ones every other section shows: when the cluster's Namespace labels
-/// name another tenant than Git's Namespace object, the route behind a GPU workload says the
-/// cluster's, as the check's workload rows and `today` do (it said Git's before).
+/// name another tenant than Git's Namespace object, a route says the cluster's — behind a GPU
+/// workload and behind one without GPUs alike — as the check's workload rows and `today` do (it
+/// said Git's before).
 #[test]
 fn a_routes_tenant_is_the_tenant_the_rest_of_the_check_shows() {
+    // Beside the GPU Deployment, a web front end without GPUs whose route moves too.
+    let web = "apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: chat}
+spec:
+  replicas: 1
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: chat}
+spec: {selector: {app: web}, ports: [{port: 80}]}
+";
+    let web_ingress = |host: &str| ingress("web", PUBLIC, host, "/", "web");
     let r = repo(
         &[
             ("chat.yaml", CHAT),
+            ("web.yaml", web),
             (
                 "ingress.yaml",
                 &ingress("chat", PUBLIC, "chat.example.com", "/v1", "chat"),
             ),
+            ("web-ingress.yaml", &web_ingress("www.example.com")),
         ],
-        &[(
-            "ingress.yaml",
-            &ingress("chat", PUBLIC, "api.example.com", "/", "chat"),
-        )],
+        &[
+            (
+                "ingress.yaml",
+                &ingress("chat", PUBLIC, "api.example.com", "/", "chat"),
+            ),
+            ("web-ingress.yaml", &web_ingress("web.example.com")),
+        ],
     );
     let live = format!(
         "{}---\n{}",
@@ -627,8 +650,10 @@ fn a_routes_tenant_is_the_tenant_the_rest_of_the_check_shows() {
     std::fs::write(&snapshot, live).unwrap();
     let j = check(&r, &["--snapshot", snapshot.to_str().unwrap()]);
     let routes = j["check"]["routes"].as_array().unwrap();
-    assert_eq!(routes.len(), 1, "{}", j["check"]);
-    assert_eq!(routes[0]["tenants"], json!(["assistant"]), "{}", routes[0]);
+    assert_eq!(routes.len(), 2, "{}", j["check"]);
+    for r in routes {
+        assert_eq!(r["tenants"], json!(["assistant"]), "{r}");
+    }
     assert_eq!(
         j["check"]["tenant_sources"]["chat"], "cluster",
         "{}",

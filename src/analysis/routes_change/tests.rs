@@ -84,7 +84,7 @@ fn added_and_removed_routes_traced_through_pod_templates() {
         ),
         &cfg,
     );
-    let r = routes(&base, &head, &cfg, None).unwrap();
+    let r = routes(&base, &head, &cfg, None, &[]).unwrap();
     let got: Vec<(RouteChangeKind, &str, &str, u64)> = r
         .iter()
         .map(|x| (x.change, x.host.as_str(), x.summary.as_str(), x.gpus))
@@ -122,5 +122,5 @@ fn internal_routes_are_not_in_the_blast_radius() {
         &format!("{LWS}{}", ingress("b.internal", "big", "internal")),
         &cfg,
     );
-    assert!(routes(&base, &head, &cfg, None).unwrap().is_empty());
+    assert!(routes(&base, &head, &cfg, None, &[]).unwrap().is_empty());
 }
