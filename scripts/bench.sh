@@ -62,8 +62,8 @@ OUT=bench-out
 # PROFILE=debug measures the debug build instead (with --no-build: what `cargo build` left): the
 # serve section's request counts do not depend on the build; every timing does.
 PROFILE="${PROFILE:-release}"
-GPULEDGER=target/$PROFILE/gpuledger
-SYNTH=target/$PROFILE/examples/synth-fleet
+GPULEDGER=target/"$PROFILE"/gpuledger
+SYNTH=target/"$PROFILE"/examples/synth-fleet
 mkdir -p "$OUT"
 TMP="$(mktemp -d)"
 # The live and serve sections' emulator holds a whole fleet in memory, and serve runs until
@@ -400,7 +400,7 @@ live_at() {
   ensure_fleet "$pods" "$nodes"
   log "starting the API emulator on $FLEET (loading takes a while)"
   : >"$out"
-  target/$PROFILE/examples/kube-emulator --snapshot "$FLEET" --port 0 --page-size 500 --convert-versions \
+  target/"$PROFILE"/examples/kube-emulator --snapshot "$FLEET" --port 0 --page-size 500 --convert-versions \
     >"$out" 2>/dev/null &
   EMULATOR_PID=$!
   for ((i = 0; i < 600; i++)); do
@@ -502,7 +502,7 @@ section_serve() {
   local kubeconfig server port i n0 n1 start_counts rest_counts churn_counts r0 r1 t0 seen resources
   ensure_fleet "$pods" "$nodes"
   : >"$out"
-  target/$PROFILE/examples/kube-emulator --snapshot "$FLEET" --port 0 --page-size 500 --convert-versions \
+  target/"$PROFILE"/examples/kube-emulator --snapshot "$FLEET" --port 0 --page-size 500 --convert-versions \
     >"$out" 2>"$TMP/emulator.err" &
   EMULATOR_PID=$!
   for ((i = 0; i < 600; i++)); do
