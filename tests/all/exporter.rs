@@ -5,14 +5,15 @@
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
-use std::net::{SocketAddr, TcpListener};
-use std::process::{Child, Command, Stdio};
+use std::net::TcpListener;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::kube_emulator::{Emulator, EmulatorOptions};
 use super::prometheus_harness::{Prometheus, http_get};
+use super::serve_child::Serve;
 use super::support::{fixture, gpuledger, inventory_json, root};
 
 const DEMO: [&str; 4] = [
@@ -248,63 +249,6 @@ fn other_reports_refuse_the_prometheus_format() {
                 && stderr.contains("[possible values: table, markdown, json]"),
             "{cmd:?}: {stderr}"
         );
-    }
-}
-
-/// A `gpuledger serve` child, killed when dropped.
-struct Serve {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Serve {
-    fn start(args: &[&str]) -> Serve {
-        let addr = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_gpuledger"))
-            .current_dir(root())
-            .args(["serve", "--listen", &addr.to_string()])
-            .args(args)
-            .env_remove("KUBECONFIG")
-            .env_remove("GPULEDGER_CONFIG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let s = Serve { child, addr };
-        s.wait_for(Duration::from_secs(60), |_| true, "/healthz");
-        s
-    }
-
-    fn get(&self, path: &str) -> Option<(u16, String)> {
-        http_get(self.addr, path)
-    }
-
-    /// Polls `path` until it answers 200 and `ok` holds for the body.
-    fn wait_for(&self, within: Duration, ok: impl Fn(&str) -> bool, path: &str) -> String {
-        let deadline = Instant::now() + within;
-        loop {
-            if let Some((200, body)) = self.get(path)
-                && ok(&body)
-            {
-                return body;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no good answer on {path} in {within:?}"
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

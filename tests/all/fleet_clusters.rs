@@ -6,16 +6,15 @@
 //! configuration of the docs pass promtool.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
 use super::kube_emulator::{Emulator, EmulatorOptions, read_snapshot};
 use super::prometheus_harness::Prometheus;
+use super::serve_child::Serve;
 use super::support::{fixture, gpuledger, root};
 
 const RULES: &str = "deploy/recording-rules.yaml";
@@ -65,68 +64,6 @@ fn the_recording_rules_and_the_worked_federation_config_pass_promtool() {
     let config = std::fs::read_to_string(fixture(FEDERATION)).unwrap();
     assert!(config.contains("/federate") && config.contains("honor_labels: true"));
     assert!(docs.contains(FEDERATION) && docs.contains(RULES) && docs.contains(DASHBOARD));
-}
-
-/// A `gpuledger serve` child, killed when dropped.
-struct Serve {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Serve {
-    fn start(args: &[&str]) -> Serve {
-        let addr = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_gpuledger"))
-            .current_dir(root())
-            .args(["serve", "--listen", &addr.to_string(), "--interval", "1h"])
-            .args(args)
-            .env_remove("KUBECONFIG")
-            .env_remove("GPULEDGER_CONFIG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Serve { child, addr }
-    }
-
-    /// The exposition, once there is a report.
-    fn metrics(&self) -> String {
-        let start = Instant::now();
-        loop {
-            if let Some(text) = http_get(self.addr, "/metrics")
-                && text.contains("gpuledger_fleet_gpus")
-            {
-                return text;
-            }
-            assert!(start.elapsed() < Duration::from_secs(60), "no report");
-            std::thread::sleep(Duration::from_millis(100));
-        }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn http_get(addr: SocketAddr, path: &str) -> Option<String> {
-    let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
 }
 
 /// `inventory --format json` of the cluster a kubeconfig reaches, with the demo's tenancy.
@@ -232,6 +169,8 @@ fn two_clusters_in_one_prometheus_add_up_to_the_sum_of_their_inventories() {
     let east_config = east.kubeconfig_path().to_path_buf();
     // East named by --cluster; west by its kubeconfig context.
     let serve_east = Serve::start(&[
+        "--interval",
+        "1h",
         "--cluster",
         "east",
         "--config",
@@ -240,12 +179,17 @@ fn two_clusters_in_one_prometheus_add_up_to_the_sum_of_their_inventories() {
         east_config.to_str().unwrap(),
     ]);
     let serve_west = Serve::start(&[
+        "--interval",
+        "1h",
         "--config",
         CONFIG,
         "--kubeconfig",
         west_config.to_str().unwrap(),
     ]);
-    let (text_east, text_west) = (serve_east.metrics(), serve_west.metrics());
+    let (text_east, text_west) = (
+        serve_east.metrics_with("gpuledger_fleet_gpus"),
+        serve_west.metrics_with("gpuledger_fleet_gpus"),
+    );
     for (text, cluster) in [(&text_east, "east"), (&text_west, "west")] {
         let samples: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
         assert!(samples.len() > 20);

@@ -49,6 +49,7 @@ mod remote;
 mod render;
 mod routes;
 mod sandbox;
+mod serve_child;
 mod serve_watch;
 mod ship;
 mod support;

@@ -4,102 +4,24 @@
 //! over many changes.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::kube_emulator::{Emulator, EmulatorOptions, RequestRecord, read_snapshot};
+use super::serve_child::Serve;
 use super::support::{fixture, root};
 
 const DEMO: &str = "fixtures/demo/cluster.yaml";
 /// Every series carries the cluster: the emulator's kubeconfig context.
 const REQUESTED: &str = "gpuledger_fleet_gpus{cluster=\"emulator\",tier=\"requested\"}";
 
-/// A `gpuledger serve` child on the emulator, refreshed only by watched changes (the interval
-/// is an hour), killed when dropped.
-struct Serve {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Serve {
-    fn start(emu: &Emulator, interval: &str) -> Serve {
-        let addr = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap();
-        let child = Command::new(env!("CARGO_BIN_EXE_gpuledger"))
-            .current_dir(root())
-            .args([
-                "serve",
-                "--listen",
-                &addr.to_string(),
-                "--interval",
-                interval,
-            ])
-            .arg("--kubeconfig")
-            .arg(emu.kubeconfig_path())
-            .env_remove("KUBECONFIG")
-            .env_remove("GPULEDGER_CONFIG")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        Serve { child, addr }
-    }
-
-    /// The samples of `/metrics`, by series; empty while there is no report.
-    fn samples(&self) -> BTreeMap<String, f64> {
-        let Some(text) = http_get(self.addr, "/metrics") else {
-            return BTreeMap::new();
-        };
-        text.lines()
-            .filter(|l| !l.starts_with('#'))
-            .filter_map(|l| l.rsplit_once(' '))
-            .filter_map(|(k, v)| Some((k.to_string(), v.parse().ok()?)))
-            .collect()
-    }
-
-    /// Polls until `series` has the value `want`; how long that took.
-    fn wait_for(&self, series: &str, want: f64, within: Duration) -> Duration {
-        let start = Instant::now();
-        loop {
-            let got = self.samples().get(series).copied();
-            if got == Some(want) {
-                return start.elapsed();
-            }
-            assert!(
-                start.elapsed() < within,
-                "{series} is {got:?}, not {want}, after {within:?}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn http_get(addr: SocketAddr, path: &str) -> Option<String> {
-    let mut s = TcpStream::connect(addr).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    head.starts_with("HTTP/1.1 200").then(|| body.to_string())
+/// A `gpuledger serve` on the emulator, refreshed only by watched changes when `interval` is
+/// long.
+fn serve_on(emu: &Emulator, interval: &str) -> Serve {
+    let kubeconfig = emu.kubeconfig_path().display().to_string();
+    Serve::start(&["--interval", interval, "--kubeconfig", &kubeconfig])
 }
 
 /// A running pod of the demo that holds GPUs (by its containers' limits), and how many.
@@ -156,7 +78,7 @@ fn serve_follows_a_gpu_request_change_within_seconds_listing_each_resource_once(
         bookmark_interval: Duration::from_millis(500),
         ..EmulatorOptions::default()
     });
-    let serve = Serve::start(&emu, "1h");
+    let serve = serve_on(&emu, "1h");
     let start = Instant::now();
     let before = loop {
         if let Some(v) = serve.samples().get(REQUESTED) {
@@ -168,13 +90,13 @@ fn serve_follows_a_gpu_request_change_within_seconds_listing_each_resource_once(
     let (ns, name, gpus) = gpu_pod();
     let pod = emu.object("v1", "Pod", &ns, &name).unwrap();
     emu.apply(with_gpus(pod.clone(), gpus + 3));
-    let took = serve.wait_for(REQUESTED, before + 3.0, Duration::from_secs(10));
+    let took = serve.wait_for_value(REQUESTED, before + 3.0, Duration::from_secs(10));
     eprintln!("the metrics followed a change in {took:?}");
     // Deleted: its GPUs leave the figure.
     emu.delete("v1", "Pod", &ns, &name).unwrap();
-    serve.wait_for(REQUESTED, before - gpus as f64, Duration::from_secs(10));
+    serve.wait_for_value(REQUESTED, before - gpus as f64, Duration::from_secs(10));
     emu.apply(pod);
-    serve.wait_for(REQUESTED, before, Duration::from_secs(10));
+    serve.wait_for_value(REQUESTED, before, Duration::from_secs(10));
 
     // One list per resource, then watches only: nothing listed again.
     let paths = by_path(&emu.requests());
@@ -203,7 +125,7 @@ fn a_410_expired_watch_lists_that_resource_again() {
         bookmark_interval: Duration::from_secs(3600),
         ..EmulatorOptions::default()
     });
-    let serve = Serve::start(&emu, "1h");
+    let serve = serve_on(&emu, "1h");
     let start = Instant::now();
     let before = loop {
         if let Some(v) = serve.samples().get(REQUESTED) {
@@ -264,7 +186,7 @@ fn a_410_expired_watch_lists_that_resource_again() {
     let (ns, name, gpus) = gpu_pod();
     let pod = emu.object("v1", "Pod", &ns, &name).unwrap();
     emu.apply(with_gpus(pod, gpus + 2));
-    serve.wait_for(REQUESTED, before + 2.0, Duration::from_secs(10));
+    serve.wait_for_value(REQUESTED, before + 2.0, Duration::from_secs(10));
 }
 
 /// Memory stays flat over many changes: the store replaces objects, it does not accumulate
@@ -277,7 +199,7 @@ fn serve_by_watch_memory_stays_flat_over_many_changes() {
         .unwrap_or(1000)
         .max(100);
     let emu = Emulator::start(EmulatorOptions::snapshot(fixture(DEMO)));
-    let serve = Serve::start(&emu, "1h");
+    let serve = serve_on(&emu, "1h");
     let start = Instant::now();
     let before = loop {
         if let Some(v) = serve.samples().get(REQUESTED) {
@@ -301,7 +223,7 @@ fn serve_by_watch_memory_stays_flat_over_many_changes() {
         }
         // The last change of each tenth is seen before the memory is read.
         let last = gpus + 1 + (changes / 10 - 1) % 2;
-        serve.wait_for(
+        serve.wait_for_value(
             REQUESTED,
             before - gpus as f64 + last as f64,
             Duration::from_secs(20),
@@ -352,10 +274,10 @@ fn the_watched_store_reports_what_a_one_off_read_does_forbidden_resources_unread
         forbidden: vec!["services".into(), "pods".into()],
         ..EmulatorOptions::snapshot(fixture(DEMO))
     });
-    let serve = Serve::start(&emu, "1h");
+    let serve = serve_on(&emu, "1h");
     let start = Instant::now();
     let served = loop {
-        if let Some(text) = http_get(serve.addr, "/metrics")
+        if let Some((200, text)) = serve.get("/metrics")
             && text.contains("gpuledger_report_complete")
         {
             break text;
