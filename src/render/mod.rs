@@ -13,6 +13,7 @@ pub mod deadlines;
 mod desired;
 mod dra;
 mod drift;
+pub mod exposition;
 pub mod facts;
 pub mod headroom;
 mod inventory;
