@@ -345,6 +345,16 @@ impl<'a> ItemReader<'a> {
     }
 }
 
+impl<'a> ItemReader<'a> {
+    /// The item's own apiVersion and kind, found ahead of reading it (`super::json`): its spec
+    /// then parses straight into the typed body whatever its key order. The item's own keys say
+    /// the same when they come.
+    pub(super) fn of_type(mut self, api_version: &'a str, kind: &'a str) -> ItemReader<'a> {
+        self.defaults = Some((api_version, kind));
+        self
+    }
+}
+
 impl<'de> DeserializeSeed<'de> for ItemReader<'_> {
     type Value = ListItem;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<ListItem, D::Error> {

@@ -18,6 +18,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+use super::types::exact;
 use serde::Deserialize;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 
@@ -62,6 +63,7 @@ pub struct ExactRequest {
     /// The subrequest's name (empty for `exactly`).
     pub name: String,
     pub device_class_name: String,
+    #[serde(deserialize_with = "exact")]
     pub selectors: Vec<DeviceSelector>,
     /// `ExactCount` (the default) or `All`.
     pub allocation_mode: Option<String>,
@@ -77,9 +79,11 @@ pub struct ExactRequest {
 pub struct DeviceRequest {
     pub name: String,
     pub exactly: Option<ExactRequest>,
+    #[serde(deserialize_with = "exact")]
     pub first_available: Vec<ExactRequest>,
     // v1beta1: the exact request's fields on the request itself.
     device_class_name: String,
+    #[serde(deserialize_with = "exact")]
     selectors: Vec<DeviceSelector>,
     allocation_mode: Option<String>,
     count: Option<u64>,
@@ -112,6 +116,7 @@ impl DeviceRequest {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct DeviceClaim {
+    #[serde(deserialize_with = "exact")]
     pub requests: Vec<DeviceRequest>,
 }
 
@@ -141,6 +146,7 @@ pub struct AllocationResult {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct AllocatedDevices {
+    #[serde(deserialize_with = "exact")]
     pub results: Vec<AllocationResult>,
 }
 
@@ -149,18 +155,21 @@ pub struct AllocatedDevices {
 pub struct FieldRequirement {
     pub key: String,
     pub operator: String,
+    #[serde(deserialize_with = "exact")]
     pub values: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct NodeSelectorTerm {
+    #[serde(deserialize_with = "exact")]
     pub match_fields: Vec<FieldRequirement>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct NodeSelector {
+    #[serde(deserialize_with = "exact")]
     pub node_selector_terms: Vec<NodeSelectorTerm>,
 }
 
@@ -199,6 +208,7 @@ pub struct ConsumerRef {
 #[serde(default, rename_all = "camelCase")]
 pub struct ClaimStatus {
     pub allocation: Option<Allocation>,
+    #[serde(deserialize_with = "exact")]
     pub reserved_for: Vec<ConsumerRef>,
 }
 
@@ -219,6 +229,7 @@ pub struct ClaimTemplateSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct DeviceClassSpec {
+    #[serde(deserialize_with = "exact")]
     pub selectors: Vec<DeviceSelector>,
     /// The extended resource (`nvidia.com/gpu`) that devices of this class serve to pods that ask
     /// for it in their limits (DRAExtendedResource).
@@ -341,6 +352,7 @@ pub struct SliceSpec {
     pub pool: ResourcePool,
     pub node_name: Option<String>,
     pub all_nodes: Option<bool>,
+    #[serde(deserialize_with = "exact")]
     pub devices: Vec<SliceDevice>,
     /// Counter sets shared by the devices of the pool (partitionable devices).
     pub shared_counters: Vec<IgnoredAny>,

@@ -195,6 +195,8 @@ impl<'de> Deserialize<'de> for GpuList {
                         }
                     }
                 }
+                // Kept per container of every pod: exactly its length (see `types::exact`).
+                out.shrink_to_fit();
                 Ok(GpuList(out))
             }
         }

@@ -17,6 +17,7 @@
 
 use std::io::{self, Read};
 
+use serde::Deserialize;
 use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny};
 
 use super::document::{
@@ -180,6 +181,31 @@ fn read_items<R: Read>(
     }
 }
 
+/// An item's own apiVersion and kind, when they are not its first keys (kubectl and the API server
+/// write them first; a dump reordered by a tool may put them last).
+#[derive(serde::Deserialize)]
+struct OwnType {
+    #[serde(rename = "apiVersion")]
+    api_version: String,
+    kind: String,
+}
+
+/// The item's own type, looked up by skipping over the item, unless its first key is `apiVersion`
+/// or `kind` (then the item says its type before its spec as it is read) or it names none (a
+/// typed list's item takes the list's). Any surprise (a key twice, a kind that is not a string)
+/// gives `None`: the item is then read as it stands, which says what is wrong.
+fn own_type(text: &[u8]) -> Option<OwnType> {
+    let inner = text
+        .trim_ascii_start()
+        .strip_prefix(b"{")?
+        .trim_ascii_start();
+    if inner.starts_with(b"\"apiVersion\"") || inner.starts_with(b"\"kind\"") {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_slice(text);
+    OwnType::deserialize(&mut de).ok()
+}
+
 /// The byte of `text` a parse error points at (serde_json counts columns in bytes from 0 past
 /// the line's start, see `SliceRead::position_of_index` in its `read.rs`).
 fn error_at(text: &[u8], e: &serde_json::Error) -> usize {
@@ -288,8 +314,18 @@ impl<R: Read> Window<R> {
             // An item cut off by the window's end is read again: what its partial read noted is
             // noted again.
             session.reset_notes(mark);
+            // An item whose apiVersion and kind come after its spec (kind last) would have its
+            // spec and status buffered as JSON trees until they come: its type is looked up first
+            // by skipping over it (no allocation), so they parse straight into the typed body.
+            let own = own_type(rest);
+            let reader = match &own {
+                Some(t) => {
+                    ItemReader::new(session, api_version, kind).of_type(&t.api_version, &t.kind)
+                }
+                None => ItemReader::new(session, api_version, kind),
+            };
             let mut de = serde_json::Deserializer::from_slice(rest);
-            let parsed = ItemReader::new(session, api_version, kind).deserialize(&mut de);
+            let parsed = reader.deserialize(&mut de);
             (Some(parsed), de.into_iter::<IgnoredAny>().byte_offset())
         })
     }
@@ -462,6 +498,40 @@ mod tests {
         let cut =
             same_as_streaming(&format!(r#"{{"kind": "List", "items": [{long}]}}"#), true).unwrap();
         assert!(cut.ends_with(" 1"), "{cut}");
+    }
+
+    /// Items whose kind and apiVersion come last are typed ahead of their spec, and read as the
+    /// streaming reader reads them (which buffers their spec until their kind comes).
+    #[test]
+    fn kind_last_items_are_typed_before_their_spec() {
+        let pod = r#"{"metadata": {"name": "p", "namespace": "ml"}, "spec": {"nodeName": "n1", "containers": [{"resources": {"limits": {"nvidia.com/gpu": "2"}}}]}, "status": {"phase": "Running"}, "kind": "Pod", "apiVersion": "v1"}"#;
+        let typed = own_type(pod.as_bytes()).unwrap();
+        assert_eq!(
+            (typed.api_version.as_str(), typed.kind.as_str()),
+            ("v1", "Pod")
+        );
+        // Said first, not said, said twice or not as a string: not looked up.
+        for text in [
+            r#"{"apiVersion": "v1", "spec": {}, "kind": "Pod"}"#,
+            r#" { "kind": "Pod", "apiVersion": "v1"}"#,
+            r#"{"metadata": {"name": "a"}}"#,
+            r#"{"spec": {}, "kind": "Pod", "apiVersion": "v1", "kind": "Node"}"#,
+            r#"{"spec": {}, "kind": 3, "apiVersion": "v1"}"#,
+        ] {
+            assert!(own_type(text.as_bytes()).is_none(), "{text}");
+        }
+        let deployment = r#"{"spec": {"replicas": 3, "template": {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}, "metadata": {"name": "d"}, "kind": "Deployment", "apiVersion": "apps/v1"}"#;
+        let list = format!(
+            r#"{{"items": [{pod}, {deployment}], "metadata": {{}}, "kind": "List", "apiVersion": "v1"}}"#
+        );
+        let found = same_as_streaming(&list, true).unwrap();
+        assert!(
+            found.contains("Running") && found.contains("replicas: Some(3)"),
+            "{found}"
+        );
+        // A spec that does not fit its kind fails as it does when read in order.
+        let wrong = r#"{"items": [{"spec": {"replicas": "three"}, "metadata": {"name": "d"}, "kind": "Deployment", "apiVersion": "apps/v1"}], "kind": "List"}"#;
+        assert_eq!(same_as_streaming(wrong, false), None);
     }
 
     #[test]

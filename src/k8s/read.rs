@@ -463,6 +463,65 @@ mod tests {
         assert!(e.to_string().contains("no apiVersion and kind"), "{e}");
     }
 
+    /// What a pod keeps is exactly as long as the pod says, whatever the reader and key order: a
+    /// list that kept room for more (serde reserves four on a vector's first push) held half of a
+    /// fleet's read in memory that nothing used.
+    #[test]
+    fn the_lists_an_object_keeps_are_exactly_their_length() {
+        let pod = |kind_last: bool| {
+            let (head, tail) = (
+                r#""apiVersion": "v1", "kind": "Pod","#,
+                r#", "kind": "Pod", "apiVersion": "v1""#,
+            );
+            format!(
+                r#"{{{}"metadata": {{"name": "a", "namespace": "ml", "ownerReferences": [{{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "r", "uid": "u", "controller": true}}]}}, "spec": {{"nodeName": "n1", "containers": [{{"name": "c", "args": ["--model", "m", "--tp", "2"], "resources": {{"limits": {{"nvidia.com/gpu": "2", "cpu": "1"}}, "requests": {{"nvidia.com/gpu": "2"}}}}}}], "initContainers": [{{"name": "i"}}]}}, "status": {{"phase": "Running"}}{}}}"#,
+                if kind_last { "" } else { head },
+                if kind_last { tail } else { "" },
+            )
+        };
+        let yaml = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  ownerReferences:\n  - {apiVersion: apps/v1, kind: ReplicaSet, name: r, uid: u}\nspec:\n  containers:\n  - name: c\n    args: [--model, m]\n    resources:\n      limits: {nvidia.com/gpu: 2, cpu: 1}\n";
+        let inputs = [
+            ("kind first, alone", pod(false), "t.json"),
+            ("kind last, alone", pod(true), "t.json"),
+            (
+                "kind first, in a list",
+                format!(
+                    r#"{{"apiVersion": "v1", "items": [{}], "kind": "List"}}"#,
+                    pod(false)
+                ),
+                "t.json",
+            ),
+            (
+                "kind last, in a list",
+                format!(
+                    r#"{{"items": [{}], "kind": "List", "apiVersion": "v1"}}"#,
+                    pod(true)
+                ),
+                "t.json",
+            ),
+            ("YAML", yaml.to_string(), "t.yaml"),
+        ];
+        for (how, text, file) in inputs {
+            let objs = read_str(&text, file).unwrap();
+            let Some(Body::Pod(p)) = objs.first().map(|o| &o.body) else {
+                panic!("{how}: no pod");
+            };
+            let refs = &objs[0].meta.owner_references;
+            let c = &p.spec.containers;
+            assert_eq!(
+                (refs.len(), refs.capacity()),
+                (1, 1),
+                "{how}: owner references"
+            );
+            assert_eq!((c.len(), c.capacity()), (1, 1), "{how}: containers");
+            let gpu = &c[0].resources.limits.0;
+            assert_eq!((gpu.len(), gpu.capacity()), (1, 1), "{how}: GPU limits");
+            assert_eq!(c[0].args.len(), c[0].args.capacity(), "{how}: args");
+            let i = &p.spec.init_containers;
+            assert_eq!(i.len(), i.capacity(), "{how}: init containers");
+        }
+    }
+
     #[test]
     fn yaml_multi_document_with_list_and_empty_documents() {
         let text = "---\n# nothing here\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  namespace: ml\nspec:\n  containers:\n  - name: c\n    resources:\n      limits:\n        nvidia.com/gpu: 2\n---\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: ml\n";

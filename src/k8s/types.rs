@@ -23,6 +23,38 @@ fn or_default<'de, D: serde::Deserializer<'de>, T: Deserialize<'de> + Default>(
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
+/// A list kept at exactly its length. serde grows a vector as it reads (JSON and YAML say no length
+/// ahead), and a vector's first push reserves four elements: a pod's one container, owner reference
+/// or GPU limit held in room for four made half of what a 100,000-pod read kept. Lists an object
+/// keeps are read with this (`#[serde(deserialize_with = "exact")]`); the rules of a list (and its
+/// errors: "expected a sequence") are serde's.
+pub(super) fn exact<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Vec<T>, D::Error> {
+    struct Exact<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Exact<T> {
+        type Value = Vec<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a sequence")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            let Some(first) = seq.next_element()? else {
+                return Ok(Vec::new());
+            };
+            // Room for what the input says is left (a JSON tree knows), else for the one read.
+            let more = seq.size_hint().unwrap_or(0).min(1024);
+            let mut out = Vec::with_capacity(more + 1);
+            out.push(first);
+            while let Some(x) = seq.next_element()? {
+                out.push(x);
+            }
+            out.shrink_to_fit();
+            Ok(out)
+        }
+    }
+    d.deserialize_seq(Exact(std::marker::PhantomData))
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct OwnerRef {
@@ -48,6 +80,7 @@ pub struct ObjectMeta {
     pub labels: LabelMap,
     #[serde(deserialize_with = "or_default")]
     pub annotations: LabelMap,
+    #[serde(deserialize_with = "exact")]
     pub owner_references: Vec<OwnerRef>,
     /// When the object was created (RFC 3339), as the API server wrote it; `None` in Git.
     pub creation_timestamp: Option<String>,
@@ -75,7 +108,9 @@ pub struct Container {
     pub restart_policy: Option<String>,
     /// The serving engine's flags (`--max-num-seqs 256`) live here: serving headroom compares them
     /// with what a load test recorded. Shared: every pod of a workload repeats them.
+    #[serde(deserialize_with = "exact")]
     pub command: Vec<Text>,
+    #[serde(deserialize_with = "exact")]
     pub args: Vec<Text>,
 }
 
@@ -83,13 +118,16 @@ pub struct Container {
 #[serde(default, rename_all = "camelCase")]
 pub struct PodSpec {
     pub node_name: Option<String>,
+    #[serde(deserialize_with = "exact")]
     pub containers: Vec<Container>,
+    #[serde(deserialize_with = "exact")]
     pub init_containers: Vec<Container>,
     pub overhead: GpuList,
     #[serde(deserialize_with = "or_default")]
     pub node_selector: LabelMap,
     /// The DRA claims of the pod: each container only picks among them, and each is allocated
     /// whether a container names it or not.
+    #[serde(deserialize_with = "exact")]
     pub resource_claims: Vec<PodResourceClaim>,
     /// Where the pod may run: only the required node affinity is read (which GPU model a
     /// workload names, [`crate::analysis::pins`]).
@@ -114,6 +152,7 @@ pub struct NodeAffinity {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct NodeSelector {
+    #[serde(deserialize_with = "exact")]
     pub node_selector_terms: Vec<NodeSelectorTerm>,
 }
 
@@ -121,6 +160,7 @@ pub struct NodeSelector {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct NodeSelectorTerm {
+    #[serde(deserialize_with = "exact")]
     pub match_expressions: Vec<NodeSelectorRequirement>,
 }
 
@@ -131,6 +171,7 @@ pub struct NodeSelectorTerm {
 pub struct NodeSelectorRequirement {
     pub key: String,
     pub operator: String,
+    #[serde(deserialize_with = "exact")]
     pub values: Vec<String>,
 }
 
@@ -179,7 +220,7 @@ pub struct PodTemplate {
 #[serde(default)]
 pub struct PodStatus {
     pub phase: Option<String>,
-    #[serde(rename = "resourceClaimStatuses")]
+    #[serde(rename = "resourceClaimStatuses", deserialize_with = "exact")]
     pub resource_claim_statuses: Vec<PodClaimStatus>,
     #[serde(rename = "extendedResourceClaimStatus")]
     pub extended_resource_claim_status: Option<Box<ExtendedResourceClaimStatus>>,
@@ -207,6 +248,7 @@ pub struct Taint {
 #[serde(default)]
 pub struct NodeSpec {
     pub unschedulable: bool,
+    #[serde(deserialize_with = "exact")]
     pub taints: Vec<Taint>,
 }
 
@@ -215,6 +257,7 @@ pub struct NodeSpec {
 pub struct NodeStatus {
     pub capacity: GpuList,
     pub allocatable: GpuList,
+    #[serde(deserialize_with = "exact")]
     pub conditions: Vec<Condition>,
 }
 
@@ -242,6 +285,7 @@ pub struct JobSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct JobStatus {
+    #[serde(deserialize_with = "exact")]
     pub conditions: Vec<Condition>,
     /// When the Job finished successfully (RFC 3339); set only for a Job that succeeded: deadline
     /// attainment ([`crate::analysis::deadlines`]).
@@ -304,7 +348,9 @@ pub struct DynamoResources {
 #[serde(default)]
 pub struct DynamoContainer {
     pub name: String,
+    #[serde(deserialize_with = "exact")]
     pub command: Vec<String>,
+    #[serde(deserialize_with = "exact")]
     pub args: Vec<String>,
     pub resources: Resources,
 }
@@ -315,6 +361,7 @@ pub struct ExtraPodSpec {
     pub main_container: Option<DynamoContainer>,
     /// `extraPodSpec` embeds a PodSpec inline (ai-dynamo/dynamo
     /// `deploy/operator/api/dynamo/common/common.go`, `ExtraPodSpec`): its DRA claims.
+    #[serde(deserialize_with = "exact")]
     pub resource_claims: Vec<PodResourceClaim>,
 }
 
@@ -346,10 +393,11 @@ impl DynamoService {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct DynamoPodTemplateSpec {
+    #[serde(deserialize_with = "exact")]
     pub containers: Vec<DynamoContainer>,
-    #[serde(rename = "initContainers")]
+    #[serde(rename = "initContainers", deserialize_with = "exact")]
     pub init_containers: Vec<Container>,
-    #[serde(rename = "resourceClaims")]
+    #[serde(rename = "resourceClaims", deserialize_with = "exact")]
     pub resource_claims: Vec<PodResourceClaim>,
 }
 
@@ -413,9 +461,11 @@ pub struct Predictor {
     pub lightgbm: Option<Box<PredictorModel>>,
     pub paddle: Option<Box<PredictorModel>>,
     pub pmml: Option<Box<PredictorModel>>,
+    #[serde(deserialize_with = "exact")]
     pub containers: Vec<Container>,
     /// The predictor embeds a PodSpec inline (kserve `pkg/apis/serving/v1beta1/predictor.go`,
     /// `PredictorSpec`): its DRA claims.
+    #[serde(deserialize_with = "exact")]
     pub resource_claims: Vec<PodResourceClaim>,
     pub worker_spec: Option<WorkerSpec>,
 }
@@ -451,6 +501,7 @@ pub struct IngressPath {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct IngressHttp {
+    #[serde(deserialize_with = "exact")]
     pub paths: Vec<IngressPath>,
 }
 
@@ -465,6 +516,7 @@ pub struct IngressRule {
 #[serde(default, rename_all = "camelCase")]
 pub struct IngressSpec {
     pub ingress_class_name: Option<String>,
+    #[serde(deserialize_with = "exact")]
     pub rules: Vec<IngressRule>,
     pub default_backend: Option<IngressBackend>,
 }
@@ -507,15 +559,20 @@ pub struct HttpRouteMatch {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct HttpRouteRule {
+    #[serde(deserialize_with = "exact")]
     pub matches: Vec<HttpRouteMatch>,
+    #[serde(deserialize_with = "exact")]
     pub backend_refs: Vec<RouteRef>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct HttpRouteSpec {
+    #[serde(deserialize_with = "exact")]
     pub parent_refs: Vec<RouteRef>,
+    #[serde(deserialize_with = "exact")]
     pub hostnames: Vec<String>,
+    #[serde(deserialize_with = "exact")]
     pub rules: Vec<HttpRouteRule>,
 }
 
