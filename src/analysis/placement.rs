@@ -17,7 +17,7 @@
 //!
 //! Pure: the live fleet's model in, report rows out; every list sorted.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::k8s::object::Body;
 use crate::k8s::types::{LabelMap, Text};
@@ -165,6 +165,11 @@ pub fn node_view(fleet: &LiveFleet<'_>) -> NodeView {
 
 /// What would let the `stuck` pods (pending, fitting on no placeable node) run; `None` when there
 /// are none.
+///
+/// Nodes are taken by their position among the placeable nodes (in name order, so the first of
+/// equals is the first by name), their free GPUs a vector beside them: a fleet of thousands of
+/// nodes with hundreds of pending pods tries every node for every pod, and a drain tries a copy
+/// of the free room per candidate node.
 pub fn next_step(fleet: &LiveFleet<'_>, stuck: &[PendingPod]) -> Option<PlacementStep> {
     if stuck.is_empty() {
         return None;
@@ -175,20 +180,25 @@ pub fn next_step(fleet: &LiveFleet<'_>, stuck: &[PendingPod]) -> Option<Placemen
         .iter()
         .map(|p| format!("{}/{}", p.namespace, p.name))
         .collect();
-    // Stuck pods in the diagnosis' order (largest first), with their node selectors.
+    // Stuck pods in the diagnosis' order (largest first), with their node selectors: the first
+    // pending pod of each name.
+    let mut pending: HashMap<&str, &Pod<'_>> = HashMap::new();
+    for p in pods.iter().filter(|p| p.node.is_none()) {
+        pending.entry(p.key.as_str()).or_insert(p);
+    }
     let stuck: Vec<&Pod<'_>> = stuck
         .iter()
         .filter_map(|s| {
             let key = format!("{}/{}", s.namespace, s.name);
-            pods.iter().find(|p| p.node.is_none() && p.key == key)
+            pending.get(key.as_str()).copied()
         })
         .collect();
     let placeable: Vec<&GpuNode<'_>> = fleet.nodes.values().filter(|n| n.placeable).collect();
-    let mut free: BTreeMap<&str, u64> = placeable
+    let mut free: Free = placeable
         .iter()
         .map(|n| {
             let used = on.get(n.name).map_or(0, |x| x.0);
-            (n.name, n.allocatable.saturating_sub(used))
+            n.allocatable.saturating_sub(used)
         })
         .collect();
     // The pending pods that fit take their room first, as the diagnosis placed them.
@@ -198,7 +208,7 @@ pub fn next_step(fleet: &LiveFleet<'_>, stuck: &[PendingPod]) -> Option<Placemen
         .collect();
     fitting.sort_by(|a, b| b.gpus.cmp(&a.gpus).then_with(|| a.key.cmp(&b.key)));
     for p in fitting {
-        place(p, &placeable, &mut free, &BTreeSet::new());
+        place(p, &placeable, &mut free, None);
     }
 
     let fragmented = fragmented(&placeable, &free, &stuck);
@@ -214,21 +224,20 @@ pub fn next_step(fleet: &LiveFleet<'_>, stuck: &[PendingPod]) -> Option<Placemen
     })
 }
 
-/// Places `p` on the matching node (not in `not`) with the least free room that holds it;
-/// `false` when none does.
-fn place<'a>(
-    p: &Pod<'_>,
-    nodes: &[&GpuNode<'a>],
-    free: &mut BTreeMap<&'a str, u64>,
-    not: &BTreeSet<&str>,
-) -> bool {
+/// The free whole GPUs of each placeable node, by its position among them.
+type Free = Vec<u64>;
+
+/// Places `p` on the matching node (other than `not`) with the least free room that holds it,
+/// the first by name among equals; `false` when none does.
+fn place(p: &Pod<'_>, nodes: &[&GpuNode<'_>], free: &mut Free, not: Option<usize>) -> bool {
     let best = nodes
         .iter()
-        .filter(|n| !not.contains(n.name) && matches(n, p.selector))
-        .filter_map(|n| free.get(n.name).map(|f| (n.name, *f)))
-        .filter(|(_, f)| *f >= p.gpus)
-        .min_by_key(|(name, f)| (*f, *name));
-    match best.and_then(|(name, _)| free.get_mut(name)) {
+        .zip(free.iter())
+        .enumerate()
+        .filter(|&(i, (n, f))| Some(i) != not && *f >= p.gpus && matches(n, p.selector))
+        .min_by_key(|&(i, (_, f))| (*f, i))
+        .map(|(i, _)| i);
+    match best.and_then(|i| free.get_mut(i)) {
         Some(f) => {
             *f -= p.gpus;
             true
@@ -238,15 +247,11 @@ fn place<'a>(
 }
 
 /// Placeable nodes with free GPUs that no stuck pod allowed there can use, most free first.
-fn fragmented(
-    placeable: &[&GpuNode<'_>],
-    free: &BTreeMap<&str, u64>,
-    stuck: &[&Pod<'_>],
-) -> Vec<FreeNode> {
+fn fragmented(placeable: &[&GpuNode<'_>], free: &Free, stuck: &[&Pod<'_>]) -> Vec<FreeNode> {
     let mut out: Vec<FreeNode> = placeable
         .iter()
-        .filter_map(|n| {
-            let f = free.get(n.name).copied().unwrap_or(0);
+        .zip(free.iter())
+        .filter_map(|(n, &f)| {
             let allowed: Vec<&&Pod<'_>> = stuck.iter().filter(|p| matches(n, p.selector)).collect();
             (f > 0 && !allowed.is_empty() && allowed.iter().all(|p| p.gpus > f)).then(|| FreeNode {
                 node: n.name.to_string(),
@@ -323,71 +328,86 @@ fn nodes_needed(fleet: &LiveFleet<'_>, stuck: &[&Pod<'_>]) -> (Vec<NodesNeeded>,
 fn drain<'a>(
     placeable: &[&GpuNode<'a>],
     pods: &[Pod<'a>],
-    mut free: BTreeMap<&'a str, u64>,
+    mut free: Free,
     stuck: &[&Pod<'_>],
 ) -> Option<Drain> {
-    let mut on: BTreeMap<&'a str, Vec<&Pod<'a>>> = BTreeMap::new();
+    // The pods on each placeable node, largest first.
+    let at: HashMap<&str, usize> = placeable
+        .iter()
+        .enumerate()
+        .map(|(i, n)| (n.name, i))
+        .collect();
+    let mut on: Vec<Vec<&Pod<'a>>> = vec![Vec::new(); placeable.len()];
     for p in pods {
-        if let Some(n) = p.node {
-            on.entry(n).or_default().push(p);
+        if let Some(v) = p.node.and_then(|n| at.get(n)).and_then(|&i| on.get_mut(i)) {
+            v.push(p);
         }
     }
-    for v in on.values_mut() {
+    for v in &mut on {
         v.sort_by(|a, b| b.gpus.cmp(&a.gpus).then_with(|| a.key.cmp(&b.key)));
     }
-    let mut touched: BTreeSet<&'a str> = BTreeSet::new();
+    let mut touched = vec![false; placeable.len()];
     let (mut drained, mut moved, mut gpus) = (Vec::new(), Vec::new(), 0u64);
     for p in stuck {
         // A pod larger than every node it may run on is too large, not a reason to drain.
         let fits_a_node = placeable
             .iter()
             .any(|n| n.allocatable >= p.gpus && matches(n, p.selector));
-        if !fits_a_node || place(p, placeable, &mut free, &BTreeSet::new()) {
+        if !fits_a_node || place(p, placeable, &mut free, None) {
             continue;
         }
-        // Candidates by GPUs to move, then most free, then name.
-        let mut candidates: Vec<(u64, u64, &'a str, Vec<&Pod<'a>>)> = placeable
+        // Candidates by GPUs to move, then most free, then name (position).
+        let mut candidates: Vec<(u64, u64, usize, Vec<&Pod<'a>>)> = placeable
             .iter()
-            .filter(|n| {
-                !touched.contains(n.name) && n.allocatable >= p.gpus && matches(n, p.selector)
+            .enumerate()
+            .filter(|&(i, n)| {
+                !touched.get(i).copied().unwrap_or(true)
+                    && n.allocatable >= p.gpus
+                    && matches(n, p.selector)
             })
-            .filter_map(|n| {
-                let f = free.get(n.name).copied().unwrap_or(0);
+            .filter_map(|(i, _)| {
+                let f = free.get(i).copied().unwrap_or(0);
                 let mut out = Vec::new();
                 let mut room = f;
-                for q in on.get(n.name).map(Vec::as_slice).unwrap_or(&[]) {
+                for q in on.get(i).map(Vec::as_slice).unwrap_or(&[]) {
                     if room >= p.gpus {
                         break;
                     }
                     room = room.saturating_add(q.gpus);
                     out.push(*q);
                 }
-                (room >= p.gpus).then(|| (out.iter().map(|q| q.gpus).sum(), f, n.name, out))
+                (room >= p.gpus).then(|| (out.iter().map(|q| q.gpus).sum(), f, i, out))
             })
             .collect();
-        candidates.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
+        candidates.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
         let mut done = false;
-        for (cost, _, name, out) in candidates {
+        for (cost, _, i, out) in candidates {
             let mut trial = free.clone();
-            let not: BTreeSet<&str> = [name].into_iter().collect();
-            if let Some(f) = trial.get_mut(name) {
+            if let Some(f) = trial.get_mut(i) {
                 *f = f.saturating_add(cost);
             }
-            if !out.iter().all(|q| place(q, placeable, &mut trial, &not)) {
+            if !out.iter().all(|q| place(q, placeable, &mut trial, Some(i))) {
                 continue;
             }
-            if let Some(f) = trial.get_mut(name) {
+            if let Some(f) = trial.get_mut(i) {
                 *f = f.saturating_sub(p.gpus);
             }
             // Where the moved pods went: nodes that changed, besides the drained one.
-            for (n, f) in &trial {
-                if *n != name && free.get(n) != Some(f) {
-                    touched.insert(n);
+            for (j, (t, f)) in trial.iter().zip(free.iter()).enumerate() {
+                if j != i
+                    && t != f
+                    && let Some(x) = touched.get_mut(j)
+                {
+                    *x = true;
                 }
             }
-            touched.insert(name);
+            if let Some(x) = touched.get_mut(i) {
+                *x = true;
+            }
             free = trial;
-            drained.push(name.to_string());
+            if let Some(n) = placeable.get(i) {
+                drained.push(n.name.to_string());
+            }
             moved.extend(out.iter().map(|q| q.key.clone()));
             gpus = gpus.saturating_add(cost);
             done = true;
