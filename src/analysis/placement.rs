@@ -17,7 +17,7 @@
 //!
 //! Pure: the live fleet's model in, report rows out; every list sorted.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use crate::k8s::object::Body;
 use crate::k8s::types::{LabelMap, Text};
@@ -32,12 +32,47 @@ use super::nodes::{GPU_PRODUCT_LABEL, GpuNode};
 
 /// A non-terminal GPU pod as placement sees it.
 struct Pod<'a> {
-    /// `namespace/name`.
-    key: String,
+    key: Key<'a>,
     /// Its node, when bound.
     node: Option<&'a str>,
     gpus: u64,
     selector: &'a LabelMap,
+}
+
+/// A pod's `namespace/name`, ordered as that text is, without making it (placement holds every
+/// GPU pod of the fleet).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct Key<'a> {
+    namespace: &'a str,
+    name: &'a str,
+}
+
+impl Key<'_> {
+    fn bytes(&self) -> impl Iterator<Item = u8> + '_ {
+        let slash: &[u8] = b"/";
+        self.namespace
+            .bytes()
+            .chain(slash.iter().copied())
+            .chain(self.name.bytes())
+    }
+}
+
+impl Ord for Key<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.bytes().cmp(other.bytes())
+    }
+}
+
+impl PartialOrd for Key<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl std::fmt::Display for Key<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
 }
 
 /// The GPU model a node is counted under.
@@ -64,7 +99,10 @@ fn pods<'a>(fleet: &LiveFleet<'a>) -> Vec<Pod<'a>> {
             let o = fleet.objects.get(p.object)?;
             let Body::Pod(b) = &o.body else { return None };
             Some(Pod {
-                key: format!("{}/{}", o.namespace(), o.meta.name),
+                key: Key {
+                    namespace: o.namespace(),
+                    name: &o.meta.name,
+                },
                 node: if p.state == PodState::Bound {
                     b.spec.node_name.as_deref()
                 } else {
@@ -176,21 +214,27 @@ pub fn next_step(fleet: &LiveFleet<'_>, stuck: &[PendingPod]) -> Option<Placemen
     }
     let pods = pods(fleet);
     let on = on_nodes(&pods);
-    let stuck_keys: BTreeSet<String> = stuck
+    let stuck_keys: HashSet<Key<'_>> = stuck
         .iter()
-        .map(|p| format!("{}/{}", p.namespace, p.name))
+        .map(|p| Key {
+            namespace: &p.namespace,
+            name: &p.name,
+        })
         .collect();
     // Stuck pods in the diagnosis' order (largest first), with their node selectors: the first
     // pending pod of each name.
-    let mut pending: HashMap<&str, &Pod<'_>> = HashMap::new();
+    let mut pending: HashMap<Key<'_>, &Pod<'_>> = HashMap::new();
     for p in pods.iter().filter(|p| p.node.is_none()) {
-        pending.entry(p.key.as_str()).or_insert(p);
+        pending.entry(p.key).or_insert(p);
     }
     let stuck: Vec<&Pod<'_>> = stuck
         .iter()
         .filter_map(|s| {
-            let key = format!("{}/{}", s.namespace, s.name);
-            pending.get(key.as_str()).copied()
+            let key = Key {
+                namespace: &s.namespace,
+                name: &s.name,
+            };
+            pending.get(&key).copied()
         })
         .collect();
     let placeable: Vec<&GpuNode<'_>> = fleet.nodes.values().filter(|n| n.placeable).collect();
@@ -228,32 +272,46 @@ pub fn next_step(fleet: &LiveFleet<'_>, stuck: &[PendingPod]) -> Option<Placemen
 type Free = Vec<u64>;
 
 /// Places `p` on the matching node (other than `not`) with the least free room that holds it,
-/// the first by name among equals; `false` when none does.
-fn place(p: &Pod<'_>, nodes: &[&GpuNode<'_>], free: &mut Free, not: Option<usize>) -> bool {
+/// the first by name among equals: that node's position, or `None` when none holds it.
+fn place(
+    p: &Pod<'_>,
+    nodes: &[&GpuNode<'_>],
+    free: &mut Free,
+    not: Option<usize>,
+) -> Option<usize> {
     let best = nodes
         .iter()
         .zip(free.iter())
         .enumerate()
         .filter(|&(i, (n, f))| Some(i) != not && *f >= p.gpus && matches(n, p.selector))
         .min_by_key(|&(i, (_, f))| (*f, i))
-        .map(|(i, _)| i);
-    match best.and_then(|i| free.get_mut(i)) {
-        Some(f) => {
-            *f -= p.gpus;
-            true
-        }
-        None => false,
-    }
+        .map(|(i, _)| i)?;
+    let f = free.get_mut(best)?;
+    *f -= p.gpus;
+    Some(best)
 }
 
 /// Placeable nodes with free GPUs that no stuck pod allowed there can use, most free first.
 fn fragmented(placeable: &[&GpuNode<'_>], free: &Free, stuck: &[&Pod<'_>]) -> Vec<FreeNode> {
+    // The fewest GPUs a stuck pod of each node selector asks for: a node is fragmented when the
+    // pods it allows all need more than it has free.
+    let mut fewest: Vec<(&LabelMap, u64)> = Vec::new();
+    for p in stuck {
+        match fewest.iter_mut().find(|(s, _)| *s == p.selector) {
+            Some((_, n)) => *n = (*n).min(p.gpus),
+            None => fewest.push((p.selector, p.gpus)),
+        }
+    }
     let mut out: Vec<FreeNode> = placeable
         .iter()
         .zip(free.iter())
         .filter_map(|(n, &f)| {
-            let allowed: Vec<&&Pod<'_>> = stuck.iter().filter(|p| matches(n, p.selector)).collect();
-            (f > 0 && !allowed.is_empty() && allowed.iter().all(|p| p.gpus > f)).then(|| FreeNode {
+            let least = fewest
+                .iter()
+                .filter(|(s, _)| matches(n, s))
+                .map(|&(_, g)| g)
+                .min()?;
+            (f > 0 && least > f).then(|| FreeNode {
                 node: n.name.to_string(),
                 model: model(n).to_string(),
                 free: f,
@@ -263,6 +321,9 @@ fn fragmented(placeable: &[&GpuNode<'_>], free: &Free, stuck: &[&Pod<'_>]) -> Ve
     out.sort_by(|a, b| b.free.cmp(&a.free).then_with(|| a.node.cmp(&b.node)));
     out
 }
+
+/// Nodes by size: (capacity, GPU model) → how many.
+type Sizes<'a> = BTreeMap<(u64, &'a str), u64>;
 
 /// Empty nodes the stuck pods need, per (model, size), and the pods no node size holds.
 fn nodes_needed(fleet: &LiveFleet<'_>, stuck: &[&Pod<'_>]) -> (Vec<NodesNeeded>, Vec<String>) {
@@ -276,18 +337,31 @@ fn nodes_needed(fleet: &LiveFleet<'_>, stuck: &[&Pod<'_>]) -> (Vec<NodesNeeded>,
     let mut bins: BTreeMap<(String, u64), Vec<u64>> = BTreeMap::new();
     let mut counts: BTreeMap<(String, u64), (u64, u64)> = BTreeMap::new();
     let mut too_large = Vec::new();
+    // The node sizes (capacity, model) a node selector allows and how many nodes of each, once
+    // per selector.
+    let mut sizes_of: Vec<(&LabelMap, Sizes<'_>)> = Vec::new();
     for p in stuck {
         // The smallest size that holds the pod; among equal sizes, the model with most nodes.
-        let mut sizes: BTreeMap<(u64, &str), u64> = BTreeMap::new();
-        for n in sized.iter().filter(|n| matches(n, p.selector)) {
-            *sizes.entry((n.capacity, model(n))).or_default() += 1;
-        }
+        let at = match sizes_of.iter().position(|(s, _)| *s == p.selector) {
+            Some(i) => i,
+            None => {
+                let mut sizes = Sizes::new();
+                for n in sized.iter().filter(|n| matches(n, p.selector)) {
+                    *sizes.entry((n.capacity, model(n))).or_default() += 1;
+                }
+                sizes_of.push((p.selector, sizes));
+                sizes_of.len() - 1
+            }
+        };
+        let Some((_, sizes)) = sizes_of.get(at) else {
+            continue;
+        };
         let pick = sizes
             .iter()
             .filter(|((size, _), _)| *size >= p.gpus)
             .min_by(|((sa, ma), ca), ((sb, mb), cb)| sa.cmp(sb).then(cb.cmp(ca)).then(ma.cmp(mb)));
         let Some(((size, m), _)) = pick else {
-            too_large.push(p.key.clone());
+            too_large.push(p.key.to_string());
             continue;
         };
         let key = (m.to_string(), *size);
@@ -353,7 +427,7 @@ fn drain<'a>(
         let fits_a_node = placeable
             .iter()
             .any(|n| n.allocatable >= p.gpus && matches(n, p.selector));
-        if !fits_a_node || place(p, placeable, &mut free, None) {
+        if !fits_a_node || place(p, placeable, &mut free, None).is_some() {
             continue;
         }
         // Candidates by GPUs to move, then most free, then name (position).
@@ -382,33 +456,34 @@ fn drain<'a>(
         candidates.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)).then(a.2.cmp(&b.2)));
         let mut done = false;
         for (cost, _, i, out) in candidates {
-            let mut trial = free.clone();
-            if let Some(f) = trial.get_mut(i) {
-                *f = f.saturating_add(cost);
-            }
-            if !out.iter().all(|q| place(q, placeable, &mut trial, Some(i))) {
+            // The moved pods go straight into `free`, and come out again when one fits nowhere.
+            let mut placed: Vec<(usize, u64)> = Vec::with_capacity(out.len());
+            let fits = out.iter().all(|q| {
+                place(q, placeable, &mut free, Some(i))
+                    .map(|j| placed.push((j, q.gpus)))
+                    .is_some()
+            });
+            if !fits {
+                for (j, g) in placed {
+                    if let Some(f) = free.get_mut(j) {
+                        *f += g;
+                    }
+                }
                 continue;
             }
-            if let Some(f) = trial.get_mut(i) {
-                *f = f.saturating_sub(p.gpus);
+            if let Some(f) = free.get_mut(i) {
+                *f = f.saturating_add(cost).saturating_sub(p.gpus);
             }
-            // Where the moved pods went: nodes that changed, besides the drained one.
-            for (j, (t, f)) in trial.iter().zip(free.iter()).enumerate() {
-                if j != i
-                    && t != f
-                    && let Some(x) = touched.get_mut(j)
-                {
+            // Where the moved pods went, and the drained node, take no more changes.
+            for j in placed.iter().map(|&(j, _)| j).chain([i]) {
+                if let Some(x) = touched.get_mut(j) {
                     *x = true;
                 }
             }
-            if let Some(x) = touched.get_mut(i) {
-                *x = true;
-            }
-            free = trial;
             if let Some(n) = placeable.get(i) {
                 drained.push(n.name.to_string());
             }
-            moved.extend(out.iter().map(|q| q.key.clone()));
+            moved.extend(out.iter().map(|q| q.key.to_string()));
             gpus = gpus.saturating_add(cost);
             done = true;
             break;
@@ -576,6 +651,28 @@ mod tests {
         assert_eq!(drain.nodes, ["c", "a"]);
         assert_eq!(drain.pods, ["ml/c-0", "ml/a-0"]);
         assert_eq!(drain.gpus, 6);
+    }
+
+    /// Pods are ordered by their `namespace/name` text, as when it was a string: a namespace that
+    /// is a prefix of another sorts by the character after it.
+    #[test]
+    fn pod_keys_order_as_their_text() {
+        let keys = [
+            ("a", "x"),
+            ("a-b", "y"),
+            ("a", "x-1"),
+            ("ab", "a"),
+            ("a.b", "c"),
+        ];
+        let mut by_key: Vec<Key<'_>> = keys
+            .iter()
+            .map(|&(namespace, name)| Key { namespace, name })
+            .collect();
+        by_key.sort();
+        let mut by_text: Vec<String> = keys.iter().map(|(n, p)| format!("{n}/{p}")).collect();
+        by_text.sort();
+        let got: Vec<String> = by_key.iter().map(Key::to_string).collect();
+        assert_eq!(got, by_text);
     }
 
     #[test]

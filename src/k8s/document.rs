@@ -505,6 +505,13 @@ fn set_part<'de, D: Deserializer<'de>>(
     kind: &str,
     meta: Option<&ObjectMeta>,
 ) -> Result<(), D::Error> {
+    if session.untracked {
+        return if is_spec {
+            body.set_spec(d)
+        } else {
+            body.set_status(d)
+        };
+    }
     let mut track = serde_path_to_error::Track::new();
     let tracked = serde_path_to_error::Deserializer::new(d, &mut track);
     let r = if is_spec {

@@ -164,7 +164,7 @@ fn read_items<R: Read>(
         return Ok(Some((out, waiting)));
     }
     loop {
-        let Some(item) = w.item(session, api_version, kind)? else {
+        let Some(item) = w.item_untracked(session, api_version, kind)? else {
             return Ok(None);
         };
         let at = out.len();
@@ -328,6 +328,21 @@ impl<R: Read> Window<R> {
             let parsed = reader.deserialize(&mut de);
             (Some(parsed), de.into_iter::<IgnoredAny>().byte_offset())
         })
+    }
+
+    /// [`Window::item`] without tracking the path into specs (see [`Session::untracked`]): an
+    /// item that fails makes the fast path give the input up to the streaming reader, which
+    /// tracks it and names the field.
+    fn item_untracked(
+        &mut self,
+        session: &mut Session,
+        api_version: Option<&str>,
+        kind: Option<&str>,
+    ) -> io::Result<Option<ListItem>> {
+        session.untracked = true;
+        let item = self.item(session, api_version, kind);
+        session.untracked = false;
+        item
     }
 
     /// What `parse` makes of the window from the position: the value and the bytes it took, or

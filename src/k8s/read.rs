@@ -522,6 +522,33 @@ mod tests {
         }
     }
 
+    /// The JSON fast path parses specs without tracking where it is in them; a field of the wrong
+    /// type deep in a list item is still named, with its object and line, in either key order.
+    #[test]
+    fn a_wrong_field_in_a_list_item_is_named_whatever_the_path_taken() {
+        let good = r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}"#;
+        let bad = r#"{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "team-a"},
+            "spec": {"template": {"spec": {"containers": [{"name": "c", "resources": {"limits": {"nvidia.com/gpu": "1.5"}}}]}}}}"#;
+        let bad_last = r#"{"metadata": {"name": "web", "namespace": "team-a"},
+            "spec": {"replicas": "three"}, "kind": "Deployment", "apiVersion": "apps/v1"}"#;
+        for (item, field, line) in [
+            (
+                bad,
+                "Deployment team-a/web: spec.template.spec.containers[0].resources.limits",
+                2,
+            ),
+            (bad_last, "Deployment team-a/web: spec.replicas: ", 2),
+        ] {
+            let text = format!(
+                r#"{{"apiVersion": "v1", "items": [{good},
+            {item}], "kind": "List"}}"#
+            );
+            let e = read_str(&text, "t.json").unwrap_err();
+            assert!(e.message.contains(field), "{e}");
+            assert!(e.line.is_some_and(|l| l >= line), "{e}");
+        }
+    }
+
     #[test]
     fn yaml_multi_document_with_list_and_empty_documents() {
         let text = "---\n# nothing here\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  namespace: ml\nspec:\n  containers:\n  - name: c\n    resources:\n      limits:\n        nvidia.com/gpu: 2\n---\n---\napiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: ml\n";
