@@ -46,7 +46,7 @@ pub fn app_outcomes(ctx: &Context<'_>, o: &Object) -> Vec<SourceOutcome> {
                 // A broken spec is reported under the object's own kind.
                 Err(e) => vec![
                     AppRef {
-                        app_kind: o.kind.clone(),
+                        app_kind: o.kind.to_string(),
                         ..owner
                     }
                     .skip(e),
@@ -71,7 +71,7 @@ impl AppKey {
     fn of(o: &Object, cluster: &Option<String>) -> AppKey {
         AppKey {
             cluster: cluster.clone(),
-            kind: o.kind.clone(),
+            kind: o.kind.to_string(),
             namespace: o.namespace().to_string(),
             name: o.meta.name.clone(),
         }
@@ -349,7 +349,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
             if let Ok(objs) = &result {
                 for o in objs.iter().filter(|o| is_app(o)) {
                     reached
-                        .entry((o.source.file.to_string(), o.kind.clone()))
+                        .entry((o.source.file.to_string(), o.kind.to_string()))
                         .or_default()
                         .push(o.meta.name.clone());
                     named_by_apps.extend(argo_local_paths(&ctx, o));
@@ -440,7 +440,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
     for (o, parents) in &not_roots {
         // Matched by file and kind, and by name within the rendered one (a prefix or suffix).
         if reached
-            .get(&(o.source.file.to_string(), o.kind.clone()))
+            .get(&(o.source.file.to_string(), o.kind.to_string()))
             .is_some_and(|names| names.iter().any(|n| n.contains(&o.meta.name)))
         {
             continue;
@@ -448,7 +448,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
         skipped.push(Skipped {
             fingerprint: super::source::fingerprint(o),
             app: o.meta.name.clone(),
-            app_kind: o.kind.clone(),
+            app_kind: o.kind.to_string(),
             defined_at: o.source.to_string(),
             reason: not_applied(parents, &failed),
             error: false,

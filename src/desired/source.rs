@@ -68,7 +68,7 @@ pub fn add_flux_sources<'a>(into: &mut FluxSources, objects: impl Iterator<Item 
         if let Body::Raw(v) = &o.body {
             into.insert(
                 (
-                    o.kind.clone(),
+                    o.kind.to_string(),
                     o.namespace().to_string(),
                     o.meta.name.clone(),
                 ),

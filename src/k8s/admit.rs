@@ -50,6 +50,8 @@ pub(super) fn meta(m: &mut ObjectMeta, s: &mut Session) {
     annotations(&mut m.annotations, s);
     for o in &mut m.owner_references {
         cap_name(&mut o.name, "name", MAX_NAME, s);
+        s.share_text(&mut o.api_version);
+        s.share_text(&mut o.kind);
     }
 }
 

@@ -19,7 +19,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use super::admit;
 use super::object::{Body, Kind, Object, Source, describe};
 use super::session::{FieldError, Session};
-use super::text::Labels;
+use super::text::{Labels, Text};
 use super::types::ObjectMeta;
 
 /// A UTF-8 byte order mark, which every reader skips.
@@ -448,6 +448,9 @@ fn finish(
         set_part(&mut body, is_spec, value, session, &kind, Some(&meta))?;
     }
     admit::body(&mut body, session);
+    let (mut api_version, mut kind) = (Text::from(api_version), Text::from(kind));
+    session.share_text(&mut api_version);
+    session.share_text(&mut kind);
     let object = Object {
         api_version,
         kind,

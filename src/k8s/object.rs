@@ -255,8 +255,9 @@ impl Body {
 /// A Kubernetes object.
 #[derive(Debug, Clone)]
 pub struct Object {
-    pub api_version: String,
-    pub kind: String,
+    /// Shared by every object of a read that says it (`v1`, `Pod`), as labels are.
+    pub api_version: Text,
+    pub kind: Text,
     pub meta: ObjectMeta,
     pub body: Body,
     pub source: Source,

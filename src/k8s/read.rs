@@ -520,6 +520,18 @@ mod tests {
             let i = &p.spec.init_containers;
             assert_eq!(i.len(), i.capacity(), "{how}: init containers");
         }
+        // Every object and owner reference of a read holds one copy of each apiVersion and kind.
+        let two = format!(
+            r#"{{"apiVersion": "v1", "items": [{0}, {0}], "kind": "List"}}"#,
+            pod(false)
+        );
+        let objs = read_str(&two, "t.json").unwrap();
+        let (a, b) = (&objs[0], &objs[1]);
+        assert!(std::sync::Arc::ptr_eq(&a.kind.0, &b.kind.0));
+        assert!(std::sync::Arc::ptr_eq(&a.api_version.0, &b.api_version.0));
+        let (ra, rb) = (&a.meta.owner_references[0], &b.meta.owner_references[0]);
+        assert!(std::sync::Arc::ptr_eq(&ra.kind.0, &rb.kind.0));
+        assert!(std::sync::Arc::ptr_eq(&ra.api_version.0, &rb.api_version.0));
     }
 
     /// The JSON fast path parses specs without tracking where it is in them; a field of the wrong

@@ -23,6 +23,12 @@ pub type Labels = BTreeMap<String, String>;
 #[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Text(pub(super) Arc<str>);
 
+impl Default for Text {
+    fn default() -> Text {
+        Text(Arc::from(""))
+    }
+}
+
 impl Text {
     pub fn as_str(&self) -> &str {
         &self.0

@@ -58,8 +58,9 @@ pub(super) fn exact<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct OwnerRef {
-    pub api_version: String,
-    pub kind: String,
+    /// Shared across the read, as labels are: every pod of a ReplicaSet names the same two.
+    pub api_version: Text,
+    pub kind: Text,
     #[serde(deserialize_with = "or_default")]
     pub name: String,
     pub uid: String,

@@ -289,7 +289,7 @@ pub(super) fn build(
     let mut each: Vec<(usize, Vec<Object>)> = group.iter().map(|m| (m.n, Vec::new())).collect();
     for o in objs {
         let path = origin_path(&o, &batch).ok_or_else(|| BatchError::NoOrigin {
-            kind: o.kind.clone(),
+            kind: o.kind.to_string(),
             name: o.meta.name.clone(),
         })?;
         let owner = group

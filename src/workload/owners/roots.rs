@@ -155,10 +155,10 @@ impl<'a> Roots<'a> {
             id: WorkloadId {
                 namespace: o.namespace().to_string(),
                 group: o.group().to_string(),
-                kind: o.kind.clone(),
+                kind: o.kind.to_string(),
                 name: o.meta.name.clone(),
             },
-            api_version: Some(o.api_version.clone()),
+            api_version: Some(o.api_version.to_string()),
             object: Some(i),
             top: i,
         })
@@ -183,7 +183,7 @@ impl<'a> Roots<'a> {
         if let Some(j) = self.find(o.namespace(), kind, name).filter(|&j| j != from) {
             return Ok(j);
         }
-        let api_version = (kind == r.kind).then(|| r.api_version.clone());
+        let api_version = (kind == r.kind).then(|| r.api_version.to_string());
         Err(self.intern(Root {
             id: WorkloadId {
                 namespace: o.namespace().to_string(),
