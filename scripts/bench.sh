@@ -338,7 +338,7 @@ PY
 }
 
 # ---------------------------------------------------------------------------------------------
-# Section: render a synthetic plain-YAML repository at a committed ref
+# Section: render a synthetic plain-YAML repository and a monorepo of kserve's shape, committed
 # ---------------------------------------------------------------------------------------------
 
 section_render() {
@@ -394,7 +394,128 @@ PY
     "$GPULEDGER" render --repo "$repo" --ref HEAD --format json --output /dev/null
   row "gpuledger render, $FILES files @HEAD" "$BEST_WALL" "$PEAK_RSS_MIB" "$(du -sm "$repo" --exclude=.git | cut -f1)"
   check "gpuledger render of $FILES plain-YAML files under 2 s" "$BEST_WALL" "<" 2
-  section_end render "Render of a plain-YAML repository" "$FILES plain-YAML files, committed"
+  render_monorepo
+  section_end render "Render of a plain-YAML repository and of a monorepo" \
+    "$FILES plain-YAML files, committed; a monorepo of kserve/kserve's shape, committed"
+}
+
+# render_monorepo: a generated repository of kserve/kserve's shape (issue 36 §4): 170 roots, 20 of
+# them kustomize overlays (a quarter over a base of two 2.4 MiB CRDs, the rest over small bases)
+# and 150 plain directories (12 release bundles carrying the CRDs, 138 samples), 63 MiB,
+# committed. gpuledger renders it beside the floor, `kubectl kustomize` once per kustomize root in
+# a shell loop; targets: within 2x of the floor, peak RSS under 500 MB (476.8 MiB).
+render_monorepo() {
+  local repo="$OUT/monorepo" floor floor_rss report="$TMP/monorepo.json" counts
+  if [[ ! -d "$repo/.git" ]]; then
+    log "generating $repo (kserve's shape: 170 roots, large CRDs; committed)"
+    rm -rf "$repo"
+    python3 - "$repo" <<'PY'
+import os, sys
+root = sys.argv[1]
+# kserve/kserve's shape: large CRDs in a kustomize base, overlays of it, release bundles and samples.
+CRDS, CRD_PROPS, OVERLAYS, RELEASES, SAMPLES = 2, 800, 20, 12, 138
+
+def yaml(v, ind=0):
+    """Block YAML of dicts, lists, strings and numbers (what kubectl and gpuledger read)."""
+    pad, out = "  " * ind, []
+    for k, x in (v.items() if isinstance(v, dict) else enumerate(v)):
+        head = f"{pad}{k}:" if isinstance(v, dict) else f"{pad}-"
+        if isinstance(x, (dict, list)) and x:
+            if isinstance(v, list) and isinstance(x, dict):
+                sub = yaml(x, ind + 1).splitlines()
+                out.append(f"{pad}- {sub[0].lstrip()}")
+                out.extend(sub[1:])
+            else:
+                out.append(head)
+                out.append(yaml(x, ind + 1))
+        else:
+            out.append(f'{head} "{x}"' if isinstance(x, str) else f"{head} {str(x).lower() if isinstance(x, bool) else x}")
+    return "\n".join(out)
+
+def schema(n, depth=0):
+    """A CRD's OpenAPI schema as controller-gen writes it: properties with long descriptions,
+    nested as a pod spec's are; about n properties per level below the top."""
+    props = {}
+    for i in range(n):
+        d = {"description": f"Field {i} at depth {depth}: " + "what this field configures, its defaults and its constraints, as controller-gen copies them from the Go doc comment. " * 2,
+             "type": "string"}
+        if depth < 2 and i % 40 == 0:
+            d = {"description": d["description"], "type": "object", "properties": schema(n // 8, depth + 1)}
+        props[f"field{i:03d}"] = d
+    return props
+
+def crd(k, version):
+    kind = f"Model{k}"
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": f"model{k}s.serving.example.com", "annotations": {"controller-gen.kubebuilder.io/version": version}},
+            "spec": {"group": "serving.example.com", "names": {"kind": kind, "plural": f"model{k}s"}, "scope": "Namespaced",
+                     "versions": [{"name": v, "served": True, "storage": v == "v1beta1",
+                                   "schema": {"openAPIV3Schema": {"type": "object", "properties": {"spec": {"type": "object", "properties": schema(CRD_PROPS)}}}}}
+                                  for v in ("v1alpha1", "v1beta1")]}}
+
+def manager(ns, gpus):
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "controller-manager", "namespace": ns},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": "manager"}},
+                     "template": {"metadata": {"labels": {"app": "manager"}},
+                                  "spec": {"containers": [{"name": "manager", "image": "registry.example.com/manager:v1",
+                                                           "resources": {"limits": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": gpus}}}]}}}}
+
+def write(path, docs):
+    os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+    with open(os.path.join(root, path), "w") as f:
+        f.write("\n---\n".join(yaml(d) for d in docs) + "\n")
+
+def kustomization(path, **fields):
+    write(os.path.join(path, "kustomization.yaml"), [{"apiVersion": "kustomize.config.k8s.io/v1beta1", "kind": "Kustomization", **fields}])
+
+# Kustomize: a base of large CRDs, rbac and manager bases, a default overlay of them, and overlays of it.
+for k in range(CRDS):
+    write(f"config/crd/full/model{k}.yaml", [crd(k, "v0.18.0")])
+kustomization("config/crd/full", resources=[f"model{k}.yaml" for k in range(CRDS)])
+write("config/rbac/role.yaml", [{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "manager"},
+                                 "rules": [{"apiGroups": ["serving.example.com"], "resources": ["*"], "verbs": ["get", "list", "watch"]}]}])
+kustomization("config/rbac", resources=["role.yaml"])
+write("config/manager/manager.yaml", [manager("system", "0")])
+kustomization("config/manager", resources=["manager.yaml"])
+kustomization("config/default", namespace="serving-system", resources=["../crd/full", "../rbac", "../manager"])
+# A quarter of the overlays install the CRDs (through the default overlay); the rest only the controller.
+for o in range(OVERLAYS):
+    bases = ["../../default"] if o % 4 == 0 else ["../../rbac", "../../manager"]
+    kustomization(f"config/overlays/o{o:02d}", namespace=f"serving-{o:02d}", resources=bases,
+                  images=[{"name": "registry.example.com/manager", "newTag": f"v{o}"}],
+                  labels=[{"pairs": {"overlay": f"o{o:02d}"}}])
+# Plain directories: release bundles (every CRD, version-stamped, with the manager) and samples.
+for r in range(RELEASES):
+    v = f"v0.{r // 3 + 5}.{r % 3}"
+    write(f"install/{v}/bundle.yaml", [crd(k, v) for k in range(CRDS)] + [manager("serving-system", "0")])
+for s in range(SAMPLES):
+    write(f"docs/samples/s{s:03d}/workload.yaml", [manager(f"team-{s % 12:02d}", str((0, 1, 2, 4)[s % 4]))])
+PY
+    git -C "$repo" init -q
+    git -C "$repo" add -A
+    git -C "$repo" -c user.name=bench -c user.email=bench@example.com commit -q -m "synthetic monorepo"
+  fi
+  if command -v kubectl >/dev/null; then
+    measure "kubectl kustomize per kustomize root (floor)" \
+      bash -c 'for d in "$1"/config/overlays/*/; do kubectl kustomize "$d" >/dev/null; done' floor "$repo"
+    floor=$BEST_WALL
+    floor_rss=$PEAK_RSS_MIB
+    row "kubectl kustomize once per kustomize root (20, shell loop)" "$floor" "$floor_rss" "-"
+  else
+    log "monorepo floor skipped: no kubectl"
+    floor=""
+  fi
+  measure "gpuledger render (monorepo)" \
+    "$GPULEDGER" render --repo "$repo" --ref HEAD --format json --output "$report"
+  counts=$(python3 -c 'import json, sys
+apps = json.load(open(sys.argv[1]))["desired"]["apps"]
+print(len(apps), sum(a["status"] == "rendered" for a in apps))' "$report")
+  row "gpuledger render, monorepo @HEAD (${counts% *} roots, ${counts#* } rendered)" "$BEST_WALL" "$PEAK_RSS_MIB" \
+    "$(du -sm "$repo" --exclude=.git | cut -f1)"
+  [[ -z "$floor" ]] || check "gpuledger render of the monorepo within 2x of kubectl kustomize per root ($(ratio "$BEST_WALL" "$floor")x)" \
+    "$BEST_WALL" "<" "$(awk -v f="$floor" 'BEGIN { print 2 * f }')"
+  check "gpuledger render of the monorepo: peak RSS under 500 MB (476.8 MiB)" "$PEAK_RSS_MIB" "<" 476.8
+  check "gpuledger render of the monorepo: every root rendered (${counts#* } of ${counts% *})" "${counts#* }" ">" "$((${counts% *} - 1))"
 }
 
 # ---------------------------------------------------------------------------------------------

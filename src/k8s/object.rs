@@ -71,6 +71,9 @@ pub enum Kind {
     ResourceClaimTemplate,
     DeviceClass,
     ResourceSlice,
+    /// A CustomResourceDefinition (`apiextensions.k8s.io`, any version): a schema, never demand,
+    /// and nothing reads its spec, which is often megabytes of OpenAPI: it keeps its metadata only.
+    CustomResourceDefinition,
     List,
     Other,
 }
@@ -107,6 +110,7 @@ impl Kind {
             (super::dra::GROUP, "ResourceClaimTemplate") => Kind::ResourceClaimTemplate,
             (super::dra::GROUP, "DeviceClass") => Kind::DeviceClass,
             (super::dra::GROUP, "ResourceSlice") => Kind::ResourceSlice,
+            ("apiextensions.k8s.io", "CustomResourceDefinition") => Kind::CustomResourceDefinition,
             (_, k) if k == "List" || (k.ends_with("List") && group.is_empty()) => Kind::List,
             _ => Kind::Other,
         }
@@ -164,7 +168,7 @@ pub enum Body {
     Raw(serde_json::Value),
     /// Spec and status as JSON (a Kueue ClusterQueue: its quota and its usage).
     WithStatus(serde_json::Value, serde_json::Value),
-    /// Kinds read for their metadata only (Namespace, Gateway, lists).
+    /// Kinds read for their metadata only (Namespace, Gateway, CustomResourceDefinition, lists).
     None,
 }
 
@@ -202,7 +206,9 @@ impl Body {
             Kind::ClusterQueue | Kind::LocalQueue | Kind::KueueWorkload => {
                 Body::WithStatus(serde_json::Value::Null, serde_json::Value::Null)
             }
-            Kind::Namespace | Kind::Gateway | Kind::List => Body::None,
+            Kind::Namespace | Kind::Gateway | Kind::CustomResourceDefinition | Kind::List => {
+                Body::None
+            }
         }
     }
 

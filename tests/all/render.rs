@@ -1365,3 +1365,87 @@ fn files_are_read_as_the_controllers_read_them() {
     );
     assert!(!json.to_string().contains("DuplicateKeyPolicy"));
 }
+
+/// A CustomResourceDefinition of `props` properties whose schema carries, as a default, a pod
+/// template asking for 8 GPUs (a schema is never demand), as controller-gen writes them.
+fn large_crd(props: usize) -> String {
+    let mut s = String::from(
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: trainers.ml.example.com\nspec:\n  group: ml.example.com\n  names: {kind: Trainer, plural: trainers}\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            default:\n              replicas: 4\n              template:\n                spec:\n                  containers:\n                  - {name: t, image: x, resources: {limits: {nvidia.com/gpu: 8}}}\n            properties:\n",
+    );
+    for i in 0..props {
+        s.push_str(&format!(
+            "              field{i:05}:\n                description: what field {i} configures, its defaults and its constraints, as the Go doc comment says\n                type: string\n"
+        ));
+    }
+    s
+}
+
+/// A large CRD, in a kustomize base under an overlay and in a plain release bundle: each root
+/// renders, counts the CRD among its objects and shares it with the other (the CRD keeps its
+/// identity), and only the Deployments are GPU workloads.
+#[test]
+fn a_large_crd_is_an_object_and_never_demand() {
+    let r = Repo::new();
+    let crd = large_crd(3000);
+    assert!(crd.len() > 400_000, "{}", crd.len());
+    r.write("config/crd/trainers.yaml", &crd)
+        .write(
+            "config/crd/kustomization.yaml",
+            "resources: [trainers.yaml]\n",
+        )
+        .write("config/manager/manager.yaml", &deployment("manager", 1, 2))
+        .write(
+            "config/manager/kustomization.yaml",
+            "resources: [manager.yaml]\n",
+        )
+        .write(
+            "config/overlays/prod/kustomization.yaml",
+            "resources: [../../crd, ../../manager]\nnamespace: ml\n",
+        )
+        .write(
+            "install/v1/bundle.yaml",
+            &format!("{crd}---\n{}", deployment("bundled", 1, 1)),
+        )
+        .commit("a large CRD");
+    let (code, json, err) = render(r.path(), &[]);
+    assert_eq!(code, 0, "{err}");
+    let apps: BTreeMap<&str, (&str, u64)> = json["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["path"].as_str().unwrap(),
+                (
+                    a["status"].as_str().unwrap(),
+                    a["objects"].as_u64().unwrap(),
+                ),
+            )
+        })
+        .collect();
+    assert_eq!(
+        apps,
+        BTreeMap::from([
+            ("config/overlays/prod", ("rendered", 2)),
+            ("install/v1", ("rendered", 2)),
+        ])
+    );
+    let want: BTreeMap<String, u64> = [
+        ("ml/Deployment/manager", 2),
+        ("default/Deployment/bundled", 1),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    assert_eq!(desired_gpus(&json), want);
+    let shared: Vec<&str> = json["desired"]["duplicates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["object"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        shared,
+        ["-/CustomResourceDefinition/trainers.ml.example.com"]
+    );
+}
