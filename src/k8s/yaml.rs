@@ -11,6 +11,10 @@
 //!
 //! Every document keeps its lines counted from the stream's start (objects' lines and errors'),
 //! and the parsing limits of a document are those of the whole input, as before.
+//!
+//! A document of up to `FAST_MAX` bytes is first read by the fast path (`super::yaml_block` and
+//! `super::yaml_value`: the block-style subset tools write, several times faster than
+//! serde-saphyr); what that path does not take is read by serde-saphyr, with the same result.
 
 use std::io::{self, BufRead, Read};
 
@@ -22,7 +26,11 @@ use super::object::Object;
 use super::session::Session;
 use super::text::Labels;
 use super::types::ObjectMeta;
+use super::yaml_value::read_document;
 use crate::error::InputError;
+
+/// The largest document read whole, by the fast path (`super::yaml_block`) when it can.
+const FAST_MAX: usize = 4 << 20;
 
 /// Every object of a YAML stream and its first list's `gpuledger.io/…` annotations.
 pub(super) fn read_yaml(
@@ -31,17 +39,52 @@ pub(super) fn read_yaml(
     size: Option<u64>,
     session: &mut Session,
 ) -> Result<(Vec<Object>, Labels), ReadError> {
+    read_yaml_with(reader, file, size, session, true)
+}
+
+/// [`read_yaml`], with the fast path or (`fast` false, to test it against) without.
+pub(super) fn read_yaml_with(
+    reader: impl BufRead,
+    file: &str,
+    size: Option<u64>,
+    session: &mut Session,
+    fast: bool,
+) -> Result<(Vec<Object>, Labels), ReadError> {
     let mut objects = Vec::new();
     let mut meta = Labels::new();
     let mut stream = Stream::new(reader);
+    let mut text = Vec::new();
     while let Some(first_line) = stream.next_document().map_err(ReadError::Io)? {
         let offset = u32::try_from(first_line.saturating_sub(1)).unwrap_or(u32::MAX);
-        let doc = serde_saphyr::with_deserializer_from_reader_with_options(
-            DocumentBytes(&mut stream),
-            yaml_options(size),
-            |de| DocumentReader::<Spanned<ObjectMeta>>::new(session, offset).deserialize(de),
-        )
-        .map_err(|e| yaml_error(&e, file, offset, session))?;
+        // The document whole, when it is not larger than FAST_MAX: the fast path reads it, or
+        // serde-saphyr does from the same bytes. A larger one (a `kubectl get -o yaml` List) streams
+        // on to serde-saphyr after the bytes taken.
+        text.clear();
+        DocumentBytes(&mut stream)
+            .take(FAST_MAX as u64)
+            .read_to_end(&mut text)
+            .map_err(ReadError::Io)?;
+        let whole = fast && text.len() < FAST_MAX;
+        let mark = session.mark();
+        let fast = whole
+            .then(|| std::str::from_utf8(&text).ok())
+            .flatten()
+            .and_then(|t| read_document(t, session, offset));
+        let doc = match fast {
+            Some(doc) => doc,
+            None => {
+                session.reset_notes(mark);
+                let rest = DocumentBytes(&mut stream);
+                serde_saphyr::with_deserializer_from_reader_with_options(
+                    text.as_slice().chain(rest),
+                    yaml_options(size),
+                    |de| {
+                        DocumentReader::<Spanned<ObjectMeta>>::new(session, offset).deserialize(de)
+                    },
+                )
+                .map_err(|e| yaml_error(&e, file, offset, session))?
+            }
+        };
         append(&mut objects, doc.objects);
         keep_meta(&mut meta, doc.list_annotations);
     }
