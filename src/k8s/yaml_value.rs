@@ -19,6 +19,7 @@ use serde::Deserialize;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
 use super::document::{Document, DocumentReader, MetaRepr};
+use super::object::Object;
 use super::session::Session;
 use super::types::ObjectMeta;
 use super::yaml_block::{self, Node, PlainKind, plain_kind};
@@ -28,6 +29,40 @@ use super::yaml_block::{self, Node, PlainKind, plain_kind};
 /// the caller's to reset).
 pub(super) fn read_document(text: &str, session: &mut Session, offset: u32) -> Option<Document> {
     let node = yaml_block::parse(text)?;
+    DocumentReader::<Lined>::new(session, offset)
+        .deserialize(NodeDe(&node))
+        .ok()
+}
+
+/// The objects of one item of a large `List` (`super::yaml_list`), whose text is a one-entry block
+/// sequence, read as a document of its own; `None` as for [`read_document`].
+pub(super) fn read_item(text: &str, session: &mut Session, offset: u32) -> Option<Vec<Object>> {
+    let Node::Seq(items) = yaml_block::parse(text)? else {
+        return None;
+    };
+    let [item] = items.as_slice() else {
+        return None;
+    };
+    let doc = DocumentReader::<Lined>::new(session, offset)
+        .deserialize(NodeDe(item))
+        .ok()?;
+    Some(doc.objects)
+}
+
+/// A large `List` without its items (`items: []`), read as a document, when its kind is `List`
+/// (whose items take nothing from it); `None` otherwise.
+pub(super) fn read_list_rest(text: &str, session: &mut Session, offset: u32) -> Option<Document> {
+    let node = yaml_block::parse(text)?;
+    let Node::Map { entries, .. } = &node else {
+        return None;
+    };
+    let is_list = entries.iter().any(|(k, v)| {
+        matches!(k, Node::Scalar { text, .. } if text == "kind")
+            && matches!(v, Node::Scalar { text, .. } if text == "List")
+    });
+    if !is_list {
+        return None;
+    }
     DocumentReader::<Lined>::new(session, offset)
         .deserialize(NodeDe(&node))
         .ok()

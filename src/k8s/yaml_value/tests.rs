@@ -2,22 +2,51 @@
 //! notes and errors, and the fast path takes what it should and leaves the rest.
 
 use super::*;
-use crate::k8s::yaml::read_yaml_with;
+use crate::k8s::yaml::{Fast, read_yaml_with};
+use crate::k8s::yaml_list::{Listed, read_list};
 
 /// Everything a read returns, as text: objects (all their fields), the list's annotations, the
-/// notes, or the error with its line.
-fn read_both(text: &str) -> (String, String) {
-    let read = |fast: bool| {
-        let mut session = Session::new();
-        let r = read_yaml_with(text.as_bytes(), "t.yaml", None, &mut session, fast);
-        let out = match r {
-            Ok(found) => format!("{found:?}"),
-            Err(super::super::document::ReadError::Input(e)) => format!("error {e:?}"),
-            Err(super::super::document::ReadError::Io(e)) => format!("io {e:?}"),
-        };
-        format!("{out}\nnotes {:?}", session.take_trimmed())
+/// notes, or the error with its line. With the list path, an answer of `None` reads the input
+/// again without it, as `super::super::read` does.
+fn read_with(text: &str, fast: Fast, whole_max: usize) -> String {
+    let mut session = Session::new();
+    let mut r = read_yaml_with(
+        text.as_bytes(),
+        "t.yaml",
+        None,
+        &mut session,
+        fast,
+        whole_max,
+    );
+    if matches!(r, Ok(None)) {
+        session = Session::new();
+        r = read_yaml_with(
+            text.as_bytes(),
+            "t.yaml",
+            None,
+            &mut session,
+            Fast::Documents,
+            whole_max,
+        );
+    }
+    let out = match r {
+        Ok(found) => format!("{found:?}"),
+        Err(super::super::document::ReadError::Input(e)) => format!("error {e:?}"),
+        Err(super::super::document::ReadError::Io(e)) => format!("io {e:?}"),
     };
-    (read(true), read(false))
+    format!("{out}\nnotes {:?}", session.take_trimmed())
+}
+
+/// The input read by serde-saphyr alone, with the fast path, and with every document of more
+/// than 64 bytes taken as too large to hold (the list path, or serde-saphyr streaming).
+fn read_both(text: &str) -> (String, String) {
+    let slow = read_with(text, Fast::Off, 1 << 20);
+    let small = read_with(text, Fast::Lists, 64);
+    assert_eq!(
+        small, slow,
+        "the list path and serde-saphyr differ on:\n{text}"
+    );
+    (read_with(text, Fast::Lists, 1 << 20), slow)
 }
 
 fn same(text: &str) {
@@ -158,6 +187,62 @@ fn what_the_subset_does_not_cover_is_left_to_serde_saphyr() {
         } else {
             left(&text);
         }
+    }
+}
+
+/// A large `List` as kubectl writes it is read an item at a time; any other list, or an item the
+/// fast path does not take, is read again by serde-saphyr, with the same result.
+#[test]
+fn kubectl_lists_are_read_an_item_at_a_time() {
+    let item = |name: &str| {
+        format!(
+            "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: {name}\n    namespace: ml\n  spec:\n    nodeName: n1\n    containers:\n    - name: main\n      resources:\n        limits:\n          nvidia.com/gpu: \"1\"\n"
+        )
+    };
+    let list = |items: &str, kind: &str| {
+        format!(
+            "apiVersion: v1\nitems:\n{items}kind: {kind}\nmetadata:\n  annotations:\n    gpuledger.io/cluster: c1\n  resourceVersion: \"\"\n"
+        )
+    };
+    let kubectl = list(&format!("{}# between\n\n{}", item("a"), item("b")), "List");
+    let mut session = Session::new();
+    let Listed::Read {
+        objects,
+        annotations,
+    } = read_list(kubectl.as_bytes(), 3, &mut session).unwrap()
+    else {
+        panic!("the list path should take:\n{kubectl}");
+    };
+    assert_eq!(objects.len(), 2);
+    // `name: b` is the document's 20th line; the document starts after the stream's third.
+    assert_eq!(objects[1].source.line, Some(3 + 20));
+    assert!(format!("{annotations:?}").contains("c1"), "{annotations:?}");
+    same(&kubectl);
+    same(&format!("# fleet\n---\n{kubectl}---\n{kubectl}"));
+    // Taken again by serde-saphyr: a typed list whose items name no kind, an item outside the
+    // subset, items indented under their key, an item that fails.
+    for again in [
+        list(
+            &item("a").replace("- apiVersion: v1\n  kind: Pod\n  metadata", "- metadata"),
+            "PodList",
+        ),
+        list(&format!("{}- {{a: 1}}\n", item("a")), "List"),
+        list(&item("a"), "List").replace("items:\n- ", "items:\n  - "),
+        list(&item("a").replace("name: main", "name: [main]"), "List"),
+        list(
+            &item("a").replace("kind: Pod", "kind: Pod\n  kind: Pod"),
+            "List",
+        ),
+    ] {
+        let mut session = Session::new();
+        assert!(
+            matches!(
+                read_list(again.as_bytes(), 0, &mut session).unwrap(),
+                Listed::Again
+            ),
+            "the list path should leave:\n{again}"
+        );
+        same(&again);
     }
 }
 
