@@ -464,10 +464,15 @@ fn single_quoted(s: &str) -> Option<(Cow<'_, str>, usize)> {
 /// Whether two keys of a mapping are the same (serde-saphyr refuses duplicate keys).
 fn has_duplicates(entries: &[(Node<'_>, Node<'_>)]) -> bool {
     if entries.len() <= 16 {
+        // Keys of one mapping mostly differ in length or in their last byte: compared whole only
+        // when those agree.
+        let quick = |k: &str| (k.len(), k.as_bytes().last().copied());
         return entries.iter().enumerate().any(|(i, a)| {
-            entries
-                .get(i + 1..)
-                .is_some_and(|rest| rest.iter().any(|b| key_text(a) == key_text(b)))
+            let (ka, qa) = (key_text(a), quick(key_text(a)));
+            entries.get(i + 1..).is_some_and(|rest| {
+                rest.iter()
+                    .any(|b| quick(key_text(b)) == qa && key_text(b) == ka)
+            })
         });
     }
     let mut seen = std::collections::HashSet::with_capacity(entries.len());
@@ -546,12 +551,20 @@ pub(super) fn plain_kind(t: &str) -> PlainKind {
 }
 
 /// Whether `t` (past its sign) may be read as a number by some rule: a radix prefix (`0x`, `0o`,
-/// `0b`, any case), or digits and underscores with at most one `.` and an exponent. An address,
-/// a version, a date or a uid (`69c73752-…`) is not.
+/// `0b`, any case) before digits of its radix, or digits and underscores with at most one `.` and
+/// an exponent. An address, a version, a date or a uid (`69c73752-…`, `0bb07356-…`) is not.
 fn maybe_number(t: &str) -> bool {
     let b = t.as_bytes();
-    if let [b'0', b'x' | b'X' | b'o' | b'O' | b'b' | b'B', ..] = b {
-        return true;
+    if let [b'0', radix, digits @ ..] = b {
+        let digit = |c: &u8| match radix {
+            b'x' | b'X' => c.is_ascii_hexdigit(),
+            b'o' | b'O' => (b'0'..=b'7').contains(c),
+            b'b' | b'B' => matches!(c, b'0' | b'1'),
+            _ => false,
+        };
+        if digits.iter().all(|c| digit(c) || *c == b'_') && b"xXoObB".contains(radix) {
+            return true;
+        }
     }
     let digits = |i: usize| {
         i + b
@@ -563,6 +576,10 @@ fn maybe_number(t: &str) -> bool {
     let mut i = digits(0);
     if b.get(i) == Some(&b'.') {
         i = digits(i + 1);
+    }
+    // A number has a digit before its exponent: `.` or `._` is a string.
+    if !b.iter().take(i).any(u8::is_ascii_digit) {
+        return false;
     }
     if matches!(b.get(i), Some(b'e' | b'E')) {
         i += 1;
