@@ -33,7 +33,7 @@ use super::yaml_value::read_document;
 use crate::error::InputError;
 
 /// Documents smaller than this are read whole, by the fast path (`super::yaml_block`) when it can.
-const FAST_MAX: usize = 4 << 20;
+const FAST_MAX: usize = 1 << 20;
 
 /// How much of the fast path a read uses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,7 +41,7 @@ pub(super) enum Fast {
     /// serde-saphyr reads every document (to test the fast path against).
     #[cfg(test)]
     Off,
-    /// Documents of up to `FAST_MAX` bytes, each left to serde-saphyr when the fast path does
+    /// Documents smaller than `FAST_MAX`, each left to serde-saphyr when the fast path does
     /// not take it.
     Documents,
     /// And a larger `List` an item at a time (`super::yaml_list`), which may answer that the input

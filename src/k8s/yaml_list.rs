@@ -5,9 +5,9 @@
 //! document is too large to hold whole, so it is read here line by line: each item (from its `- `
 //! to the next line that starts at the first column) is parsed by the fast path
 //! (`super::yaml_block`) as a one-entry sequence and read as a document of its own, its lines
-//! counted from the stream's start; every other line, with `items: []` in place of the items and a
-//! blank line for each of their lines (so that lines keep their numbers), is read as one small
-//! document at the end, which gives the list's annotations.
+//! counted from the stream's start; every other line, with `items: []` in place of the items, is
+//! read as one small document at the end, which gives the list's annotations (a `List` is no
+//! object, so its lines are not wanted).
 //!
 //! An item of a `kind: List` takes nothing from its list (its items name their own apiVersion and
 //! kind), so read on its own it gives the objects the list's reader gives it. Anything else (another
@@ -75,7 +75,6 @@ pub(super) fn read_list(
         if !first_column {
             if item_line > 0 {
                 item.push_str(text);
-                rest.push('\n');
             } else if in_items && !text.trim_start_matches(' ').starts_with(['\n', '#']) {
                 return Ok(Listed::Again); // items indented under their key
             } else {
@@ -90,7 +89,6 @@ pub(super) fn read_list(
         if in_items && (text.starts_with("- ") || text.trim_end() == "-") {
             item_line = no;
             item.push_str(text);
-            rest.push('\n');
             continue;
         }
         in_items = false;
