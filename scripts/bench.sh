@@ -328,8 +328,23 @@ PY
   inventory_pair "lean pods, compact JSON, kind last" "$lean-kind-last-compact.json" 1 "${py_json[@]}"
   inventory_pair "lean pods, indented JSON, kind last" "$lean-kind-last.json" 1/2 "${py_json[@]}"
   if python3 -c 'import yaml; yaml.CSafeLoader' 2>/dev/null; then
-    inventory_pair "YAML, $yaml_pods pods" "$yaml" 1 \
-      python3 -c 'import yaml,sys; list(yaml.load_all(open(sys.argv[1]), Loader=yaml.CSafeLoader))'
+    local py_yaml=(python3 -c 'import yaml,sys; list(yaml.load_all(open(sys.argv[1]), Loader=yaml.CSafeLoader))')
+    inventory_pair "YAML, $yaml_pods pods" "$yaml" 1 "${py_yaml[@]}"
+    # The same objects as one List document, as `kubectl get -o yaml` writes a fleet (keys sorted,
+    # items at the first column, strings quoted only where YAML needs it).
+    local yaml_list="${yaml%.yaml}-list.yaml"
+    if [[ ! -s "$yaml_list" ]]; then
+      log "writing $yaml_list (the YAML fleet as one List)"
+      python3 - "$yaml" "$yaml_list" <<'PY'
+import sys, yaml
+src, dst = sys.argv[1:]
+items = [d for d in yaml.load_all(open(src), Loader=yaml.CSafeLoader) if d]
+doc = {"apiVersion": "v1", "items": items, "kind": "List", "metadata": {"resourceVersion": ""}}
+with open(dst, "w") as f:
+    yaml.dump(doc, f, Dumper=yaml.CSafeDumper, default_flow_style=False, sort_keys=True, width=1 << 30)
+PY
+    fi
+    inventory_pair "YAML List as kubectl writes it, $yaml_pods pods" "$yaml_list" 1 "${py_yaml[@]}"
   else
     log "YAML row skipped: python3 has no yaml.CSafeLoader (apt-get install python3-yaml)"
   fi

@@ -28,7 +28,7 @@ use super::object::Object;
 use super::session::Session;
 use super::text::Labels;
 use super::types::{ObjectMeta, PodSpec, PodTemplate};
-use super::yaml::read_yaml;
+use super::yaml::{Fast, read_yaml};
 use crate::error::{Error, InputError};
 use crate::util::date::Timestamp;
 
@@ -313,8 +313,7 @@ fn read_from(
                 Err(JsonFailure::Read(e)) => return Err(e),
                 Err(JsonFailure::NotJson(json)) => {
                     session = Session::new();
-                    let reader = input.reader().map_err(ReadError::Io)?;
-                    match read_yaml(reader, file, size, &mut session) {
+                    match yaml(input, file, size, &mut session) {
                         Ok(objects) => objects,
                         Err(ReadError::Input(yaml)) => {
                             let at = |e: &InputError| (e.line, e.column);
@@ -329,12 +328,7 @@ fn read_from(
                 }
             }
         } else {
-            read_yaml(
-                input.reader().map_err(ReadError::Io)?,
-                file,
-                size,
-                &mut session,
-            )?
+            yaml(input, file, size, &mut session)?
         };
     for o in &mut objects {
         o.source.file = file.clone();
@@ -417,6 +411,25 @@ fn opens_like_json(reader: &mut impl BufRead) -> io::Result<bool> {
         };
         return Ok(first == b'{' || first == b'[');
     }
+}
+
+/// The input read as a YAML stream, with every fast path; when the one for large lists answers
+/// that it cannot read a list exactly, the input is read again from the start without it (see
+/// `super::yaml_list`).
+fn yaml(
+    input: &mut Input<'_>,
+    file: &str,
+    size: Option<u64>,
+    session: &mut Session,
+) -> Result<(Vec<Object>, Labels), ReadError> {
+    let reader = input.reader().map_err(ReadError::Io)?;
+    if let Some(found) = read_yaml(reader, file, size, session, Fast::Lists)? {
+        return Ok(found);
+    }
+    *session = Session::new();
+    let reader = input.reader().map_err(ReadError::Io)?;
+    // Without the list path, every document is read to its end: never `None`.
+    Ok(read_yaml(reader, file, size, session, Fast::Documents)?.unwrap_or_default())
 }
 
 fn json_error(e: serde_json::Error, file: &str, session: &mut Session) -> ReadError {

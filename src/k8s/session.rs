@@ -44,7 +44,7 @@ pub struct FieldError {
 }
 
 /// Where a read's notes stand, to go back to when part of it is read again.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct Mark {
     kept: usize,
     total: usize,

@@ -11,41 +11,125 @@
 //!
 //! Every document keeps its lines counted from the stream's start (objects' lines and errors'),
 //! and the parsing limits of a document are those of the whole input, as before.
+//!
+//! A document smaller than `FAST_MAX` is first read by the fast path (`super::yaml_block` and
+//! `super::yaml_value`: the block-style subset tools write, several times faster than
+//! serde-saphyr); what that path does not take is read by serde-saphyr, with the same result. A
+//! larger document that is a `List` as kubectl writes it is read an item at a time
+//! (`super::yaml_list`); should that path not take it, the whole input is read again without it.
 
 use std::io::{self, BufRead, Read};
 
 use serde::de::DeserializeSeed;
 use serde_saphyr::Spanned;
 
-use super::document::{DocumentReader, ReadError, append, keep_meta};
+use super::document::{Document, DocumentReader, ReadError, append, keep_meta};
 use super::object::Object;
 use super::session::Session;
 use super::text::Labels;
 use super::types::ObjectMeta;
+use super::yaml_list::{Listed, looks_like_list, read_list};
+use super::yaml_value::read_document;
 use crate::error::InputError;
 
-/// Every object of a YAML stream and its first list's `gpuledger.io/…` annotations.
+/// Documents smaller than this are read whole, by the fast path (`super::yaml_block`) when it can.
+const FAST_MAX: usize = 1 << 20;
+
+/// How much of the fast path a read uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Fast {
+    /// serde-saphyr reads every document (to test the fast path against).
+    #[cfg(test)]
+    Off,
+    /// Documents smaller than `FAST_MAX`, each left to serde-saphyr when the fast path does
+    /// not take it.
+    Documents,
+    /// And a larger `List` an item at a time (`super::yaml_list`), which may answer that the input
+    /// must be read again without it.
+    Lists,
+}
+
+/// Every object of a YAML stream and its first list's `gpuledger.io/…` annotations; `None` when a
+/// read with [`Fast::Lists`] must be done again with [`Fast::Documents`] (see `super::yaml_list`).
 pub(super) fn read_yaml(
     reader: impl BufRead,
     file: &str,
     size: Option<u64>,
     session: &mut Session,
-) -> Result<(Vec<Object>, Labels), ReadError> {
+    fast: Fast,
+) -> Result<Option<(Vec<Object>, Labels)>, ReadError> {
+    read_yaml_with(reader, file, size, session, fast, FAST_MAX)
+}
+
+/// [`read_yaml`], reading documents of up to `whole_max` bytes whole.
+pub(super) fn read_yaml_with(
+    reader: impl BufRead,
+    file: &str,
+    size: Option<u64>,
+    session: &mut Session,
+    fast: Fast,
+    whole_max: usize,
+) -> Result<Option<(Vec<Object>, Labels)>, ReadError> {
     let mut objects = Vec::new();
     let mut meta = Labels::new();
     let mut stream = Stream::new(reader);
+    let mut text = Vec::new();
     while let Some(first_line) = stream.next_document().map_err(ReadError::Io)? {
         let offset = u32::try_from(first_line.saturating_sub(1)).unwrap_or(u32::MAX);
-        let doc = serde_saphyr::with_deserializer_from_reader_with_options(
-            DocumentBytes(&mut stream),
-            yaml_options(size),
-            |de| DocumentReader::<Spanned<ObjectMeta>>::new(session, offset).deserialize(de),
-        )
-        .map_err(|e| yaml_error(&e, file, offset, session))?;
+        // The document whole, when it is smaller than `whole_max`: the fast path reads it, or
+        // serde-saphyr does from the same bytes. A larger one (a `kubectl get -o yaml` List) is
+        // read an item at a time, or streams on to serde-saphyr after the bytes taken.
+        text.clear();
+        DocumentBytes(&mut stream)
+            .take(u64::try_from(whole_max).unwrap_or(u64::MAX))
+            .read_to_end(&mut text)
+            .map_err(ReadError::Io)?;
+        let whole = text.len() < whole_max;
+        let mark = session.mark();
+        let read = match fast {
+            #[cfg(test)]
+            Fast::Off => None,
+            _ if whole => std::str::from_utf8(&text)
+                .ok()
+                .and_then(|t| read_document(t, session, offset)),
+            Fast::Lists if looks_like_list(&text) => {
+                let input = io::BufReader::with_capacity(
+                    64 * 1024,
+                    text.as_slice().chain(DocumentBytes(&mut stream)),
+                );
+                match read_list(input, offset, session).map_err(ReadError::Io)? {
+                    Listed::Read {
+                        objects,
+                        annotations,
+                    } => Some(Document {
+                        objects,
+                        list_annotations: annotations,
+                        ..Document::default()
+                    }),
+                    Listed::Again => return Ok(None),
+                }
+            }
+            _ => None,
+        };
+        let doc = match read {
+            Some(doc) => doc,
+            None => {
+                session.reset_notes(mark);
+                let rest = DocumentBytes(&mut stream);
+                serde_saphyr::with_deserializer_from_reader_with_options(
+                    text.as_slice().chain(rest),
+                    yaml_options(size),
+                    |de| {
+                        DocumentReader::<Spanned<ObjectMeta>>::new(session, offset).deserialize(de)
+                    },
+                )
+                .map_err(|e| yaml_error(&e, file, offset, session))?
+            }
+        };
         append(&mut objects, doc.objects);
         keep_meta(&mut meta, doc.list_annotations);
     }
-    Ok((objects, meta))
+    Ok(Some((objects, meta)))
 }
 
 /// YAML parsing limits. Without aliases, every node, event and document costs at least a byte of
