@@ -511,6 +511,8 @@ PY
     git -C "$repo" -c user.name=bench -c user.email=bench@example.com commit -q -m "synthetic monorepo"
   fi
   if command -v kubectl >/dev/null; then
+    # The loop is the inner shell's: its $1 and $d expand there, not here.
+    # shellcheck disable=SC2016
     measure "kubectl kustomize per kustomize root (floor)" \
       bash -c 'for d in "$1"/config/overlays/*/; do kubectl kustomize "$d" >/dev/null; done' floor "$repo"
     floor=$BEST_WALL
