@@ -219,7 +219,7 @@ fn helm_release_unit(ctx: &Context<'_>, o: &Object, owner: &AppRef) -> Result<Un
     let ns = s
         .target_namespace
         .clone()
-        .or_else(|| o.meta.namespace.clone());
+        .or_else(|| o.meta.namespace.as_deref().map(str::to_string));
     let release = s
         .release_name
         .clone()

@@ -15,10 +15,10 @@
 
 use super::object::Body;
 use super::session::Session;
-use super::text::LabelMap;
+use super::text::{LabelMap, Text};
 use super::types::{
-    Container, DynamoGraphSpec, InferenceServiceSpec, LwsSpec, ObjectMeta, PodSpec, PodTemplate,
-    ServiceSpec,
+    Container, DynamoGraphSpec, InferenceServiceSpec, LwsSpec, ObjectMeta, PodSpec, PodStatus,
+    PodTemplate, ServiceSpec,
 };
 
 /// Longest label value, and longest name part of a label key.
@@ -38,27 +38,31 @@ const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
 pub(super) fn meta(m: &mut ObjectMeta, s: &mut Session) {
     cap_name(&mut m.name, "name", MAX_NAME, s);
     if let Some(g) = &mut m.generate_name {
-        cap_name(g, "name", MAX_NAME, s);
+        cap_boxed(g, "name", MAX_NAME, s);
     }
     if let Some(ns) = &mut m.namespace {
-        cap_name(ns, "namespace", MAX_NAMESPACE, s);
+        cap_text(ns, "namespace", MAX_NAMESPACE, s);
     }
     if let Some(uid) = &mut m.uid {
-        cap_name(uid, "name", MAX_NAME, s);
+        cap_boxed(uid, "name", MAX_NAME, s);
     }
     labels(&mut m.labels, s);
     annotations(&mut m.annotations, s);
     for o in &mut m.owner_references {
-        cap_name(&mut o.name, "name", MAX_NAME, s);
+        cap_text(&mut o.name, "name", MAX_NAME, s);
         s.share_text(&mut o.api_version);
         s.share_text(&mut o.kind);
+        s.share_text(&mut o.uid);
     }
 }
 
 /// Cuts an object's typed body to the API's limits and shares its strings.
 pub(super) fn body(b: &mut Body, s: &mut Session) {
     match b {
-        Body::Pod(p) => pod_spec(&mut p.spec, s),
+        Body::Pod(p) => {
+            pod_spec(&mut p.spec, s);
+            pod_status(&mut p.status, s);
+        }
         Body::Replicated(r) => template(&mut r.template, s),
         Body::Job(j) => template(&mut j.spec.template, s),
         Body::CronJob(c) => template(&mut c.job_template.spec.template, s),
@@ -85,9 +89,23 @@ pub(super) fn pod_spec(p: &mut PodSpec, s: &mut Session) {
         container(c, s);
     }
     labels(&mut p.node_selector, s);
+    if let Some(n) = &mut p.node_name {
+        s.share_text(n);
+    }
+}
+
+/// A pod's status: its phase is shared.
+pub(super) fn pod_status(p: &mut PodStatus, s: &mut Session) {
+    if let Some(phase) = &mut p.phase {
+        s.share_text(phase);
+    }
 }
 
 fn container(c: &mut Container, s: &mut Session) {
+    s.share_text(&mut c.name);
+    if let Some(r) = &mut c.restart_policy {
+        s.share_text(r);
+    }
     for t in c.command.iter_mut().chain(&mut c.args) {
         s.share_text(t);
     }
@@ -181,6 +199,25 @@ fn annotations(map: &mut LabelMap, s: &mut Session) {
 }
 
 /// A name within `max` bytes, truncated on a character boundary (and noted) when longer.
+/// [`cap_name`] for a boxed string (a uid, a generated name).
+fn cap_boxed(name: &mut Box<str>, field: &str, max: usize, s: &mut Session) {
+    if name.len() > max {
+        let mut long = String::from(std::mem::take(name));
+        cap_name(&mut long, field, max, s);
+        *name = long.into_boxed_str();
+    }
+}
+
+/// [`cap_name`] for a shared string, which it then shares.
+fn cap_text(name: &mut Text, field: &str, max: usize, s: &mut Session) {
+    if name.len() > max {
+        let mut long = name.to_string();
+        cap_name(&mut long, field, max, s);
+        *name = Text::from(long);
+    }
+    s.share_text(name);
+}
+
 fn cap_name(name: &mut String, field: &str, max: usize, s: &mut Session) {
     if name.len() > max {
         let mut end = max;

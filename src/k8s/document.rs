@@ -302,7 +302,10 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
             if let Some((slot, annotations)) = self.list {
                 let meta = meta.map(|(m, _)| m).unwrap_or_default();
                 *annotations = meta.annotations.to_labels();
-                *slot = meta.list_continue.filter(|c| !c.is_empty());
+                *slot = meta
+                    .list_continue
+                    .filter(|c| !c.is_empty())
+                    .map(String::from);
             }
             return Ok(());
         }
@@ -438,7 +441,7 @@ fn finish(
     if let Some(g) = meta.generate_name.take().filter(|g| !g.is_empty())
         && meta.name.is_empty()
     {
-        meta.name = g;
+        meta.name = g.into();
     }
     if meta.name.is_empty() {
         return Err(DocumentError::NoName { kind });

@@ -95,6 +95,14 @@ impl Gpus {
 
     /// `self += other`, per currency, checked (`self` is unchanged on overflow).
     pub fn add(&mut self, other: &Gpus) -> Result<(), TooLarge> {
+        if other.mig.is_empty() {
+            // Whole GPUs and shares only (almost every pod): no map to copy.
+            let (mut whole, mut shared) = (self.whole, self.shared);
+            sum::add_to(&mut whole, other.whole)?;
+            sum::add_to(&mut shared, other.shared)?;
+            (self.whole, self.shared) = (whole, shared);
+            return Ok(());
+        }
         let mut out = self.clone();
         sum::add_to(&mut out.whole, other.whole)?;
         sum::add_to(&mut out.shared, other.shared)?;

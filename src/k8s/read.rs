@@ -547,6 +547,85 @@ mod tests {
         assert!(std::sync::Arc::ptr_eq(&ra.api_version.0, &rb.api_version.0));
     }
 
+    /// The strings a fleet repeats are held once per read, whichever path reads them: two pods of
+    /// one ReplicaSet on one node share their namespace, node, phase, owner reference and
+    /// container name (their own name and uid stay theirs).
+    #[test]
+    fn the_strings_pods_repeat_are_held_once() {
+        let pod = |name: &str, kind_last: bool| {
+            let body = format!(
+                r#""metadata": {{"name": "{name}", "uid": "u-{name}", "namespace": "ml",
+                "ownerReferences": [{{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8f", "uid": "rs-1", "controller": true}}]}},
+                "spec": {{"nodeName": "gpu-1", "containers": [{{"name": "vllm", "args": ["--tp", "2"]}}],
+                "initContainers": [{{"name": "proxy", "restartPolicy": "Always"}}]}},
+                "status": {{"phase": "Running"}}"#
+            );
+            if kind_last {
+                format!(r#"{{{body}, "kind": "Pod", "apiVersion": "v1"}}"#)
+            } else {
+                format!(r#"{{"apiVersion": "v1", "kind": "Pod", {body}}}"#)
+            }
+        };
+        let as_yaml = |name: &str| {
+            format!(
+                "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  uid: u-{name}\n  namespace: ml\n  ownerReferences:\n  - {{apiVersion: apps/v1, kind: ReplicaSet, name: web-5d8f, uid: rs-1, controller: true}}\nspec:\n  nodeName: gpu-1\n  containers:\n  - name: vllm\n  initContainers:\n  - name: proxy\n    restartPolicy: Always\nstatus:\n  phase: Running\n"
+            )
+        };
+        let same = |a: &Text, b: &Text| std::sync::Arc::ptr_eq(&a.0, &b.0);
+        for kind_last in [false, true] {
+            let list = format!(
+                r#"{{"apiVersion": "v1", "kind": "List", "items": [{}, {}]}}"#,
+                pod("a", kind_last),
+                pod("b", kind_last)
+            );
+            let yaml = format!("{}---\n{}", as_yaml("a"), as_yaml("b"));
+            for (text, file) in [(list, "t.json"), (yaml, "t.yaml")] {
+                let objs = read_str(&text, file).unwrap();
+                let [a, b] = objs.as_slice() else {
+                    panic!("{file}: two pods, got {}", objs.len());
+                };
+                let (Body::Pod(pa), Body::Pod(pb)) = (&a.body, &b.body) else {
+                    panic!("{file}: pods");
+                };
+                let how = format!("{file}, kind last: {kind_last}");
+                let (ra, rb) = (&a.meta.owner_references[0], &b.meta.owner_references[0]);
+                let (ca, cb) = (&pa.spec.containers[0], &pb.spec.containers[0]);
+                let (ia, ib) = (&pa.spec.init_containers[0], &pb.spec.init_containers[0]);
+                for (what, x, y) in [
+                    (
+                        "namespace",
+                        a.meta.namespace.as_ref(),
+                        b.meta.namespace.as_ref(),
+                    ),
+                    (
+                        "node",
+                        pa.spec.node_name.as_ref(),
+                        pb.spec.node_name.as_ref(),
+                    ),
+                    ("phase", pa.status.phase.as_ref(), pb.status.phase.as_ref()),
+                    ("owner name", Some(&ra.name), Some(&rb.name)),
+                    ("owner uid", Some(&ra.uid), Some(&rb.uid)),
+                    ("container", Some(&ca.name), Some(&cb.name)),
+                    (
+                        "restart policy",
+                        ia.restart_policy.as_ref(),
+                        ib.restart_policy.as_ref(),
+                    ),
+                ] {
+                    let (Some(x), Some(y)) = (x, y) else {
+                        panic!("{how}: {what} not read");
+                    };
+                    assert!(same(x, y), "{how}: {what} {x} held twice");
+                }
+                assert_eq!(
+                    (a.meta.uid.as_deref(), b.meta.uid.as_deref()),
+                    (Some("u-a"), Some("u-b"))
+                );
+                assert_eq!(pa.status.phase.as_deref(), Some("Running"), "{how}");
+            }
+        }
+    }
+
     /// The JSON fast path parses specs without tracking where it is in them; a field of the wrong
     /// type deep in a list item is still named, with its object and line, in either key order.
     #[test]

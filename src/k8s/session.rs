@@ -13,8 +13,10 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
+
+use foldhash::fast::RandomState;
 
 use super::text::{Entries, LabelMap, Text};
 
@@ -53,11 +55,11 @@ pub(super) struct Mark {
 /// One read's state (see the module docs).
 #[derive(Default)]
 pub struct Session {
-    strings: HashSet<Arc<str>>,
+    strings: HashSet<Arc<str>, RandomState>,
     /// Shared maps by a hash of their strings' addresses: a map's strings are shared before the
     /// map is, so equal maps hold the very same strings (and a map of strings from before the
     /// table was last cleared is merely not shared).
-    maps: HashMap<u64, Vec<Entries>>,
+    maps: HashMap<u64, Vec<Entries>, RandomState>,
     map_count: usize,
     trimmed: Vec<Trimmed>,
     trimmed_total: usize,
@@ -119,7 +121,7 @@ impl Session {
                 *entries = Arc::from(copy);
             }
         }
-        let key = address_hash(entries);
+        let key = address_hash(self.maps.hasher(), entries);
         if let Some(found) = self
             .maps
             .get(&key)
@@ -207,8 +209,8 @@ impl Session {
     }
 }
 
-fn address_hash(entries: &[(Text, Text)]) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+fn address_hash(state: &RandomState, entries: &[(Text, Text)]) -> u64 {
+    let mut h = state.build_hasher();
     for (k, v) in entries {
         (Arc::as_ptr(&k.0) as *const u8 as usize).hash(&mut h);
         (Arc::as_ptr(&v.0) as *const u8 as usize).hash(&mut h);

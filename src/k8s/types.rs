@@ -61,9 +61,10 @@ pub struct OwnerRef {
     /// Shared across the read, as labels are: every pod of a ReplicaSet names the same two.
     pub api_version: Text,
     pub kind: Text,
+    /// The owner's name and uid, shared too: every pod of a ReplicaSet repeats them.
     #[serde(deserialize_with = "or_default")]
-    pub name: String,
-    pub uid: String,
+    pub name: Text,
+    pub uid: Text,
     pub controller: Option<bool>,
 }
 
@@ -74,9 +75,10 @@ pub struct ObjectMeta {
     pub name: String,
     /// Objects created with a generated name (Argo CD and Helm hook Jobs) have only this in Git.
     /// The reader names such an object after it and then drops it: an object read keeps `None`.
-    pub generate_name: Option<String>,
-    pub namespace: Option<String>,
-    pub uid: Option<String>,
+    pub generate_name: Option<Box<str>>,
+    /// Shared across the read: a fleet has few namespaces and many objects in each.
+    pub namespace: Option<Text>,
+    pub uid: Option<Box<str>>,
     #[serde(deserialize_with = "or_default")]
     pub labels: LabelMap,
     #[serde(deserialize_with = "or_default")]
@@ -84,10 +86,10 @@ pub struct ObjectMeta {
     #[serde(deserialize_with = "exact")]
     pub owner_references: Vec<OwnerRef>,
     /// When the object was created (RFC 3339), as the API server wrote it; `None` in Git.
-    pub creation_timestamp: Option<String>,
+    pub creation_timestamp: Option<Box<str>>,
     /// `metadata.continue` of a list page (ListMeta shares the `metadata` key with ObjectMeta).
     #[serde(rename = "continue")]
-    pub list_continue: Option<String>,
+    pub list_continue: Option<Box<str>>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -103,10 +105,11 @@ pub struct Resources {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Container {
-    pub name: String,
+    /// Shared across the read, as its flags are.
+    pub name: Text,
     pub resources: Resources,
     /// `Always` on an init container marks a restartable sidecar.
-    pub restart_policy: Option<String>,
+    pub restart_policy: Option<Text>,
     /// The serving engine's flags (`--max-num-seqs 256`) live here: serving headroom compares them
     /// with what a load test recorded. Shared: every pod of a workload repeats them.
     #[serde(deserialize_with = "exact")]
@@ -118,7 +121,8 @@ pub struct Container {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PodSpec {
-    pub node_name: Option<String>,
+    /// Shared across the read: a node runs many pods.
+    pub node_name: Option<Text>,
     #[serde(deserialize_with = "exact")]
     pub containers: Vec<Container>,
     #[serde(deserialize_with = "exact")]
@@ -220,7 +224,8 @@ pub struct PodTemplate {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct PodStatus {
-    pub phase: Option<String>,
+    /// Shared across the read (`Running`, `Pending`, ...).
+    pub phase: Option<Text>,
     #[serde(rename = "resourceClaimStatuses", deserialize_with = "exact")]
     pub resource_claim_statuses: Vec<PodClaimStatus>,
     #[serde(rename = "extendedResourceClaimStatus")]

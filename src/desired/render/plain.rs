@@ -51,14 +51,15 @@ const CLUSTER_SCOPED: [&str; 20] = [
 /// namespace is counted, attributed and matched where it lands, so writing `namespace: default`
 /// out changes nothing.
 pub(super) fn place(mut objs: Vec<Object>, unit: &Unit) -> Vec<Object> {
-    let ns = unit.namespace.as_deref().unwrap_or("default");
+    // One string for every object placed, as a read shares its namespaces.
+    let ns = crate::k8s::types::Text::from(unit.namespace.as_deref().unwrap_or("default"));
     let force = unit.force_namespace && unit.namespace.is_some();
     for o in &mut objs {
         if CLUSTER_SCOPED.contains(&o.kind.as_str()) {
             continue;
         }
         if force || o.meta.namespace.as_deref().is_none_or(str::is_empty) {
-            o.meta.namespace = Some(ns.to_string());
+            o.meta.namespace = Some(ns.clone());
         }
     }
     objs

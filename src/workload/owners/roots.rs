@@ -4,6 +4,8 @@
 
 use std::collections::HashMap;
 
+use foldhash::fast::RandomState;
+
 use crate::k8s::object::{Body, Object, group_of};
 use crate::k8s::types::OwnerRef;
 
@@ -30,7 +32,14 @@ pub struct Roots<'a> {
     memo: Vec<Option<usize>>,
     pub list: Vec<Root>,
     by_id: HashMap<WorkloadId, usize>,
+    /// `by_id` by the object's strings (namespace, group, kind, name): a root is looked up once
+    /// per pod whose owner is missing (every pod of a ReplicaSet that was not read), and found here
+    /// without making its id.
+    by_name: HashMap<Name<'a>, usize, RandomState>,
 }
+
+/// A root's namespace, group, kind and name, borrowed from the objects.
+type Name<'a> = (&'a str, &'a str, &'a str, &'a str);
 
 const MAX_DEPTH: usize = 32;
 
@@ -55,6 +64,7 @@ impl<'a> Roots<'a> {
             memo: vec![None; objects.len()],
             list: Vec::new(),
             by_id: HashMap::new(),
+            by_name: HashMap::default(),
         }
     }
 
@@ -149,9 +159,25 @@ impl<'a> Roots<'a> {
         k
     }
 
+    /// [`Roots::intern`] of the root `name` is, made only when it is new.
+    fn intern_named(&mut self, name: Name<'a>, make: impl FnOnce() -> Root) -> usize {
+        if let Some(&k) = self.by_name.get(&name) {
+            return k;
+        }
+        let k = self.intern(make());
+        self.by_name.insert(name, k);
+        k
+    }
+
     /// Object `i` (which is `o`) as its own root.
-    fn intern_object(&mut self, i: usize, o: &Object) -> usize {
-        self.intern(Root {
+    fn intern_object(&mut self, i: usize, o: &'a Object) -> usize {
+        let name = (
+            o.namespace(),
+            o.group(),
+            o.kind.as_str(),
+            o.meta.name.as_str(),
+        );
+        self.intern_named(name, || Root {
             id: WorkloadId {
                 namespace: o.namespace().to_string(),
                 group: o.group().to_string(),
@@ -167,7 +193,12 @@ impl<'a> Roots<'a> {
     /// The chain broke at `from`, whose owner `r` is not in the input: `Ok(j)` when a well-known
     /// label names an object that is present (the walk goes on from there, in the caller's loop so
     /// that its cycle guard applies), else `Err(root)` with the inferred root interned.
-    fn missing_owner(&mut self, from: usize, o: &Object, r: &OwnerRef) -> Result<usize, usize> {
+    fn missing_owner(
+        &mut self,
+        from: usize,
+        o: &'a Object,
+        r: &'a OwnerRef,
+    ) -> Result<usize, usize> {
         let l = &o.meta.labels;
         let (group, kind, name) = if let Some(g) = l.get(labels::DYNAMO_GRAPH) {
             ("nvidia.com", "DynamoGraphDeployment", g.as_str())
@@ -183,15 +214,15 @@ impl<'a> Roots<'a> {
         if let Some(j) = self.find(o.namespace(), kind, name).filter(|&j| j != from) {
             return Ok(j);
         }
-        let api_version = (kind == r.kind).then(|| r.api_version.to_string());
-        Err(self.intern(Root {
+        let name4 = (o.namespace(), group, kind, name);
+        Err(self.intern_named(name4, || Root {
             id: WorkloadId {
                 namespace: o.namespace().to_string(),
                 group: group.to_string(),
                 kind: kind.to_string(),
                 name: name.to_string(),
             },
-            api_version,
+            api_version: (kind == r.kind).then(|| r.api_version.to_string()),
             object: None,
             top: from,
         }))
