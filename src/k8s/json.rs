@@ -190,8 +190,10 @@ struct OwnType {
 
 /// The item's own type, looked up by a scan over its bytes, unless its first key is `apiVersion`
 /// or `kind` (then the item says its type before its spec as it is read) or it names none (a
-/// typed list's item takes the list's). The scan only follows the nesting and jumps over strings
-/// (a pod is mostly strings), several times faster than parsing the item to skip it. Any surprise
+/// typed list's item takes the list's). The scan jumps from brace to brace and over strings (a
+/// pod is mostly strings, an indented file mostly blanks), several times faster than parsing the
+/// item to skip it; brackets need no counting, since a string followed by a colon is a key and
+/// only the item's own keys sit one brace deep. Any surprise
 /// (a key twice, a kind that is not a string, an escape in a key, bytes that are not JSON) gives
 /// `None`: the item is then read as it stands, which says what is wrong.
 fn own_type(text: &[u8]) -> Option<OwnType> {
@@ -206,6 +208,7 @@ fn own_type(text: &[u8]) -> Option<OwnType> {
     let (mut api_version, mut kind) = (None, None);
     let (mut i, mut depth) = (start + 1, 1usize);
     while depth > 0 {
+        i = next_token(text, i)?;
         match *text.get(i)? {
             b'"' => {
                 let end = string_end(text, i)?;
@@ -234,9 +237,8 @@ fn own_type(text: &[u8]) -> Option<OwnType> {
                 }
                 continue;
             }
-            b'{' | b'[' => depth += 1,
-            b'}' | b']' => depth -= 1,
-            _ => {}
+            b'{' => depth += 1,
+            _ => depth -= 1, // `}`
         }
         i += 1;
     }
@@ -244,6 +246,18 @@ fn own_type(text: &[u8]) -> Option<OwnType> {
         api_version: api_version?,
         kind: kind?,
     })
+}
+
+/// The next `"`, `{` or `}` from `text[i]`: a compact item has one within a few bytes, an
+/// indented one after a run of blanks that memchr crosses.
+fn next_token(text: &[u8], mut i: usize) -> Option<usize> {
+    for _ in 0..16 {
+        if matches!(*text.get(i)?, b'"' | b'{' | b'}') {
+            return Some(i);
+        }
+        i += 1;
+    }
+    Some(i + memchr::memchr3(b'"', b'{', b'}', text.get(i..)?)?)
 }
 
 /// Past the end of the JSON string that opens at `text[open]`, or `None` if it does not end.
