@@ -198,7 +198,6 @@ fn annotations(map: &mut LabelMap, s: &mut Session) {
     s.share_labels(map);
 }
 
-/// A name within `max` bytes, truncated on a character boundary (and noted) when longer.
 /// [`cap_name`] for a boxed string (a uid, a generated name).
 fn cap_boxed(name: &mut Box<str>, field: &str, max: usize, s: &mut Session) {
     if name.len() > max {
@@ -218,6 +217,7 @@ fn cap_text(name: &mut Text, field: &str, max: usize, s: &mut Session) {
     s.share_text(name);
 }
 
+/// A name within `max` bytes, truncated on a character boundary (and noted) when longer.
 fn cap_name(name: &mut String, field: &str, max: usize, s: &mut Session) {
     if name.len() > max {
         let mut end = max;

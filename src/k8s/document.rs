@@ -346,9 +346,7 @@ impl<'a> ItemReader<'a> {
             defer: kind.is_none(),
         }
     }
-}
 
-impl<'a> ItemReader<'a> {
     /// The item's own apiVersion and kind, found ahead of reading it (`super::json`): its spec
     /// then parses straight into the typed body whatever its key order. The item's own keys say
     /// the same when they come.

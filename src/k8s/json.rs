@@ -163,7 +163,7 @@ fn read_items<R: Read>(
         return Ok(Some((out, waiting)));
     }
     loop {
-        let Some(item) = w.item_untracked(session, api_version, kind)? else {
+        let Some(item) = w.item(session, api_version, kind)? else {
             return Ok(None);
         };
         let at = out.len();
@@ -193,11 +193,11 @@ struct OwnType {
 /// typed list's item takes the list's). The scan jumps from brace to brace and over strings (a
 /// pod is mostly strings, an indented file mostly blanks), several times faster than parsing the
 /// item to skip it; brackets need no counting, since a string followed by a colon is a key and
-/// only the item's own keys sit one brace deep. Any surprise
-/// (a key twice, a kind that is not a string, an escape in a key, bytes that are not JSON) gives
-/// `None`: the item is then read as it stands, which says what is wrong.
+/// only the item's own keys sit one brace deep. Any surprise (a key twice, a kind that is not a
+/// string, an escape in a key, bytes that are not JSON) gives `None`: the item is then read as it
+/// stands, which says what is wrong.
 fn own_type(text: &[u8]) -> Option<OwnType> {
-    let start = text.len() - text.trim_ascii_start().len();
+    let start = blanks(text);
     let inner = text.get(start + 1..)?.trim_ascii_start();
     if text.get(start) != Some(&b'{')
         || inner.starts_with(b"\"apiVersion\"")
@@ -381,7 +381,10 @@ impl<R: Read> Window<R> {
         })
     }
 
-    /// The list item at the position, read as the list's reader reads it (see [`ItemReader`]).
+    /// The list item at the position, read as the list's reader reads it (see [`ItemReader`]),
+    /// without tracking the path into its spec (see [`Session::untracked`]): an item that fails
+    /// makes the fast path give the input up to the streaming reader, which tracks it and names
+    /// the field.
     fn item(
         &mut self,
         session: &mut Session,
@@ -389,13 +392,14 @@ impl<R: Read> Window<R> {
         kind: Option<&str>,
     ) -> io::Result<Option<ListItem>> {
         let mark = session.mark();
-        self.parse(|rest| {
+        session.untracked = true;
+        let item = self.parse(|rest| {
             // An item cut off by the window's end is read again: what its partial read noted is
             // noted again.
             session.reset_notes(mark);
             // An item whose apiVersion and kind come after its spec (kind last) would have its
             // spec and status buffered as JSON trees until they come: its type is looked up first
-            // by skipping over it (no allocation), so they parse straight into the typed body.
+            // by a scan over its bytes (no allocation), so they parse straight into the typed body.
             let own = own_type(rest);
             let reader = match &own {
                 Some(t) => {
@@ -406,20 +410,7 @@ impl<R: Read> Window<R> {
             let mut de = serde_json::Deserializer::from_slice(rest);
             let parsed = reader.deserialize(&mut de);
             (Some(parsed), de.into_iter::<IgnoredAny>().byte_offset())
-        })
-    }
-
-    /// [`Window::item`] without tracking the path into specs (see [`Session::untracked`]): an
-    /// item that fails makes the fast path give the input up to the streaming reader, which
-    /// tracks it and names the field.
-    fn item_untracked(
-        &mut self,
-        session: &mut Session,
-        api_version: Option<&str>,
-        kind: Option<&str>,
-    ) -> io::Result<Option<ListItem>> {
-        session.untracked = true;
-        let item = self.item(session, api_version, kind);
+        });
         session.untracked = false;
         item
     }

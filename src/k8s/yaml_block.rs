@@ -397,7 +397,7 @@ fn inline(rest: &str, line: u32) -> Option<Node<'_>> {
 }
 
 /// A one-line double-quoted scalar at the start of `s` (past its `"`), and the bytes it takes
-/// with both quotes. Escapes: `\\ \" \/ \n \t \r` and `\uXXXX` outside the surrogates (YAML 1.2
+/// with both quotes. Escapes: `\\ \" \/ \n \t \r` and `\u` with four hex digits outside the surrogates (YAML 1.2
 /// §5.7); any other escape, or no closing quote on the line, gives `None`.
 fn double_quoted(s: &str) -> Option<(Cow<'_, str>, usize)> {
     let body = s.get(1..)?;

@@ -31,10 +31,9 @@ pub struct Roots<'a> {
     /// Each object's root once resolved (an index into `list`).
     memo: Vec<Option<usize>>,
     pub list: Vec<Root>,
-    by_id: HashMap<WorkloadId, usize>,
-    /// `by_id` by the object's strings (namespace, group, kind, name): a root is looked up once
-    /// per pod whose owner is missing (every pod of a ReplicaSet that was not read), and found here
-    /// without making its id.
+    /// Each root's index in `list` by its id's strings, borrowed from the objects: a root is
+    /// looked up once per pod whose owner is missing (every pod of a ReplicaSet that was not read),
+    /// and found without making its id.
     by_name: HashMap<Name<'a>, usize, RandomState>,
 }
 
@@ -63,7 +62,6 @@ impl<'a> Roots<'a> {
             by_key,
             memo: vec![None; objects.len()],
             list: Vec::new(),
-            by_id: HashMap::new(),
             by_name: HashMap::default(),
         }
     }
@@ -149,22 +147,31 @@ impl<'a> Roots<'a> {
         Some(root)
     }
 
-    fn intern(&mut self, root: Root) -> usize {
-        if let Some(&k) = self.by_id.get(&root.id) {
-            return k;
-        }
-        let k = self.list.len();
-        self.by_id.insert(root.id.clone(), k);
-        self.list.push(root);
-        k
-    }
-
-    /// [`Roots::intern`] of the root `name` is, made only when it is new.
-    fn intern_named(&mut self, name: Name<'a>, make: impl FnOnce() -> Root) -> usize {
+    /// The root named `name` (namespace, group, kind, name), interned the first time with its
+    /// apiVersion (made only then), object and topmost object: the first to name a root gives it
+    /// those.
+    fn intern(
+        &mut self,
+        name: Name<'a>,
+        api_version: impl FnOnce() -> Option<String>,
+        (object, top): (Option<usize>, usize),
+    ) -> usize {
         if let Some(&k) = self.by_name.get(&name) {
             return k;
         }
-        let k = self.intern(make());
+        let (namespace, group, kind, id_name) = name;
+        let k = self.list.len();
+        self.list.push(Root {
+            id: WorkloadId {
+                namespace: namespace.to_string(),
+                group: group.to_string(),
+                kind: kind.to_string(),
+                name: id_name.to_string(),
+            },
+            api_version: api_version(),
+            object,
+            top,
+        });
         self.by_name.insert(name, k);
         k
     }
@@ -177,17 +184,7 @@ impl<'a> Roots<'a> {
             o.kind.as_str(),
             o.meta.name.as_str(),
         );
-        self.intern_named(name, || Root {
-            id: WorkloadId {
-                namespace: o.namespace().to_string(),
-                group: o.group().to_string(),
-                kind: o.kind.to_string(),
-                name: o.meta.name.clone(),
-            },
-            api_version: Some(o.api_version.to_string()),
-            object: Some(i),
-            top: i,
-        })
+        self.intern(name, || Some(o.api_version.to_string()), (Some(i), i))
     }
 
     /// The chain broke at `from`, whose owner `r` is not in the input: `Ok(j)` when a well-known
@@ -214,18 +211,11 @@ impl<'a> Roots<'a> {
         if let Some(j) = self.find(o.namespace(), kind, name).filter(|&j| j != from) {
             return Ok(j);
         }
-        let name4 = (o.namespace(), group, kind, name);
-        Err(self.intern_named(name4, || Root {
-            id: WorkloadId {
-                namespace: o.namespace().to_string(),
-                group: group.to_string(),
-                kind: kind.to_string(),
-                name: name.to_string(),
-            },
-            api_version: (kind == r.kind).then(|| r.api_version.to_string()),
-            object: None,
-            top: from,
-        }))
+        Err(self.intern(
+            (o.namespace(), group, kind, name),
+            || (kind == r.kind).then(|| r.api_version.to_string()),
+            (None, from),
+        ))
     }
 }
 
