@@ -168,7 +168,7 @@ pub fn desired(r: &RenderReport) -> Doc {
                         format!("{}/{}/{}", x.namespace, x.kind, x.name).into(),
                         x.tenant.as_str().into(),
                         w.app.as_str().into(),
-                        super::inventory::shape_cell(x).into(),
+                        super::lists::shape_cell(x).into(),
                         super::page::count(x.gpus_declared).into(),
                         x.source.as_deref().unwrap_or("").into(),
                     ]

@@ -17,6 +17,7 @@ pub mod exposition;
 pub mod facts;
 pub mod headroom;
 mod inventory;
+mod lists;
 pub mod nodes;
 pub mod page;
 pub mod plan;
