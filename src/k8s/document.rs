@@ -126,6 +126,7 @@ impl<'de, M: MetaRepr<'de>> DeserializeSeed<'de> for DocumentReader<'_, M> {
             out: &mut doc.objects,
             list: Some((&mut doc.continue_token, &mut doc.list_annotations)),
             defaults: None,
+            guessed: false,
             deferred: None,
             line_offset: self.line_offset,
             marker: std::marker::PhantomData,
@@ -142,6 +143,9 @@ struct DocumentSeed<'a, M> {
     /// apiVersion and kind for items that carry none: the API server leaves them out of the items
     /// of a typed list (`PodList`), because the list names them once.
     defaults: Option<(&'a str, &'a str)>,
+    /// `defaults` are a guess at the item's own type (see [`ItemReader::guessed`]): the item must
+    /// name that very apiVersion and kind, or its read fails with [`GUESS_MISSED`].
+    guessed: bool,
     /// Items of a list whose `kind` comes after its `items`: an item that names no apiVersion or
     /// kind waits here, half read, until the list's kind names it; every other item is read as it
     /// streams by.
@@ -174,6 +178,7 @@ impl<M> DocumentSeed<'_, M> {
             out: self.out,
             list: None,
             defaults: self.defaults,
+            guessed: self.guessed,
             deferred: self.deferred.as_deref_mut(),
             line_offset: self.line_offset,
             marker: std::marker::PhantomData,
@@ -219,12 +224,20 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
         let mut early: Vec<(bool, serde_json::Value)> = Vec::new();
         let mut items_seen = false;
         let mut waiting: Vec<Deferred> = Vec::new();
+        // Whether the object named its own apiVersion and kind (checked against a guess).
+        let mut named = (false, false);
         let (session, out) = (self.session, self.out);
 
         while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
             match key.as_ref() {
-                "apiVersion" => api_version = Some(map.next_value()?),
-                "kind" => kind = Some(map.next_value()?),
+                "apiVersion" => {
+                    api_version = Some(map.next_value()?);
+                    named.0 = true;
+                }
+                "kind" => {
+                    kind = Some(map.next_value()?);
+                    named.1 = true;
+                }
                 "metadata" => {
                     let m: Option<M> = map.next_value()?;
                     let (mut m, line) = m.map(M::into_parts).unwrap_or_default();
@@ -243,6 +256,7 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
                         out: &mut *out,
                         list: None,
                         defaults,
+                        guessed: false,
                         deferred: wait.as_mut(),
                         line_offset: self.line_offset,
                         marker: std::marker::PhantomData,
@@ -273,6 +287,12 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
             }
         }
 
+        if self.guessed
+            && (named != (true, true)
+                || self.defaults != api_version.as_deref().zip(kind.as_deref()))
+        {
+            return Err(de::Error::custom(GUESS_MISSED));
+        }
         if !waiting.is_empty() {
             let defaults = list_item_type(api_version.as_deref(), kind.as_deref());
             place_waiting(out, waiting, defaults, session).map_err(de::Error::custom)?;
@@ -330,6 +350,7 @@ pub(super) struct ListItem {
 pub(super) struct ItemReader<'a> {
     session: &'a mut Session,
     defaults: Option<(&'a str, &'a str)>,
+    guessed: bool,
     /// The list's kind has not come yet: an item that names none waits for it.
     defer: bool,
 }
@@ -343,6 +364,7 @@ impl<'a> ItemReader<'a> {
         ItemReader {
             session,
             defaults: list_item_type(api_version, kind),
+            guessed: false,
             defer: kind.is_none(),
         }
     }
@@ -354,7 +376,19 @@ impl<'a> ItemReader<'a> {
         self.defaults = Some((api_version, kind));
         self
     }
+
+    /// A guess at the item's own apiVersion and kind (the previous item's, `super::json`): its
+    /// spec parses straight into that typed body, and the read fails with [`GUESS_MISSED`] unless
+    /// the item names that very type (then it is read again with its type looked up).
+    pub(super) fn guessed(mut self, api_version: &'a str, kind: &'a str) -> ItemReader<'a> {
+        self.defaults = Some((api_version, kind));
+        self.guessed = true;
+        self
+    }
 }
+
+/// The error of an item that does not name the type it was read as (see [`ItemReader::guessed`]).
+const GUESS_MISSED: &str = "the item is not of the type it was guessed to be";
 
 impl<'de> DeserializeSeed<'de> for ItemReader<'_> {
     type Value = ListItem;
@@ -366,6 +400,7 @@ impl<'de> DeserializeSeed<'de> for ItemReader<'_> {
             out: &mut objects,
             list: None,
             defaults: self.defaults,
+            guessed: self.guessed,
             deferred: self.defer.then_some(&mut deferred),
             line_offset: 0,
             marker: std::marker::PhantomData,

@@ -24,7 +24,7 @@ use super::document::{
 };
 use super::object::Object;
 use super::session::Session;
-use super::text::Labels;
+use super::text::{Labels, Text};
 use super::types::ObjectMeta;
 
 /// How much of the input the window holds to begin with; it doubles for a value larger than that.
@@ -156,14 +156,16 @@ fn read_items<R: Read>(
     kind: Option<&str>,
     session: &mut Session,
 ) -> io::Result<Option<(Vec<Object>, Vec<Deferred>)>> {
-    let mut out = Vec::new();
+    let mut out: Vec<Object> = Vec::new();
     let mut waiting = Vec::new();
     if w.peek()? == Some(b']') {
         w.pos += 1;
         return Ok(Some((out, waiting)));
     }
     loop {
-        let Some(item) = w.item(session, api_version, kind)? else {
+        // The previous item's type, the likeliest of the next (a list of pods).
+        let guess = out.last().map(|o| (o.api_version.clone(), o.kind.clone()));
+        let Some(item) = w.item(session, api_version, kind, guess)? else {
             return Ok(None);
         };
         let at = out.len();
@@ -188,9 +190,17 @@ struct OwnType {
     kind: String,
 }
 
+/// Whether the item's first key is `apiVersion` or `kind`: it says its type before its spec as it
+/// is read (as kubectl and the API server write it).
+fn type_first(text: &[u8]) -> bool {
+    let start = blanks(text);
+    let inner = text.get(start + 1..).unwrap_or_default().trim_ascii_start();
+    text.get(start) == Some(&b'{')
+        && (inner.starts_with(b"\"apiVersion\"") || inner.starts_with(b"\"kind\""))
+}
+
 /// The item's own type, looked up by a scan over its bytes, unless its first key is `apiVersion`
-/// or `kind` (then the item says its type before its spec as it is read) or it names none (a
-/// typed list's item takes the list's). The scan jumps from brace to brace and over strings (a
+/// or `kind` (see [`type_first`]) or it names none (a typed list's item takes the list's). The scan jumps from brace to brace and over strings (a
 /// pod is mostly strings, an indented file mostly blanks), several times faster than parsing the
 /// item to skip it; brackets need no counting, since a string followed by a colon is a key and
 /// only the item's own keys sit one brace deep. Any surprise (a key twice, a kind that is not a
@@ -198,11 +208,7 @@ struct OwnType {
 /// stands, which says what is wrong.
 fn own_type(text: &[u8]) -> Option<OwnType> {
     let start = blanks(text);
-    let inner = text.get(start + 1..)?.trim_ascii_start();
-    if text.get(start) != Some(&b'{')
-        || inner.starts_with(b"\"apiVersion\"")
-        || inner.starts_with(b"\"kind\"")
-    {
+    if text.get(start) != Some(&b'{') || type_first(text) {
         return None;
     }
     let (mut api_version, mut kind) = (None, None);
@@ -384,12 +390,13 @@ impl<R: Read> Window<R> {
     /// The list item at the position, read as the list's reader reads it (see [`ItemReader`]),
     /// without tracking the path into its spec (see [`Session::untracked`]): an item that fails
     /// makes the fast path give the input up to the streaming reader, which tracks it and names
-    /// the field.
+    /// the field. `guess` is the type it likely has (the previous item's).
     fn item(
         &mut self,
         session: &mut Session,
         api_version: Option<&str>,
         kind: Option<&str>,
+        guess: Option<(Text, Text)>,
     ) -> io::Result<Option<ListItem>> {
         let mark = session.mark();
         session.untracked = true;
@@ -398,8 +405,25 @@ impl<R: Read> Window<R> {
             // noted again.
             session.reset_notes(mark);
             // An item whose apiVersion and kind come after its spec (kind last) would have its
-            // spec and status buffered as JSON trees until they come: its type is looked up first
-            // by a scan over its bytes (no allocation), so they parse straight into the typed body.
+            // spec and status buffered as JSON trees until they come: it is read as the type the
+            // previous item had, which it must then name; failing that (or for the first item),
+            // its type is looked up first by a scan over its bytes (no allocation), so its spec
+            // and status parse straight into the typed body all the same.
+            let guess = guess.as_ref().filter(|_| !type_first(rest));
+            if let Some((v, k)) = guess {
+                let reader = ItemReader::new(session, api_version, kind).guessed(v, k);
+                let mut de = serde_json::Deserializer::from_slice(rest);
+                match reader.deserialize(&mut de) {
+                    Ok(item) => {
+                        return (Some(Ok(item)), de.into_iter::<IgnoredAny>().byte_offset());
+                    }
+                    // Cut off by the window's end: read again, guess and all, once it holds more.
+                    Err(e) if e.is_eof() || error_at(rest, &e) >= rest.len() => {
+                        return (Some(Err(e)), 0);
+                    }
+                    Err(_) => session.reset_notes(mark),
+                }
+            }
             let own = own_type(rest);
             let reader = match &own {
                 Some(t) => {
@@ -632,6 +656,46 @@ mod tests {
         // A spec that does not fit its kind fails as it does when read in order.
         let wrong = r#"{"items": [{"spec": {"replicas": "three"}, "metadata": {"name": "d"}, "kind": "Deployment", "apiVersion": "apps/v1"}], "kind": "List"}"#;
         assert_eq!(same_as_streaming(wrong, false), None);
+    }
+
+    /// A kind-last item is read as the type of the item before it, which it must then name
+    /// itself, apiVersion and kind both: otherwise it is read again with its type looked up.
+    #[test]
+    fn a_kind_last_item_is_read_as_the_item_before_it_only_if_it_names_that_type() {
+        let pod = |name: &str, tail: &str| {
+            format!(
+                r#"{{"metadata": {{"name": "{name}"}}, "spec": {{"nodeName": "n1", "containers": [{{"resources": {{"limits": {{"nvidia.com/gpu": "2"}}}}}}]}}{tail}}}"#
+            )
+        };
+        let typed = r#", "kind": "Pod", "apiVersion": "v1""#;
+        // A Deployment after a pod: its spec fits a pod's (unknown fields are skipped) but it
+        // names another kind, so its replicas are read as a Deployment's.
+        let deployment = r#"{"spec": {"replicas": 3, "template": {"spec": {"containers": [{"resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}}, "metadata": {"name": "d"}, "kind": "Deployment", "apiVersion": "apps/v1"}"#;
+        let mixed = format!(
+            r#"{{"items": [{}, {}, {deployment}, {}], "kind": "List", "apiVersion": "v1"}}"#,
+            pod("a", typed),
+            pod("b", typed),
+            pod("c", typed),
+        );
+        let found = same_as_streaming(&mixed, true).unwrap();
+        assert!(found.contains("replicas: Some(3)"), "{found}");
+        // Another apiVersion, or only a kind in a typed list: what the item says, with the
+        // list's apiVersion for the one it leaves out.
+        let typed_list = format!(
+            r#"{{"items": [{}, {}, {}], "kind": "PodList", "apiVersion": "v1"}}"#,
+            pod("a", typed),
+            pod("b", r#", "kind": "Pod", "apiVersion": "example.com/v2""#),
+            pod("c", r#", "kind": "Pod""#),
+        );
+        let found = same_as_streaming(&typed_list, true).unwrap();
+        assert!(found.contains("example.com/v2"), "{found}");
+        // An item that names no type in an untyped list is not an object, whatever came before.
+        let untyped = format!(
+            r#"{{"items": [{}, {}], "kind": "List", "apiVersion": "v1"}}"#,
+            pod("a", typed),
+            pod("b", ""),
+        );
+        assert_eq!(same_as_streaming(&untyped, false), None);
     }
 
     #[test]
