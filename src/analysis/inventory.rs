@@ -137,14 +137,21 @@ pub fn report(
     let tenant_rows = tenant_rows(&rows, gpus.requested, &routes.per_tenant, tenants)?;
     let product_lines = product_line_rows(&rows, gpus.requested)?;
 
-    let mut workload_rows = rows;
-    workload_rows.sort_by(|a, b| {
+    // A row is large: the order is found on references, and each row moves once.
+    let mut order: Vec<(usize, &WorkloadRow)> = rows.iter().enumerate().collect();
+    order.sort_by(|(_, a), (_, b)| {
         b.gpus
             .cmp(&a.gpus)
             .then(b.gpus_pending.cmp(&a.gpus_pending))
             .then(b.gpus_declared.cmp(&a.gpus_declared))
             .then_with(|| (&a.namespace, &a.kind, &a.name).cmp(&(&b.namespace, &b.kind, &b.name)))
     });
+    let order: Vec<usize> = order.into_iter().map(|(i, _)| i).collect();
+    let mut slots: Vec<Option<WorkloadRow>> = rows.into_iter().map(Some).collect();
+    let workload_rows: Vec<WorkloadRow> = order
+        .into_iter()
+        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+        .collect();
     let graphs = workload_rows
         .iter()
         .filter(|w| w.kind == "DynamoGraphDeployment")

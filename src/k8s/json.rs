@@ -41,7 +41,7 @@ pub(super) fn read_stream(
     size: Option<u64>,
     session: &mut Session,
 ) -> io::Result<Option<(Vec<Object>, Labels)>> {
-    read_with(Window::new(r, size, WINDOW, AHEAD), session)
+    session.sharing(|s| read_with(Window::new(r, size, WINDOW, AHEAD), s))
 }
 
 fn read_with<R: Read>(

@@ -260,8 +260,8 @@ pub fn read_page(text: &str, source: &str) -> Result<(Vec<Object>, Option<String
     let file: Arc<str> = Arc::from(source);
     let mut session = Session::new();
     let mut de = serde_json::Deserializer::from_str(text);
-    let mut doc = DocumentReader::<ObjectMeta>::new(&mut session, 0)
-        .deserialize(&mut de)
+    let mut doc = session
+        .sharing(|s| DocumentReader::<ObjectMeta>::new(s, 0).deserialize(&mut de))
         .and_then(|doc| de.end().map(|()| doc))
         .map_err(|e| match json_error(e, source, &mut session) {
             ReadError::Input(e) => e,
@@ -368,6 +368,14 @@ pub(super) fn read_json(
     file: &str,
     session: &mut Session,
 ) -> Result<(Vec<Object>, Labels), JsonFailure> {
+    session.sharing(|session| read_json_documents(reader, file, session))
+}
+
+fn read_json_documents(
+    reader: impl BufRead,
+    file: &str,
+    session: &mut Session,
+) -> Result<(Vec<Object>, Labels), JsonFailure> {
     let mut objects = Vec::new();
     let mut meta = Labels::new();
     let mut de = serde_json::Deserializer::from_reader(reader);
@@ -423,13 +431,14 @@ fn yaml(
     session: &mut Session,
 ) -> Result<(Vec<Object>, Labels), ReadError> {
     let reader = input.reader().map_err(ReadError::Io)?;
-    if let Some(found) = read_yaml(reader, file, size, session, Fast::Lists)? {
+    if let Some(found) = session.sharing(|s| read_yaml(reader, file, size, s, Fast::Lists))? {
         return Ok(found);
     }
     *session = Session::new();
     let reader = input.reader().map_err(ReadError::Io)?;
     // Without the list path, every document is read to its end: never `None`.
-    Ok(read_yaml(reader, file, size, session, Fast::Documents)?.unwrap_or_default())
+    let found = session.sharing(|s| read_yaml(reader, file, size, s, Fast::Documents))?;
+    Ok(found.unwrap_or_default())
 }
 
 fn json_error(e: serde_json::Error, file: &str, session: &mut Session) -> ReadError {

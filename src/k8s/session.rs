@@ -10,7 +10,13 @@
 //! is stored once per read, and so is each distinct label map (the pods of a ReplicaSet carry the
 //! same labels and annotations). The tables are bounded (`MAX_SHARED`) whatever the input, and
 //! dropped with the session: the objects keep the strings they hold.
+//!
+//! While a read parses ([`Session::sharing`]), its string table is lent to the parsing thread, so
+//! that a [`Text`] is the session's copy from the moment it is parsed: a string the read has seen
+//! costs a lookup, not an allocation and a free. The table is taken back when the parse returns
+//! (or unwinds); a read on another thread never sees it.
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -23,6 +29,45 @@ use super::text::{Entries, LabelMap, Text};
 /// How many distinct strings, and distinct maps, a session keeps before it starts again: a bound
 /// on its own memory whatever the input (strings already handed out stay valid).
 const MAX_SHARED: usize = 1 << 20;
+
+/// The strings of a read: each once.
+type Strings = HashSet<Arc<str>, RandomState>;
+
+thread_local! {
+    /// The string table of the read parsing on this thread, if one lent it (see the module docs).
+    static LENT: RefCell<Option<Strings>> = const { RefCell::new(None) };
+}
+
+/// The read's copy of `s` when a read parsing on this thread lent its table (made and added when
+/// it is new), or `None`.
+pub(super) fn lent_copy(s: &str) -> Option<Arc<str>> {
+    LENT.with_borrow_mut(|table| table.as_mut().map(|t| intern(t, s)))
+}
+
+/// The table's copy of `s`, added if it is new.
+fn intern(table: &mut Strings, s: &str) -> Arc<str> {
+    match table.get(s) {
+        Some(a) => a.clone(),
+        None => add(table, Arc::from(s)),
+    }
+}
+
+/// The table's copy of `a`'s string: `a` itself if it is new.
+fn keep(table: &mut Strings, a: &Arc<str>) -> Arc<str> {
+    match table.get(&**a) {
+        Some(found) => found.clone(),
+        None => add(table, a.clone()),
+    }
+}
+
+/// Adds a string the table does not hold (a full table starts again, see [`MAX_SHARED`]).
+fn add(table: &mut Strings, a: Arc<str>) -> Arc<str> {
+    if table.len() >= MAX_SHARED {
+        table.clear();
+    }
+    table.insert(a.clone());
+    a
+}
 
 /// How many [`Trimmed`] notes are kept per read; the rest are only counted, so the notes about a
 /// hostile file stay small however many limits it exceeds.
@@ -55,7 +100,9 @@ pub(super) struct Mark {
 /// One read's state (see the module docs).
 #[derive(Default)]
 pub struct Session {
-    strings: HashSet<Arc<str>, RandomState>,
+    strings: Strings,
+    /// The strings are lent to the thread (see [`Session::sharing`]).
+    lent: bool,
     /// Shared maps by a hash of their strings' addresses: a map's strings are shared before the
     /// map is, so equal maps hold the very same strings (and a map of strings from before the
     /// table was last cleared is merely not shared).
@@ -89,14 +136,39 @@ impl Session {
     /// Makes `t` the session's copy of its string: the same allocation for every equal string of
     /// the read.
     pub(super) fn share_text(&mut self, t: &mut Text) {
-        if let Some(a) = self.strings.get(t.as_str()) {
-            t.0 = a.clone();
+        // Held twice: the table's copy already (parsed while the table was lent), or a copy of
+        // one that is shared as it is.
+        if Arc::strong_count(&t.0) > 1 {
             return;
         }
-        if self.strings.len() >= MAX_SHARED {
-            self.strings.clear();
+        t.0 = match self.lent {
+            true => LENT.with_borrow_mut(|table| table.as_mut().map(|table| keep(table, &t.0))),
+            false => None,
         }
-        self.strings.insert(t.0.clone());
+        .unwrap_or_else(|| keep(&mut self.strings, &t.0));
+    }
+
+    /// Runs `parse` with the session's string table lent to this thread, so that strings are
+    /// shared as they are parsed (see the module docs). Nested in its own `sharing`, `parse` runs
+    /// with the table where it is; in another read's (never done), the strings it parses are kept
+    /// in that read's table.
+    pub(super) fn sharing<R>(&mut self, parse: impl FnOnce(&mut Session) -> R) -> R {
+        let lent = LENT.with_borrow_mut(|table| {
+            if table.is_some() || self.lent {
+                return false;
+            }
+            *table = Some(std::mem::take(&mut self.strings));
+            true
+        });
+        if !lent {
+            return parse(self);
+        }
+        self.lent = true;
+        // Taken back also when the parse unwinds (then the unwinding goes on).
+        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(self)));
+        self.strings = LENT.with_borrow_mut(Option::take).unwrap_or_default();
+        self.lent = false;
+        found.unwrap_or_else(|p| std::panic::resume_unwind(p))
     }
 
     /// Shares the strings of `m`, then `m`'s entries themselves with every equal map of the read.
@@ -283,6 +355,42 @@ mod tests {
         s.share_text(&mut y);
         assert!(Arc::ptr_eq(&x.0, &y.0));
         assert_eq!(x, "team");
+    }
+
+    /// While a read parses, the strings parsed on its thread are its copies from the start; the
+    /// table is its own again when the parse returns or unwinds, and no other read sees it.
+    #[test]
+    fn a_read_lends_its_strings_to_its_thread_only_while_it_parses() {
+        let mut s = Session::new();
+        let parse = |text: &str| serde_json::from_str::<Text>(text).unwrap();
+        let (x, y) = s.sharing(|inner| {
+            // Nested: the table stays where it is.
+            let nested = inner.sharing(|_| parse(r#""team""#));
+            (nested, parse(r#""te\u0061m""#))
+        });
+        assert!(Arc::ptr_eq(&x.0, &y.0), "parsed as the read's one copy");
+        assert!(lent_copy("team").is_none(), "taken back");
+        let mut z = Text::from("team");
+        s.share_text(&mut z);
+        assert!(Arc::ptr_eq(&x.0, &z.0), "the session holds what was parsed");
+        assert!(
+            !Arc::ptr_eq(&x.0, &parse(r#""team""#).0),
+            "no read, no sharing"
+        );
+        // On another thread, another read's parse shares nothing with this one.
+        let other = std::thread::scope(|t| {
+            t.spawn(|| Session::new().sharing(|_| parse(r#""team""#)))
+                .join()
+                .unwrap()
+        });
+        assert!(!Arc::ptr_eq(&x.0, &other.0));
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            s.sharing(|_| -> () { panic!("a parse that unwinds") })
+        }));
+        assert!(unwound.is_err());
+        assert!(lent_copy("team").is_none(), "taken back as it unwound");
+        let again = s.sharing(|_| parse(r#""team""#));
+        assert!(Arc::ptr_eq(&x.0, &again.0), "and lent again");
     }
 
     #[test]

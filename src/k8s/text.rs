@@ -291,8 +291,9 @@ impl<'a> IntoIterator for &'a LabelMap {
     }
 }
 
-/// A string read on its own, with the same acceptance as `String` (a string, or UTF-8 bytes);
-/// the reader's session shares it afterwards.
+/// A string read on its own, with the same acceptance as `String` (a string, or UTF-8 bytes):
+/// the copy of the read that lent its strings to this thread (see `super::session`), or one of its
+/// own that the reader's session shares afterwards.
 struct TextVisitor;
 
 impl<'de> Visitor<'de> for TextVisitor {
@@ -301,11 +302,11 @@ impl<'de> Visitor<'de> for TextVisitor {
         f.write_str("a string")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
-        Ok(Text::from(v))
+        Ok(super::session::lent_copy(v).map_or_else(|| Text::from(v), Text))
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Text, E> {
         match std::str::from_utf8(v) {
-            Ok(s) => Ok(Text::from(s)),
+            Ok(s) => self.visit_str(s),
             Err(_) => Err(E::invalid_value(de::Unexpected::Bytes(v), &self)),
         }
     }
