@@ -16,58 +16,14 @@
 //! costs a lookup, not an allocation and a free. The table is taken back when the parse returns
 //! (or unwinds); a read on another thread never sees it.
 
-use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasher, Hash, Hasher};
 use std::sync::Arc;
 
 use foldhash::fast::RandomState;
 
-use super::text::{Entries, LabelMap, Text};
-
-/// How many distinct strings, and distinct maps, a session keeps before it starts again: a bound
-/// on its own memory whatever the input (strings already handed out stay valid).
-const MAX_SHARED: usize = 1 << 20;
-
-/// The strings of a read: each once.
-type Strings = HashSet<Arc<str>, RandomState>;
-
-thread_local! {
-    /// The string table of the read parsing on this thread, if one lent it (see the module docs).
-    static LENT: RefCell<Option<Strings>> = const { RefCell::new(None) };
-}
-
-/// The read's copy of `s` when a read parsing on this thread lent its table (made and added when
-/// it is new), or `None`.
-pub(super) fn lent_copy(s: &str) -> Option<Arc<str>> {
-    LENT.with_borrow_mut(|table| table.as_mut().map(|t| intern(t, s)))
-}
-
-/// The table's copy of `s`, added if it is new.
-fn intern(table: &mut Strings, s: &str) -> Arc<str> {
-    match table.get(s) {
-        Some(a) => a.clone(),
-        None => add(table, Arc::from(s)),
-    }
-}
-
-/// The table's copy of `a`'s string: `a` itself if it is new.
-fn keep(table: &mut Strings, a: &Arc<str>) -> Arc<str> {
-    match table.get(&**a) {
-        Some(found) => found.clone(),
-        None => add(table, a.clone()),
-    }
-}
-
-/// Adds a string the table does not hold (a full table starts again, see [`MAX_SHARED`]).
-fn add(table: &mut Strings, a: Arc<str>) -> Arc<str> {
-    if table.len() >= MAX_SHARED {
-        table.clear();
-    }
-    table.insert(a.clone());
-    a
-}
+use super::text::{self, Entries, LabelMap, MAX_SHARED, Strings, Text, keep};
 
 /// How many [`Trimmed`] notes are kept per read; the rest are only counted, so the notes about a
 /// hostile file stay small however many limits it exceeds.
@@ -141,11 +97,12 @@ impl Session {
         if Arc::strong_count(&t.0) > 1 {
             return;
         }
-        t.0 = match self.lent {
-            true => LENT.with_borrow_mut(|table| table.as_mut().map(|table| keep(table, &t.0))),
-            false => None,
-        }
-        .unwrap_or_else(|| keep(&mut self.strings, &t.0));
+        let lent = if self.lent {
+            text::lent_keep(&t.0)
+        } else {
+            None
+        };
+        t.0 = lent.unwrap_or_else(|| keep(&mut self.strings, &t.0));
     }
 
     /// Runs `parse` with the session's string table lent to this thread, so that strings are
@@ -153,20 +110,17 @@ impl Session {
     /// with the table where it is; in another read's (never done), the strings it parses are kept
     /// in that read's table.
     pub(super) fn sharing<R>(&mut self, parse: impl FnOnce(&mut Session) -> R) -> R {
-        let lent = LENT.with_borrow_mut(|table| {
-            if table.is_some() || self.lent {
-                return false;
-            }
-            *table = Some(std::mem::take(&mut self.strings));
-            true
-        });
-        if !lent {
+        if self.lent {
+            return parse(self);
+        }
+        if let Err(own) = text::lend(std::mem::take(&mut self.strings)) {
+            self.strings = own;
             return parse(self);
         }
         self.lent = true;
         // Taken back also when the parse unwinds (then the unwinding goes on).
         let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| parse(self)));
-        self.strings = LENT.with_borrow_mut(Option::take).unwrap_or_default();
+        self.strings = text::take_back().unwrap_or_default();
         self.lent = false;
         found.unwrap_or_else(|p| std::panic::resume_unwind(p))
     }
@@ -369,7 +323,7 @@ mod tests {
             (nested, parse(r#""te\u0061m""#))
         });
         assert!(Arc::ptr_eq(&x.0, &y.0), "parsed as the read's one copy");
-        assert!(lent_copy("team").is_none(), "taken back");
+        assert!(text::lent_copy("team").is_none(), "taken back");
         let mut z = Text::from("team");
         s.share_text(&mut z);
         assert!(Arc::ptr_eq(&x.0, &z.0), "the session holds what was parsed");
@@ -388,7 +342,10 @@ mod tests {
             s.sharing(|_| -> () { panic!("a parse that unwinds") })
         }));
         assert!(unwound.is_err());
-        assert!(lent_copy("team").is_none(), "taken back as it unwound");
+        assert!(
+            text::lent_copy("team").is_none(),
+            "taken back as it unwound"
+        );
         let again = s.sharing(|_| parse(r#""team""#));
         assert!(Arc::ptr_eq(&x.0, &again.0), "and lent again");
     }

@@ -3,14 +3,18 @@
 //! A fleet repeats the same few label keys and values across every pod of a workload, and every
 //! workload of a tenant: in a 100,000-pod snapshot, labels and annotations held in
 //! `BTreeMap<String, String>`s were half the memory kept. Objects keep them as a sorted slice of
-//! shared strings ([`LabelMap`] of [`Text`]), a map in one allocation. Parsing makes each string
-//! and map on its own; the read's [`Session`](super::session::Session) then swaps them for the
-//! copies it already holds, so that each distinct string, and each distinct map, is stored once
-//! per read. Built anywhere else (a report's labels, a test), they are plain values.
+//! shared strings ([`LabelMap`] of [`Text`]), a map in one allocation. While a read parses, its
+//! string table is lent to the thread (below), so a string is the read's copy as soon as it is
+//! parsed; the read's [`Session`](super::session::Session) then swaps each map for the copy it
+//! already holds, so that each distinct string, and each distinct map, is stored once per read.
+//! Built anywhere else (a report's labels, a test), they are plain values.
 
-use std::collections::BTreeMap;
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
+
+use foldhash::fast::RandomState;
 
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
@@ -291,6 +295,70 @@ impl<'a> IntoIterator for &'a LabelMap {
     }
 }
 
+/// How many distinct strings, and distinct maps, a read's session keeps before it starts again: a
+/// bound on its own memory whatever the input (strings already handed out stay valid).
+pub(super) const MAX_SHARED: usize = 1 << 20;
+
+/// The strings of a read, each once (see `super::session`).
+pub(super) type Strings = HashSet<Arc<str>, RandomState>;
+
+thread_local! {
+    /// The string table of the read parsing on this thread, if one lent it (see `super::session`).
+    static LENT: RefCell<Option<Strings>> = const { RefCell::new(None) };
+}
+
+/// Lends `table` to this thread; gives it back when another is lent already.
+pub(super) fn lend(table: Strings) -> Result<(), Strings> {
+    LENT.with_borrow_mut(|lent| match lent {
+        Some(_) => Err(table),
+        None => {
+            *lent = Some(table);
+            Ok(())
+        }
+    })
+}
+
+/// The table lent to this thread, taken back.
+pub(super) fn take_back() -> Option<Strings> {
+    LENT.with_borrow_mut(Option::take)
+}
+
+/// The lent table's copy of `a`'s string (`a` itself if it is new), or `None` when none is lent.
+pub(super) fn lent_keep(a: &Arc<str>) -> Option<Arc<str>> {
+    LENT.with_borrow_mut(|table| table.as_mut().map(|t| keep(t, a)))
+}
+
+/// The read's copy of `s` when a read parsing on this thread lent its table (made and added when
+/// it is new), or `None`.
+pub(super) fn lent_copy(s: &str) -> Option<Arc<str>> {
+    LENT.with_borrow_mut(|table| table.as_mut().map(|t| intern(t, s)))
+}
+
+/// The table's copy of `s`, added if it is new.
+fn intern(table: &mut Strings, s: &str) -> Arc<str> {
+    match table.get(s) {
+        Some(a) => a.clone(),
+        None => add(table, Arc::from(s)),
+    }
+}
+
+/// The table's copy of `a`'s string: `a` itself if it is new.
+pub(super) fn keep(table: &mut Strings, a: &Arc<str>) -> Arc<str> {
+    match table.get(&**a) {
+        Some(found) => found.clone(),
+        None => add(table, a.clone()),
+    }
+}
+
+/// Adds a string the table does not hold (a full table starts again, see [`MAX_SHARED`]).
+fn add(table: &mut Strings, a: Arc<str>) -> Arc<str> {
+    if table.len() >= MAX_SHARED {
+        table.clear();
+    }
+    table.insert(a.clone());
+    a
+}
+
 /// A string read on its own, with the same acceptance as `String` (a string, or UTF-8 bytes):
 /// the copy of the read that lent its strings to this thread (see `super::session`), or one of its
 /// own that the reader's session shares afterwards.
@@ -302,7 +370,7 @@ impl<'de> Visitor<'de> for TextVisitor {
         f.write_str("a string")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
-        Ok(super::session::lent_copy(v).map_or_else(|| Text::from(v), Text))
+        Ok(lent_copy(v).map_or_else(|| Text::from(v), Text))
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Text, E> {
         match std::str::from_utf8(v) {
