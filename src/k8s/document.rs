@@ -377,7 +377,7 @@ impl<'a> ItemReader<'a> {
         self
     }
 
-    /// A guess at the item's own apiVersion and kind (the previous item's, `super::json`): its
+    /// A guess at the item's own apiVersion and kind (its run's, `super::json`): its
     /// spec parses straight into that typed body, and the read fails with [`GUESS_MISSED`] unless
     /// the item names that very type (then it is read again with its type looked up).
     pub(super) fn guessed(mut self, api_version: &'a str, kind: &'a str) -> ItemReader<'a> {

@@ -163,8 +163,15 @@ fn read_items<R: Read>(
         return Ok(Some((out, waiting)));
     }
     loop {
-        // The previous item's type, the likeliest of the next (a list of pods).
-        let guess = out.last().map(|o| (o.api_version.clone(), o.kind.clone()));
+        // The previous item's type, the likeliest of the next in a run of one type (a list of
+        // pods). Only within a run: where types alternate (a pod, its ReplicaSet, a pod), a wrong
+        // guess would cost a whole read of the item before it is read again.
+        let guess = match out.last_chunk::<2>() {
+            Some([a, b]) if (&a.api_version, &a.kind) == (&b.api_version, &b.kind) => {
+                Some((b.api_version.clone(), b.kind.clone()))
+            }
+            _ => None,
+        };
         let Some(item) = w.item(session, api_version, kind, guess)? else {
             return Ok(None);
         };
@@ -390,7 +397,7 @@ impl<R: Read> Window<R> {
     /// The list item at the position, read as the list's reader reads it (see [`ItemReader`]),
     /// without tracking the path into its spec (see [`Session::untracked`]): an item that fails
     /// makes the fast path give the input up to the streaming reader, which tracks it and names
-    /// the field. `guess` is the type it likely has (the previous item's).
+    /// the field. `guess` is the type it likely has (that of the run of items it is in).
     fn item(
         &mut self,
         session: &mut Session,
@@ -405,8 +412,8 @@ impl<R: Read> Window<R> {
             // noted again.
             session.reset_notes(mark);
             // An item whose apiVersion and kind come after its spec (kind last) would have its
-            // spec and status buffered as JSON trees until they come: it is read as the type the
-            // previous item had, which it must then name; failing that (or for the first item),
+            // spec and status buffered as JSON trees until they come: it is read as the type of
+            // the run it is in, which it must then name; failing that (or outside a run),
             // its type is looked up first by a scan over its bytes (no allocation), so its spec
             // and status parse straight into the typed body all the same.
             let guess = guess.as_ref().filter(|_| !type_first(rest));
@@ -658,7 +665,7 @@ mod tests {
         assert_eq!(same_as_streaming(wrong, false), None);
     }
 
-    /// A kind-last item is read as the type of the item before it, which it must then name
+    /// A kind-last item in a run of one type is read as that type, which it must then name
     /// itself, apiVersion and kind both: otherwise it is read again with its type looked up.
     #[test]
     fn a_kind_last_item_is_read_as_the_item_before_it_only_if_it_names_that_type() {
@@ -682,17 +689,21 @@ mod tests {
         // Another apiVersion, or only a kind in a typed list: what the item says, with the
         // list's apiVersion for the one it leaves out.
         let typed_list = format!(
-            r#"{{"items": [{}, {}, {}], "kind": "PodList", "apiVersion": "v1"}}"#,
+            r#"{{"items": [{}, {}, {}, {}, {}, {}], "kind": "PodList", "apiVersion": "v1"}}"#,
             pod("a", typed),
+            pod("a2", typed),
             pod("b", r#", "kind": "Pod", "apiVersion": "example.com/v2""#),
+            pod("a3", typed),
+            pod("a4", typed),
             pod("c", r#", "kind": "Pod""#),
         );
         let found = same_as_streaming(&typed_list, true).unwrap();
         assert!(found.contains("example.com/v2"), "{found}");
         // An item that names no type in an untyped list is not an object, whatever came before.
         let untyped = format!(
-            r#"{{"items": [{}, {}], "kind": "List", "apiVersion": "v1"}}"#,
+            r#"{{"items": [{}, {}, {}], "kind": "List", "apiVersion": "v1"}}"#,
             pod("a", typed),
+            pod("a2", typed),
             pod("b", ""),
         );
         assert_eq!(same_as_streaming(&untyped, false), None);
