@@ -216,8 +216,11 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
         // Items of a typed list start from the list's apiVersion and kind (an item that names its
         // own wins), so their spec parses straight into the typed body.
-        let mut api_version: Option<String> = self.defaults.map(|(v, _)| v.to_string());
-        let mut kind: Option<String> = self.defaults.map(|(_, k)| k.to_string());
+        // A guessed type only types the body: the item must name its own (checked below).
+        let guess = self.defaults.filter(|_| self.guessed);
+        let given = self.defaults.filter(|_| !self.guessed);
+        let mut api_version: Option<String> = given.map(|(v, _)| v.to_string());
+        let mut kind: Option<String> = given.map(|(_, k)| k.to_string());
         let mut meta: Option<(ObjectMeta, Option<u32>)> = None;
         let mut body: Option<Body> = None;
         // spec/status met before kind: kept as JSON and parsed at the end.
@@ -267,7 +270,8 @@ impl<'de, M: MetaRepr<'de>> Visitor<'de> for DocumentSeed<'_, M> {
                 }
                 part @ ("spec" | "status") => {
                     let is_spec = part == "spec";
-                    match (&api_version, &kind) {
+                    let v = api_version.as_deref().or(guess.map(|(v, _)| v));
+                    match (v, kind.as_deref().or(guess.map(|(_, k)| k))) {
                         (Some(v), Some(k)) => {
                             let b = body.get_or_insert_with(|| Body::empty(Kind::of(v, k)));
                             map.next_value_seed(PartSeed {
