@@ -298,6 +298,12 @@ fn blanks(text: &[u8]) -> usize {
     text.len() - text.trim_ascii_start().len()
 }
 
+/// Whether parsing `text` failed only because it ends too early: serde_json says so (`Eof`),
+/// except of a number cut short (`1.`, `2e`), which it calls invalid at the end of the slice.
+fn cut_off(text: &[u8], e: &serde_json::Error) -> bool {
+    e.is_eof() || error_at(text, e) >= text.len()
+}
+
 /// The byte of `text` a parse error points at (serde_json counts columns in bytes from 0 past
 /// the line's start, see `SliceRead::position_of_index` in its `read.rs`).
 fn error_at(text: &[u8], e: &serde_json::Error) -> usize {
@@ -425,7 +431,7 @@ impl<R: Read> Window<R> {
                         return (Some(Ok(item)), de.into_iter::<IgnoredAny>().byte_offset());
                     }
                     // Cut off by the window's end: read again, guess and all, once it holds more.
-                    Err(e) if e.is_eof() || error_at(rest, &e) >= rest.len() => {
+                    Err(e) if cut_off(rest, &e) => {
                         return (Some(Err(e)), 0);
                     }
                     Err(_) => session.reset_notes(mark),
@@ -462,9 +468,8 @@ impl<R: Read> Window<R> {
             let (result, offset) = parse(rest);
             let (parsed, used) = match result {
                 Some(Ok(v)) => (Some(v), offset),
-                // Cut off by the window's end: serde_json says so (`Eof`), except of a number
-                // cut short (`1.`, `2e`), which it calls invalid at the end of the slice.
-                Some(Err(e)) if e.is_eof() || error_at(rest, &e) >= len => (None, len),
+                // Cut off by the window's end: parsed again once it holds more.
+                Some(Err(e)) if cut_off(rest, &e) => (None, len),
                 Some(Err(_)) => return Ok(None),
                 None => (None, len),
             };
