@@ -3,9 +3,11 @@
 //! serde_json reads from an `io::Read` byte by byte (its `IoRead`), several times slower than from a
 //! slice, and a fleet's snapshot is too large to hold whole (peak memory stays well below the
 //! file's size). So the top-level objects of a JSON stream are walked here by hand, over a window
-//! that slides along the input: each element of `items` is parsed from a slice of the window as
-//! the list itself would read it ([`ItemReader`]), and every other value of the top-level object is
-//! kept as its text. Those texts, with `items` empty, are then read as one small document, so the
+//! that slides along the input (`super::json_window`): each element of `items` is parsed from a
+//! slice of the window as the list itself would read it, and every other value of the top-level
+//! object is kept as its text. A large list's items are read on two threads, the second from the
+//! middle of the input to the array's end ([`Split`]): a fleet's read takes about half as long on
+//! two cores. Those texts, with `items` empty, are then read as one small document, so the
 //! rules of a list and of a lone object stay in one place (`super::document`), whatever the key
 //! order (`kubectl get -o json` writes `items` before `kind`). Items and documents are read with
 //! the read's [`Session`].
@@ -15,16 +17,17 @@
 //! streaming reader, which returns the same objects, or the error with its line and column. The
 //! fast path changes how long a read takes, never what it returns.
 
-use std::io::{self, Read};
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::ScopedJoinHandle;
 
-use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny};
+use serde::de::DeserializeSeed;
 
-use super::document::{
-    self, BOM, Deferred, DocumentReader, ItemReader, ListItem, append, keep_meta,
-};
+use super::document::{self, BOM, Deferred, DocumentReader, ListItem, append, keep_meta};
+use super::json_window::{Source, Window, names_itself};
 use super::object::Object;
-use super::session::Session;
-use super::text::{Labels, Text};
+use super::session::{Session, Trimmed};
+use super::text::Labels;
 use super::types::ObjectMeta;
 
 /// How much of the input the window holds to begin with; it doubles for a value larger than that.
@@ -34,18 +37,25 @@ const WINDOW: usize = 8 << 20;
 /// values are parsed once (one cut off by the window's end is parsed again after a refill).
 const AHEAD: usize = 1 << 20;
 
+/// A list's items are read on two threads when at least this much of the input is left (see
+/// [`Split`]); below it a second thread gains little.
+const SPLIT_MIN: u64 = 16 << 20;
+
 /// The objects of a JSON stream of top-level objects (Lists or lone objects) and the first list's
 /// `gpuledger.io/…` annotations, or `None` when the input is anything else (see the module docs).
-pub(super) fn read_stream(
-    r: impl Read,
+pub(super) fn read_stream<S: Source + ?Sized>(
+    src: &S,
     size: Option<u64>,
     session: &mut Session,
 ) -> io::Result<Option<(Vec<Object>, Labels)>> {
-    session.sharing(|s| read_with(Window::new(r, size, WINDOW, AHEAD), s))
+    let mut w = Window::new(src, 0, size, WINDOW, AHEAD);
+    let split = Split::Half { min: SPLIT_MIN };
+    session.sharing(|s| read_with(&mut w, split, s))
 }
 
-fn read_with<R: Read>(
-    mut w: Window<R>,
+fn read_with<S: Source + ?Sized>(
+    w: &mut Window<'_, S>,
+    split: Split,
     session: &mut Session,
 ) -> io::Result<Option<(Vec<Object>, Labels)>> {
     w.more()?;
@@ -60,7 +70,7 @@ fn read_with<R: Read>(
             Some(b'{') => w.pos += 1,
             Some(_) => return Ok(None),
         }
-        let Some((found, annotations)) = top_object(&mut w, session)? else {
+        let Some((found, annotations)) = top_object(w, split, session)? else {
             return Ok(None);
         };
         append(&mut objects, found);
@@ -71,15 +81,16 @@ fn read_with<R: Read>(
 
 /// One top-level object, past its `{`: the objects of its `items` (when it has them) followed by
 /// the object itself unless it is a list, and the list's annotations.
-fn top_object<R: Read>(
-    w: &mut Window<R>,
+fn top_object<S: Source + ?Sized>(
+    w: &mut Window<'_, S>,
+    split: Split,
     session: &mut Session,
 ) -> io::Result<Option<(Vec<Object>, Labels)>> {
     // The object's text without its items, read as a document at the end.
     let mut rest = b"{".to_vec();
     let mut api_version: Option<String> = None;
     let mut kind: Option<String> = None;
-    let mut items: Option<(Vec<Object>, Vec<Deferred>)> = None;
+    let mut items: Option<Items> = None;
     if w.peek()? == Some(b'}') {
         w.pos += 1;
     } else {
@@ -101,8 +112,8 @@ fn top_object<R: Read>(
                     return Ok(None); // twice: left to the streaming reader
                 }
                 w.pos += 1;
-                let Some(read) = read_items(w, api_version.as_deref(), kind.as_deref(), session)?
-                else {
+                let (v, k) = (api_version.as_deref(), kind.as_deref());
+                let Some(read) = read_items(w, split, v, k, session)? else {
                     return Ok(None);
                 };
                 items = Some(read);
@@ -132,8 +143,9 @@ fn top_object<R: Read>(
     }
     rest.push(b'}');
     let mut out = Vec::new();
-    if let Some((found, waiting)) = items {
-        out = found;
+    if let Some(items) = items {
+        let waiting;
+        (out, waiting) = items.into_parts();
         let (v, k) = (api_version.as_deref(), kind.as_deref());
         if document::place_items(&mut out, waiting, v, k, session).is_err() {
             return Ok(None);
@@ -149,373 +161,320 @@ fn top_object<R: Read>(
     Ok(Some((out, doc.list_annotations)))
 }
 
-/// The elements of an `items` array, past its `[`, read with the list's type so far.
-fn read_items<R: Read>(
-    w: &mut Window<R>,
+/// The objects read from a list's items so far, and the items that wait for the list's type. The
+/// objects are kept in chunks of [`CHUNK`], moved into one vector of the exact size at the end: no
+/// vector doubles (and is copied) as it grows, and the two threads' objects join without one.
+#[derive(Default)]
+struct Items {
+    chunks: Vec<Vec<Object>>,
+    len: usize,
+    waiting: Vec<Deferred>,
+}
+
+/// Objects a chunk of [`Items`] holds (a power of two: the first chunk grows to it by doubling).
+const CHUNK: usize = 4096;
+
+impl Items {
+    /// The last two objects, when they are in one chunk.
+    fn last_two(&self) -> Option<&[Object; 2]> {
+        self.chunks.last()?.last_chunk::<2>()
+    }
+
+    fn push(&mut self, item: ListItem) {
+        let at = self.len;
+        self.waiting
+            .extend(item.deferred.into_iter().map(|d| d.shifted(at)));
+        self.len += item.objects.len();
+        for o in item.objects {
+            match self.chunks.last_mut().filter(|c| c.len() < CHUNK) {
+                Some(c) => c.push(o),
+                None => {
+                    let mut c = Vec::with_capacity(if self.chunks.is_empty() { 1 } else { CHUNK });
+                    c.push(o);
+                    self.chunks.push(c);
+                }
+            }
+        }
+    }
+
+    /// The items read after these (by a second thread), behind them.
+    fn append(&mut self, later: Items) {
+        let at = self.len;
+        self.waiting
+            .extend(later.waiting.into_iter().map(|d| d.shifted(at)));
+        self.len += later.len;
+        self.chunks.extend(later.chunks);
+    }
+
+    /// The objects in one vector, and the items that wait.
+    fn into_parts(mut self) -> (Vec<Object>, Vec<Deferred>) {
+        if self.chunks.len() <= 1 {
+            return (self.chunks.pop().unwrap_or_default(), self.waiting);
+        }
+        let mut all = Vec::with_capacity(self.len);
+        for c in self.chunks {
+            all.extend(c);
+        }
+        (all, self.waiting)
+    }
+}
+
+/// Whether a list's items are read on two threads. A second thread looks for an item from a byte
+/// further on (past blanks, a `,` and a `{` that opens an object naming its `kind` and `metadata`,
+/// see [`first_item`]) and reads the items from there to the array's end, while this thread reads
+/// those before it. Where this thread's items reach that very byte, the second thread's items
+/// follow them; where they pass it (the byte was in a string, or in an item's own list: a guess
+/// by bytes), the second thread's work is dropped and this thread reads on. Either way the objects,
+/// their order and the notes taken are those of one thread reading them all: an item's reading
+/// depends only on its bytes and the list's type so far, which both threads are given.
+#[derive(Debug, Clone, Copy)]
+enum Split {
+    /// From the middle of what is left of the input, when that is at least `min` bytes of a file
+    /// (its size known) and the machine has two cores.
+    Half { min: u64 },
+    /// From this byte, whatever the input (tests).
+    #[cfg(test)]
+    From(u64),
+    /// On one thread.
+    #[cfg(test)]
+    Off,
+}
+
+impl Split {
+    /// The byte the second thread looks for an item from, if a second thread is to read.
+    fn point<S: Source + ?Sized>(self, w: &Window<'_, S>) -> Option<u64> {
+        match self {
+            Split::Half { min } => {
+                let left = w.size()?.checked_sub(w.at())?;
+                let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+                (left >= min && cores >= 2).then(|| w.at() + left / 2)
+            }
+            #[cfg(test)]
+            Split::From(at) => (at > w.at()).then_some(at),
+            #[cfg(test)]
+            Split::Off => None,
+        }
+    }
+}
+
+/// The elements of an `items` array, past its `[`, read with the list's type so far; on two threads
+/// when `split` says so.
+fn read_items<S: Source + ?Sized>(
+    w: &mut Window<'_, S>,
+    split: Split,
     api_version: Option<&str>,
     kind: Option<&str>,
     session: &mut Session,
-) -> io::Result<Option<(Vec<Object>, Vec<Deferred>)>> {
-    let mut out: Vec<Object> = Vec::new();
-    let mut waiting = Vec::new();
+) -> io::Result<Option<Items>> {
+    let mut items = Items::default();
     if w.peek()? == Some(b']') {
         w.pos += 1;
-        return Ok(Some((out, waiting)));
+        return Ok(Some(items));
     }
+    let done = match split.point(w) {
+        None => items_to_end(w, api_version, kind, session, &mut items, None, None)?,
+        Some(from) => {
+            let later = w.sibling(from);
+            let found = AtomicU64::new(u64::MAX);
+            let stop = AtomicBool::new(false);
+            std::thread::scope(|scope| {
+                let second = Second {
+                    thread: scope.spawn(|| second_half(later, api_version, kind, &found, &stop)),
+                    found: &found,
+                    stop: &stop,
+                };
+                let done = items_to_end(
+                    w,
+                    api_version,
+                    kind,
+                    session,
+                    &mut items,
+                    Some(second),
+                    None,
+                );
+                // Not reached (this thread failed, or the array ended before it): not needed.
+                stop.store(true, Ordering::Relaxed);
+                done
+            })?
+        }
+    };
+    Ok(done.map(|()| {
+        w.pos += 1; // the `]`
+        items
+    }))
+}
+
+/// Reads items into `items` up to the array's `]` (not consumed). `second` is the thread reading
+/// the items from further on (see [`Split`]); `stop` is set when the items this thread reads are
+/// no longer needed.
+fn items_to_end<S: Source + ?Sized>(
+    w: &mut Window<'_, S>,
+    api_version: Option<&str>,
+    kind: Option<&str>,
+    session: &mut Session,
+    items: &mut Items,
+    mut second: Option<Second<'_, '_>>,
+    stop: Option<&AtomicBool>,
+) -> io::Result<Option<()>> {
     loop {
-        // The previous item's type, the likeliest of the next in a run of one type (a list of
-        // pods). Only within a run: where types alternate (a pod, its ReplicaSet, a pod), a wrong
-        // guess would cost a whole read of the item before it is read again.
-        let guess = match out.last_chunk::<2>() {
-            Some([a, b]) if (&a.api_version, &a.kind) == (&b.api_version, &b.kind) => {
-                Some((b.api_version.clone(), b.kind.clone()))
-            }
-            _ => None,
-        };
-        let Some(item) = w.item(session, api_version, kind, guess)? else {
+        if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
             return Ok(None);
-        };
-        let at = out.len();
-        waiting.extend(item.deferred.into_iter().map(|d| d.shifted(at)));
-        out.extend(item.objects);
+        }
+        w.peek()?;
+        let at = w.at();
+        let joined = second
+            .take_if(|s| at >= s.found.load(Ordering::Acquire))
+            .and_then(|s| s.join(at));
+        if let Some(later) = joined {
+            session.add_notes(later.notes);
+            items.append(later.items);
+            w.jump(later.end);
+        } else {
+            // The previous item's type, the likeliest of the next in a run of one type (a list
+            // of pods). Only within a run: where types alternate (a pod, its ReplicaSet, a pod),
+            // a wrong guess would cost a whole read of the item before it is read again.
+            let guess = match items.last_two() {
+                Some([a, b]) if (&a.api_version, &a.kind) == (&b.api_version, &b.kind) => {
+                    Some((b.api_version.clone(), b.kind.clone()))
+                }
+                _ => None,
+            };
+            let Some(item) = w.item(session, api_version, kind, guess)? else {
+                return Ok(None);
+            };
+            items.push(item);
+        }
         match w.peek()? {
             Some(b',') => w.pos += 1,
-            Some(b']') => {
-                w.pos += 1;
-                return Ok(Some((out, waiting)));
-            }
+            Some(b']') => return Ok(Some(())),
             _ => return Ok(None),
         }
     }
 }
 
-/// An item's own apiVersion and kind, when they are not its first keys (kubectl and the API server
-/// write them first; a dump reordered by a tool may put them last).
-#[derive(Debug)]
-struct OwnType {
-    api_version: String,
-    kind: String,
+/// The second thread of a split read, as the first sees it.
+struct Second<'scope, 'env> {
+    thread: ScopedJoinHandle<'scope, Option<Later>>,
+    /// The byte its first item starts at, once it has found one (`u64::MAX` until then).
+    found: &'env AtomicU64,
+    stop: &'env AtomicBool,
 }
 
-/// Whether the item's first key is `apiVersion` or `kind`: it says its type before its spec as it
-/// is read (as kubectl and the API server write it).
-fn type_first(text: &[u8]) -> bool {
-    let start = blanks(text);
-    let inner = text.get(start + 1..).unwrap_or_default().trim_ascii_start();
-    text.get(start) == Some(&b'{')
-        && (inner.starts_with(b"\"apiVersion\"") || inner.starts_with(b"\"kind\""))
-}
-
-/// The item's own type, looked up by a scan over its bytes, unless its first key is `apiVersion`
-/// or `kind` (see [`type_first`]) or it names none (a typed list's item takes the list's). The scan jumps from brace to brace and over strings (a
-/// pod is mostly strings, an indented file mostly blanks), several times faster than parsing the
-/// item to skip it; brackets need no counting, since a string followed by a colon is a key and
-/// only the item's own keys sit one brace deep. Any surprise (a key twice, a kind that is not a
-/// string, an escape in a key, bytes that are not JSON) gives `None`: the item is then read as it
-/// stands, which says what is wrong.
-fn own_type(text: &[u8]) -> Option<OwnType> {
-    let start = blanks(text);
-    if text.get(start) != Some(&b'{') || type_first(text) {
-        return None;
-    }
-    let (mut api_version, mut kind) = (None, None);
-    let (mut i, mut depth) = (start + 1, 1usize);
-    while depth > 0 {
-        i = next_token(text, i)?;
-        match *text.get(i)? {
-            b'"' => {
-                let end = string_end(text, i)?;
-                let after = end + blanks(text.get(end..)?);
-                // A key of the item itself: its value follows the colon.
-                if depth == 1 && text.get(after) == Some(&b':') {
-                    let key = text.get(i + 1..end - 1)?;
-                    let slot = match key {
-                        b"apiVersion" => &mut api_version,
-                        b"kind" => &mut kind,
-                        k if k.contains(&b'\\') => return None,
-                        _ => {
-                            i = after + 1;
-                            continue;
-                        }
-                    };
-                    let v = after + 1 + blanks(text.get(after + 1..)?);
-                    if slot.is_some() || text.get(v) != Some(&b'"') {
-                        return None;
-                    }
-                    let v_end = string_end(text, v)?;
-                    *slot = Some(serde_json::from_slice::<String>(text.get(v..v_end)?).ok()?);
-                    i = v_end;
-                } else {
-                    i = end;
-                }
-                continue;
-            }
-            b'{' => depth += 1,
-            _ => depth -= 1, // `}`
+impl Second<'_, '_> {
+    /// Its items, when the first thread's items reached its first item's byte (`at`, the first
+    /// thread's position, is that byte) and it read them to the array's end.
+    fn join(self, at: u64) -> Option<Later> {
+        let reached = at == self.found.load(Ordering::Acquire);
+        if !reached {
+            self.stop.store(true, Ordering::Relaxed);
         }
-        i += 1;
-    }
-    Some(OwnType {
-        api_version: api_version?,
-        kind: kind?,
-    })
-}
-
-/// The next `"`, `{` or `}` from `text[i]`: a compact item has one within a few bytes, an
-/// indented one after a run of blanks that memchr crosses.
-fn next_token(text: &[u8], mut i: usize) -> Option<usize> {
-    for _ in 0..16 {
-        if matches!(*text.get(i)?, b'"' | b'{' | b'}') {
-            return Some(i);
-        }
-        i += 1;
-    }
-    Some(i + memchr::memchr3(b'"', b'{', b'}', text.get(i..)?)?)
-}
-
-/// Past the end of the JSON string that opens at `text[open]`, or `None` if it does not end.
-fn string_end(text: &[u8], open: usize) -> Option<usize> {
-    let mut j = open + 1;
-    // Most strings of an object are short: their end is found byte by byte, a long one's by memchr.
-    for _ in 0..32 {
-        match *text.get(j)? {
-            b'"' => return Some(j + 1),
-            b'\\' => j += 2,
-            _ => j += 1,
-        }
-    }
-    loop {
-        j += memchr::memchr2(b'"', b'\\', text.get(j..)?)?;
-        if text.get(j) == Some(&b'"') {
-            return Some(j + 1);
-        }
-        j += 2; // an escape and the byte it escapes
-    }
-}
-
-/// How many JSON blanks `text` starts with.
-fn blanks(text: &[u8]) -> usize {
-    text.len() - text.trim_ascii_start().len()
-}
-
-/// Whether parsing `text` failed only because it ends too early: serde_json says so (`Eof`),
-/// except of a number cut short (`1.`, `2e`), which it calls invalid at the end of the slice.
-fn cut_off(text: &[u8], e: &serde_json::Error) -> bool {
-    e.is_eof() || error_at(text, e) >= text.len()
-}
-
-/// The byte of `text` a parse error points at (serde_json counts columns in bytes from 0 past
-/// the line's start, see `SliceRead::position_of_index` in its `read.rs`).
-fn error_at(text: &[u8], e: &serde_json::Error) -> usize {
-    let line_start = match e.line() {
-        0 => return 0,
-        1 => 0,
-        n => text
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| **b == b'\n')
-            .nth(n - 2)
-            .map_or(text.len(), |(i, _)| i + 1),
-    };
-    line_start + e.column()
-}
-
-/// A window on the input: `buf[pos..]` is read and not yet parsed.
-struct Window<R> {
-    input: R,
-    buf: Vec<u8>,
-    pos: usize,
-    /// The input has no more bytes.
-    eof: bool,
-    /// See [`AHEAD`].
-    ahead: usize,
-    /// How many bytes the last value parsed took (blanks before it included).
-    last: usize,
-}
-
-impl<R: Read> Window<R> {
-    fn new(input: R, size: Option<u64>, window: usize, ahead: usize) -> Window<R> {
-        // A small input gets a small window (rendered manifests, API pages).
-        let capacity = size
-            .and_then(|s| usize::try_from(s).ok())
-            .map_or(window, |s| s.saturating_add(1).min(window));
-        Window {
-            input,
-            buf: Vec::with_capacity(capacity),
-            pos: 0,
-            eof: false,
-            ahead,
-            last: 0,
-        }
-    }
-
-    fn rest(&self) -> &[u8] {
-        self.buf.get(self.pos..).unwrap_or_default()
-    }
-
-    /// Reads more of the input: the unparsed bytes move to the front, and the window fills up to
-    /// its capacity, which doubles when they already fill it (one value larger than the window).
-    fn more(&mut self) -> io::Result<()> {
-        if self.eof {
-            return Ok(());
-        }
-        self.buf.drain(..self.pos);
-        self.pos = 0;
-        if self.buf.len() == self.buf.capacity() {
-            self.buf.reserve(self.buf.capacity().max(1));
-        }
-        let free = self.buf.capacity() - self.buf.len();
-        let read = (&mut self.input)
-            .take(u64::try_from(free).unwrap_or(u64::MAX))
-            .read_to_end(&mut self.buf)?;
-        self.eof = read < free;
-        Ok(())
-    }
-
-    /// The next byte past blanks (consumed), without consuming it; `None` at the end of the input.
-    fn peek(&mut self) -> io::Result<Option<u8>> {
-        loop {
-            let blanks = self
-                .rest()
-                .iter()
-                .take_while(|b| matches!(b, b' ' | b'\n' | b'\t' | b'\r'))
-                .count();
-            self.pos += blanks;
-            if let Some(&b) = self.rest().first() {
-                return Ok(Some(b));
-            }
-            if self.eof {
-                return Ok(None);
-            }
-            self.more()?;
-        }
-    }
-
-    /// The value at the position, parsed from the window; `None` if it is not a `T` (or not JSON).
-    fn value<T: DeserializeOwned>(&mut self) -> io::Result<Option<T>> {
-        self.parse(|rest| {
-            let mut values = serde_json::Deserializer::from_slice(rest).into_iter::<T>();
-            let parsed = values.next();
-            (parsed, values.byte_offset())
-        })
-    }
-
-    /// The list item at the position, read as the list's reader reads it (see [`ItemReader`]),
-    /// without tracking the path into its spec (see [`Session::untracked`]): an item that fails
-    /// makes the fast path give the input up to the streaming reader, which tracks it and names
-    /// the field. `guess` is the type it likely has (that of the run of items it is in).
-    fn item(
-        &mut self,
-        session: &mut Session,
-        api_version: Option<&str>,
-        kind: Option<&str>,
-        guess: Option<(Text, Text)>,
-    ) -> io::Result<Option<ListItem>> {
-        let mark = session.mark();
-        session.untracked = true;
-        let item = self.parse(|rest| {
-            // An item cut off by the window's end is read again: what its partial read noted is
-            // noted again.
-            session.reset_notes(mark);
-            // An item whose apiVersion and kind come after its spec (kind last) would have its
-            // spec and status buffered as JSON trees until they come: it is read as the type of
-            // the run it is in, which it must then name; failing that (or outside a run),
-            // its type is looked up first by a scan over its bytes (no allocation), so its spec
-            // and status parse straight into the typed body all the same.
-            let guess = guess.as_ref().filter(|_| !type_first(rest));
-            if let Some((v, k)) = guess {
-                let reader = ItemReader::new(session, api_version, kind).guessed(v, k);
-                let mut de = serde_json::Deserializer::from_slice(rest);
-                match reader.deserialize(&mut de) {
-                    Ok(item) => {
-                        return (Some(Ok(item)), de.into_iter::<IgnoredAny>().byte_offset());
-                    }
-                    // Cut off by the window's end: read again, guess and all, once it holds more.
-                    Err(e) if cut_off(rest, &e) => {
-                        return (Some(Err(e)), 0);
-                    }
-                    Err(_) => session.reset_notes(mark),
-                }
-            }
-            let own = own_type(rest);
-            let reader = match &own {
-                Some(t) => {
-                    ItemReader::new(session, api_version, kind).of_type(&t.api_version, &t.kind)
-                }
-                None => ItemReader::new(session, api_version, kind),
-            };
-            let mut de = serde_json::Deserializer::from_slice(rest);
-            let parsed = reader.deserialize(&mut de);
-            (Some(parsed), de.into_iter::<IgnoredAny>().byte_offset())
+        let later = self
+            .thread
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p))
+            .filter(|_| reached);
+        #[cfg(test)]
+        tests::SPLITS.with(|c| {
+            let (taken, dropped) = c.get();
+            c.set(match later {
+                Some(_) => (taken + 1, dropped),
+                None => (taken, dropped + 1),
+            });
         });
-        session.untracked = false;
-        item
+        later
     }
+}
 
-    /// What `parse` makes of the window from the position: the value and the bytes it took, or
-    /// `None` if it is not one. A value the window's end cuts off is parsed again once the window
-    /// holds more.
-    fn parse<T>(
-        &mut self,
-        mut parse: impl FnMut(&[u8]) -> (Option<serde_json::Result<T>>, usize),
-    ) -> io::Result<Option<T>> {
-        loop {
-            if self.buf.len() - self.pos < self.ahead && !self.eof {
-                self.more()?;
-            }
-            let rest = self.rest();
-            let len = rest.len();
-            let (result, offset) = parse(rest);
-            let (parsed, used) = match result {
-                Some(Ok(v)) => (Some(v), offset),
-                // Cut off by the window's end: parsed again once it holds more.
-                Some(Err(e)) if cut_off(rest, &e) => (None, len),
-                Some(Err(_)) => return Ok(None),
-                None => (None, len),
-            };
-            // A number the window cuts is a number all the same: a value that ends where the
-            // window ends is only trusted at the end of the input.
-            if used < len || self.eof {
-                if parsed.is_some() {
-                    self.pos += used;
-                    self.last = used;
-                }
-                return Ok(parsed);
-            }
-            let before = self.buf.len() - self.pos;
-            self.more()?;
-            if self.buf.len() - self.pos == before && self.eof {
-                return Ok(None); // the input ends inside the value
-            }
-        }
-    }
+/// What the second thread read: the items from its first to the array's end, and its notes.
+struct Later {
+    items: Items,
+    notes: (Vec<Trimmed>, usize),
+    /// The `]` that ends the array.
+    end: u64,
+}
 
-    /// The text of the value at the position (with the blanks before it).
-    fn raw(&mut self) -> io::Result<Option<Vec<u8>>> {
-        if self.value::<IgnoredAny>()?.is_none() {
+/// The second thread: the items from the first found in `w` to the array's end, read with a
+/// session of its own; `None` if it found none, met anything unexpected, or was stopped.
+fn second_half<S: Source + ?Sized>(
+    mut w: Window<'_, S>,
+    api_version: Option<&str>,
+    kind: Option<&str>,
+    found: &AtomicU64,
+    stop: &AtomicBool,
+) -> Option<Later> {
+    let mut session = Session::new();
+    let mut items = Items::default();
+    let done = session.sharing(|session| {
+        w.more()?;
+        let Some(first) = first_item(w.rest()) else {
             return Ok(None);
+        };
+        w.pos += first;
+        found.store(w.at(), Ordering::Release);
+        items_to_end(
+            &mut w,
+            api_version,
+            kind,
+            session,
+            &mut items,
+            None,
+            Some(stop),
+        )
+    });
+    match done {
+        Ok(Some(())) => Some(Later {
+            items,
+            notes: session.take_trimmed(),
+            end: w.at(),
+        }),
+        Ok(None) | Err(_) => None,
+    }
+}
+
+/// Where in `text` the first item after a `,` starts: a `{` after the comma (and blanks) that
+/// opens an object naming its `kind` and `metadata` (see [`names_itself`]) and is followed by
+/// another `,` or the array's `]`. A guess by bytes, which the first thread checks.
+fn first_item(text: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    loop {
+        i += memchr::memchr(b',', text.get(i..)?)? + 1;
+        let after = text.get(i..)?;
+        let open = after.len() - after.trim_ascii_start().len();
+        if after.get(open) != Some(&b'{') {
+            continue;
         }
-        // `value` parses from the window as it stands when it returns: the value's bytes are the
-        // last `self.last` before the position.
-        let from = self.pos - self.last;
-        Ok(self.buf.get(from..self.pos).map(<[u8]>::to_vec))
+        let item = after.get(open..)?;
+        if let Some(len) = names_itself(item)
+            && matches!(
+                item.get(len..)?.trim_ascii_start().first(),
+                Some(b',' | b']')
+            )
+        {
+            return Some(i + open);
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::k8s::json_window::own_type;
     use crate::k8s::read::read_json;
 
-    /// A reader that hands out at most three bytes a call, as a pipe may.
+    thread_local! {
+        /// How many second threads' items the reads on this thread took in, and how many they
+        /// dropped (see [`Second::join`]).
+        pub(super) static SPLITS: std::cell::Cell<(usize, usize)> =
+            const { std::cell::Cell::new((0, 0)) };
+    }
+
+    /// An input that hands out at most three bytes a read, as a pipe may.
     struct Trickle<'a>(&'a [u8]);
 
-    impl Read for Trickle<'_> {
-        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-            let n = out.len().min(3).min(self.0.len());
-            out[..n].copy_from_slice(&self.0[..n]);
-            self.0 = &self.0[n..];
-            Ok(n)
+    impl Source for Trickle<'_> {
+        fn read_at(&self, out: &mut [u8], at: u64) -> io::Result<usize> {
+            let n = out.len().min(3);
+            self.0.read_at(&mut out[..n], at)
         }
     }
 
@@ -533,10 +492,24 @@ mod tests {
             .map(|found| seen(&found, &mut session))
     }
 
+    /// What the fast path returns and notes, read through a window of `window` bytes.
+    fn fast_read<S: Source + ?Sized>(
+        src: &S,
+        window: usize,
+        ahead: usize,
+        split: Split,
+    ) -> Option<String> {
+        let mut session = Session::new();
+        let mut w = Window::new(src, 0, None, window, ahead);
+        let got = read_with(&mut w, split, &mut session).unwrap();
+        got.map(|f| seen(&f, &mut session))
+    }
+
     /// The fast path over windows of every small size (each value cut somewhere by a window's
-    /// end), a large one, and a trickling reader: each returns what the streaming reader returns,
-    /// or gives up (`None`), which it must when the streaming reader fails. `fast` says whether
-    /// it must also take the input whole.
+    /// end), a large one, a trickling input, and with a second thread from every byte (see
+    /// [`Split`]): each returns what the streaming reader returns, or gives up (`None`), which it
+    /// must when the streaming reader fails. `fast` says whether it must also take the input
+    /// whole.
     fn same_as_streaming(text: &str, fast: bool) -> Option<String> {
         let want = streaming(text);
         let bytes = text.as_bytes();
@@ -546,16 +519,20 @@ mod tests {
         windows.extend([(7, 100), (1 << 20, 1 << 10)]);
         let mut reads: Vec<(String, Option<String>)> = Vec::new();
         for (window, ahead) in windows {
-            let mut session = Session::new();
-            let got = read_with(Window::new(bytes, None, window, ahead), &mut session).unwrap();
-            reads.push((
-                format!("window {window}, ahead {ahead}"),
-                got.map(|f| seen(&f, &mut session)),
-            ));
+            let got = fast_read(bytes, window, ahead, Split::Off);
+            reads.push((format!("window {window}, ahead {ahead}"), got));
         }
-        let mut session = Session::new();
-        let got = read_with(Window::new(Trickle(bytes), None, 16, 4), &mut session).unwrap();
-        reads.push(("trickle".to_string(), got.map(|f| seen(&f, &mut session))));
+        reads.push((
+            "trickle".to_string(),
+            fast_read(&Trickle(bytes), 16, 4, Split::Off),
+        ));
+        for from in 1..=bytes.len() as u64 {
+            for (window, ahead) in [(16, 4), (1 << 20, 1 << 10)] {
+                let got = fast_read(bytes, window, ahead, Split::From(from));
+                let how = format!("window {window}, ahead {ahead}, second thread from {from}");
+                reads.push((how, got));
+            }
+        }
         for (how, got) in reads {
             match (&got, &want) {
                 (None, _) if !fast || want.is_none() => {}
@@ -726,13 +703,63 @@ mod tests {
             r#"{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a"}, "spec": {"containers": 3}}"#.to_string(),
             format!("{pod} 7"),                                      // a number after the object
         ] {
-            let fast =
-                read_with(Window::new(text.as_bytes(), None, 8, 4), &mut Session::new()).unwrap();
+            let mut w = Window::new(text.as_bytes(), 0, None, 8, 4);
+            let fast = read_with(&mut w, Split::Off, &mut Session::new()).unwrap();
             assert!(fast.is_none(), "{text}");
             same_as_streaming(&text, false);
         }
         // …and errors keep the streaming reader's line and column.
         let err = crate::k8s::read::read_str("{\"kind\": \"List\",\n \"items\": [\n {\"apiVersion\": \"v1\", \"kind\": \"Pod\", \"metadata\": {\"name\": 3}}]}", "t.json").unwrap_err();
         assert_eq!((err.line, err.column.is_some()), (Some(3), true), "{err}");
+    }
+
+    /// A list read on two threads, the second from any byte: the same objects, in the same order,
+    /// with the same notes, as one thread reads. Its items are taken in where the second thread
+    /// began at an item of the list; dropped where it began elsewhere (in a string, in the items
+    /// of a list inside an item, in a container).
+    #[test]
+    fn a_list_read_on_two_threads_from_any_byte_is_read_as_on_one() {
+        let pod = |name: &str| {
+            format!(
+                r#"{{"apiVersion": "v1", "kind": "Pod", "metadata": {{"name": "{name}", "annotations": {{"note": "a,{{b}}, [c]"}}}}, "spec": {{"containers": [{{"name": "a"}}, {{"name": "b", "resources": {{"limits": {{"nvidia.com/gpu": "1"}}}}}}]}}}}"#
+            )
+        };
+        let last = |name: &str| {
+            format!(
+                r#"{{"metadata": {{"name": "{name}"}}, "spec": {{"nodeName": "n1"}}, "kind": "Pod", "apiVersion": "v1"}}"#
+            )
+        };
+        let long = format!(
+            r#"{{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {{"name": "c", "labels": {{"a": "{}"}}}}}}"#,
+            "x".repeat(70)
+        );
+        let nested = format!(
+            r#"{{"apiVersion": "v1", "kind": "List", "metadata": {{}}, "items": [{}, {}]}}"#,
+            pod("in1"),
+            pod("in2")
+        );
+        // No type of its own: it waits for the list's, which comes after the items.
+        let untyped = r#"{"metadata": {"name": "u"}, "spec": {"nodeName": "n2"}}"#;
+        let items = [
+            pod("p1"),
+            long.clone(),
+            last("k1"),
+            nested,
+            untyped.to_string(),
+            pod("p2"),
+            long,
+            last("k2"),
+            untyped.replace("\"u\"", "\"v\""),
+            pod("p3"),
+        ];
+        let text = format!(
+            r#"{{"items": [{}], "kind": "PodList", "apiVersion": "v1", "metadata": {{}}}}"#,
+            items.join(",\n ")
+        );
+        SPLITS.set((0, 0));
+        let found = same_as_streaming(&text, true).unwrap();
+        assert!(found.contains("in2") && found.ends_with(" 2"), "{found}");
+        let (taken, dropped) = SPLITS.get();
+        assert!(taken > 0 && dropped > 0, "taken {taken}, dropped {dropped}");
     }
 }

@@ -12,6 +12,7 @@ mod document;
 pub mod dra;
 pub mod gpus;
 mod json;
+mod json_window;
 pub mod object;
 pub mod quantity;
 pub mod read;

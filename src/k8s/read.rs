@@ -225,7 +225,6 @@ impl Input<'_> {
         let fast = match self {
             Input::Bytes(b) => super::json::read_stream(*b, u64::try_from(b.len()).ok(), session),
             Input::File(f) => {
-                f.seek(SeekFrom::Start(0)).map_err(io)?;
                 let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
                 super::json::read_stream(&*f, size, session)
             }

@@ -201,6 +201,14 @@ impl Session {
         self.field_error = None;
     }
 
+    /// Takes in the notes of a read of the rest of the same input (on another thread, see
+    /// `super::json`), as if this read had taken them after its own.
+    pub(super) fn add_notes(&mut self, (notes, total): (Vec<Trimmed>, usize)) {
+        let room = MAX_TRIMMED.saturating_sub(self.trimmed.len());
+        self.trimmed.extend(notes.into_iter().take(room));
+        self.trimmed_total = self.trimmed_total.saturating_add(total);
+    }
+
     /// The read's notes (at most `MAX_TRIMMED`), and how many there were in all.
     pub fn take_trimmed(&mut self) -> (Vec<Trimmed>, usize) {
         (
