@@ -165,6 +165,13 @@ pub(super) fn collect(objects: &[Object], cfg: &Config) -> Vec<Found> {
         .collect();
 
     for o in objects {
+        // Only these declare routes (a fleet's objects are mostly pods: no names built for them).
+        if !matches!(
+            &o.body,
+            Body::Ingress(_) | Body::Service(_) | Body::HttpRoute(_)
+        ) {
+            continue;
+        }
         let ns = o.namespace().to_string();
         let object = format!("{ns}/{}", o.meta.name);
         match &o.body {

@@ -334,7 +334,7 @@ fn nodes_needed(fleet: &LiveFleet<'_>, stuck: &[&Pod<'_>]) -> (Vec<NodesNeeded>,
         .values()
         .filter(|n| n.capacity > 0 && (n.allocatable > 0 || n.other_allocatable.is_zero()))
         .collect();
-    let mut bins: BTreeMap<(String, u64), Vec<u64>> = BTreeMap::new();
+    let mut bins: BTreeMap<(String, u64), FirstFit> = BTreeMap::new();
     let mut counts: BTreeMap<(String, u64), (u64, u64)> = BTreeMap::new();
     let mut too_large = Vec::new();
     // The node sizes (capacity, model) a node selector allows and how many nodes of each, once
@@ -366,11 +366,7 @@ fn nodes_needed(fleet: &LiveFleet<'_>, stuck: &[&Pod<'_>]) -> (Vec<NodesNeeded>,
         };
         let key = (m.to_string(), *size);
         // First fit, largest pods first (the stuck pods come largest first).
-        let open = bins.entry(key.clone()).or_default();
-        match open.iter_mut().find(|room| **room >= p.gpus) {
-            Some(room) => *room -= p.gpus,
-            None => open.push(size - p.gpus),
-        }
+        bins.entry(key.clone()).or_default().put(*size, p.gpus);
         let c = counts.entry(key).or_default();
         c.0 += 1;
         c.1 = c.1.saturating_add(p.gpus);
@@ -385,13 +381,56 @@ fn nodes_needed(fleet: &LiveFleet<'_>, stuck: &[&Pod<'_>]) -> (Vec<NodesNeeded>,
             NodesNeeded {
                 model,
                 gpus_per_node,
-                nodes: open.len() as u64,
+                nodes: open.rooms.len() as u64,
                 pods,
                 gpus,
             }
         })
         .collect();
     (needed, too_large)
+}
+
+/// Nodes of one size filled first fit: each pod goes on the first with room enough, else on a new
+/// one. The most room of each run of [`RUN`] nodes is kept beside them, so the search skips full
+/// runs whole: tens of thousands of stuck pods would otherwise each try every node opened before.
+#[derive(Default)]
+struct FirstFit {
+    rooms: Vec<u64>,
+    /// The most room among `rooms[k * RUN..(k + 1) * RUN]`.
+    most: Vec<u64>,
+}
+
+/// Nodes per run of [`FirstFit`].
+const RUN: usize = 64;
+
+impl FirstFit {
+    /// Puts a pod of `gpus` on the first node with that much room, or on a new one of `size`
+    /// (at least `gpus`).
+    fn put(&mut self, size: u64, gpus: u64) {
+        let found = self.most.iter().position(|&m| m >= gpus).and_then(|k| {
+            let run = self.rooms.get_mut(k * RUN..)?;
+            let run = run.get_mut(..RUN.min(run.len()))?;
+            let room = run.iter_mut().find(|r| **r >= gpus)?;
+            *room -= gpus;
+            Some((k, run.iter().copied().max().unwrap_or(0)))
+        });
+        match found {
+            Some((k, most)) => {
+                if let Some(m) = self.most.get_mut(k) {
+                    *m = most;
+                }
+            }
+            None => {
+                let room = size - gpus;
+                if self.rooms.len().is_multiple_of(RUN) {
+                    self.most.push(room);
+                } else if let Some(m) = self.most.last_mut() {
+                    *m = (*m).max(room);
+                }
+                self.rooms.push(room);
+            }
+        }
+    }
 }
 
 /// Nodes to empty so that every stuck pod fits: for each stuck pod (largest first) that still
@@ -713,5 +752,33 @@ mod tests {
         let idle = read_str(&node("a", H100, 8, false), "f.yaml").unwrap();
         let r = crate::analysis::inventory::inventory(&idle, &Config::default(), vec![]).unwrap();
         assert!(r.fleet.shortage.next_step.is_none());
+    }
+
+    /// First fit with the most room of each run kept beside the nodes puts every pod where a
+    /// search of every node would (over many runs, rooms left scattered by mixed sizes).
+    #[test]
+    fn first_fit_by_runs_puts_pods_where_a_plain_first_fit_does() {
+        let mut seed = 7u64;
+        for size in [1u64, 3, 8, 16] {
+            let (mut fast, mut plain) = (FirstFit::default(), Vec::<u64>::new());
+            for _ in 0..3000 {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let gpus = (seed >> 33) % size + 1;
+                fast.put(size, gpus);
+                match plain.iter_mut().find(|r| **r >= gpus) {
+                    Some(r) => *r -= gpus,
+                    None => plain.push(size - gpus),
+                }
+                assert_eq!(fast.rooms, plain);
+            }
+            assert!(plain.len() > 2 * RUN, "{size}: {} nodes", plain.len());
+            let most: Vec<u64> = plain
+                .chunks(RUN)
+                .map(|c| *c.iter().max().unwrap())
+                .collect();
+            assert_eq!(fast.most, most);
+        }
     }
 }

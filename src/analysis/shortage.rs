@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::k8s::object::{Body, Object};
+use crate::k8s::types::LabelMap;
 use crate::report::*;
 use crate::util::sum::{self, Named, Overflow};
 use crate::workload::Workload;
@@ -50,21 +51,34 @@ pub(super) fn shortage(
         sum::sum(pending.iter().map(|p| p.gpus.whole)).named(FLEET, "GPUs pending")?;
 
     let mut unplaceable = Vec::new();
+    // A shared claim waits for a node of its own: it names none.
+    let none = LabelMap::new();
+    // The fewest GPUs a pod of each node selector found no room for: room only shrinks here, so a
+    // pod of that selector asking as many finds none either (tens of thousands of pending pods on
+    // a full fleet are not each tried on every node).
+    let mut no_room: HashMap<&LabelMap, u64> = HashMap::new();
     for p in &pending {
         let Some(o) = objects.get(p.object) else {
             continue;
         };
-        // A shared claim waits for a node of its own: it names none.
-        let none = Default::default();
         let selector = match &o.body {
             Body::Pod(b) => &b.spec.node_selector,
             _ => &none,
         };
         let need = p.gpus.whole;
-        let best = free
-            .iter_mut()
-            .filter(|(n, f)| *f >= need && selector.iter().all(|(k, v)| n.labels.get(k) == Some(v)))
-            .min_by_key(|(_, f)| *f);
+        let best = match no_room.get(selector) {
+            Some(&n) if need >= n => None,
+            _ => free
+                .iter_mut()
+                .filter(|(n, f)| {
+                    *f >= need && selector.iter().all(|(k, v)| n.labels.get(k) == Some(v))
+                })
+                .min_by_key(|(_, f)| *f),
+        };
+        if best.is_none() {
+            let n = no_room.entry(selector).or_insert(need);
+            *n = (*n).min(need);
+        }
         match best {
             // `best` has at least `need` free.
             Some((_, f)) => *f = f.saturating_sub(need),
