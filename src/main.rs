@@ -38,7 +38,7 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 /// of a 100,000-pod inventory by half or more and kept a 10,000-pod YAML read below its file's
 /// size. Memory freed is given back to the OS after 1 ms, not 10: a read frees its growing
 /// buffers and vectors while it allocates the objects that follow, and with the default delay
-/// the pages it freed were still held when its peak came (100,000 pods: 215 MB peak, 166 MB with
+/// the pages it freed were still held when its peak came (100,000 pods: 210 MiB peak, 163 MiB with
 /// this, the same time). Runs before `main`, ahead of the first arena, from Linux's ELF
 /// initialisers (elsewhere mimalloc keeps its defaults).
 #[cfg(target_os = "linux")]

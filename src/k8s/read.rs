@@ -136,23 +136,22 @@ pub fn read_snapshot(path: &Path) -> Result<Snapshot, Error> {
         path: path.to_path_buf(),
         source,
     };
-    let stdin;
-    let (mut input, size) = if path == Path::new("-") {
-        // Standard input cannot be read twice, and telling JSON from YAML may take two reads.
-        let mut text = Vec::new();
-        io::stdin()
-            .lock()
-            .read_to_end(&mut text)
-            .map_err(read_err)?;
-        stdin = text;
-        let size = u64::try_from(stdin.len()).ok();
-        (Input::Bytes(&stdin), size)
+    // Standard input, a pipe (`--snapshot <(kubectl get pods -o json)`) or a device can be read
+    // neither twice nor at an offset, and telling JSON from YAML may take two reads: they are read
+    // whole first. A file is read where it lies.
+    let read = if path == Path::new("-") {
+        read_whole(io::stdin().lock(), &name).map_err(read_err)?
     } else {
         let f = File::open(path).map_err(read_err)?;
-        let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-        (Input::File(f), size)
+        match f.metadata() {
+            Ok(m) if m.is_file() => {
+                let size = m.len();
+                read_from(&mut Input::File(f), &name, Some(size))
+            }
+            _ => read_whole(f, &name).map_err(read_err)?,
+        }
     };
-    let (objects, meta) = read_from(&mut input, &name, size).map_err(|e| match e {
+    let (objects, meta) = read.map_err(|e| match e {
         ReadError::Io(source) => read_err(source),
         ReadError::Input(e) => Error::Input(e),
     })?;
@@ -168,6 +167,17 @@ pub fn read_snapshot(path: &Path) -> Result<Snapshot, Error> {
         objects,
         meta: SnapshotMeta::from_annotations(&meta),
     })
+}
+
+/// The objects of what `r` holds, read whole first.
+fn read_whole(
+    mut r: impl Read,
+    name: &Arc<str>,
+) -> io::Result<Result<(Vec<Object>, Labels), ReadError>> {
+    let mut text = Vec::new();
+    r.read_to_end(&mut text)?;
+    let size = u64::try_from(text.len()).ok();
+    Ok(read_from(&mut Input::Bytes(&text), name, size))
 }
 
 /// Reads every object from a string (manifests already in memory, tests).

@@ -181,6 +181,52 @@ fn snapshot_from_standard_input() {
     assert_eq!(r["incomplete"][0]["resource"], "nodes");
 }
 
+/// A pipe (`--snapshot <(kubectl get pods -o json)`) is read as standard input is: whole, once.
+#[cfg(unix)]
+#[test]
+fn snapshot_from_a_pipe() {
+    let text = std::fs::read(fixture("tests/fixtures/split-pods.json")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("pods.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let writer = {
+        let (fifo, text) = (fifo.clone(), text.clone());
+        std::thread::spawn(move || std::fs::write(fifo, text).unwrap())
+    };
+    let piped = gpuledger(&root())
+        .args(["inventory", "--format", "json", "--snapshot"])
+        .arg(&fifo)
+        .output()
+        .unwrap();
+    writer.join().unwrap();
+    let stdin = gpuledger(&root())
+        .args(["inventory", "--snapshot", "-", "--format", "json"])
+        .write_stdin(text)
+        .output()
+        .unwrap();
+    assert_eq!(
+        piped.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    let figures = |out: &[u8]| {
+        let mut r: serde_json::Value = serde_json::from_slice(out).unwrap();
+        r["provenance"] = serde_json::Value::Null;
+        r["reported_at"] = serde_json::Value::Null;
+        r
+    };
+    assert_eq!(figures(&piped.stdout)["fleet"]["gpus"]["requested"], 10);
+    assert_eq!(
+        figures(&piped.stdout)["fleet"],
+        figures(&stdin.stdout)["fleet"]
+    );
+}
+
 #[test]
 fn help_snapshots() {
     for (name, args) in [
