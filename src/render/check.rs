@@ -386,8 +386,13 @@ fn intent(outer: &mut Doc, c: &Check, links: &Links) {
         d.paragraph(
             Text::new()
                 .strong(format!(
-                    "{} declare no intent",
-                    count(crate::util::sum::count(names.len()), "workload")
+                    "{} {} no intent",
+                    count(crate::util::sum::count(names.len()), "workload"),
+                    if names.len() == 1 {
+                        "declares"
+                    } else {
+                        "declare"
+                    }
                 ))
                 .plain(format!(
                     " (gpuledger.io/deadline, runtime, interruptible, latency-objective, …): {shown}{more}."

@@ -250,8 +250,8 @@ impl ModelFit {
         !self.fits && self.after > self.now
     }
 
-    /// `needs 24 NVIDIA-H100-80GB-HBM3 of 16 placeable (now 8)`, `… of 0 placeable: no node read
-    /// has that model`.
+    /// `needs 24 NVIDIA-H100-80GB-HBM3 of 16 placeable, now 8`, `… of 0 placeable, now 0: no node
+    /// read has that model` (it is said inside parentheses).
     pub fn phrase(&self) -> String {
         let none = if self.nodes == 0 {
             ": no node read has that model"
@@ -259,7 +259,7 @@ impl ModelFit {
             ""
         };
         format!(
-            "needs {} {} of {} placeable (now {}){none}",
+            "needs {} {} of {} placeable, now {}{none}",
             self.after, self.model, self.placeable, self.now
         )
     }
@@ -279,7 +279,7 @@ impl CapacityFit {
     }
 
     /// The check's summary clause: `; fits the fleet`, `; does NOT fit the placeable GPUs, and
-    /// makes it worse (needs 24 NVIDIA-H100-80GB-HBM3 of 16 placeable (now 8))` — a verdict only
+    /// makes it worse (needs 24 NVIDIA-H100-80GB-HBM3 of 16 placeable, now 8)` — a verdict only
     /// where the capacity gate is enabled (`gated`), else a note.
     pub fn clause(&self, gated: bool) -> String {
         let models: Vec<String> = self.models_over().map(ModelFit::phrase).collect();

@@ -136,6 +136,19 @@ fn intent_in_reports_and_the_lint_on_a_change() {
     let (code, j, _) = check("none");
     assert_eq!(code, 0);
     assert_eq!(j["check"]["intent"].as_array().unwrap().len(), 7);
+    // The comment says the one workload without intent in one line, in the singular.
+    let md = gpuledger(r.path())
+        .args([
+            "check", "--repo", ".", "--base", "main", "--head", "feature",
+        ])
+        .args(["--fail-on", "none", "--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&md.stdout);
+    assert!(
+        md.contains("**1 workload declares no intent** (gpuledger.io/deadline"),
+        "{md}"
+    );
 }
 
 #[test]

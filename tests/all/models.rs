@@ -122,8 +122,9 @@ fn a_change_past_one_models_placeable_fails_though_the_fleet_fits() {
         "{why}"
     );
     let summary = c["check"]["summary"].as_str().unwrap();
+    // Said inside the summary's parentheses, with none of its own.
     assert!(
-        summary.contains(&format!("needs 20 {H100} of 16 placeable")),
+        summary.contains(&format!("(needs 20 {H100} of 16 placeable, now 12)")),
         "{summary}"
     );
     // The markdown says it too.
@@ -144,7 +145,7 @@ fn a_change_past_one_models_placeable_fails_though_the_fleet_fits() {
         .unwrap();
     let md = String::from_utf8_lossy(&md.stdout);
     assert!(
-        md.contains(&format!("needs 20 {H100} of 16 placeable")),
+        md.contains(&format!("(needs 20 {H100} of 16 placeable, now 12)")),
         "{md}"
     );
 }
