@@ -3,7 +3,7 @@
 
 use gpuledger::analysis::drift::suggest_accept;
 use gpuledger::pipeline::{self, Context};
-use gpuledger::render::prometheus::{Options, exposition};
+use gpuledger::render::prometheus::{Options, exposition_of_cluster};
 use gpuledger::render::render_drift;
 
 use super::{Done, fleet_spec, signals};
@@ -30,7 +30,9 @@ pub fn run(args: &DriftArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         (Some(d), true, Some(today)) => suggest_accept(d, today),
         _ => match args.format.text() {
             Some(format) => render_drift(report, format, &args.output.style()),
-            None => exposition(report, Options::default()),
+            None => {
+                exposition_of_cluster(report, Options::default(), args.repo.at.cluster.as_deref())
+            }
         },
     };
     super::report(run, text, &args.output)

@@ -2,7 +2,7 @@
 //! their inputs are given), in the format asked — Prometheus's exposition included.
 
 use gpuledger::pipeline::{self, Context};
-use gpuledger::render::prometheus::{Options, exposition};
+use gpuledger::render::prometheus::{Options, exposition_of_cluster};
 use gpuledger::render::{render, render_nodes};
 
 use super::{Done, fleet_spec, signals};
@@ -26,11 +26,12 @@ pub fn run(args: &InventoryArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
     let text = match args.format.text() {
         Some(format) if spec.by_node => render_nodes(&run.report, format, &args.output.style()),
         Some(format) => render(&run.report, format, &args.output.style()),
-        None => exposition(
+        None => exposition_of_cluster(
             &run.report,
             Options {
                 workloads: args.workload_series,
             },
+            args.repo.at.cluster.as_deref(),
         ),
     };
     super::report(run, text, &args.output)

@@ -44,9 +44,8 @@ use gpuledger::pipeline::fleet::FleetSpec;
 use gpuledger::pipeline::input::{self, LiveSpec};
 use gpuledger::pipeline::{self, Context, Note};
 use gpuledger::render::prometheus::{
-    CONTENT_TYPE, Exposition, Family, Options, exposition_labelled,
+    CONTENT_TYPE, Exposition, Family, Options, cluster_label, exposition_labelled,
 };
-use gpuledger::report::Report;
 use gpuledger::util::date::Timestamp;
 
 /// What the server serves, shared by the refresh loop and the connections.
@@ -260,29 +259,6 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         notes: vec![Note::Say("stopped".into())],
         exit: Exit::Clean,
     })
-}
-
-/// The `cluster` label of every series, so that the exporters of several clusters can share one
-/// Prometheus: `--cluster`, else the kubeconfig context(s) the report read (several joined by `+`,
-/// in the order read). None in a pod: its context, `in-cluster`, names no cluster, and a label
-/// would stop the scraping Prometheus's external label `cluster` from naming it (external labels
-/// never replace a label a series has).
-fn cluster_label(flag: Option<&str>, report: &Report) -> Option<String> {
-    if let Some(name) = flag {
-        return Some(name.to_string());
-    }
-    let mut contexts: Vec<&str> = Vec::new();
-    for c in report
-        .provenance
-        .iter()
-        .flat_map(|p| &p.live)
-        .filter_map(|l| l.context.as_deref())
-    {
-        if c != "in-cluster" && !contexts.contains(&c) {
-            contexts.push(c);
-        }
-    }
-    (!contexts.is_empty()).then(|| contexts.join("+"))
 }
 
 /// SIGTERM (Kubernetes stopping the pod) and Ctrl-C, listened for from the start by a task of

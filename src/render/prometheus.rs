@@ -26,11 +26,6 @@ pub struct Options {
 /// The content type a scrape is answered with.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 
-/// The report as exposition text.
-pub fn exposition(r: &Report, opts: Options) -> String {
-    exposition_labelled(r, opts, Vec::new())
-}
-
 /// The report as exposition text, every sample carrying `labels` too ([`Exposition::labelled`]):
 /// `serve`'s `cluster`.
 pub fn exposition_labelled(
@@ -41,6 +36,40 @@ pub fn exposition_labelled(
     let mut out = Exposition::labelled(labels);
     families(&mut out, r, opts);
     out.finish()
+}
+
+/// The `cluster` label of every series, so that the exporters of several clusters can share one
+/// Prometheus (`serve` exports it; `inventory` and `drift` print the same): `--cluster`, else the
+/// kubeconfig context(s) the report read (several joined by `+`, in the order read). None in a
+/// pod: its context, `in-cluster`, names no cluster, and a label would stop the scraping
+/// Prometheus's external label `cluster` from naming it (external labels never replace a label a
+/// series has). None from a snapshot file, which names no context.
+pub fn cluster_label(flag: Option<&str>, report: &Report) -> Option<String> {
+    if let Some(name) = flag {
+        return Some(name.to_string());
+    }
+    let mut contexts: Vec<&str> = Vec::new();
+    for c in report
+        .provenance
+        .iter()
+        .flat_map(|p| &p.live)
+        .filter_map(|l| l.context.as_deref())
+    {
+        if c != "in-cluster" && !contexts.contains(&c) {
+            contexts.push(c);
+        }
+    }
+    (!contexts.is_empty()).then(|| contexts.join("+"))
+}
+
+/// The report as exposition text, every sample carrying its `cluster` label when it has one
+/// ([`cluster_label`]): what `serve` exports, as `inventory` and `drift` print it.
+pub fn exposition_of_cluster(r: &Report, opts: Options, cluster: Option<&str>) -> String {
+    let labels = cluster_label(cluster, r)
+        .map(|c| ("cluster", c))
+        .into_iter()
+        .collect();
+    exposition_labelled(r, opts, labels)
 }
 
 /// A count as a sample value. GPU counts are far below 2^53, where f64 stops being exact.

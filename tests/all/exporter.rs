@@ -194,24 +194,58 @@ fn unknown_figures_have_no_sample_when_pods_are_forbidden() {
     assert_eq!(out.status.code(), Some(2));
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(promtool(&text), "");
+    // Every series carries the cluster, named by the kubeconfig context read, as serve's do.
     let s = samples(&text);
-    assert_eq!(s["gpuledger_report_complete"], 0.0);
+    assert!(
+        s.keys().all(|k| k.contains("{cluster=\"emulator\"")),
+        "{text}"
+    );
+    assert_eq!(s["gpuledger_report_complete{cluster=\"emulator\"}"], 0.0);
     assert_eq!(
-        s["gpuledger_report_incomplete_input{resource=\"pods\"}"],
+        s["gpuledger_report_incomplete_input{cluster=\"emulator\",resource=\"pods\"}"],
         1.0
     );
-    assert_eq!(s["gpuledger_fleet_gpus{tier=\"placeable\"}"], 503.0);
+    assert_eq!(
+        s["gpuledger_fleet_gpus{cluster=\"emulator\",tier=\"placeable\"}"],
+        503.0
+    );
     for never_zero in [
-        "gpuledger_fleet_gpus{tier=\"requested\"}",
-        "gpuledger_fleet_gpus{tier=\"pending\"}",
-        "gpuledger_fleet_utilisation_ratio",
+        "gpuledger_fleet_gpus{cluster=\"emulator\",tier=\"requested\"}",
+        "gpuledger_fleet_gpus{cluster=\"emulator\",tier=\"pending\"}",
+        "gpuledger_fleet_utilisation_ratio{cluster=\"emulator\"}",
     ] {
         assert!(
             !s.contains_key(never_zero),
             "{never_zero} is unknown, not a value"
         );
     }
-    assert_eq!(s["gpuledger_unknown{field=\"fleet.gpus.requested\"}"], 1.0);
+    assert_eq!(
+        s["gpuledger_unknown{cluster=\"emulator\",field=\"fleet.gpus.requested\"}"],
+        1.0
+    );
+}
+
+/// A snapshot file names no cluster: its series have no `cluster` label unless `--cluster` gives
+/// one, and then every series has it.
+#[test]
+fn the_cluster_label_comes_from_the_flag_for_a_snapshot_file() {
+    let (code, text) = exposition(&DEMO);
+    assert_eq!(code, 0);
+    // (A Dynamo graph's own `cluster` is empty where its manifest names none.)
+    let named = text
+        .match_indices("cluster=\"")
+        .filter(|(i, m)| !text[i + m.len()..].starts_with('"'))
+        .count();
+    assert_eq!(named, 0, "{text}");
+    let (code, text) = exposition(&[&DEMO[..], &["--cluster", "east"]].concat());
+    assert_eq!(code, 0);
+    assert_eq!(promtool(&text), "", "{text}");
+    let s = samples(&text);
+    assert!(s.keys().all(|k| k.contains("{cluster=\"east\"")), "{text}");
+    assert_eq!(
+        s["gpuledger_fleet_gpus{cluster=\"east\",tier=\"placeable\"}"],
+        503.0
+    );
 }
 
 #[test]
