@@ -24,7 +24,7 @@ use std::thread::ScopedJoinHandle;
 use serde::de::DeserializeSeed;
 
 use super::document::{self, BOM, Deferred, DocumentReader, ListItem, append, keep_meta};
-use super::json_window::{Source, Window, names_itself};
+use super::json_window::{Source, Window, blanks, names_itself};
 use super::object::Object;
 use super::session::{Session, Trimmed};
 use super::text::Labels;
@@ -439,7 +439,7 @@ fn first_item(text: &[u8]) -> Option<usize> {
     loop {
         i += memchr::memchr(b',', text.get(i..)?)? + 1;
         let after = text.get(i..)?;
-        let open = after.len() - after.trim_ascii_start().len();
+        let open = blanks(after);
         if after.get(open) != Some(&b'{') {
             continue;
         }

@@ -179,7 +179,7 @@ fn string_end(text: &[u8], open: usize) -> Option<usize> {
 }
 
 /// How many JSON blanks `text` starts with.
-fn blanks(text: &[u8]) -> usize {
+pub(super) fn blanks(text: &[u8]) -> usize {
     text.len() - text.trim_ascii_start().len()
 }
 

@@ -225,19 +225,18 @@ impl Input<'_> {
     /// ([`super::json`]), and, when that meets anything it does not expect, again from the start
     /// by serde_json's streaming reader, which says what is wrong and where. The streaming reader
     /// gets a reader of its concrete type: serde_json reads byte by byte, and through a
-    /// `dyn BufRead` every byte is a call the compiler cannot inline.
+    /// `dyn BufRead` every byte is a call the compiler cannot inline. `size` is the input's, as
+    /// [`read_from`] was given it.
     fn json(
         &mut self,
         file: &str,
+        size: Option<u64>,
         session: &mut Session,
     ) -> Result<(Vec<Object>, Labels), JsonFailure> {
         let io = |e| JsonFailure::Read(ReadError::Io(e));
         let fast = match self {
-            Input::Bytes(b) => super::json::read_stream(*b, u64::try_from(b.len()).ok(), session),
-            Input::File(f) => {
-                let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
-                super::json::read_stream(&*f, size, session)
-            }
+            Input::Bytes(b) => super::json::read_stream(*b, size, session),
+            Input::File(f) => super::json::read_stream(&*f, size, session),
         }
         .map_err(io)?;
         if let Some(found) = fast {
@@ -316,7 +315,7 @@ fn read_from(
     let mut session = Session::new();
     let (mut objects, meta) =
         if opens_like_json(&mut input.reader().map_err(ReadError::Io)?).map_err(ReadError::Io)? {
-            let json = input.json(file, &mut session);
+            let json = input.json(file, size, &mut session);
             match json {
                 Ok(objects) => objects,
                 Err(JsonFailure::Read(e)) => return Err(e),
