@@ -27,6 +27,7 @@ pub mod k8s;
 pub mod live;
 pub mod pipeline;
 pub mod plan;
+pub mod queues;
 pub mod render;
 pub mod report;
 pub mod util;

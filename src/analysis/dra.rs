@@ -108,7 +108,8 @@ pub fn fleet(
                 "GPUs requested through claims",
             ),
             PodState::Pending => (&mut f.pending_from_claims, "GPUs pending through claims"),
-            PodState::Terminal => continue,
+            // A queued pod's claims are not allocated: it holds nothing yet.
+            PodState::Queued | PodState::Terminal => continue,
         };
         sum::add_to(slot, h.from_claims).named(FLEET, what)?;
         for (class, n) in &h.other {

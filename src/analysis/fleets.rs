@@ -17,6 +17,7 @@ fn worst(a: ShortageKind, b: ShortageKind) -> ShortageKind {
         ShortageKind::Unknown => 4,
         ShortageKind::Capacity => 3,
         ShortageKind::Placement => 2,
+        ShortageKind::Quota => 2,
         ShortageKind::Fits => 1,
         ShortageKind::None => 0,
     };
@@ -51,6 +52,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         unplaceable: Vec::new(),
         summary: String::new(),
         next_step: None,
+        quota: None,
     };
     let mut summaries = Vec::new();
     let (mut namespaces, mut workloads, mut graphs, mut routes, mut unattributed) =
@@ -66,6 +68,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
     let mut unknown_gpus = Vec::new();
     let mut models: BTreeMap<String, ModelRow> = BTreeMap::new();
     let mut dra = None;
+    let mut queues = Vec::new();
 
     for (name, r) in reports {
         let f = &r.fleet;
@@ -81,6 +84,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         add(&mut gpus.placeable, f.gpus.placeable, "placeable GPUs")?;
         add(&mut gpus.requested, f.gpus.requested, "GPUs requested")?;
         add(&mut gpus.pending, f.gpus.pending, "GPUs pending")?;
+        add(&mut gpus.queued, f.gpus.queued, "GPUs queued")?;
         gpus.used = add_opt(gpus.used, f.gpus.used, "GPUs used")?;
         equivalents = equivalents.zip(f.gpu_equivalents_used).map(|(a, b)| a + b);
         // Every cluster's reason, not the last one's.
@@ -122,7 +126,9 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 placeable: 0,
                 requested: 0,
                 pending: 0,
+                queued: 0,
             });
+            add(&mut e.queued, m.queued, "GPUs queued")?;
             add(&mut e.nodes, m.nodes, "GPU nodes")?;
             add(&mut e.capacity, m.capacity, "GPU capacity")?;
             add(&mut e.allocatable, m.allocatable, "allocatable GPUs")?;
@@ -178,6 +184,10 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
             g.cluster = Some(name.clone());
             graphs.push(g);
         }
+        queues.extend(r.queues.iter().cloned().map(|mut q| {
+            q.queue = format!("{name}/{}", q.queue);
+            q
+        }));
         routes.extend(r.routes.iter().cloned().map(|mut x| {
             x.objects = x.objects.iter().map(|o| format!("{name}/{o}")).collect();
             x
@@ -187,6 +197,8 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 name: t.name.clone(),
                 gpus_requested: 0,
                 gpus_pending: 0,
+                gpus_queued: 0,
+                queues: None,
                 gpus_used: Some(0),
                 gpu_equivalents_used: Some(0.0),
                 gpus_declared: Some(0),
@@ -200,6 +212,8 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
             });
             add(&mut e.gpus_requested, t.gpus_requested, "GPUs requested")?;
             add(&mut e.gpus_pending, t.gpus_pending, "GPUs pending")?;
+            add(&mut e.gpus_queued, t.gpus_queued, "GPUs queued")?;
+            e.queues = super::queues::merge_tenant(e.queues.take(), t.queues.as_ref(), &name);
             e.gpus_used = add_opt(e.gpus_used, t.gpus_used, "GPUs used")?;
             e.gpu_equivalents_used = e
                 .gpu_equivalents_used
@@ -335,6 +349,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
         graphs,
         routes,
         idle,
+        queues,
         clusters,
         drift: None,
         cost: None,

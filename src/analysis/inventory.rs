@@ -107,19 +107,32 @@ pub fn report(
                     .named(format_args!("GPU model {model}"), "GPUs pending")?;
                 }
             }
-            PodState::Terminal => {}
+            // Queued GPUs are counted per workload below: a job waiting for quota has no pod.
+            PodState::Queued | PodState::Terminal => {}
         }
+    }
+    for w in &workloads.list {
+        sum::add_to(&mut gpus.queued, w.queued.whole).named(FLEET, "GPUs queued")?;
     }
 
     let mut shortage =
         super::shortage::shortage(objects, nodes, &on_node, &workloads.pods, &workloads.list)?;
     shortage.next_step = super::placement::next_step(fleet, &shortage.unplaceable);
-    let models = nodes::models(nodes, &on_node, &pending_by_model)?;
+    let mut models = nodes::models(nodes, &on_node, &pending_by_model)?;
+    let queued_by_model = super::queues::queued_by_model(fleet);
+    for m in &mut models {
+        m.queued = queued_by_model.get(&m.model).copied().unwrap_or(0);
+    }
+    super::queues::diagnose(fleet, &mut shortage, &models, &queued_by_model, gpus.queued);
 
     // Workload rows.
     let rows: Vec<WorkloadRow> = fleet
         .each()
-        .map(|(_, w, a)| workload_row(w, a))
+        .map(|(i, w, a)| {
+            let mut row = workload_row(w, a)?;
+            row.queue = fleet.queues.waits.get(&i).and_then(|q| q.queue.clone());
+            Ok(row)
+        })
         .collect::<Result<_, Overflow>>()?;
 
     // Namespaces.
@@ -134,7 +147,8 @@ pub fn report(
         .collect();
     let top3_share = order_namespaces(&mut namespaces)?;
 
-    let tenant_rows = tenant_rows(&rows, gpus.requested, &routes.per_tenant, tenants)?;
+    let mut tenant_rows = tenant_rows(&rows, gpus.requested, &routes.per_tenant, tenants)?;
+    super::queues::tenant_columns(&mut tenant_rows, &fleet.queues, &fleet.admission);
     let product_lines = product_line_rows(&rows, gpus.requested)?;
 
     // A row is large: the order is found on references, and each row moves once.
@@ -183,7 +197,10 @@ pub fn report(
         .unwrap_or_default();
     let dra = super::dra::fleet(objects, nodes, workloads, &mut unknown)?;
     let utilisation = ratio(gpus.requested, gpus.placeable);
-    let nearly_full = nearly_full(utilisation, &tenant_rows, cfg.tenancy.contacts_above);
+    let mut nearly_full = nearly_full(utilisation, &tenant_rows, cfg.tenancy.contacts_above);
+    if let Some(n) = &mut nearly_full {
+        n.borrowing = fleet.queues.borrowing.clone();
+    }
 
     let mut report = Report {
         schema: SCHEMA,
@@ -225,6 +242,7 @@ pub fn report(
         graphs,
         routes: routes.rows.clone(),
         idle,
+        queues: fleet.queues.rows.clone(),
         clusters: Vec::new(),
         drift: None,
         cost: None,
@@ -264,6 +282,7 @@ pub fn nearly_full(
                 contacts: t.contacts.clone(),
             })
             .collect(),
+        borrowing: Vec::new(),
     })
 }
 
@@ -303,6 +322,8 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
         product_line: a.product_line.clone(),
         gpus: w.requested.whole,
         gpus_pending: w.pending.whole,
+        gpus_queued: w.queued.whole,
+        queue: None,
         gpus_declared: w.shape.declared().named(&w.id, "the GPUs it declares")?,
         roles: w.shape.roles.clone(),
         shape: shape_text(&w.shape),
@@ -360,6 +381,7 @@ fn tenant_rows(
         used_unknown: bool,
         req: u64,
         pend: u64,
+        queued: u64,
         declared: u64,
         /// A workload's declared GPUs are unknown: so are the tenant's.
         declared_unknown: bool,
@@ -373,6 +395,7 @@ fn tenant_rows(
         let tenant = format_args!("tenant {}", w.tenant);
         sum::add_to(&mut a.req, w.gpus).named(tenant, "GPUs requested")?;
         sum::add_to(&mut a.pend, w.gpus_pending).named(tenant, "GPUs pending")?;
+        sum::add_to(&mut a.queued, w.gpus_queued).named(tenant, "GPUs queued")?;
         match w.gpus_declared {
             Some(d) => sum::add_to(&mut a.declared, d).named(tenant, "GPUs declared")?,
             None => a.declared_unknown = true,
@@ -393,6 +416,8 @@ fn tenant_rows(
             name: name.to_string(),
             gpus_requested: a.req,
             gpus_pending: a.pend,
+            gpus_queued: a.queued,
+            queues: None,
             gpus_used: a.used.filter(|_| !a.used_unknown),
             gpu_equivalents_used: a.equivalents.filter(|_| !a.used_unknown),
             gpus_declared: Some(a.declared).filter(|_| !a.declared_unknown),

@@ -50,6 +50,10 @@ pub struct LiveFleet<'a> {
     pub used_unknown: Option<String>,
     /// What the input did not hold ([`LiveFleet::unread`]).
     pub unread: Unread,
+    /// The admission queues and what waits in them (Kueue, KAI Scheduler).
+    pub admission: crate::queues::Admission,
+    /// Where each workload's queued GPUs wait, the queue rows and each tenant's quota.
+    pub queues: super::queues::QueueFigures,
 }
 
 /// What the fleet knows of one workload besides its shape and pods.
@@ -95,7 +99,7 @@ impl<'a> LiveFleet<'a> {
         };
         let tenancy = Resolver::new(&cfg.tenancy, objects);
         let routes = exposure::public_routes(objects, cfg, &mut workloads, &tenancy)?;
-        let owner_of = objects
+        let owner_of: Vec<Option<usize>> = objects
             .iter()
             .enumerate()
             .map(|(i, o)| {
@@ -123,7 +127,17 @@ impl<'a> LiveFleet<'a> {
                         .map(|u| u.per_workload.get(&i).copied().unwrap_or_default()),
                 )
             })
-            .collect();
+            .collect::<Vec<About>>();
+        let admission = crate::queues::Admission::read(objects);
+        let tenants: Vec<String> = about.iter().map(|a| a.tenant.clone()).collect();
+        let queues = super::queues::figures(
+            &admission,
+            objects,
+            &workloads.list,
+            &tenants,
+            &owner_of,
+            &tenancy,
+        );
         Ok(LiveFleet {
             objects,
             nodes,
@@ -136,6 +150,8 @@ impl<'a> LiveFleet<'a> {
             metrics_source,
             used_unknown,
             unread: Unread::default(),
+            admission,
+            queues,
         })
     }
 

@@ -20,6 +20,7 @@ pub mod pins;
 pub mod placement;
 pub mod plan;
 pub mod projection;
+pub mod queues;
 pub mod routes_change;
 mod shortage;
 pub mod tenancy;

@@ -148,6 +148,7 @@ pub fn models(
             placeable: 0,
             requested: 0,
             pending: pending.get(model).copied().unwrap_or(0),
+            queued: 0,
         });
         let named = format_args!("GPU model {model}");
         e.nodes = sum::add(e.nodes, 1).named(named, "GPU nodes")?;

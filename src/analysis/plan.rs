@@ -13,11 +13,8 @@
 //!
 //! Pure: objects and report rows in, planner jobs out. The planner itself is [`crate::plan`].
 
-use std::collections::HashMap;
-
 use crate::config::Config;
 use crate::intent::{Deadline, WorkClass};
-use crate::k8s::object::{Body, Kind, Object};
 use crate::plan::{Job, Pool};
 use crate::report::{DesiredWorkloadRow, WorkloadRow};
 use crate::util::sum::{self, Named, Overflow};
@@ -137,59 +134,36 @@ pub struct Waiting {
     pub other_queues: usize,
 }
 
-/// What Kueue says of one workload: its Workload's LocalQueue and whether it holds quota.
-struct KueueState<'a> {
-    local_queue: Option<&'a str>,
-    admitted: bool,
-}
-
-/// The batch workloads of `objects` that hold no GPU yet — suspended Jobs (Kueue holds a job
-/// suspended until it admits it), Jobs whose pods all wait for a node, and the roots of Kueue
-/// Workloads not yet admitted — each planned from its intent as in Git ([`job_of`]). A workload
-/// whose Kueue Workload holds quota (`QuotaReserved` or `Admitted`) is about to start and is
-/// already in the queue's usage, so it is not waiting. With `queue`, only the work whose
-/// LocalQueue (the Workload's `spec.queueName`, else the `kueue.x-k8s.io/queue-name` label) points
-/// to that ClusterQueue is kept, and the rest is counted.
-///
-/// Kueue's field and condition names: `apis/kueue/v1beta1/workload_types.go` (and v1beta2):
-/// `spec.queueName`, conditions `QuotaReserved`, `Admitted`, `Finished`; `apis/kueue/v1beta1/
-/// localqueue_types.go`: `spec.clusterQueue`.
+/// The batch workloads of the live fleet that hold no GPU yet — suspended Jobs (Kueue holds a job
+/// suspended until it admits it), Jobs whose pods all wait for a node or for quota, and the roots
+/// of Kueue Workloads not yet admitted — each planned from its intent as in Git ([`job_of`]). A
+/// workload whose Kueue Workload holds quota is about to start and is already in the queue's
+/// usage, so it is not waiting. With `queue`, only the work whose queue is that ClusterQueue (as
+/// the inventory reads it: its Workload's LocalQueue, else its `kueue.x-k8s.io/queue-name`
+/// label) is kept, and the rest is counted.
 pub fn waiting(
     fleet: &LiveFleet<'_>,
     cfg: &Config,
     now_s: i64,
     queue: Option<&str>,
 ) -> Result<Waiting, Overflow> {
-    let objects = fleet.objects;
     // The inventory's own rows of the same fleet model: the waiting work is what it counts.
     let report = super::inventory::report(fleet, cfg, vec![])?;
-    let kueue = kueue_states(objects);
-    let cluster_queue_of = |ns: &str, local: &str| -> Option<&str> {
-        objects.iter().find_map(|o| {
-            let Body::WithStatus(spec, _) = &o.body else {
-                return None;
-            };
-            (o.typed_kind() == Kind::LocalQueue
-                && o.meta.namespace.as_deref() == Some(ns)
-                && o.meta.name == local)
-                .then(|| spec["clusterQueue"].as_str())
-                .flatten()
-        })
-    };
     let mut out = Waiting::default();
     for w in &report.workloads {
         if w.intent_facts.class != WorkClass::Batch || w.intent_facts.cron || w.pods_bound > 0 {
             continue;
         }
-        let key = (w.namespace.as_str(), w.kind.as_str(), w.name.as_str());
-        let state = kueue.get(&key);
-        if state.is_some_and(|s| s.admitted) {
+        let id = crate::workload::WorkloadId::new(&w.namespace, &w.api_group, &w.kind, &w.name);
+        let i = fleet.find(&id);
+        if i.is_some_and(|i| fleet.queues.reserved.contains(&i)) {
             continue;
         }
         if let Some(q) = queue {
-            let label = root_label(objects, key, QUEUE_LABEL);
-            let local = state.and_then(|s| s.local_queue).or(label);
-            if local.and_then(|l| cluster_queue_of(&w.namespace, l)) != Some(q) {
+            let in_queue = i
+                .and_then(|i| fleet.queues.waits.get(&i))
+                .and_then(|x| x.queue.as_deref());
+            if in_queue != Some(q) {
                 out.other_queues += 1;
                 continue;
             }
@@ -201,56 +175,4 @@ pub fn waiting(
         }
     }
     Ok(out)
-}
-
-/// The label a Kueue-managed job names its LocalQueue with.
-const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
-
-fn root_label<'a>(
-    objects: &'a [Object],
-    (ns, kind, name): (&str, &str, &str),
-    key: &str,
-) -> Option<&'a str> {
-    objects
-        .iter()
-        .find(|o| o.meta.namespace.as_deref() == Some(ns) && o.kind == kind && o.meta.name == name)
-        .and_then(|o| o.meta.labels.get(key))
-        .map(crate::k8s::types::Text::as_str)
-}
-
-/// Each Kueue Workload's state, keyed by the object that owns it (namespace, kind, name).
-fn kueue_states(objects: &[Object]) -> HashMap<(&str, &str, &str), KueueState<'_>> {
-    let mut out = HashMap::new();
-    for o in objects {
-        let Body::WithStatus(spec, status) = &o.body else {
-            continue;
-        };
-        if o.typed_kind() != Kind::KueueWorkload {
-            continue;
-        }
-        let Some(ns) = o.meta.namespace.as_deref() else {
-            continue;
-        };
-        let holds = |t: &str| {
-            status["conditions"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .any(|c| c["type"] == t && c["status"] == "True")
-        };
-        let state = KueueState {
-            local_queue: spec["queueName"].as_str().filter(|q| !q.is_empty()),
-            admitted: holds("QuotaReserved") || holds("Admitted"),
-        };
-        if holds("Finished") {
-            continue;
-        }
-        for owner in &o.meta.owner_references {
-            out.insert(
-                (ns, owner.kind.as_str(), owner.name.as_str()),
-                KueueState { ..state },
-            );
-        }
-    }
-    out
 }

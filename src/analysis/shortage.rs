@@ -128,5 +128,6 @@ pub(super) fn shortage(
         unplaceable,
         summary,
         next_step: None,
+        quota: None,
     })
 }

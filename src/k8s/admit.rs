@@ -70,6 +70,11 @@ pub(super) fn body(b: &mut Body, s: &mut Session) {
         Body::DynamoGraph(d) => dynamo(d, s),
         Body::InferenceService(i) => inference_service(i, s),
         Body::Service(v) => service(v, s),
+        Body::KueueWorkload(w) => {
+            for p in &mut w.spec.pod_sets {
+                template(&mut p.template, s);
+            }
+        }
         Body::Node(_)
         | Body::Ingress(_)
         | Body::HttpRoute(_)
@@ -78,6 +83,7 @@ pub(super) fn body(b: &mut Body, s: &mut Session) {
         | Body::ClaimTemplate(_)
         | Body::DeviceClass(_)
         | Body::Slice(_)
+        | Body::PodGroup(_)
         | Body::Raw(_)
         | Body::WithStatus(..)
         | Body::None => {}

@@ -15,6 +15,7 @@ mod json;
 mod json_window;
 pub mod object;
 pub mod quantity;
+pub mod queue;
 pub mod read;
 pub mod session;
 mod text;

@@ -12,6 +12,7 @@ use serde::Deserialize;
 use serde::de::{Deserializer, IgnoredAny};
 
 use super::dra::{ClaimBody, ClaimTemplateSpec, DeviceClassSpec, SliceSpec};
+use super::queue::{KueueWorkloadBody, PodGroupBody};
 use super::types::*;
 
 /// Where an object came from: a file (and line, when the format tells it) or a cluster resource.
@@ -57,13 +58,23 @@ pub enum Kind {
     FluxKustomization,
     HelmRelease,
     GitRepository,
-    /// A Kueue ClusterQueue: its GPU quota is a pool for the planner (spec and status as JSON).
+    /// Admission (`crate::queues`). A Kueue ClusterQueue: quota per flavor, and its usage. Queues,
+    /// cohorts and flavors are few: spec and status are kept as JSON.
     ClusterQueue,
-    /// A Kueue LocalQueue: the namespace's door to a ClusterQueue (spec and status as JSON).
+    /// A Kueue LocalQueue: the namespace's door to a ClusterQueue.
     LocalQueue,
-    /// A Kueue Workload: a job's claim on quota, admitted or waiting (spec and status as JSON).
-    /// Its pod sets repeat the job's pods, so it is never a GPU workload of its own.
+    /// A Kueue Cohort (v1beta2): ClusterQueues that lend to each other, with quota of its own.
+    Cohort,
+    /// A Kueue ResourceFlavor: its node labels say which GPU model a flavor is.
+    ResourceFlavor,
+    /// A KAI Scheduler Queue (`scheduling.run.ai`): GPU quota, limit and parent queue.
+    KaiQueue,
+    /// A Kueue Workload: a job's claim on quota, admitted or waiting (a lean typed body: a fleet
+    /// holds one per job). Its pod sets repeat the job's pods, so it is never a GPU workload of its
+    /// own.
     KueueWorkload,
+    /// A KAI PodGroup: a job's pods as KAI schedules them, from a queue (lean typed body).
+    PodGroup,
     /// Dynamic Resource Allocation (`resource.k8s.io`, any served version): claims and their
     /// templates are GPU demand, device classes say what a claim asks for, and slices are the
     /// devices the drivers publish (supply).
@@ -106,6 +117,10 @@ impl Kind {
             ("kueue.x-k8s.io", "ClusterQueue") => Kind::ClusterQueue,
             ("kueue.x-k8s.io", "LocalQueue") => Kind::LocalQueue,
             ("kueue.x-k8s.io", "Workload") => Kind::KueueWorkload,
+            ("kueue.x-k8s.io", "Cohort") => Kind::Cohort,
+            ("kueue.x-k8s.io", "ResourceFlavor") => Kind::ResourceFlavor,
+            ("scheduling.run.ai", "Queue") => Kind::KaiQueue,
+            ("scheduling.run.ai", "PodGroup") => Kind::PodGroup,
             (super::dra::GROUP, "ResourceClaim") => Kind::ResourceClaim,
             (super::dra::GROUP, "ResourceClaimTemplate") => Kind::ResourceClaimTemplate,
             (super::dra::GROUP, "DeviceClass") => Kind::DeviceClass,
@@ -163,6 +178,8 @@ pub enum Body {
     ClaimTemplate(Box<ClaimTemplateSpec>),
     DeviceClass(Box<DeviceClassSpec>),
     Slice(Box<SliceSpec>),
+    KueueWorkload(Box<KueueWorkloadBody>),
+    PodGroup(Box<PodGroupBody>),
     /// The spec of a GitOps object (Argo CD, Flux), as JSON: its shape varies by version and it may
     /// carry arbitrary Helm values.
     Raw(serde_json::Value),
@@ -203,9 +220,13 @@ impl Body {
             // templates requesting GPUs in the rest, so a GPU workload of an unknown kind is
             // never silent.
             Kind::Other => Body::Raw(serde_json::Value::Null),
-            Kind::ClusterQueue | Kind::LocalQueue | Kind::KueueWorkload => {
-                Body::WithStatus(serde_json::Value::Null, serde_json::Value::Null)
-            }
+            Kind::KueueWorkload => Body::KueueWorkload(Box::default()),
+            Kind::PodGroup => Body::PodGroup(Box::default()),
+            Kind::ClusterQueue
+            | Kind::LocalQueue
+            | Kind::Cohort
+            | Kind::ResourceFlavor
+            | Kind::KaiQueue => Body::WithStatus(serde_json::Value::Null, serde_json::Value::Null),
             Kind::Namespace | Kind::Gateway | Kind::CustomResourceDefinition | Kind::List => {
                 Body::None
             }
@@ -235,6 +256,8 @@ impl Body {
             Body::ClaimTemplate(s) => **s = opt(d)?,
             Body::DeviceClass(s) => **s = opt(d)?,
             Body::Slice(s) => **s = opt(d)?,
+            Body::KueueWorkload(b) => b.spec = opt(d)?,
+            Body::PodGroup(b) => b.spec = opt(d)?,
             Body::Raw(v) | Body::WithStatus(v, _) => *v = serde_json::Value::deserialize(d)?,
             Body::None => {
                 IgnoredAny::deserialize(d)?;
@@ -249,6 +272,8 @@ impl Body {
             Body::Node(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
             Body::Job(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
             Body::Claim(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
+            Body::KueueWorkload(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
+            Body::PodGroup(b) => b.status = Option::deserialize(d)?.unwrap_or_default(),
             Body::WithStatus(_, v) => *v = serde_json::Value::deserialize(d)?,
             _ => {
                 IgnoredAny::deserialize(d)?;

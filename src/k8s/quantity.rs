@@ -54,6 +54,12 @@ impl Quantity {
         u64::try_from(self.nanos / NANO).ok()
     }
 
+    /// The value as a float (a KAI queue's fractional GPUs: `0.5`, `1500m`).
+    #[allow(clippy::cast_precision_loss)]
+    pub fn as_f64(&self) -> f64 {
+        self.nanos as f64 / NANO as f64
+    }
+
     /// Parses the quantity grammar of `k8s.io/apimachinery/pkg/api/resource`:
     /// `<sign><digits>[.<digits>]<suffix>` where the suffix is a binary SI suffix (`Ki`…`Ei`), a
     /// decimal SI suffix (`n u m "" k M G T P E`) or a decimal exponent (`e3`, `E-2`).

@@ -137,6 +137,29 @@ pub struct PodSpec {
     /// Where the pod may run: only the required node affinity is read (which GPU model a
     /// workload names, [`crate::analysis::pins`]).
     pub affinity: Option<Affinity>,
+    /// Held by Kueue's scheduling gate (`spec.schedulingGates` naming
+    /// [`ADMISSION_GATE`]): the pod waits for its queue's quota, not for a node.
+    #[serde(rename = "schedulingGates", deserialize_with = "admission_gated")]
+    pub admission_gated: bool,
+}
+
+/// The scheduling gate Kueue puts on the pods it manages until their workload is admitted
+/// (kueue `pkg/controller/jobs/pod/constants`: `SchedulingGateName`).
+pub const ADMISSION_GATE: &str = "kueue.x-k8s.io/admission";
+
+/// Whether `spec.schedulingGates` names Kueue's admission gate; the list is not kept (a pod
+/// carries one byte for it, not a list).
+fn admission_gated<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    #[derive(Deserialize)]
+    struct Gate {
+        #[serde(default)]
+        name: String,
+    }
+    let gates: Option<Vec<Gate>> = Option::deserialize(d)?;
+    Ok(gates
+        .unwrap_or_default()
+        .iter()
+        .any(|g| g.name == ADMISSION_GATE))
 }
 
 /// `spec.affinity` of a pod (`core/v1/types.go` `Affinity`): its node affinity.
@@ -282,6 +305,8 @@ pub struct ReplicatedSpec {
 #[serde(default)]
 pub struct JobSpec {
     pub parallelism: Option<u64>,
+    /// A suspended Job has no pods: Kueue keeps a job suspended until its queue admits it.
+    pub suspend: Option<bool>,
     pub template: PodTemplate,
     /// Kills the Job after this long: a runtime above it is a contradiction ([`crate::intent`]).
     #[serde(rename = "activeDeadlineSeconds")]

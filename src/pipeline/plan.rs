@@ -197,18 +197,38 @@ fn pool(job: &PlanJob, fleet: Option<&LiveFleet<'_>>, sources: &mut Vec<String>)
             node_sizes,
         });
     };
-    let objects = model.objects;
     let (live, how) = crate::analysis::plan::batch_pool(model)?;
+    // A queue's flavors name the GPU models its work runs on: only their nodes are its pool's.
+    let queue = match (&job.queue, job.pool) {
+        (Some(q), None) => Some(
+            crate::analysis::queues::pool::pool(&model.admission, q, job.borrow)
+                .map_err(|e| Error::Queue(e.to_string()))?,
+        ),
+        _ => None,
+    };
     if node_sizes.is_empty() {
-        node_sizes = live.node_sizes;
+        node_sizes = match queue.as_ref().filter(|q| !q.models.is_empty()) {
+            Some(q) => model
+                .nodes
+                .values()
+                .filter(|n| {
+                    n.labels
+                        .get(crate::analysis::nodes::GPU_PRODUCT_LABEL)
+                        .map(|m| m.as_str())
+                        .or(n.product)
+                        .is_some_and(|m| q.models.iter().any(|x| x == m))
+                })
+                .map(|n| n.placeable_gpus())
+                .filter(|g| *g > 0)
+                .collect(),
+            None => live.node_sizes,
+        };
     }
-    let gpus = match (job.pool, &job.queue) {
+    let gpus = match (job.pool, queue) {
         (Some(n), _) => n,
         (None, Some(q)) => {
-            let (gpus, text) = plan::kueue::pool(objects, q, job.borrow)
-                .map_err(|e| Error::Queue(e.to_string()))?;
-            sources.push(text);
-            gpus
+            sources.push(q.text);
+            q.gpus
         }
         (None, None) => {
             sources.push(how);

@@ -25,13 +25,12 @@
 //!
 //! Pure: same jobs, same plan; the clock is passed in. The input is plain [`Job`]s so that any
 //! source can feed it through [`plan`]: a jobs file ([`file`]), a ClusterQueue's quota
-//! ([`kueue`]), and intent in Git or the cluster's waiting work (`analysis::plan`, which reads
+//! (`analysis::queues::pool`), and intent in Git or the cluster's waiting work (`analysis::plan`, which reads
 //! them from the report's rows; nothing here imports the analyses).
 
 mod exact;
 pub mod file;
 mod heuristic;
-pub mod kueue;
 mod model;
 mod pool;
 mod types;

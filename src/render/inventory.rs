@@ -71,6 +71,12 @@ pub fn figures(r: &Report) -> Doc {
             v.to_string()
         }
     };
+    // Work waiting for queue quota is its own tier, beside pending, where admission queues exist.
+    let queued = if super::queues::has_admission(r) {
+        format!(", {} queued", super::queues::queued(r))
+    } else {
+        String::new()
+    };
     if no_pods || no_nodes {
         d.paragraph(
             Text::new()
@@ -78,7 +84,7 @@ pub fn figures(r: &Report) -> Doc {
                 .plain(" GPUs requested of ")
                 .strong(known(g.placeable, no_nodes))
                 .plain(format!(
-                    " placeable (utilisation unknown) on {} GPU nodes; {} pending.",
+                    " placeable (utilisation unknown) on {} GPU nodes; {} pending{queued}.",
                     known(f.gpu_nodes, no_nodes),
                     known(g.pending, no_pods),
                 )),
@@ -89,7 +95,7 @@ pub fn figures(r: &Report) -> Doc {
             .plain(" GPUs requested of ")
             .strong(g.placeable.to_string())
             .plain(format!(
-                " placeable ({} utilisation) on {} GPU nodes; {} pending. {}.",
+                " placeable ({} utilisation) on {} GPU nodes; {} pending{queued}. {}.",
                 percent(f.utilisation),
                 f.gpu_nodes,
                 g.pending,
@@ -97,6 +103,7 @@ pub fn figures(r: &Report) -> Doc {
             ));
         if let Some(n) = &f.nearly_full {
             headline = who_to_call(headline, n);
+            headline = super::queues::borrowing(headline, &n.borrowing);
         }
         d.paragraph(headline);
     }
@@ -147,6 +154,11 @@ pub fn figures(r: &Report) -> Doc {
             "by pods waiting for a node".into(),
         ),
         (
+            "queued",
+            super::queues::queued(r),
+            "by work waiting for its queue's quota (Kueue, KAI)".into(),
+        ),
+        (
             "used",
             if no_pods {
                 "unknown".into()
@@ -158,6 +170,10 @@ pub fn figures(r: &Report) -> Doc {
             used_note,
         ),
     ];
+    let admission = super::queues::has_admission(r);
+    let tiers = tiers
+        .into_iter()
+        .filter(|(tier, ..)| admission || *tier != "queued");
     d.push(Block::Table(Table::new(&["GPUs", ">count", "note"]).rows(
         tiers,
         |(tier, n, note)| {
@@ -167,31 +183,37 @@ pub fn figures(r: &Report) -> Doc {
     )));
     // H100s and L4s are not one pool: the tiers per model, when the nodes name their model.
     if !no_nodes && f.models.iter().any(|m| m.model != "unknown") {
-        d.push(Block::Table(
-            Table::new(&[
-                "GPU model",
-                ">nodes",
-                ">capacity",
-                ">allocatable",
-                ">placeable",
-                ">requested",
-            ])
-            .rows(&f.models, |m| {
-                vec![
-                    m.model.as_str().into(),
-                    m.nodes.to_string().into(),
-                    m.capacity.to_string().into(),
-                    m.allocatable.to_string().into(),
-                    m.placeable.to_string().into(),
-                    if no_pods {
-                        "unknown".to_string()
-                    } else {
-                        m.requested.to_string()
-                    }
-                    .into(),
-                ]
-            }),
-        ));
+        let queued_col = f.models.iter().any(|m| m.queued > 0);
+        let mut headers = vec![
+            "GPU model",
+            ">nodes",
+            ">capacity",
+            ">allocatable",
+            ">placeable",
+            ">requested",
+        ];
+        if queued_col {
+            headers.push(">queued");
+        }
+        d.push(Block::Table(Table::new(&headers).rows(&f.models, |m| {
+            let mut row = vec![
+                m.model.as_str().into(),
+                m.nodes.to_string().into(),
+                m.capacity.to_string().into(),
+                m.allocatable.to_string().into(),
+                m.placeable.to_string().into(),
+                if no_pods {
+                    "unknown".to_string()
+                } else {
+                    m.requested.to_string()
+                }
+                .into(),
+            ];
+            if queued_col {
+                row.push(m.queued.to_string().into());
+            }
+            row
+        })));
     }
     let other_unknown = unknown_lines(&f.unknown);
     if !other_unknown.is_empty() {
@@ -247,10 +269,12 @@ pub fn figures(r: &Report) -> Doc {
     let used_known = !no_pods && r.tenants.iter().any(|t| t.gpus_used.is_some());
     // Who to call is a column only when some tenant has a contact.
     let contacts = r.tenants.iter().any(|t| !t.contacts.is_empty());
+    let queued_col = r.tenants.iter().any(|t| t.gpus_queued > 0);
     let mut headers = vec![
         "tenant",
         ">requested",
         ">pending",
+        ">queued",
         ">used",
         ">share",
         ">workloads",
@@ -270,6 +294,11 @@ pub fn figures(r: &Report) -> Doc {
             t.name.as_str().into(),
             known(t.gpus_requested, no_pods).into(),
             known(t.gpus_pending, no_pods).into(),
+            if queued_col {
+                t.gpus_queued.to_string().into()
+            } else {
+                Text::new()
+            },
             if used_known {
                 count(t.gpus_used).into()
             } else {
@@ -298,10 +327,11 @@ pub fn figures(r: &Report) -> Doc {
         }
         row
     });
-    if !used_known {
+    if !used_known || !queued_col {
         tenants = tenants.drop_empty_columns();
     }
     d.section("Tenants", tenants, None);
+    d.extend(super::queues::section(r));
     // A trend column that was asked for and is unknown says why in a line, not a column of
     // "unknown" (a partly known one shows its unknown cells).
     if !trend && let Some(why) = r.fleet.unknown.get("tenants.gpus_per_week") {

@@ -23,6 +23,7 @@ pub mod page;
 pub mod plan;
 pub mod prometheus;
 pub mod provenance;
+mod queues;
 mod routes;
 mod tenancy;
 pub mod trend;

@@ -44,6 +44,8 @@ pub struct Report {
     pub routes: Vec<RouteRow>,
     /// Requested-but-idle GPUs per tenant, largest gap first (empty when `used` is unknown).
     pub idle: Vec<IdleRow>,
+    /// The admission queues (Kueue ClusterQueues, KAI Queues): one row per queue and GPU flavor.
+    pub queues: Vec<super::queues::QueueRow>,
     /// One section per cluster when several were read (`--context` repeated); the rest of the
     /// report is then their total.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -164,6 +166,9 @@ pub struct NearlyFull {
     pub threshold: f64,
     /// The largest tenants, by GPUs requested.
     pub tenants: Vec<CallRow>,
+    /// Who runs beyond their quota: tenants whose queues borrow from their cohort.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub borrowing: Vec<super::queues::BorrowingRow>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -190,6 +195,11 @@ pub struct FleetGpus {
     pub placeable: u64,
     pub requested: u64,
     pub pending: u64,
+    /// GPUs of admission-managed work waiting for its queue's quota (Kueue Workloads without
+    /// quota, pods held by Kueue's scheduling gate, KAI pod groups their queue holds): never also
+    /// pending. 0 when the fleet has no admission system; `null` when queues exist but what waits
+    /// in them was not read.
+    pub queued: u64,
     pub used: Option<u64>,
 }
 
@@ -215,6 +225,9 @@ pub enum ShortageKind {
     Fits,
     Capacity,
     Placement,
+    /// Work waits for queue quota while placeable GPUs it could use are free: the queues are at
+    /// their quota, the nodes are not.
+    Quota,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -231,6 +244,10 @@ pub struct Shortage {
     /// With `unplaceable` pods: what would let them run (fragmented nodes, empty nodes needed,
     /// nodes to drain); `null` when every pending pod fits.
     pub next_step: Option<super::nodes::PlacementStep>,
+    /// When work waits for queue quota: the queues, what they could borrow, and the placeable
+    /// GPUs no quota covers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quota: Option<super::queues::QuotaShortage>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -256,6 +273,10 @@ pub struct ModelRow {
     /// required node affinity names it alone); pending pods that name no model, or several,
     /// count in the fleet's `pending` only.
     pub pending: u64,
+    /// GPUs queued for this model: the first flavor of their queue whose node labels their pods
+    /// allow names it, else their own node selector does; work for any model counts in the
+    /// fleet's `queued` only.
+    pub queued: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -283,6 +304,12 @@ pub struct TenantRow {
     pub name: String,
     pub gpus_requested: u64,
     pub gpus_pending: u64,
+    /// GPUs of its work waiting for queue quota.
+    pub gpus_queued: u64,
+    /// Its standing in the admission queues (`gpus_quota`, `gpus_admitted`, `gpus_borrowed`);
+    /// absent when the fleet has no admission queues.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub queues: Option<super::queues::TenantQueues>,
     pub gpus_used: Option<u64>,
     pub gpu_equivalents_used: Option<f64>,
     /// GPUs declared by the tenant's workload specs (what they ask for at full scale); `null` when
@@ -330,6 +357,12 @@ pub struct WorkloadRow {
     /// Whole GPUs requested by the workload's bound pods.
     pub gpus: u64,
     pub gpus_pending: u64,
+    /// Whole GPUs waiting for its queue's quota.
+    pub gpus_queued: u64,
+    /// The admission queue it is submitted to (a Kueue ClusterQueue, a KAI queue), when it names
+    /// one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue: Option<String>,
     /// Whole GPUs the shape declares: Σ replicas × GPUs per replica; `null` when a DRA claim's
     /// GPUs cannot be counted (`dra.uncounted` says why).
     pub gpus_declared: Option<u64>,

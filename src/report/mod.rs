@@ -24,6 +24,7 @@ pub mod inventory;
 pub mod nodes;
 pub mod plan;
 pub mod provenance;
+pub mod queues;
 pub mod routes;
 pub mod series;
 pub mod trend;

@@ -31,15 +31,21 @@ mod roots;
 
 pub use roots::{Root, Roots};
 
-/// Where a pod stands for counting: bound to a node, waiting for one, or done.
+/// Where a pod stands for counting: bound to a node, waiting for one, waiting for its queue's
+/// quota, or done. A pod is in exactly one: a GPU waiting for quota is queued, never pending.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PodState {
     Bound,
     Pending,
+    /// Unbound and held by admission: Kueue's scheduling gate, or a KAI pod group its queue
+    /// holds ([`crate::queues`]).
+    Queued,
     Terminal,
 }
 
 impl PodState {
+    /// Its state by itself: a KAI pod whose group the queue holds reads as pending here (its
+    /// group's status says otherwise: [`build`] reads it).
     pub fn of(obj: &Object) -> PodState {
         let Body::Pod(p) = &obj.body else {
             return PodState::Terminal;
@@ -47,8 +53,14 @@ impl PodState {
         match p.status.phase.as_deref() {
             Some("Succeeded" | "Failed") => PodState::Terminal,
             _ if p.spec.node_name.as_deref().is_some_and(|n| !n.is_empty()) => PodState::Bound,
+            _ if p.spec.admission_gated => PodState::Queued,
             _ => PodState::Pending,
         }
+    }
+
+    /// Not done: bound, or waiting (for a node or for quota).
+    pub fn is_live(self) -> bool {
+        self != PodState::Terminal
     }
 }
 
@@ -170,6 +182,11 @@ impl<'a> Workloads<'a> {
 struct Builder {
     requested: Gpus,
     pending: Gpus,
+    /// GPUs of its pods held by admission.
+    queued_pods: Gpus,
+    /// GPUs of its Kueue Workloads waiting for quota (used when no pod of it is queued: the pods
+    /// of a Workload that has them are the same demand).
+    queued_workloads: Gpus,
     pods: PodCounts,
     /// (role, GPUs per pod) → pods, for workloads whose root object is missing.
     pod_roles: BTreeMap<(String, u64), u64>,
@@ -182,7 +199,8 @@ impl Builder {
         let d = &mut self.dra;
         match state {
             PodState::Bound => sum::add_to(&mut d.requested_from_claims, h.from_claims)?,
-            _ => sum::add_to(&mut d.pending_from_claims, h.from_claims)?,
+            PodState::Pending => sum::add_to(&mut d.pending_from_claims, h.from_claims)?,
+            PodState::Queued | PodState::Terminal => {}
         }
         sum::add_to(&mut d.gpus_more, h.more)?;
         for (k, n) in &h.other {
@@ -214,9 +232,14 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
     // The pods that use each shared claim.
     let mut consumers: BTreeMap<usize, Vec<(usize, PodState)>> = BTreeMap::new();
 
+    // KAI pod groups their queue holds: their pods wait for quota, not for a node.
+    let held_groups = crate::queues::held_pod_groups(objects);
     for (i, o) in objects.iter().enumerate() {
         let Body::Pod(p) = &o.body else { continue };
-        let state = PodState::of(o);
+        let mut state = PodState::of(o);
+        if state == PodState::Pending && crate::queues::in_held_group(o, &held_groups) {
+            state = PodState::Queued;
+        }
         let mut gpus = pod_request(&p.spec).named(o, "the GPUs its containers request")?;
         let claims = dra
             .pod(
@@ -253,6 +276,12 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
                         .add(&gpus)
                         .named(id, "the GPUs its bound pods request")?;
                     b.pods.bound += 1;
+                }
+                PodState::Queued => {
+                    b.queued_pods
+                        .add(&gpus)
+                        .named(id, "the GPUs its queued pods request")?;
+                    b.pods.queued += 1;
                 }
                 _ => {
                     b.pending
@@ -359,6 +388,7 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
                     match s {
                         PodState::Bound => b.pods.bound += 1,
                         PodState::Pending => b.pods.pending += 1,
+                        PodState::Queued => b.pods.queued += 1,
                         PodState::Terminal => {}
                     }
                 }
@@ -380,6 +410,34 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
             holder: Holder::Claim { node },
             dra: Some(Box::new(held)),
         });
+    }
+
+    // Kueue Workloads waiting for quota: a suspended job has no pod, so its Workload's pod sets
+    // are its demand. A Workload of pods (Kueue's pod integration) is not: its gated pods count
+    // themselves above.
+    for (i, o) in objects.iter().enumerate() {
+        let Some(w) = crate::queues::queued_workload(o) else {
+            continue;
+        };
+        if let Some(root) = roots.resolve(i)
+            && let Some(Root { id, .. }) = roots.list.get(root)
+        {
+            let b = builders.entry(root).or_default();
+            for ps in &w.pod_sets {
+                let per_pod = Gpus::whole(ps.gpus_per_pod);
+                let all = per_pod
+                    .scaled(ps.count)
+                    .named(id, "the GPUs its Kueue Workload waits for")?;
+                b.queued_workloads
+                    .add(&all)
+                    .named(id, "the GPUs its Kueue Workloads wait for")?;
+                if ps.gpus_per_pod > 0 {
+                    *b.pod_roles
+                        .entry((ps.name.clone(), ps.gpus_per_pod))
+                        .or_default() += ps.count;
+                }
+            }
+        }
     }
 
     // Root objects that declare GPUs but hold none: a graph scaled to zero, a Deployment whose pods
@@ -436,6 +494,11 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
             shape_guessed: from_spec && present.is_some_and(shape_is_guess),
             requested: b.requested,
             pending: b.pending,
+            queued: if b.queued_pods.is_zero() {
+                b.queued_workloads
+            } else {
+                b.queued_pods
+            },
             pods: b.pods,
             dra: b.dra,
             source: present.map(|o| o.source.clone()),

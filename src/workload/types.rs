@@ -311,6 +311,13 @@ pub fn describe_change(from: &[Role], to: &[Role]) -> String {
 pub struct PodCounts {
     pub bound: u64,
     pub pending: u64,
+    /// Held by admission (a scheduling gate, a pod group its queue holds).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub queued: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// A live workload: the root owner of GPU pods, or a root object that declares GPUs.
@@ -335,6 +342,9 @@ pub struct Workload {
     pub requested: Gpus,
     /// GPUs requested by unbound, non-terminal pods.
     pub pending: Gpus,
+    /// GPUs waiting for its queue's quota: its pods held by admission, else its Kueue Workloads
+    /// that wait (a suspended job has no pod). Never also in `pending`.
+    pub queued: Gpus,
     pub pods: PodCounts,
     pub source: Option<Source>,
     /// When its topmost object found was created (live objects only; unreadable → `None`).

@@ -305,6 +305,13 @@ resource.k8s.io - ResourceClaimTemplate resourceclaimtemplates N -
 resource.k8s.io - ResourceSlice resourceslices C -
 resource.k8s.io - DeviceClass deviceclasses C -
 ray.io - RayJob rayjobs N -
+kueue.x-k8s.io - ClusterQueue clusterqueues C cq
+kueue.x-k8s.io - LocalQueue localqueues N queue,queues,lq
+kueue.x-k8s.io - Cohort cohorts C co
+kueue.x-k8s.io - ResourceFlavor resourceflavors C flavor,flavors,rf
+kueue.x-k8s.io - Workload workloads N kwl,kueueworkload,kueueworkloads
+scheduling.run.ai - Queue queues C -
+scheduling.run.ai - PodGroup podgroups N pg
 ray.io - RayService rayservices N -
 ";
 

@@ -51,6 +51,11 @@ pub const RESOURCES: &[Resource] = &[
     r("kueue.x-k8s.io", "clusterqueues", false),
     r("kueue.x-k8s.io", "localqueues", false),
     r("kueue.x-k8s.io", "workloads", false),
+    r("kueue.x-k8s.io", "cohorts", false),
+    r("kueue.x-k8s.io", "resourceflavors", false),
+    // KAI Scheduler (NVIDIA's, with Dynamo and Grove): queues and the pod groups it schedules.
+    r("scheduling.run.ai", "queues", false),
+    r("scheduling.run.ai", "podgroups", false),
     // Dynamic Resource Allocation: GA (v1) since 1.34, beta (v1beta1/v1beta2) before and off by
     // default there, so not always served; discovery picks the preferred served version.
     r("resource.k8s.io", "resourceclaims", false),

@@ -1,0 +1,1 @@
+//! What a change to the queues moves (filled below).

@@ -1,0 +1,870 @@
+//! What the admission queues hold, from the live fleet and its [`Admission`]: one row per queue
+//! and GPU flavor, the queue each live workload waits in (and the GPU model its queued GPUs are
+//! for), each tenant's quota, admitted and borrowed GPUs, and who runs beyond their quota.
+//!
+//! The queued GPUs themselves are counted by the owner walk (`workload::owners`: pods held by
+//! admission, else the pod sets of Kueue Workloads waiting for quota), so that every GPU is in
+//! exactly one of pending and queued; this module says where they wait. A queue whose figures
+//! could not be read ([`crate::queues::Problem`]) has them unknown in its rows, never 0.
+//!
+//! [`tree`] is Kueue's quota arithmetic, [`admit`] its admission of one more workload (a pull
+//! request's verdict), [`change`] what a change to queues or quotas moves.
+
+pub mod admit;
+pub mod change;
+pub mod pool;
+pub mod tree;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::k8s::object::Object;
+use crate::queues::{
+    Admission, ClusterQueue, KAI_QUEUE_LABEL, KaiQueue, PodSetGpus, QUEUE_LABEL, QueueWorkload,
+    Reclaim, ResourceFlavor,
+};
+use crate::report::queues::{Amount, BorrowingRow, QueueKind, QueueRow, TenantQueues};
+use crate::report::{Known, Unknown};
+use crate::workload::Workload;
+
+use super::tenancy::Resolver;
+
+/// Where one live workload's queued GPUs wait.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Waits {
+    /// The ClusterQueue (or KAI queue).
+    pub queue: Option<String>,
+    pub kind: Option<QueueKind>,
+    /// The flavor (the first of its queue's whose node labels its pods allow).
+    pub flavor: Option<String>,
+    /// The GPU model: the flavor's, else its own node selector's, else `None` (any).
+    pub model: Option<String>,
+}
+
+/// A tenant's standing in the queues.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TenantQuota {
+    /// Nominal GPU quota of the queues its namespaces submit to.
+    pub quota: Amount,
+    pub admitted: Amount,
+    pub borrowed: Known<u64>,
+}
+
+/// The queues' figures of one fleet.
+#[derive(Debug, Clone, Default)]
+pub struct QueueFigures {
+    pub rows: Vec<QueueRow>,
+    /// By live workload index.
+    pub waits: HashMap<usize, Waits>,
+    pub tenants: BTreeMap<String, TenantQuota>,
+    pub borrowing: Vec<BorrowingRow>,
+    /// The live workloads whose Kueue Workload holds quota (admitted, or about to start).
+    pub reserved: BTreeSet<usize>,
+    /// Problems of objects that are not a queue row's own.
+    pub problems: Vec<String>,
+}
+
+/// The live workload each Kueue Workload belongs to: its owner chain's, or (a Workload of pods)
+/// its first pod's.
+fn owner_workload(
+    w: &QueueWorkload,
+    objects: &[Object],
+    owner_of: &[Option<usize>],
+    pods: &HashMap<(&str, &str), usize>,
+) -> Option<usize> {
+    if w.owned_by_pod {
+        let o = objects.get(w.object)?;
+        return o
+            .meta
+            .owner_references
+            .iter()
+            .filter(|r| r.kind.as_str() == "Pod")
+            .find_map(|r| pods.get(&(o.namespace(), r.name.as_str())))
+            .and_then(|&p| owner_of.get(p).copied().flatten());
+    }
+    owner_of.get(w.object).copied().flatten()
+}
+
+/// Whether `flavor`'s node labels allow the pods of `ps` (kueue `flavorassigner.go`
+/// `flavorSelector`: only the keys the flavor names are compared; a required node affinity is
+/// compared on the GPU model label).
+pub fn allows(flavor: &ResourceFlavor, ps: &PodSetGpus) -> bool {
+    let selector_ok = flavor
+        .node_labels
+        .iter()
+        .all(|(k, v)| ps.node_selector.get(k).is_none_or(|s| s == v));
+    let model_ok = match (flavor.model(), &ps.models) {
+        (Some(m), Some(allowed)) => allowed.contains(m),
+        _ => true,
+    };
+    selector_ok && model_ok
+}
+
+/// The first GPU flavor of `cq` (in its order) that the pods of `ps` allow, with its model.
+pub fn first_flavor<'a>(
+    a: &'a Admission,
+    cq: &'a ClusterQueue,
+    ps: &PodSetGpus,
+) -> Option<(&'a str, Option<&'a str>)> {
+    cq.flavors.iter().find_map(|f| {
+        let rf = a.flavor(&f.flavor);
+        let ok = rf.is_none_or(|rf| allows(rf, ps));
+        ok.then(|| (f.flavor.as_str(), rf.and_then(ResourceFlavor::model)))
+    })
+}
+
+/// The GPU pod set that decides a workload's flavor: its first with GPUs.
+fn gpu_pod_set(w: &QueueWorkload) -> Option<&PodSetGpus> {
+    w.pod_sets.iter().find(|p| p.gpus_per_pod > 0)
+}
+
+/// The figures of the queues of a fleet.
+pub fn figures(
+    a: &Admission,
+    objects: &[Object],
+    workloads: &[Workload],
+    tenants_of: &[String],
+    owner_of: &[Option<usize>],
+    tenancy: &Resolver<'_>,
+) -> QueueFigures {
+    let mut out = QueueFigures::default();
+    if a.is_empty() {
+        return out;
+    }
+    let pods: HashMap<(&str, &str), usize> = objects
+        .iter()
+        .enumerate()
+        .filter(|(_, o)| matches!(o.body, crate::k8s::object::Body::Pod(_)))
+        .map(|(i, o)| ((o.namespace(), o.meta.name.as_str()), i))
+        .collect();
+    // Each Kueue Workload's ClusterQueue: its admission's, else its LocalQueue's.
+    let cq_of = |w: &QueueWorkload| -> Option<String> {
+        w.admission
+            .as_ref()
+            .map(|x| x.cluster_queue.clone())
+            .or_else(|| {
+                a.cluster_queue_of(&w.namespace, w.local_queue.as_deref())
+                    .map(str::to_string)
+            })
+    };
+    // Queued GPUs per (queue, flavor) and the live workload each Kueue Workload waits for.
+    let mut queued: BTreeMap<(String, Option<String>), (u64, u64)> = BTreeMap::new();
+    for w in &a.workloads {
+        let owner = owner_workload(w, objects, owner_of, &pods);
+        let Some(cq_name) = cq_of(w) else { continue };
+        let cq = a.cluster_queue(&cq_name);
+        let ps = gpu_pod_set(w);
+        let (flavor, model) = match (cq, ps) {
+            (Some(cq), Some(ps)) => first_flavor(a, cq, ps)
+                .map(|(f, m)| (Some(f.to_string()), m.map(str::to_string)))
+                .unwrap_or_default(),
+            _ => (None, None),
+        };
+        if w.is_queued() && w.gpus() > 0 {
+            let e = queued.entry((cq_name.clone(), flavor.clone())).or_default();
+            e.0 = e.0.saturating_add(w.gpus());
+            e.1 += 1;
+        }
+        if let Some(i) = owner
+            && w.state == crate::queues::WorkloadState::Reserved
+        {
+            out.reserved.insert(i);
+        }
+        if let Some(i) = owner {
+            let model = model.or_else(|| {
+                ps.and_then(|p| p.models.as_ref())
+                    .filter(|m| m.len() == 1)
+                    .and_then(|m| m.first().cloned())
+            });
+            let waits = out.waits.entry(i).or_default();
+            // A workload's queue is its waiting Workload's when it has one.
+            if waits.queue.is_none() || w.is_queued() {
+                *waits = Waits {
+                    queue: Some(cq_name),
+                    kind: Some(QueueKind::ClusterQueue),
+                    flavor,
+                    model,
+                };
+            }
+        }
+    }
+    // A live workload that names a queue but has no Workload read (its pods gated, or a job
+    // Kueue has not seen yet).
+    for (i, w) in workloads.iter().enumerate() {
+        if out.waits.contains_key(&i) {
+            continue;
+        }
+        let ns = &w.id.namespace;
+        // A live job Kueue manages carries the label (the default LocalQueue is applied when a
+        // job is created, as the label).
+        let kueue = w.labels.get(QUEUE_LABEL).map(|l| l.as_str());
+        if let Some(cq) = kueue.and_then(|l| a.cluster_queue_of(ns, Some(l))) {
+            out.waits.insert(
+                i,
+                Waits {
+                    queue: Some(cq.to_string()),
+                    kind: Some(QueueKind::ClusterQueue),
+                    ..Waits::default()
+                },
+            );
+        } else if let Some(q) = w.labels.get(KAI_QUEUE_LABEL) {
+            out.waits.insert(
+                i,
+                Waits {
+                    queue: Some(q.to_string()),
+                    kind: Some(QueueKind::KaiQueue),
+                    ..Waits::default()
+                },
+            );
+        }
+    }
+    kai_waits(a, objects, owner_of, &mut out);
+
+    for cq in &a.cluster_queues {
+        out.rows.extend(cluster_queue_rows(a, cq, &queued, tenancy));
+    }
+    // Work waiting in a ClusterQueue that was not read.
+    for ((q, _), (gpus, n)) in &queued {
+        if a.cluster_queue(q).is_none() {
+            let mut unknown = Unknown::default();
+            unknown.set("nominal", format!("no ClusterQueue {q} was read"));
+            out.rows.push(QueueRow {
+                queue: q.clone(),
+                kind: QueueKind::ClusterQueue,
+                cohort: None,
+                flavor: None,
+                models: Vec::new(),
+                nominal: None,
+                borrowing_limit: None,
+                lending_limit: None,
+                admitted: None,
+                borrowed: None,
+                queued: Some(Amount::whole(*gpus)),
+                workloads_queued: Some(*n),
+                tenants: Vec::new(),
+                unknown,
+            });
+        }
+    }
+    let kai_queued = kai_queued(a, objects, workloads);
+    for q in &a.kai_queues {
+        out.rows
+            .push(kai_row(a, q, &kai_queued, workloads, tenants_of));
+    }
+    out.tenants = tenant_quota(a, workloads, tenants_of, owner_of, objects, &pods, tenancy);
+    out.borrowing = borrowing(a, tenancy);
+    out.problems = a.problems.iter().map(ToString::to_string).collect();
+    out
+}
+
+/// KAI: a live workload's queue is its pods' pod group's (or the label on its pods).
+fn kai_waits(
+    a: &Admission,
+    objects: &[Object],
+    owner_of: &[Option<usize>],
+    out: &mut QueueFigures,
+) {
+    if !a.kai() {
+        return;
+    }
+    let groups: HashMap<(&str, &str), &str> = a
+        .pod_groups
+        .iter()
+        .map(|g| ((g.namespace.as_str(), g.name.as_str()), g.queue.as_str()))
+        .collect();
+    for (i, o) in objects.iter().enumerate() {
+        let crate::k8s::object::Body::Pod(_) = &o.body else {
+            continue;
+        };
+        let Some(w) = owner_of.get(i).copied().flatten() else {
+            continue;
+        };
+        let queue = o
+            .meta
+            .annotations
+            .get(crate::queues::POD_GROUP_ANNOTATION)
+            .and_then(|g| groups.get(&(o.namespace(), g.as_str())).copied())
+            .or_else(|| o.meta.labels.get(KAI_QUEUE_LABEL).map(|l| l.as_str()));
+        if let Some(q) = queue {
+            out.waits.entry(w).or_insert_with(|| Waits {
+                queue: Some(q.to_string()),
+                kind: Some(QueueKind::KaiQueue),
+                ..Waits::default()
+            });
+        }
+    }
+}
+
+/// GPUs queued per KAI queue (pods in pod groups their queue holds), and the groups.
+fn kai_queued(
+    a: &Admission,
+    objects: &[Object],
+    workloads: &[Workload],
+) -> HashMap<String, (u64, u64)> {
+    let _ = workloads;
+    let mut out: HashMap<String, (u64, u64)> = HashMap::new();
+    let held: HashMap<(&str, &str), &str> = a
+        .pod_groups
+        .iter()
+        .filter(|g| g.held_by_queue.is_some())
+        .map(|g| ((g.namespace.as_str(), g.name.as_str()), g.queue.as_str()))
+        .collect();
+    let mut groups: BTreeSet<(&str, &str)> = BTreeSet::new();
+    for o in objects {
+        let crate::k8s::object::Body::Pod(p) = &o.body else {
+            continue;
+        };
+        if crate::workload::owners::PodState::of(o) != crate::workload::owners::PodState::Pending {
+            continue;
+        }
+        let Some(g) = o.meta.annotations.get(crate::queues::POD_GROUP_ANNOTATION) else {
+            continue;
+        };
+        let key = (o.namespace(), g.as_str());
+        let Some(q) = held.get(&key) else { continue };
+        let gpus = crate::workload::pods::pod_request(&p.spec).map_or(0, |g| g.whole);
+        let e = out.entry(q.to_string()).or_default();
+        e.0 = e.0.saturating_add(gpus);
+        if groups.insert(key) {
+            e.1 += 1;
+        }
+    }
+    out
+}
+
+fn amount_or(
+    unknown: &mut Unknown,
+    field: &str,
+    problems: &[String],
+    v: Option<u64>,
+) -> Option<Amount> {
+    if let Some(p) = problems.first() {
+        unknown.set(field, p.clone());
+        return None;
+    }
+    v.map(Amount::whole)
+}
+
+fn cluster_queue_rows(
+    a: &Admission,
+    cq: &ClusterQueue,
+    queued: &BTreeMap<(String, Option<String>), (u64, u64)>,
+    tenancy: &Resolver<'_>,
+) -> Vec<QueueRow> {
+    let problems: Vec<String> = cq.problems.iter().map(ToString::to_string).collect();
+    let tenants: Vec<String> = a
+        .namespaces_of(&cq.name)
+        .into_iter()
+        .map(|ns| tenancy.tenant(&Default::default(), ns))
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut flavors: Vec<Option<String>> =
+        cq.flavors.iter().map(|f| Some(f.flavor.clone())).collect();
+    // Work that waits in this queue with no GPU flavor its pods allow.
+    if queued.contains_key(&(cq.name.clone(), None)) {
+        flavors.push(None);
+    }
+    flavors
+        .into_iter()
+        .map(|flavor| {
+            let mut unknown = Unknown::default();
+            let quota = flavor.as_deref().and_then(|f| cq.quota(f)).copied();
+            let usage = match (&cq.usage, &flavor) {
+                (Some(u), Some(f)) => Known::Value(u.get(f).copied().unwrap_or_default()),
+                (None, Some(_)) => Known::Unknown(format!(
+                    "ClusterQueue {} reports no status.flavorsUsage (not reconciled yet, or not read from the cluster)",
+                    cq.name
+                )),
+                (_, None) => Known::Value(Default::default()),
+            };
+            let (admitted, borrowed) = if problems.is_empty() {
+                match usage {
+                    Known::Value(u) => (Some(Amount::whole(u.total)), Some(Amount::whole(u.borrowed))),
+                    Known::Unknown(why) => {
+                        unknown.set("admitted", why.clone());
+                        unknown.set("borrowed", why);
+                        (None, None)
+                    }
+                }
+            } else {
+                for f in ["admitted", "borrowed"] {
+                    unknown.set(f, problems.join("; "));
+                }
+                (None, None)
+            };
+            let (q, n) = queued
+                .get(&(cq.name.clone(), flavor.clone()))
+                .copied()
+                .unwrap_or_default();
+            let nominal = amount_or(&mut unknown, "nominal", &problems, Some(quota.map_or(0, |q| q.nominal)));
+            let limit = |v: Option<u64>| if problems.is_empty() { v.map(Amount::whole) } else { None };
+            if flavor.is_none() {
+                unknown.set(
+                    "flavor",
+                    "queued work whose pods allow none of this queue's GPU flavors (Kueue: NoMatchingFlavor)",
+                );
+            }
+            QueueRow {
+                queue: cq.name.clone(),
+                kind: QueueKind::ClusterQueue,
+                cohort: cq.cohort.clone(),
+                models: flavor
+                    .as_deref()
+                    .and_then(|f| a.flavor(f))
+                    .and_then(ResourceFlavor::model)
+                    .map(str::to_string)
+                    .into_iter()
+                    .collect(),
+                flavor,
+                nominal,
+                borrowing_limit: limit(quota.and_then(|q| q.borrowing_limit)),
+                lending_limit: limit(quota.and_then(|q| q.lending_limit)),
+                admitted,
+                borrowed,
+                queued: Some(Amount::whole(q)),
+                workloads_queued: Some(n),
+                tenants: tenants.clone(),
+                unknown,
+            }
+        })
+        .collect()
+}
+
+fn kai_row(
+    a: &Admission,
+    q: &KaiQueue,
+    queued: &HashMap<String, (u64, u64)>,
+    workloads: &[Workload],
+    tenants_of: &[String],
+) -> QueueRow {
+    let mut unknown = Unknown::default();
+    let problem = q.problems.first().map(ToString::to_string);
+    let mut known = |field: &str, v: Option<f64>, why_none: Option<&str>| -> Option<Amount> {
+        if let Some(p) = &problem {
+            unknown.set(field, p.clone());
+            return None;
+        }
+        if v.is_none()
+            && let Some(why) = why_none
+        {
+            unknown.set(field, why);
+        }
+        v.map(Amount)
+    };
+    let quota = q.quota.filter(|n| *n >= 0.0);
+    let nominal = known(
+        "nominal",
+        quota,
+        Some("spec.resources.gpu.quota is −1: no guaranteed quota bound"),
+    );
+    let borrowing_limit = known(
+        "borrowing_limit",
+        q.limit.map(|l| (l - quota.unwrap_or(0.0)).max(0.0)),
+        None,
+    );
+    let admitted = known(
+        "admitted",
+        q.allocated,
+        Some("the queue reports no status.allocated"),
+    );
+    let borrowed = admitted.zip(quota).map(|(a, n)| Amount((a.0 - n).max(0.0)));
+    let (gpus, groups) = queued.get(&q.name).copied().unwrap_or_default();
+    let tenants: BTreeSet<String> = workloads
+        .iter()
+        .zip(tenants_of)
+        .filter(|(w, _)| w.labels.get(KAI_QUEUE_LABEL).map(|l| l.as_str()) == Some(q.name.as_str()))
+        .map(|(_, t)| t.clone())
+        .collect();
+    let _ = a;
+    QueueRow {
+        queue: q.name.clone(),
+        kind: QueueKind::KaiQueue,
+        cohort: q.parent.clone(),
+        flavor: None,
+        models: Vec::new(),
+        nominal,
+        borrowing_limit,
+        lending_limit: None,
+        admitted,
+        borrowed,
+        queued: Some(Amount::whole(gpus)),
+        workloads_queued: Some(groups),
+        tenants: tenants.into_iter().collect(),
+        unknown,
+    }
+}
+
+/// Per tenant: the nominal GPU quota of the queues its namespaces submit to, the GPUs of its
+/// admitted Kueue Workloads (KAI: its bound pods in queues), and what it borrows.
+fn tenant_quota(
+    a: &Admission,
+    workloads: &[Workload],
+    tenants_of: &[String],
+    owner_of: &[Option<usize>],
+    objects: &[Object],
+    pods: &HashMap<(&str, &str), usize>,
+    tenancy: &Resolver<'_>,
+) -> BTreeMap<String, TenantQuota> {
+    let mut out: BTreeMap<String, TenantQuota> = BTreeMap::new();
+    let mut queues_of: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
+    for l in &a.local_queues {
+        let t = tenancy.tenant(&Default::default(), &l.namespace);
+        queues_of
+            .entry(t)
+            .or_default()
+            .insert(l.cluster_queue.as_str());
+    }
+    // Tenants of each ClusterQueue: a queue's borrowing is a tenant's only when it serves one.
+    let mut tenants_of_queue: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (t, qs) in &queues_of {
+        for q in qs {
+            tenants_of_queue.entry(q).or_default().insert(t.as_str());
+        }
+    }
+    for (t, qs) in &queues_of {
+        let mut quota = 0u64;
+        let mut borrowed: Known<u64> = Known::Value(0);
+        for q in qs {
+            let Some(cq) = a.cluster_queue(q) else {
+                continue;
+            };
+            quota = cq
+                .flavors
+                .iter()
+                .map(|f| f.quota.nominal)
+                .fold(quota, u64::saturating_add);
+            let b: u64 = cq
+                .usage
+                .as_ref()
+                .map(|u| u.values().map(|u| u.borrowed).sum())
+                .unwrap_or(0);
+            if b > 0 {
+                let sole = tenants_of_queue.get(q).is_some_and(|s| s.len() == 1);
+                borrowed = match borrowed {
+                    Known::Value(n) if sole => Known::Value(n.saturating_add(b)),
+                    Known::Value(_) => Known::Unknown(format!(
+                        "ClusterQueue {q} borrows {b} GPUs for several tenants: borrowing is the queue's, not a tenant's"
+                    )),
+                    u => u,
+                };
+            }
+        }
+        out.insert(
+            t.clone(),
+            TenantQuota {
+                quota: Amount::whole(quota),
+                admitted: Amount::default(),
+                borrowed,
+            },
+        );
+    }
+    // Admitted GPUs of each tenant's Kueue Workloads.
+    for w in &a.workloads {
+        if w.state != crate::queues::WorkloadState::Reserved {
+            continue;
+        }
+        let tenant = owner_workload(w, objects, owner_of, pods)
+            .and_then(|i| tenants_of.get(i).cloned())
+            .unwrap_or_else(|| tenancy.tenant(&Default::default(), &w.namespace));
+        let gpus: u64 = w
+            .pod_sets
+            .iter()
+            .map(|p| {
+                let admitted = w
+                    .admission
+                    .as_ref()
+                    .and_then(|x| x.pod_sets.iter().find(|s| s.name == p.name))
+                    .and_then(|s| s.count)
+                    .unwrap_or(p.count);
+                admitted.saturating_mul(p.gpus_per_pod)
+            })
+            .sum();
+        let e = out.entry(tenant).or_insert(TenantQuota {
+            quota: Amount::default(),
+            admitted: Amount::default(),
+            borrowed: Known::Value(0),
+        });
+        e.admitted = Amount(e.admitted.0 + Amount::whole(gpus).0);
+    }
+    kai_tenants(a, workloads, tenants_of, &mut out);
+    out
+}
+
+/// KAI: a tenant's quota is that of the queues its workloads name; admitted their bound GPUs.
+fn kai_tenants(
+    a: &Admission,
+    workloads: &[Workload],
+    tenants_of: &[String],
+    out: &mut BTreeMap<String, TenantQuota>,
+) {
+    let mut queues: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for (w, t) in workloads.iter().zip(tenants_of) {
+        let Some(q) = w.labels.get(KAI_QUEUE_LABEL) else {
+            continue;
+        };
+        queues.entry(t.as_str()).or_default().insert(q.as_str());
+        let e = out.entry(t.clone()).or_insert(TenantQuota {
+            quota: Amount::default(),
+            admitted: Amount::default(),
+            borrowed: Known::Value(0),
+        });
+        e.admitted = Amount(e.admitted.0 + Amount::whole(w.requested.whole).0);
+    }
+    for (t, qs) in queues {
+        let quota: f64 = qs
+            .iter()
+            .filter_map(|q| a.kai_queue(q))
+            .filter_map(|q| q.quota.filter(|n| *n >= 0.0))
+            .sum();
+        if let Some(e) = out.get_mut(t) {
+            e.quota = Amount(e.quota.0 + quota);
+        }
+    }
+}
+
+/// Two clusters' standing of one tenant, added up (a borrowed figure unknown in either is
+/// unknown, with the cluster named).
+pub fn merge_tenant(
+    acc: Option<TenantQueues>,
+    more: Option<&TenantQueues>,
+    cluster: &str,
+) -> Option<TenantQueues> {
+    let Some(m) = more else { return acc };
+    let mut out = acc.unwrap_or(TenantQueues {
+        gpus_quota: Amount::default(),
+        gpus_admitted: Amount::default(),
+        gpus_borrowed: Some(0),
+        queues_unknown: Unknown::default(),
+    });
+    out.gpus_quota = Amount(out.gpus_quota.0 + m.gpus_quota.0);
+    out.gpus_admitted = Amount(out.gpus_admitted.0 + m.gpus_admitted.0);
+    out.gpus_borrowed = out
+        .gpus_borrowed
+        .zip(m.gpus_borrowed)
+        .map(|(a, b)| a.saturating_add(b));
+    for (k, why) in m.queues_unknown.iter() {
+        out.queues_unknown.set(k, format!("{cluster}: {why}"));
+    }
+    Some(out)
+}
+
+/// Who runs beyond their quota: each ClusterQueue that borrows, with its tenants, and whether the
+/// lenders reclaim (a queue of the same cohort with `reclaimWithinCohort` other than `Never`).
+fn borrowing(a: &Admission, tenancy: &Resolver<'_>) -> Vec<BorrowingRow> {
+    let mut rows = Vec::new();
+    for cq in &a.cluster_queues {
+        let b: u64 = cq
+            .usage
+            .as_ref()
+            .map(|u| u.values().map(|u| u.borrowed).sum())
+            .unwrap_or(0);
+        if b == 0 {
+            continue;
+        }
+        let preemptible = a.cluster_queues.iter().any(|o| {
+            o.name != cq.name
+                && o.cohort.is_some()
+                && o.cohort == cq.cohort
+                && o.preemption.reclaim_within_cohort != Reclaim::Never
+        });
+        let namespaces = a.namespaces_of(&cq.name);
+        let tenants: BTreeSet<String> = namespaces
+            .iter()
+            .map(|ns| tenancy.tenant(&Default::default(), ns))
+            .collect();
+        for t in tenants {
+            rows.push(BorrowingRow {
+                contacts: tenancy.contacts(&t, namespaces.iter().copied()),
+                tenant: t,
+                queue: cq.name.clone(),
+                borrowed: b,
+                preemptible,
+            });
+        }
+    }
+    rows.sort_by(|x, y| {
+        y.borrowed
+            .cmp(&x.borrowed)
+            .then_with(|| x.tenant.cmp(&y.tenant))
+    });
+    rows
+}
+
+/// Queued GPUs per GPU model: a pod held by admission goes to the model its own selector names;
+/// a Kueue Workload's GPUs to its flavor's model, else its pods' selector's. Work that may run on
+/// any model counts in the fleet's figure only.
+pub fn queued_by_model(fleet: &super::live::LiveFleet<'_>) -> BTreeMap<String, u64> {
+    let mut out: BTreeMap<String, u64> = BTreeMap::new();
+    let mut from_pods: BTreeSet<usize> = BTreeSet::new();
+    for p in &fleet.workloads.pods {
+        if p.state != crate::workload::owners::PodState::Queued || p.gpus.whole == 0 {
+            continue;
+        }
+        if let Some(w) = p.workload {
+            from_pods.insert(w);
+        }
+        let model = fleet.objects.get(p.object).and_then(|o| {
+            let m = super::pins::of_object(o);
+            (m.len() == 1).then(|| m.into_iter().next()).flatten()
+        });
+        let model = model.or_else(|| {
+            p.workload
+                .and_then(|w| fleet.queues.waits.get(&w))
+                .and_then(|q| q.model.clone())
+        });
+        if let Some(m) = model {
+            let e = out.entry(m).or_default();
+            *e = e.saturating_add(p.gpus.whole);
+        }
+    }
+    for (i, w) in fleet.workloads.list.iter().enumerate() {
+        if w.queued.whole == 0 || from_pods.contains(&i) {
+            continue;
+        }
+        if let Some(m) = fleet.queues.waits.get(&i).and_then(|q| q.model.clone()) {
+            let e = out.entry(m).or_default();
+            *e = e.saturating_add(w.queued.whole);
+        }
+    }
+    out
+}
+
+/// The quota diagnosis: when nothing pending is short of nodes but work is queued, and placeable
+/// GPUs of the models it may use are free, the shortage is the queues' quota, not the nodes.
+pub fn diagnose(
+    fleet: &super::live::LiveFleet<'_>,
+    shortage: &mut crate::report::Shortage,
+    models: &[crate::report::ModelRow],
+    by_model: &BTreeMap<String, u64>,
+    queued: u64,
+) {
+    use crate::report::ShortageKind;
+    if queued == 0 || !matches!(shortage.kind, ShortageKind::None | ShortageKind::Fits) {
+        return;
+    }
+    let free_of = |m: &crate::report::ModelRow| {
+        m.placeable
+            .saturating_sub(m.requested)
+            .saturating_sub(m.pending)
+    };
+    let free_all = shortage.free_placeable.saturating_sub(shortage.pending);
+    let any_model = queued.saturating_sub(by_model.values().sum::<u64>()) > 0;
+    let free_for_queued = if any_model {
+        free_all
+    } else {
+        models
+            .iter()
+            .filter(|m| by_model.contains_key(&m.model))
+            .map(free_of)
+            .sum::<u64>()
+            .min(free_all)
+    };
+    let live = admit::Live::new(&fleet.admission);
+    let usage = live.usage_now();
+    let mut queues = Vec::new();
+    let mut could_lend = 0u64;
+    for r in fleet
+        .queues
+        .rows
+        .iter()
+        .filter(|r| r.queued.is_some_and(|q| q.0 > 0.0))
+    {
+        let admitted = r.admitted.map_or("?".into(), |a| a.to_string());
+        let nominal = r.nominal.map_or("?".into(), |a| a.to_string());
+        queues.push(match &r.flavor {
+            Some(f) => format!("{} ({f}: {admitted} of {nominal} admitted)", r.queue),
+            None => format!("{} ({admitted} of {nominal} admitted)", r.queue),
+        });
+        if let (Some(q), Some(f)) = (live.tree.queue(&r.queue), &r.flavor) {
+            could_lend = could_lend
+                .saturating_add(u64::try_from(live.tree.lendable(q, f, &usage)).unwrap_or(0));
+        }
+    }
+    let quotas_known = fleet
+        .admission
+        .cluster_queues
+        .iter()
+        .all(|q| q.problems.is_empty())
+        && fleet
+            .admission
+            .kai_queues
+            .iter()
+            .all(|q| q.problems.is_empty());
+    let nominal: u64 = fleet
+        .admission
+        .cluster_queues
+        .iter()
+        .flat_map(|q| &q.flavors)
+        .map(|f| f.quota.nominal)
+        .fold(0, u64::saturating_add);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let kai: u64 = fleet
+        .admission
+        .kai_queues
+        .iter()
+        .filter(|q| crate::queues::is_kai_leaf(&fleet.admission, &q.name))
+        .filter_map(|q| q.quota.filter(|n| *n > 0.0))
+        .map(|n| n.floor() as u64)
+        .sum();
+    let placeable: u64 = models.iter().map(|m| m.placeable).sum();
+    let uncovered = quotas_known.then(|| placeable.saturating_sub(nominal.saturating_add(kai)));
+    let q = crate::report::queues::QuotaShortage {
+        queued,
+        free_for_queued,
+        queues: queues.clone(),
+        cohort_could_lend: could_lend,
+        uncovered_placeable: uncovered,
+    };
+    if free_for_queued > 0 {
+        shortage.kind = ShortageKind::Quota;
+        shortage.summary = format!(
+            "quota problem: {queued} GPUs wait for queue quota ({}) while {free_for_queued} placeable GPUs they could use are free{}{}",
+            queues.join(", "),
+            if could_lend > 0 {
+                format!("; their cohorts could lend {could_lend}")
+            } else {
+                "; their cohorts lend nothing now".to_string()
+            },
+            match uncovered {
+                Some(n) if n > 0 => format!("; {n} placeable GPUs are covered by no queue's quota"),
+                _ => String::new(),
+            }
+        );
+    } else {
+        shortage.kind = ShortageKind::Capacity;
+        shortage.summary = format!(
+            "capacity problem: {queued} GPUs wait for queue quota ({}) and no placeable GPU of their models is free",
+            queues.join(", ")
+        );
+    }
+    shortage.quota = Some(q);
+}
+
+/// Each tenant row's standing in the queues, when the fleet has admission queues.
+pub fn tenant_columns(
+    rows: &mut [crate::report::TenantRow],
+    figures: &QueueFigures,
+    a: &Admission,
+) {
+    if a.is_empty() {
+        return;
+    }
+    for r in rows {
+        let t = figures.tenants.get(&r.name);
+        let mut queues_unknown = Unknown::default();
+        let borrowed = match t.map(|t| &t.borrowed) {
+            Some(Known::Unknown(why)) => {
+                queues_unknown.set("gpus_borrowed", why.clone());
+                None
+            }
+            Some(Known::Value(n)) => Some(*n),
+            None => Some(0),
+        };
+        r.queues = Some(TenantQueues {
+            gpus_quota: t.map_or(Amount::default(), |t| t.quota),
+            gpus_admitted: t.map_or(Amount::default(), |t| t.admitted),
+            gpus_borrowed: borrowed,
+            queues_unknown,
+        });
+    }
+}

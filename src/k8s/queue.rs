@@ -1,0 +1,139 @@
+//! Lean typed views of the admission objects a fleet can hold by the thousand: Kueue `Workload`s
+//! (one per job, admitted or waiting) and KAI Scheduler `PodGroup`s (one per job KAI schedules).
+//!
+//! Field names follow Kueue `apis/kueue/v1beta2/workload_types.go` (v1beta1 is the same but for
+//! the priority class, `spec.priorityClassName` there, `spec.priorityClassRef.name` in v1beta2) and
+//! KAI `pkg/apis/scheduling/v2alpha2/podgroup_types.go`. Queues, cohorts and flavors are few and
+//! stay JSON (`Body::WithStatus`): their quantities are read by `crate::queues`, which names the
+//! object and field of one that does not parse instead of refusing the whole read.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::types::{PodTemplate, exact};
+
+/// `spec` and `status` of a Kueue Workload.
+#[derive(Debug, Clone, Default)]
+pub struct KueueWorkloadBody {
+    pub spec: KueueWorkloadSpec,
+    pub status: KueueWorkloadStatus,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct KueueWorkloadSpec {
+    /// The LocalQueue (in the Workload's namespace) it is submitted to.
+    pub queue_name: Option<String>,
+    #[serde(deserialize_with = "exact")]
+    pub pod_sets: Vec<PodSet>,
+    /// The resolved priority (`spec.priority`); `None` reads as 0, as Kueue's
+    /// `pkg/util/priority` does for a workload without one.
+    pub priority: Option<i64>,
+    /// v1beta1's priority class name.
+    pub priority_class_name: Option<String>,
+    /// v1beta2's priority class reference.
+    pub priority_class_ref: Option<PriorityClassRef>,
+    /// `false` deactivates the Workload: it is neither queued nor admitted (default `true`).
+    pub active: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PriorityClassRef {
+    pub name: String,
+}
+
+/// One pod set: `count` pods of `template` (at least `minCount` with partial admission).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PodSet {
+    pub name: String,
+    /// Required by the API; a Workload written without it is read as one pod.
+    pub count: Option<u64>,
+    pub min_count: Option<u64>,
+    pub template: PodTemplate,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct KueueWorkloadStatus {
+    #[serde(deserialize_with = "exact")]
+    pub conditions: Vec<QueueCondition>,
+    pub admission: Option<Admission>,
+}
+
+/// A `metav1.Condition`: its reason and message say why a Workload waits or was evicted.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct QueueCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+}
+
+/// `status.admission`: the ClusterQueue that reserved quota, and each pod set's flavors.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Admission {
+    pub cluster_queue: String,
+    #[serde(deserialize_with = "exact")]
+    pub pod_set_assignments: Vec<PodSetAssignment>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PodSetAssignment {
+    pub name: String,
+    /// Resource name → flavor name.
+    pub flavors: BTreeMap<String, String>,
+    /// The pods admitted (fewer than the pod set's count under partial admission).
+    pub count: Option<u64>,
+}
+
+/// `spec` and `status` of a KAI PodGroup.
+#[derive(Debug, Clone, Default)]
+pub struct PodGroupBody {
+    pub spec: PodGroupSpec,
+    pub status: PodGroupStatus,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PodGroupSpec {
+    /// The KAI Queue it is scheduled from.
+    pub queue: String,
+    pub min_member: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct PodGroupStatus {
+    #[serde(deserialize_with = "exact")]
+    pub scheduling_conditions: Vec<SchedulingCondition>,
+}
+
+/// One of KAI's scheduling conditions (`UnschedulableOnNodePool`), with the reasons the scheduler
+/// gave (`podgroup_types.go` `SchedulingCondition`, `UnschedulableExplanation`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SchedulingCondition {
+    #[serde(rename = "type")]
+    pub type_: String,
+    pub status: String,
+    pub reason: String,
+    pub message: String,
+    #[serde(deserialize_with = "exact")]
+    pub reasons: Vec<UnschedulableReason>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct UnschedulableReason {
+    /// `OverLimit`, `NonPreemptibleOverQuota`, `QueueDoesNotExist` (the queue);
+    /// `PodSchedulingErrors` (the nodes).
+    pub reason: String,
+    pub message: String,
+}

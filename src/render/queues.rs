@@ -1,0 +1,154 @@
+//! The admission queues as blocks: what each queue holds per flavor, each tenant's quota, and who
+//! runs beyond their quota — after the tenants, since a full queue is a decision figure.
+
+use super::unknown::missing;
+use crate::doc::{Doc, Table, Text};
+use crate::report::Report;
+use crate::report::queues::{Amount, QueueKind, QueueRow};
+
+/// Whether the report's fleet has admission queues (or work queued for them).
+pub fn has_admission(r: &Report) -> bool {
+    !r.queues.is_empty() || r.fleet.gpus.queued > 0 || r.fleet.unknown.contains_key("gpus.queued")
+}
+
+/// The queued figure as people read it: `unknown` when what waits was not read.
+pub fn queued(r: &Report) -> String {
+    if r.fleet.unknown.contains_key("gpus.queued") || missing(r, "pods") {
+        "unknown".into()
+    } else {
+        r.fleet.gpus.queued.to_string()
+    }
+}
+
+fn amount(v: Option<Amount>, row: &QueueRow, field: &str) -> String {
+    match v {
+        Some(a) => a.to_string(),
+        None if row.unknown.contains_key(field) => "unknown".into(),
+        // An unset limit is no limit.
+        None => "—".into(),
+    }
+}
+
+/// The queues table, the quota by tenant, and who borrows.
+pub fn section(r: &Report) -> Doc {
+    let mut d = Doc::new();
+    if !has_admission(r) {
+        return d;
+    }
+    let queued_unknown = r.fleet.unknown.get("gpus.queued");
+    let table = Table::new(&[
+        "queue",
+        "flavor",
+        "cohort",
+        ">nominal",
+        ">borrow limit",
+        ">admitted",
+        ">borrowed",
+        ">queued",
+        "tenants",
+    ])
+    .rows(&r.queues, |q| {
+        let name = match q.kind {
+            QueueKind::ClusterQueue => q.queue.clone(),
+            QueueKind::KaiQueue => format!("{} (KAI)", q.queue),
+        };
+        let queued = if queued_unknown.is_some() {
+            "unknown".to_string()
+        } else {
+            format!(
+                "{}{}",
+                amount(q.queued, q, "queued"),
+                match q.workloads_queued {
+                    Some(n) if n > 0 => format!(" ({n})"),
+                    _ => String::new(),
+                }
+            )
+        };
+        vec![
+            name.into(),
+            q.flavor.clone().unwrap_or_else(|| "—".into()).into(),
+            q.cohort.clone().unwrap_or_default().into(),
+            amount(q.nominal, q, "nominal").into(),
+            amount(q.borrowing_limit, q, "borrowing_limit").into(),
+            amount(q.admitted, q, "admitted").into(),
+            amount(q.borrowed, q, "borrowed").into(),
+            queued.into(),
+            q.tenants.join(", ").into(),
+        ]
+    });
+    d.section(
+        "Queues (GPUs per flavor; queued: GPUs (workloads))",
+        table,
+        None,
+    );
+    if let Some(why) = queued_unknown {
+        d.paragraph(Text::new().emph(format!("Queued GPUs unknown: {why}.")));
+    }
+    let why: Vec<Text> = r
+        .queues
+        .iter()
+        .flat_map(|q| {
+            q.unknown
+                .iter()
+                .map(move |(k, v)| format!("{} {k}: {v}", q.queue))
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .map(Text::from)
+        .collect();
+    if !why.is_empty() {
+        d.push(crate::doc::Block::Quote(why));
+    }
+    let tenants: Vec<_> = r
+        .tenants
+        .iter()
+        .filter_map(|t| t.queues.as_ref().map(|q| (t, q)))
+        .filter(|(t, q)| q.gpus_quota.0 > 0.0 || q.gpus_admitted.0 > 0.0 || t.gpus_queued > 0)
+        .collect();
+    d.section(
+        "Quota by tenant",
+        Table::new(&["tenant", ">quota", ">admitted", ">borrowed", ">queued"]).rows(
+            &tenants,
+            |(t, q)| {
+                vec![
+                    t.name.as_str().into(),
+                    q.gpus_quota.to_string().into(),
+                    q.gpus_admitted.to_string().into(),
+                    q.gpus_borrowed
+                        .map_or_else(|| "unknown".into(), |n| n.to_string())
+                        .into(),
+                    if queued_unknown.is_some() {
+                        "unknown".to_string()
+                    } else {
+                        t.gpus_queued.to_string()
+                    }
+                    .into(),
+                ]
+            },
+        ),
+        None,
+    );
+    d
+}
+
+/// ` Beyond their quota: beta borrows 8 in cq-b (preemptible) — @team-b.`: who to call besides
+/// the largest tenants when the fleet is nearly full.
+pub fn borrowing(mut t: Text, rows: &[crate::report::queues::BorrowingRow]) -> Text {
+    if rows.is_empty() {
+        return t;
+    }
+    t = t.plain(" Beyond their quota");
+    for (i, b) in rows.iter().enumerate() {
+        t = t.plain(if i == 0 { ": " } else { "; " });
+        t = t.strong(b.tenant.as_str()).plain(format!(
+            " borrows {} in {}{}",
+            b.borrowed,
+            b.queue,
+            if b.preemptible { " (preemptible)" } else { "" }
+        ));
+        if !b.contacts.is_empty() {
+            t = t.plain(format!(" — {}", b.contacts.join(", ")));
+        }
+    }
+    t.plain(".")
+}
