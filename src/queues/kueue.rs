@@ -35,9 +35,7 @@ fn whole(v: &Value) -> Result<u64, String> {
 /// The value at `keys` under `v` (null when any is missing): a path of JSON fields.
 pub(super) fn at<'a>(v: &'a Value, keys: &[&str]) -> &'a Value {
     static NULL: Value = Value::Null;
-    keys.iter()
-        .try_fold(v, |v, k| v.get(k))
-        .unwrap_or(&NULL)
+    keys.iter().try_fold(v, |v, k| v.get(k)).unwrap_or(&NULL)
 }
 
 fn text(v: &Value) -> Option<&str> {
