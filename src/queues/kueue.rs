@@ -164,6 +164,7 @@ pub(super) fn cluster_queue(o: &Object) -> ClusterQueue {
         stopped: spec["stopPolicy"]
             .as_str()
             .is_some_and(|p| p != "None" && !p.is_empty()),
+        inactive: None,
         problems,
     }
 }
@@ -377,18 +378,22 @@ pub(super) fn check_references(a: &mut Admission) {
             });
         }
     }
-    // A flavor a queue names must exist for the queue to admit in it; flavors are only checked
-    // when the input holds some (a dump of queues alone names them without their objects).
+    // A flavor a queue names must exist for the queue to admit at all (Kueue marks it inactive,
+    // `FlavorNotFound`); flavors are only checked when the input holds some (a dump of queues
+    // alone names them without their objects).
     if !flavors.is_empty() {
         for q in &mut a.cluster_queues {
-            for (i, f) in q.flavors.iter().enumerate() {
-                if !flavors.contains(&f.flavor) {
-                    q.problems.push(Problem {
-                        object: format!("ClusterQueue {}", q.name),
-                        field: format!("GPU flavor {i} ({})", f.flavor),
-                        why: format!("no ResourceFlavor {} was read", f.flavor),
-                    });
-                }
+            let missing: Vec<&str> = q
+                .flavors
+                .iter()
+                .map(|f| f.flavor.as_str())
+                .filter(|f| !flavors.contains(*f))
+                .collect();
+            if !missing.is_empty() {
+                q.inactive = Some(format!(
+                    "FlavorNotFound: no ResourceFlavor {} exists",
+                    missing.join(", ")
+                ));
             }
         }
     }

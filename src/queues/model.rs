@@ -236,6 +236,9 @@ pub struct ClusterQueue {
     pub pending_workloads: Option<u64>,
     /// `spec.stopPolicy` other than `None`: the queue admits nothing new.
     pub stopped: bool,
+    /// Why Kueue holds the queue inactive (a flavor it names does not exist: `FlavorNotFound`):
+    /// it admits nothing until that is mended.
+    pub inactive: Option<String>,
     /// What could not be read: the queue's figures are unknown.
     pub problems: Vec<Problem>,
 }

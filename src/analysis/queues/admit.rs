@@ -571,6 +571,14 @@ pub fn decide(live: &Live<'_>, ask: &Ask) -> Decision {
             "its cohort's parents lead back to it (a cohort cycle)",
         );
     };
+    if let Some(why) = &cq.inactive {
+        return Decision {
+            queue,
+            flavor: None,
+            verdict: Verdict::Waits,
+            why: format!("ClusterQueue {cq_name} is inactive ({why}): it admits nothing"),
+        };
+    }
     if cq.stopped {
         return Decision {
             queue,
