@@ -130,7 +130,11 @@ pub fn report(
         .each()
         .map(|(i, w, a)| {
             let mut row = workload_row(w, a)?;
-            row.queue = fleet.queues.waits.get(&i).and_then(|q| q.queue.clone());
+            if let Some(q) = fleet.queues.waits.get(&i) {
+                row.queue = q.queue.clone();
+                row.queue_state = q.state;
+                row.queue_never = q.never.clone();
+            }
             Ok(row)
         })
         .collect::<Result<_, Overflow>>()?;
@@ -324,6 +328,8 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
         gpus_pending: w.pending.whole,
         gpus_queued: w.queued.whole,
         queue: None,
+        queue_state: None,
+        queue_never: None,
         gpus_declared: w.shape.declared().named(&w.id, "the GPUs it declares")?,
         roles: w.shape.roles.clone(),
         shape: shape_text(&w.shape),

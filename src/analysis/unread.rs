@@ -19,6 +19,9 @@ pub struct Unread {
     pub pods: Option<String>,
     /// No Service, Ingress, Gateway or HTTPRoute was read: public routes are unknown.
     pub routes: Option<String>,
+    /// Queues exist but what waits in them (Kueue Workloads, KAI PodGroups) was not read: the
+    /// queued tier is unknown, and so is whether a shortage is the queues'.
+    pub queued: Option<String>,
 }
 
 impl Unread {
@@ -92,6 +95,9 @@ const ROWS_NEED_PODS: [&str; 23] = [
 /// Names, in `report`'s unknown maps, every figure that needs what was not read.
 pub fn apply(report: &mut Report, unread: &Unread) {
     dra(report, unread);
+    if let Some(why) = &unread.queued {
+        queued(report, why);
+    }
     let fleet = &mut report.fleet;
     if let Some(why) = &unread.nodes {
         for k in NEEDS_NODES {
@@ -127,6 +133,35 @@ pub fn apply(report: &mut Report, unread: &Unread) {
             report.unknown.set(k, why.clone());
         }
         report.routes.clear();
+    }
+}
+
+/// What waits for quota was not read: the queued figures are unknown, and a fleet whose pods are
+/// not short of nodes may still be short of quota (never "no shortage").
+fn queued(report: &mut Report, why: &str) {
+    let fleet = &mut report.fleet;
+    for k in ["gpus.queued", "models.queued"] {
+        fleet.unknown.set(k, why);
+    }
+    for k in [
+        "tenants.gpus_queued",
+        "workloads.gpus_queued",
+        "queues.queued",
+        "queues.workloads_queued",
+    ] {
+        report.unknown.set(k, why);
+    }
+    let s = &mut fleet.shortage;
+    if matches!(
+        s.kind,
+        ShortageKind::None | ShortageKind::Fits | ShortageKind::Quota
+    ) {
+        s.kind = ShortageKind::Unknown;
+        s.quota = None;
+        // The banner above the figures says why.
+        s.summary =
+            "unknown: no pod is short of a node, but what waits for queue quota was not read"
+                .to_string();
     }
 }
 

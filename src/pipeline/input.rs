@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::read::{ROUTE_RESOURCES, resource_of, unread_in_files};
+use super::read::{KAI_POD_GROUPS, KUEUE_WORKLOADS, ROUTE_RESOURCES, read_by, unread_in_files};
 use crate::analysis::desired::desired;
 use crate::analysis::live::Unread;
 use crate::analysis::usage::Metrics;
@@ -185,13 +185,20 @@ impl LivePart {
             nodes: forbidden("nodes").or_else(|| self.unread.nodes.clone()),
             pods: forbidden("pods").or_else(|| self.unread.pods.clone()),
             routes: routes().or_else(|| self.unread.routes.clone()),
+            queued: forbidden(KUEUE_WORKLOADS)
+                .or_else(|| forbidden(KAI_POD_GROUPS))
+                .or_else(|| self.unread.queued.clone()),
         }
     }
 
     /// What a report whose headline is the fleet's figures misses: the resources not listed, and
     /// the nodes or pods a dump did not hold.
     pub fn fleet_incomplete(&self) -> Vec<IncompleteInput> {
-        self.incomplete_needing(&[("nodes", &self.unread.nodes), ("pods", &self.unread.pods)])
+        self.incomplete_needing(&[
+            ("nodes", &self.unread.nodes),
+            ("pods", &self.unread.pods),
+            (KUEUE_WORKLOADS, &self.unread.queued),
+        ])
     }
 
     /// What a report about workloads (cost, headroom) misses: the resources not listed, and the
@@ -279,7 +286,7 @@ pub async fn live(spec: &LiveSpec, progress: &Arc<Progress>) -> Result<Live> {
                 let snap = read_snapshot(path)?;
                 files.push((
                     snap.meta.resources.clone(),
-                    snap.objects.iter().filter_map(resource_of).collect(),
+                    snap.objects.iter().flat_map(read_by).collect(),
                 ));
                 crate::workload::check_all(&snap.objects).map_err(crate::error::Error::from)?;
                 tracing::debug!(file = %path.display(), objects = snap.objects.len(), "read snapshot");

@@ -16,6 +16,27 @@ pub(super) const ROUTE_RESOURCES: [&str; 4] = [
     "httproutes.gateway.networking.k8s.io",
 ];
 
+/// The admission resources: queues (`KUEUE_QUEUES`, `KAI_QUEUES`) and what waits in them
+/// (`KUEUE_WORKLOADS`, `KAI_POD_GROUPS`).
+const KUEUE_QUEUES: [&str; 2] = ["clusterqueues.kueue.x-k8s.io", "localqueues.kueue.x-k8s.io"];
+pub(super) const KUEUE_WORKLOADS: &str = "workloads.kueue.x-k8s.io";
+const KAI_QUEUES: &str = "queues.scheduling.run.ai";
+pub(super) const KAI_POD_GROUPS: &str = "podgroups.scheduling.run.ai";
+/// Not a resource: a dump's object that names a Kueue or KAI queue (a job's label), which says
+/// admission is at work even where no queue object was dumped.
+const NAMES_A_QUEUE: &str = "(an object naming a queue)";
+
+/// The resources an object tells a dump read: the one it was listed as (`pods`,
+/// `ingresses.networking.k8s.io`), and whether it names an admission queue.
+pub(super) fn read_by(o: &Object) -> impl Iterator<Item = &'static str> {
+    let names_queue = [crate::queues::QUEUE_LABEL, crate::queues::KAI_QUEUE_LABEL]
+        .iter()
+        .any(|l| o.meta.labels.contains_key(*l));
+    resource_of(o)
+        .into_iter()
+        .chain(names_queue.then_some(NAMES_A_QUEUE))
+}
+
 /// The resource an object was listed as (`pods`, `ingresses.networking.k8s.io`).
 pub(super) fn resource_of(o: &Object) -> Option<&'static str> {
     use crate::k8s::object::Kind;
@@ -23,6 +44,11 @@ pub(super) fn resource_of(o: &Object) -> Option<&'static str> {
         Kind::Node => "nodes",
         Kind::Pod => "pods",
         Kind::Service => "services",
+        Kind::ClusterQueue => KUEUE_QUEUES[0],
+        Kind::LocalQueue => KUEUE_QUEUES[1],
+        Kind::KueueWorkload => KUEUE_WORKLOADS,
+        Kind::KaiQueue => KAI_QUEUES,
+        Kind::PodGroup => KAI_POD_GROUPS,
         Kind::Ingress => ROUTE_RESOURCES[1],
         _ => match (o.group(), o.kind.as_str()) {
             ("gateway.networking.k8s.io", "Gateway") => ROUTE_RESOURCES[2],
@@ -64,5 +90,29 @@ pub(super) fn unread_in_files(files: &[(Option<Vec<String>>, BTreeSet<&'static s
         pods: (!read.contains("pods")).then(|| dump("Pod", "kubectl get pods -A")),
         routes: (!routes_read)
             .then(|| dump("Service or Ingress", "kubectl get services,ingresses -A")),
+        queued: queued_unread(&read, precise),
     }
+}
+
+/// What waits for queue quota is unknown where queues exist (or objects name one) but what waits
+/// in them was not read: Kueue Workloads, KAI PodGroups. Without any admission object or queue
+/// name, there is no admission system: nothing is queued, known.
+fn queued_unread(read: &BTreeSet<&str>, precise: bool) -> Option<String> {
+    let kueue = KUEUE_QUEUES.iter().any(|r| read.contains(r));
+    let kai = read.contains(KAI_QUEUES);
+    let named = read.contains(NAMES_A_QUEUE);
+    let (what, add) = if (kueue || named && !kai) && !read.contains(KUEUE_WORKLOADS) {
+        ("Kueue Workload", "kubectl get workloads.kueue.x-k8s.io -A")
+    } else if kai && !read.contains(KAI_POD_GROUPS) {
+        ("KAI PodGroup", "kubectl get podgroups.scheduling.run.ai -A")
+    } else {
+        return None;
+    };
+    Some(if precise {
+        format!("the snapshot holds queues but no {what}: what waits for quota was not read")
+    } else {
+        format!(
+            "the input holds queues (or jobs naming one) but no {what}: what waits for quota was not read (add them with {add})"
+        )
+    })
 }

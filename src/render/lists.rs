@@ -198,14 +198,35 @@ fn workload_table(
             v.to_string()
         }
     };
-    Table::new(&[first, "tenant", "shape", ">requested", ">pending"]).rows(rows, |w| {
-        vec![
+    // Where work waits for queue quota: how much, and in which queue (and why it never will).
+    let queued = rows
+        .iter()
+        .any(|w| w.gpus_queued > 0 || w.queue_state.is_some());
+    let queued_unknown = r.unknown.contains_key("workloads.gpus_queued");
+    let mut headers = vec![first, "tenant", "shape", ">requested", ">pending"];
+    if queued {
+        headers.extend([">queued", "queue"]);
+    }
+    Table::new(&headers).rows(rows, |w| {
+        let mut row = vec![
             id(w).into(),
             w.tenant.as_str().into(),
             shape_cell(w).into(),
             n(w.gpus).into(),
             n(w.gpus_pending).into(),
-        ]
+        ];
+        if queued {
+            row.push(
+                if queued_unknown {
+                    "unknown".to_string()
+                } else {
+                    n(w.gpus_queued)
+                }
+                .into(),
+            );
+            row.push(super::queues::queue_cell(w).into());
+        }
+        row
     })
 }
 

@@ -131,6 +131,20 @@ pub fn section(r: &Report) -> Doc {
     d
 }
 
+/// A workload's queue as a cell: `cq-a`, `cq-a (preempted)`, `cq-a (never: ExceedsMaxQuota)`.
+pub fn queue_cell(w: &crate::report::WorkloadRow) -> String {
+    let Some(q) = &w.queue else {
+        return String::new();
+    };
+    let state = match (&w.queue_never, w.queue_state) {
+        (Some(why), _) => format!(" (never: {why})"),
+        (None, Some(crate::report::queues::QueueState::Evicted)) => " (evicted)".into(),
+        (None, Some(crate::report::queues::QueueState::Preempted)) => " (preempted)".into(),
+        _ => String::new(),
+    };
+    format!("{q}{state}")
+}
+
 /// ` Beyond their quota: beta borrows 8 in cq-b (preemptible) — @team-b.`: who to call besides
 /// the largest tenants when the fleet is nearly full.
 pub fn borrowing(mut t: Text, rows: &[crate::report::queues::BorrowingRow]) -> Text {

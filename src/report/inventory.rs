@@ -363,6 +363,14 @@ pub struct WorkloadRow {
     /// one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queue: Option<String>,
+    /// Where its Kueue Workload stands when it is not simply admitted: `queued`, `evicted`,
+    /// `preempted`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_state: Option<super::queues::QueueState>,
+    /// Kueue's reason when it can never be admitted as the queues are (`ExceedsMaxQuota`,
+    /// `NoMatchingFlavor`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_never: Option<String>,
     /// Whole GPUs the shape declares: Σ replicas × GPUs per replica; `null` when a DRA claim's
     /// GPUs cannot be counted (`dra.uncounted` says why).
     pub gpus_declared: Option<u64>,

@@ -216,7 +216,7 @@ pub struct QuotaChange {
 }
 
 /// A drift row's standing in its queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum QueueState {
     /// Suspended, waiting for its queue's quota.

@@ -22,7 +22,7 @@ use crate::queues::{
     Admission, ClusterQueue, KAI_QUEUE_LABEL, KaiQueue, PodSetGpus, QUEUE_LABEL, QueueWorkload,
     Reclaim, ResourceFlavor,
 };
-use crate::report::queues::{Amount, BorrowingRow, QueueKind, QueueRow, TenantQueues};
+use crate::report::queues::{Amount, BorrowingRow, QueueKind, QueueRow, QueueState, TenantQueues};
 use crate::report::{Known, Unknown};
 use crate::workload::Workload;
 
@@ -38,6 +38,23 @@ pub struct Waits {
     pub flavor: Option<String>,
     /// The GPU model: the flavor's, else its own node selector's, else `None` (any).
     pub model: Option<String>,
+    /// Where its Kueue Workload stands: waiting, evicted or preempted (and waiting again).
+    pub state: Option<QueueState>,
+    /// Kueue says it can never be admitted as the queues are: its reason.
+    pub never: Option<String>,
+}
+
+/// Where a Kueue Workload stands in its queue, as a drift or workload row says it.
+fn queue_state(w: &QueueWorkload) -> Option<QueueState> {
+    if w.preempted.is_some() {
+        Some(QueueState::Preempted)
+    } else if w.evicted.is_some() {
+        Some(QueueState::Evicted)
+    } else if w.is_queued() {
+        Some(QueueState::Queued)
+    } else {
+        None
+    }
 }
 
 /// A tenant's standing in the queues.
@@ -183,6 +200,17 @@ pub fn figures(
                     kind: Some(QueueKind::ClusterQueue),
                     flavor,
                     model,
+                    state: queue_state(w),
+                    never: match &w.state {
+                        crate::queues::WorkloadState::Queued { reason, .. } if w.never_fits() => {
+                            Some(if reason.is_empty() {
+                                "Pending".into()
+                            } else {
+                                reason.clone()
+                            })
+                        }
+                        _ => None,
+                    },
                 };
             }
         }
@@ -815,10 +843,31 @@ pub fn diagnose(
         cohort_could_lend: could_lend,
         uncovered_placeable: uncovered,
     };
+    // Work Kueue says can never be admitted as the queues are: no free GPU helps it.
+    let never: Vec<(String, u64, &str)> = fleet
+        .each()
+        .filter_map(|(i, w, _)| {
+            let n = fleet.queues.waits.get(&i)?.never.as_deref()?;
+            (w.queued.whole > 0).then(|| (w.id.to_string(), w.queued.whole, n))
+        })
+        .collect();
+    let never_text = if never.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; {} of them can never be admitted as the queues are ({})",
+            never.iter().map(|(_, n, _)| n).sum::<u64>(),
+            never
+                .iter()
+                .map(|(id, n, why)| format!("{id}: {n} GPUs, {why}"))
+                .collect::<Vec<_>>()
+                .join("; ")
+        )
+    };
     if free_for_queued > 0 {
         shortage.kind = ShortageKind::Quota;
         shortage.summary = format!(
-            "quota problem: {queued} GPUs wait for queue quota ({}) while {free_for_queued} placeable GPUs they could use are free{}{}",
+            "quota problem: {queued} GPUs wait for queue quota ({}) while {free_for_queued} placeable GPUs they could use are free{never_text}{}{}",
             queues.join(", "),
             if could_lend > 0 {
                 format!("; their cohorts could lend {could_lend}")
@@ -833,7 +882,7 @@ pub fn diagnose(
     } else {
         shortage.kind = ShortageKind::Capacity;
         shortage.summary = format!(
-            "capacity problem: {queued} GPUs wait for queue quota ({}) and no placeable GPU of their models is free",
+            "capacity problem: {queued} GPUs wait for queue quota ({}) and no placeable GPU of their models is free{never_text}",
             queues.join(", ")
         );
     }
