@@ -119,11 +119,20 @@ pub fn report(
         super::shortage::shortage(objects, nodes, &on_node, &workloads.pods, &workloads.list)?;
     shortage.next_step = super::placement::next_step(fleet, &shortage.unplaceable);
     let mut models = nodes::models(nodes, &on_node, &pending_by_model)?;
-    let queued_by_model = super::queues::queued_by_model(fleet);
+    let queued_by_model =
+        super::queues::diagnose::queued_by_model(objects, workloads, &fleet.queues);
     for m in &mut models {
         m.queued = queued_by_model.get(&m.model).copied().unwrap_or(0);
     }
-    super::queues::diagnose(fleet, &mut shortage, &models, &queued_by_model, gpus.queued);
+    super::queues::diagnose::diagnose(
+        &fleet.admission,
+        &fleet.queues,
+        &workloads.list,
+        &mut shortage,
+        &models,
+        &queued_by_model,
+        gpus.queued,
+    );
 
     // Workload rows.
     let rows: Vec<WorkloadRow> = fleet

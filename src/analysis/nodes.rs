@@ -26,8 +26,7 @@ use crate::util::sum::{self, Named, Overflow};
 use crate::workload::claims::{GPU_DRIVER, SliceDevices};
 
 pub const GPU_COUNT_LABEL: &str = "nvidia.com/gpu.count";
-/// The GPU model GFD labels a node with (`NVIDIA-H100-80GB-HBM3`).
-pub const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
+pub use crate::k8s::gpus::GPU_PRODUCT_LABEL;
 const UNSCHEDULABLE_TAINT: &str = "node.kubernetes.io/unschedulable";
 const NOT_READY_TAINTS: [&str; 2] = [
     "node.kubernetes.io/not-ready",

@@ -16,50 +16,9 @@ use std::collections::BTreeSet;
 use crate::k8s::object::{Body, Object};
 use crate::k8s::types::{PodSpec, PodTemplate};
 
-use super::nodes::GPU_PRODUCT_LABEL;
-
 /// The GPU models one pod spec may run on; `None` when it names none (any model).
 pub fn of_spec(spec: &PodSpec) -> Option<BTreeSet<String>> {
-    let selector = spec
-        .node_selector
-        .get(GPU_PRODUCT_LABEL)
-        .map(|m| BTreeSet::from([m.as_str().to_string()]));
-    let terms = spec
-        .affinity
-        .as_ref()
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|n| {
-            n.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        })
-        .map(|s| s.node_selector_terms.as_slice())
-        .unwrap_or_default();
-    // Each term: the models its `In` requirements on the label leave (ANDed), or any.
-    let mut affinity: Option<BTreeSet<String>> = None;
-    for t in terms {
-        let mut term: Option<BTreeSet<String>> = None;
-        for r in t
-            .match_expressions
-            .iter()
-            .filter(|r| r.key == GPU_PRODUCT_LABEL && r.operator == "In")
-        {
-            let values: BTreeSet<String> = r.values.iter().cloned().collect();
-            term = Some(match term {
-                Some(t) => t.intersection(&values).cloned().collect(),
-                None => values,
-            });
-        }
-        // A term that admits any model makes the whole selector admit any.
-        let Some(term) = term else {
-            affinity = None;
-            break;
-        };
-        affinity.get_or_insert_with(BTreeSet::new).extend(term);
-    }
-    match (selector, affinity) {
-        (Some(s), Some(a)) => Some(s.intersection(&a).cloned().collect()),
-        (s, a) => s.or(a),
-    }
+    spec.gpu_models()
 }
 
 /// The GPU models a workload's root object may run on, sorted; empty when it names none.

@@ -18,6 +18,8 @@ use crate::util::sum::{self, TooLarge};
 pub const GPU: &str = "nvidia.com/gpu";
 pub const SHARED_GPU: &str = "nvidia.com/gpu.shared";
 pub const MIG_PREFIX: &str = "nvidia.com/mig-";
+/// The GPU model GFD labels a node with (`NVIDIA-H100-80GB-HBM3`).
+pub const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
 
 /// One GPU-like extended resource.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

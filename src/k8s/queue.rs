@@ -20,6 +20,51 @@ pub struct KueueWorkloadBody {
     pub status: KueueWorkloadStatus,
 }
 
+impl KueueWorkloadBody {
+    pub fn condition(&self, t: &str) -> Option<&QueueCondition> {
+        self.status.conditions.iter().find(|c| c.type_ == t)
+    }
+
+    pub fn is_true(&self, t: &str) -> bool {
+        self.condition(t).is_some_and(|c| c.status == "True")
+    }
+
+    /// Active, not finished, and holding no quota: waiting for its queue (kueue
+    /// `pkg/workload/workload.go`: `IsActive`, `IsFinished`, `HasQuotaReservation`).
+    pub fn waits_for_quota(&self) -> bool {
+        self.spec.active != Some(false)
+            && !self.is_true("Finished")
+            && !self.is_true("QuotaReserved")
+    }
+}
+
+/// The annotation KAI's pod-grouper puts on each pod: the PodGroup it belongs to
+/// (`pkg/podgrouper/pod_controller.go`).
+pub const POD_GROUP_ANNOTATION: &str = "pod-group-name";
+
+/// The reasons KAI gives when a queue, not a node, holds a pod group (`podgroup_types.go`;
+/// checked before any node is tried: `pkg/scheduler/actions/common/allocate.go`);
+/// `PodSchedulingErrors` is the nodes.
+const QUEUE_REASONS: [&str; 3] = ["OverLimit", "NonPreemptibleOverQuota", "QueueDoesNotExist"];
+
+impl PodGroupBody {
+    /// Its queue holds it: the reason KAI gave (with its message).
+    pub fn held_by_queue(&self) -> Option<String> {
+        self.status
+            .scheduling_conditions
+            .iter()
+            .flat_map(|c| &c.reasons)
+            .find(|r| QUEUE_REASONS.contains(&r.reason.as_str()))
+            .map(|r| {
+                if r.message.is_empty() {
+                    r.reason.clone()
+                } else {
+                    format!("{}: {}", r.reason, r.message)
+                }
+            })
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct KueueWorkloadSpec {

@@ -8,7 +8,7 @@
 //! object to the API's limits and shares its strings (`super::admit`, which names every field of
 //! [`LabelMap`] or [`Text`] here).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
 
@@ -141,6 +141,52 @@ pub struct PodSpec {
     /// [`ADMISSION_GATE`]): the pod waits for its queue's quota, not for a node.
     #[serde(rename = "schedulingGates", deserialize_with = "admission_gated")]
     pub admission_gated: bool,
+}
+
+impl PodSpec {
+    /// The GPU models one pod spec may run on; `None` when it names none (any model).
+    pub fn gpu_models(&self) -> Option<BTreeSet<String>> {
+        let selector = self
+            .node_selector
+            .get(super::gpus::GPU_PRODUCT_LABEL)
+            .map(|m| BTreeSet::from([m.as_str().to_string()]));
+        let terms = self
+            .affinity
+            .as_ref()
+            .and_then(|a| a.node_affinity.as_ref())
+            .and_then(|n| {
+                n.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            })
+            .map(|s| s.node_selector_terms.as_slice())
+            .unwrap_or_default();
+        // Each term: the models its `In` requirements on the label leave (ANDed), or any.
+        let mut affinity: Option<BTreeSet<String>> = None;
+        for t in terms {
+            let mut term: Option<BTreeSet<String>> = None;
+            for r in t
+                .match_expressions
+                .iter()
+                .filter(|r| r.key == super::gpus::GPU_PRODUCT_LABEL && r.operator == "In")
+            {
+                let values: BTreeSet<String> = r.values.iter().cloned().collect();
+                term = Some(match term {
+                    Some(t) => t.intersection(&values).cloned().collect(),
+                    None => values,
+                });
+            }
+            // A term that admits any model makes the whole selector admit any.
+            let Some(term) = term else {
+                affinity = None;
+                break;
+            };
+            affinity.get_or_insert_with(BTreeSet::new).extend(term);
+        }
+        match (selector, affinity) {
+            (Some(s), Some(a)) => Some(s.intersection(&a).cloned().collect()),
+            (s, a) => s.or(a),
+        }
+    }
 }
 
 /// The scheduling gate Kueue puts on the pods it manages until their workload is admitted

@@ -31,7 +31,7 @@ const NAMES_A_QUEUE: &str = "(an object naming a queue)";
 pub(super) fn read_by(o: &Object) -> impl Iterator<Item = &'static str> {
     let names_queue = [crate::queues::QUEUE_LABEL, crate::queues::KAI_QUEUE_LABEL]
         .iter()
-        .any(|l| o.meta.labels.contains_key(*l));
+        .any(|l| o.meta.labels.contains_key(l));
     resource_of(o)
         .into_iter()
         .chain(names_queue.then_some(NAMES_A_QUEUE))

@@ -18,12 +18,7 @@ use serde_json::Value;
 use super::model::*;
 use crate::k8s::object::{Body, Object};
 
-/// The reasons KAI gives when a queue, not a node, holds a pod group.
-const QUEUE_REASONS: [&str; 3] = ["OverLimit", "NonPreemptibleOverQuota", "QueueDoesNotExist"];
-
-/// The annotation the pod-grouper puts on each pod: the PodGroup it belongs to
-/// (`pkg/podgrouper/pod_controller.go`).
-pub const POD_GROUP_ANNOTATION: &str = "pod-group-name";
+pub use crate::k8s::queue::POD_GROUP_ANNOTATION;
 
 fn float(v: &Value, at: &str, object: &str, problems: &mut Vec<Problem>) -> Option<f64> {
     match v {
@@ -114,19 +109,7 @@ pub(super) fn pod_group(i: usize, o: &Object) -> Option<PodGroup> {
     let Body::PodGroup(g) = &o.body else {
         return None;
     };
-    let held_by_queue = g
-        .status
-        .scheduling_conditions
-        .iter()
-        .flat_map(|c| &c.reasons)
-        .find(|r| QUEUE_REASONS.contains(&r.reason.as_str()))
-        .map(|r| {
-            if r.message.is_empty() {
-                r.reason.clone()
-            } else {
-                format!("{}: {}", r.reason, r.message)
-            }
-        });
+    let held_by_queue = g.held_by_queue();
     Some(PodGroup {
         object: i,
         namespace: o.namespace().to_string(),

@@ -256,30 +256,20 @@ pub(super) fn flavor(o: &Object) -> ResourceFlavor {
     }
 }
 
-fn condition<'a>(
-    w: &'a KueueWorkloadBody,
-    t: &str,
-) -> Option<&'a crate::k8s::queue::QueueCondition> {
-    w.status.conditions.iter().find(|c| c.type_ == t)
-}
-
-fn is_true(w: &KueueWorkloadBody, t: &str) -> bool {
-    condition(w, t).is_some_and(|c| c.status == "True")
-}
-
 /// Where a Workload stands (kueue `pkg/workload/workload.go`: `IsActive`, `IsFinished`,
 /// `HasQuotaReservation`).
 pub fn state(w: &KueueWorkloadBody) -> WorkloadState {
     if w.spec.active == Some(false) {
         return WorkloadState::Inactive;
     }
-    if is_true(w, "Finished") {
+    if w.is_true("Finished") {
         return WorkloadState::Finished;
     }
-    if is_true(w, "QuotaReserved") {
+    if !w.waits_for_quota() {
         return WorkloadState::Reserved;
     }
-    let (reason, message) = condition(w, "QuotaReserved")
+    let (reason, message) = w
+        .condition("QuotaReserved")
         .map(|c| (c.reason.clone(), c.message.clone()))
         .unwrap_or_default();
     WorkloadState::Queued { reason, message }
@@ -308,7 +298,7 @@ pub(super) fn workload(i: usize, o: &Object) -> Option<QueueWorkload> {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
-            models: crate::analysis::pins::of_spec(&p.template.spec),
+            models: p.template.spec.gpu_models(),
         })
         .collect();
     let admission = w.status.admission.as_ref().map(|a| Admitted {
@@ -324,7 +314,7 @@ pub(super) fn workload(i: usize, o: &Object) -> Option<QueueWorkload> {
             .collect(),
     });
     let reason_if = |t: &str| {
-        condition(w, t).filter(|c| c.status == "True").map(|c| {
+        w.condition(t).filter(|c| c.status == "True").map(|c| {
             if c.reason.is_empty() {
                 t.to_string()
             } else {
@@ -359,7 +349,7 @@ pub(super) fn workload(i: usize, o: &Object) -> Option<QueueWorkload> {
             .meta
             .owner_references
             .iter()
-            .any(|r| r.kind.as_str() == "Pod" && r.api_version.as_str() == "v1"),
+            .any(|r| r.kind.as_str() == "Pod"),
     })
 }
 

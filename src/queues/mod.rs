@@ -21,8 +21,6 @@ mod model;
 pub use kai::{POD_GROUP_ANNOTATION, is_leaf as is_kai_leaf};
 pub use model::*;
 
-use std::collections::HashSet;
-
 use crate::k8s::object::{Kind, Object};
 
 impl Admission {
@@ -53,38 +51,6 @@ impl Admission {
         kai::check_tree(&mut a);
         a
     }
-}
-
-/// The KAI pod groups (namespace, name) that their queue holds.
-pub fn held_pod_groups(objects: &[Object]) -> HashSet<(&str, &str)> {
-    objects
-        .iter()
-        .filter(|o| o.typed_kind() == Kind::PodGroup)
-        .filter_map(|o| {
-            kai::pod_group(0, o)
-                .filter(|g| g.held_by_queue.is_some())
-                .map(|_| o)
-        })
-        .map(|o| (o.namespace(), o.meta.name.as_str()))
-        .collect()
-}
-
-/// Whether pod `o` belongs to one of the pod groups `held` (the pod-grouper's annotation).
-pub fn in_held_group(o: &Object, held: &HashSet<(&str, &str)>) -> bool {
-    !held.is_empty()
-        && o.meta
-            .annotations
-            .get(kai::POD_GROUP_ANNOTATION)
-            .is_some_and(|g| held.contains(&(o.namespace(), g.as_str())))
-}
-
-/// A Kueue Workload waiting for quota that is the only form its demand has (not one of pods:
-/// Kueue's pod integration gates the pods themselves), read.
-pub fn queued_workload(o: &Object) -> Option<QueueWorkload> {
-    if o.typed_kind() != Kind::KueueWorkload {
-        return None;
-    }
-    kueue::workload(0, o).filter(|w| w.is_queued() && !w.owned_by_pod)
 }
 
 #[cfg(test)]

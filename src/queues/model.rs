@@ -292,7 +292,7 @@ impl ResourceFlavor {
     /// The GPU model its nodes carry (GFD's `nvidia.com/gpu.product`), when it names one.
     pub fn model(&self) -> Option<&str> {
         self.node_labels
-            .get(crate::analysis::nodes::GPU_PRODUCT_LABEL)
+            .get(crate::k8s::gpus::GPU_PRODUCT_LABEL)
             .map(String::as_str)
     }
 }

@@ -14,7 +14,7 @@
 //! own ([`Holder::Claim`]), bound once allocated and pending while a running consumer waits for
 //! it, and its root (the claim itself, unless an owner made it) is the workload it counts for.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::k8s::gpus::Gpus;
 use crate::k8s::object::{Body, Kind, Object};
@@ -233,11 +233,11 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
     let mut consumers: BTreeMap<usize, Vec<(usize, PodState)>> = BTreeMap::new();
 
     // KAI pod groups their queue holds: their pods wait for quota, not for a node.
-    let held_groups = crate::queues::held_pod_groups(objects);
+    let held_groups = held_pod_groups(objects);
     for (i, o) in objects.iter().enumerate() {
         let Body::Pod(p) = &o.body else { continue };
         let mut state = PodState::of(o);
-        if state == PodState::Pending && crate::queues::in_held_group(o, &held_groups) {
+        if state == PodState::Pending && in_held_group(o, &held_groups) {
             state = PodState::Queued;
         }
         let mut gpus = pod_request(&p.spec).named(o, "the GPUs its containers request")?;
@@ -416,25 +416,36 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
     // are its demand. A Workload of pods (Kueue's pod integration) is not: its gated pods count
     // themselves above.
     for (i, o) in objects.iter().enumerate() {
-        let Some(w) = crate::queues::queued_workload(o) else {
+        let Body::KueueWorkload(w) = &o.body else {
             continue;
         };
+        let of_pods = o
+            .meta
+            .owner_references
+            .iter()
+            .any(|r| r.kind.as_str() == "Pod");
+        if !w.waits_for_quota() || of_pods {
+            continue;
+        }
         if let Some(root) = roots.resolve(i)
             && let Some(Root { id, .. }) = roots.list.get(root)
         {
             let b = builders.entry(root).or_default();
-            for ps in &w.pod_sets {
-                let per_pod = Gpus::whole(ps.gpus_per_pod);
+            for ps in &w.spec.pod_sets {
+                // A Workload written without a count is one pod (the API requires it).
+                let count = ps.count.unwrap_or(1);
+                let per_pod =
+                    pod_request(&ps.template.spec).named(id, "the GPUs of its Kueue pod set")?;
                 let all = per_pod
-                    .scaled(ps.count)
+                    .scaled(count)
                     .named(id, "the GPUs its Kueue Workload waits for")?;
                 b.queued_workloads
                     .add(&all)
                     .named(id, "the GPUs its Kueue Workloads wait for")?;
-                if ps.gpus_per_pod > 0 {
+                if per_pod.whole > 0 {
                     *b.pod_roles
-                        .entry((ps.name.clone(), ps.gpus_per_pod))
-                        .or_default() += ps.count;
+                        .entry((ps.name.clone(), per_pod.whole))
+                        .or_default() += count;
                 }
             }
         }
@@ -519,6 +530,27 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
         roots,
         workload_of_root: index_of_root,
     })
+}
+
+/// The KAI pod groups (namespace, name) that their queue holds.
+fn held_pod_groups(objects: &[Object]) -> HashSet<(&str, &str)> {
+    objects
+        .iter()
+        .filter(|o| match &o.body {
+            Body::PodGroup(g) => g.held_by_queue().is_some(),
+            _ => false,
+        })
+        .map(|o| (o.namespace(), o.meta.name.as_str()))
+        .collect()
+}
+
+/// Whether pod `o` belongs to one of the pod groups `held` (the pod-grouper's annotation).
+fn in_held_group(o: &Object, held: &HashSet<(&str, &str)>) -> bool {
+    !held.is_empty()
+        && o.meta
+            .annotations
+            .get(crate::k8s::queue::POD_GROUP_ANNOTATION)
+            .is_some_and(|g| held.contains(&(o.namespace(), g.as_str())))
 }
 
 /// The Kubeflow Trainer runtimes of the input, which TrainJobs reference for their shape.

@@ -27,8 +27,8 @@
 
 use std::collections::HashMap;
 
+use super::flavors::{allows, first_flavor};
 use super::tree::{Tree, UsageMap};
-use super::{allows, first_flavor};
 use crate::queues::{
     Admission, BorrowWithinCohort, ClusterQueue, PodSetGpus, QueueWorkload, Reclaim, Strategy,
     WithinQueue, WorkloadState,

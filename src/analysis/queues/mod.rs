@@ -12,7 +12,11 @@
 
 pub mod admit;
 pub mod change;
+pub mod diagnose;
+mod flavors;
 pub mod pool;
+
+pub use flavors::{allows, first_flavor};
 pub mod tree;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -99,34 +103,6 @@ fn owner_workload(
             .and_then(|&p| owner_of.get(p).copied().flatten());
     }
     owner_of.get(w.object).copied().flatten()
-}
-
-/// Whether `flavor`'s node labels allow the pods of `ps` (kueue `flavorassigner.go`
-/// `flavorSelector`: only the keys the flavor names are compared; a required node affinity is
-/// compared on the GPU model label).
-pub fn allows(flavor: &ResourceFlavor, ps: &PodSetGpus) -> bool {
-    let selector_ok = flavor
-        .node_labels
-        .iter()
-        .all(|(k, v)| ps.node_selector.get(k).is_none_or(|s| s == v));
-    let model_ok = match (flavor.model(), &ps.models) {
-        (Some(m), Some(allowed)) => allowed.contains(m),
-        _ => true,
-    };
-    selector_ok && model_ok
-}
-
-/// The first GPU flavor of `cq` (in its order) that the pods of `ps` allow, with its model.
-pub fn first_flavor<'a>(
-    a: &'a Admission,
-    cq: &'a ClusterQueue,
-    ps: &PodSetGpus,
-) -> Option<(&'a str, Option<&'a str>)> {
-    cq.flavors.iter().find_map(|f| {
-        let rf = a.flavor(&f.flavor);
-        let ok = rf.is_none_or(|rf| allows(rf, ps));
-        ok.then(|| (f.flavor.as_str(), rf.and_then(ResourceFlavor::model)))
-    })
 }
 
 /// The GPU pod set that decides a workload's flavor: its first with GPUs.
@@ -716,177 +692,6 @@ fn borrowing(a: &Admission, tenancy: &Resolver<'_>) -> Vec<BorrowingRow> {
             .then_with(|| x.tenant.cmp(&y.tenant))
     });
     rows
-}
-
-/// Queued GPUs per GPU model: a pod held by admission goes to the model its own selector names;
-/// a Kueue Workload's GPUs to its flavor's model, else its pods' selector's. Work that may run on
-/// any model counts in the fleet's figure only.
-pub fn queued_by_model(fleet: &super::live::LiveFleet<'_>) -> BTreeMap<String, u64> {
-    let mut out: BTreeMap<String, u64> = BTreeMap::new();
-    let mut from_pods: BTreeSet<usize> = BTreeSet::new();
-    for p in &fleet.workloads.pods {
-        if p.state != crate::workload::owners::PodState::Queued || p.gpus.whole == 0 {
-            continue;
-        }
-        if let Some(w) = p.workload {
-            from_pods.insert(w);
-        }
-        let model = fleet.objects.get(p.object).and_then(|o| {
-            let m = super::pins::of_object(o);
-            (m.len() == 1).then(|| m.into_iter().next()).flatten()
-        });
-        let model = model.or_else(|| {
-            p.workload
-                .and_then(|w| fleet.queues.waits.get(&w))
-                .and_then(|q| q.model.clone())
-        });
-        if let Some(m) = model {
-            let e = out.entry(m).or_default();
-            *e = e.saturating_add(p.gpus.whole);
-        }
-    }
-    for (i, w) in fleet.workloads.list.iter().enumerate() {
-        if w.queued.whole == 0 || from_pods.contains(&i) {
-            continue;
-        }
-        if let Some(m) = fleet.queues.waits.get(&i).and_then(|q| q.model.clone()) {
-            let e = out.entry(m).or_default();
-            *e = e.saturating_add(w.queued.whole);
-        }
-    }
-    out
-}
-
-/// The quota diagnosis: when nothing pending is short of nodes but work is queued, and placeable
-/// GPUs of the models it may use are free, the shortage is the queues' quota, not the nodes.
-pub fn diagnose(
-    fleet: &super::live::LiveFleet<'_>,
-    shortage: &mut crate::report::Shortage,
-    models: &[crate::report::ModelRow],
-    by_model: &BTreeMap<String, u64>,
-    queued: u64,
-) {
-    use crate::report::ShortageKind;
-    if queued == 0 || !matches!(shortage.kind, ShortageKind::None | ShortageKind::Fits) {
-        return;
-    }
-    let free_of = |m: &crate::report::ModelRow| {
-        m.placeable
-            .saturating_sub(m.requested)
-            .saturating_sub(m.pending)
-    };
-    let free_all = shortage.free_placeable.saturating_sub(shortage.pending);
-    let any_model = queued.saturating_sub(by_model.values().sum::<u64>()) > 0;
-    let free_for_queued = if any_model {
-        free_all
-    } else {
-        models
-            .iter()
-            .filter(|m| by_model.contains_key(&m.model))
-            .map(free_of)
-            .sum::<u64>()
-            .min(free_all)
-    };
-    let live = admit::Live::new(&fleet.admission);
-    let usage = live.usage_now();
-    let mut queues = Vec::new();
-    let mut could_lend = 0u64;
-    for r in fleet
-        .queues
-        .rows
-        .iter()
-        .filter(|r| r.queued.is_some_and(|q| q.0 > 0.0))
-    {
-        let admitted = r.admitted.map_or("?".into(), |a| a.to_string());
-        let nominal = r.nominal.map_or("?".into(), |a| a.to_string());
-        queues.push(match &r.flavor {
-            Some(f) => format!("{} ({f}: {admitted} of {nominal} admitted)", r.queue),
-            None => format!("{} ({admitted} of {nominal} admitted)", r.queue),
-        });
-        if let (Some(q), Some(f)) = (live.tree.queue(&r.queue), &r.flavor) {
-            could_lend = could_lend
-                .saturating_add(u64::try_from(live.tree.lendable(q, f, &usage)).unwrap_or(0));
-        }
-    }
-    let quotas_known = fleet
-        .admission
-        .cluster_queues
-        .iter()
-        .all(|q| q.problems.is_empty())
-        && fleet
-            .admission
-            .kai_queues
-            .iter()
-            .all(|q| q.problems.is_empty());
-    let nominal: u64 = fleet
-        .admission
-        .cluster_queues
-        .iter()
-        .flat_map(|q| &q.flavors)
-        .map(|f| f.quota.nominal)
-        .fold(0, u64::saturating_add);
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let kai: u64 = fleet
-        .admission
-        .kai_queues
-        .iter()
-        .filter(|q| crate::queues::is_kai_leaf(&fleet.admission, &q.name))
-        .filter_map(|q| q.quota.filter(|n| *n > 0.0))
-        .map(|n| n.floor() as u64)
-        .sum();
-    let placeable: u64 = models.iter().map(|m| m.placeable).sum();
-    let uncovered = quotas_known.then(|| placeable.saturating_sub(nominal.saturating_add(kai)));
-    let q = crate::report::queues::QuotaShortage {
-        queued,
-        free_for_queued,
-        queues: queues.clone(),
-        cohort_could_lend: could_lend,
-        uncovered_placeable: uncovered,
-    };
-    // Work Kueue says can never be admitted as the queues are: no free GPU helps it.
-    let never: Vec<(String, u64, &str)> = fleet
-        .each()
-        .filter_map(|(i, w, _)| {
-            let n = fleet.queues.waits.get(&i)?.never.as_deref()?;
-            (w.queued.whole > 0).then(|| (w.id.to_string(), w.queued.whole, n))
-        })
-        .collect();
-    let never_text = if never.is_empty() {
-        String::new()
-    } else {
-        format!(
-            "; {} of them can never be admitted as the queues are ({})",
-            never.iter().map(|(_, n, _)| n).sum::<u64>(),
-            never
-                .iter()
-                .map(|(id, n, why)| format!("{id}: {n} GPUs, {why}"))
-                .collect::<Vec<_>>()
-                .join("; ")
-        )
-    };
-    if free_for_queued > 0 {
-        shortage.kind = ShortageKind::Quota;
-        shortage.summary = format!(
-            "quota problem: {queued} GPUs wait for queue quota ({}) while {free_for_queued} placeable GPUs they could use are free{never_text}{}{}",
-            queues.join(", "),
-            if could_lend > 0 {
-                format!("; their cohorts could lend {could_lend}")
-            } else {
-                "; their cohorts lend nothing now".to_string()
-            },
-            match uncovered {
-                Some(n) if n > 0 => format!("; {n} placeable GPUs are covered by no queue's quota"),
-                _ => String::new(),
-            }
-        );
-    } else {
-        shortage.kind = ShortageKind::Capacity;
-        shortage.summary = format!(
-            "capacity problem: {queued} GPUs wait for queue quota ({}) and no placeable GPU of their models is free{never_text}",
-            queues.join(", ")
-        );
-    }
-    shortage.quota = Some(q);
 }
 
 /// Each tenant row's standing in the queues, when the fleet has admission queues.
