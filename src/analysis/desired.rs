@@ -49,6 +49,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
     let mut seen: BTreeMap<(Option<String>, String), BTreeSet<String>> = BTreeMap::new();
     let mut without_gpus = Vec::new();
     let mut routing = Vec::new();
+    let mut queues = Vec::new();
     for out in &rendered.outcomes {
         let u = &out.unit;
         let mut row = AppRow {
@@ -102,6 +103,11 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                         .filter(|o| super::routes_change::routing(o))
                         .cloned(),
                 );
+                queues.extend(
+                    objs.iter()
+                        .filter(|o| crate::queues::is_queue_object(o))
+                        .cloned(),
+                );
                 for o in objs {
                     let key = format!(
                         "{}/{}/{}",
@@ -128,14 +134,17 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                             .filter(|o| o.meta.owner_references.is_empty())
                             .map(|o| ((o.namespace(), o.kind.as_str(), o.meta.name.as_str()), o))
                             .collect();
-                        let models = |r: &WorkloadRow| {
+                        let root = |r: &WorkloadRow| {
                             roots
                                 .get(&(r.namespace.as_str(), r.kind.as_str(), r.name.as_str()))
-                                .map(|o| super::pins::of_object(o))
-                                .unwrap_or_default()
+                                .copied()
                         };
                         workloads.extend(rows.into_iter().map(|r| DesiredWorkloadRow {
-                            gpu_models: models(&r),
+                            gpu_models: root(&r).map(super::pins::of_object).unwrap_or_default(),
+                            ask: root(&r).map(|o| {
+                                let id = format!("{}/{}/{}", r.namespace, r.kind, r.name);
+                                crate::queues::Ask::of(o, id, &r.roles)
+                            }),
                             workload: r,
                             app: u.app.clone(),
                             app_kind: u.app_kind.clone(),
@@ -246,6 +255,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
         without_gpus,
         source_hosts: Default::default(),
         routing,
+        queues,
     })
 }
 

@@ -589,6 +589,7 @@ mod tests {
             unknown: Default::default(),
             source_hosts: Default::default(),
             routing: Vec::new(),
+            queues: Vec::new(),
             intent_coverage: None,
             workloads: inventory(&git, cfg, vec![])
                 .unwrap()
@@ -601,6 +602,7 @@ mod tests {
                     cluster: None,
                     lineage: vec![],
                     gpu_models: Vec::new(),
+                    ask: None,
                 })
                 .collect(),
             tenants: vec![],

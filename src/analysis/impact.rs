@@ -415,6 +415,8 @@ pub fn impact(
                 GateName::StaleDocs => return cannot("the documents were not checked"),
                 // Serving headroom is read beside the check, which fills this gate in.
                 GateName::Headroom => return cannot("serving headroom was not computed"),
+                // The queues are read beside the check, which fills this gate in.
+                GateName::Quota => return cannot("the queues were not read"),
             };
             Gate {
                 name: g.to_string(),
@@ -552,6 +554,8 @@ pub fn impact(
         stagger: None,
         routes: Vec::new(),
         headroom: Vec::new(),
+        admission: Vec::new(),
+        quota: Vec::new(),
         gates,
         docs: None,
         valuable: None,

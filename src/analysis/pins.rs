@@ -13,8 +13,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::k8s::object::{Body, Object};
-use crate::k8s::types::{PodSpec, PodTemplate};
+use crate::k8s::object::Object;
+use crate::k8s::types::PodSpec;
 
 /// The GPU models one pod spec may run on; `None` when it names none (any model).
 pub fn of_spec(spec: &PodSpec) -> Option<BTreeSet<String>> {
@@ -23,23 +23,8 @@ pub fn of_spec(spec: &PodSpec) -> Option<BTreeSet<String>> {
 
 /// The GPU models a workload's root object may run on, sorted; empty when it names none.
 pub fn of_object(o: &Object) -> Vec<String> {
-    let templates: Vec<&PodSpec> = match &o.body {
-        Body::Pod(p) => vec![&p.spec],
-        Body::Replicated(s) => vec![&s.template.spec],
-        Body::Job(j) => vec![&j.spec.template.spec],
-        Body::CronJob(c) => vec![&c.job_template.spec.template.spec],
-        Body::LeaderWorkerSet(l) => {
-            let t = &l.leader_worker_template;
-            t.leader_template
-                .iter()
-                .chain([&t.worker_template])
-                .map(|t: &PodTemplate| &t.spec)
-                .collect()
-        }
-        _ => Vec::new(),
-    };
     let mut models = BTreeSet::new();
-    for spec in templates {
+    for (_, spec) in o.pod_templates() {
         match of_spec(spec) {
             Some(m) => models.extend(m),
             None => return Vec::new(),

@@ -131,6 +131,10 @@ pub enum GateArg {
     /// A serving workload the change reshapes: production's p95 is above (or within
     /// headroom.near_capacity of) the capacity of the load test the head names.
     Headroom,
+    /// A workload the change adds or reshapes can never be admitted by its queue (more than
+    /// nominal + borrowing limit in every flavor), or a quota change makes admitted work borrowed
+    /// (preemptible) that was not.
+    Quota,
     /// No gate.
     None,
 }
@@ -147,6 +151,7 @@ impl CheckArgs {
                 GateArg::Intent => Some(GateName::Intent),
                 GateArg::StaleDocs => Some(GateName::StaleDocs),
                 GateArg::Headroom => Some(GateName::Headroom),
+                GateArg::Quota => Some(GateName::Quota),
                 GateArg::None => None,
             })
             .collect()

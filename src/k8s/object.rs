@@ -306,6 +306,30 @@ impl Object {
     pub fn typed_kind(&self) -> Kind {
         Kind::of(&self.api_version, &self.kind)
     }
+
+    /// The pods this object makes, as its typed body says them: each pod template's labels and
+    /// spec (a pod is its own template). Empty for kinds whose pods live in CRD fields (a Dynamo
+    /// graph, an InferenceService) or that make none.
+    pub fn pod_templates(&self) -> Vec<(&LabelMap, &PodSpec)> {
+        fn t(t: &PodTemplate) -> (&LabelMap, &PodSpec) {
+            (&t.metadata.labels, &t.spec)
+        }
+        match &self.body {
+            Body::Pod(p) => vec![(&self.meta.labels, &p.spec)],
+            Body::Replicated(s) => vec![t(&s.template)],
+            Body::Job(j) => vec![t(&j.spec.template)],
+            Body::CronJob(c) => vec![t(&c.job_template.spec.template)],
+            Body::LeaderWorkerSet(l) => {
+                let lwt = &l.leader_worker_template;
+                lwt.leader_template
+                    .iter()
+                    .chain([&lwt.worker_template])
+                    .map(t)
+                    .collect()
+            }
+            _ => Vec::new(),
+        }
+    }
 }
 
 impl fmt::Display for Object {

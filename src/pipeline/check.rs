@@ -163,6 +163,9 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
     if let Some(why) = routes_change::unknown(&base, &head) {
         check.unknown.set("routes", why);
     }
+    // The queues each workload the change adds or reshapes joins, and the quotas it moves, read
+    // as they will be once it syncs.
+    queue_sections(&mut check, &base, &head, model.as_ref(), live.is_some());
     // Serving headroom at the head's shape: the load tests the head names, read at the head ref,
     // against production's rate split by the live pods.
     check.headroom = super::check_headroom::rows(
@@ -323,6 +326,58 @@ pub fn run(job: &CheckJob, cx: &Context<'_>) -> Result<Run<CheckReport>> {
         notes,
         outcome,
     })
+}
+
+/// The check's admission verdicts, quota changes and `quota` gate. The live queues are unknown
+/// without a live state, or where what waits in them could not be read.
+fn queue_sections(
+    check: &mut crate::report::Check,
+    base: &crate::report::Desired,
+    head: &crate::report::Desired,
+    model: Option<&LiveFleet<'_>>,
+    live: bool,
+) {
+    use crate::analysis::queues::change::{self, Joining};
+    use crate::report::Known;
+    let admission = match model {
+        Some(m) => match &m.unread.queued {
+            Some(why) => Known::Unknown(format!("what waits in the queues is unknown: {why}")),
+            None => Known::Value(&m.admission),
+        },
+        None if live => Known::Unknown("the live state was not read".into()),
+        None => Known::Unknown(
+            "no live state: what the queue holds and what waits in it were not read (--snapshot, --context)".into(),
+        ),
+    };
+    let rows = |list: &[crate::report::ChangeRow], reshaped: bool| {
+        list.iter()
+            .filter_map(|c| {
+                head.workloads
+                    .iter()
+                    .find(|w| w.cluster == c.cluster && w.workload.id() == c.workload_id)
+                    .and_then(|w| w.ask.as_ref())
+                    .map(|ask| Joining {
+                        ask,
+                        reshaped,
+                        cluster: c.cluster.clone(),
+                    })
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut joining = rows(&check.added, false);
+    joining.extend(rows(&check.reshaped, true));
+    check.admission = change::admission(&admission, &head.queues, &joining);
+    check.quota = change::quota(&base.queues, &head.queues, &admission);
+    if let Some(g) = check
+        .gates
+        .iter_mut()
+        .find(|g| g.name == GateName::Quota.as_str())
+    {
+        *g = change::gate(&check.admission, &check.quota);
+    }
+    if let Some(s) = change::summary(&check.admission, &check.quota) {
+        check.summary.push_str(&format!("; {s}"));
+    }
 }
 
 /// The `stale-docs` gate: fails when a marked fact of the head's documents differs from the live

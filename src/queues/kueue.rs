@@ -350,6 +350,13 @@ pub(super) fn workload(i: usize, o: &Object) -> Option<QueueWorkload> {
             .owner_references
             .iter()
             .any(|r| r.kind.as_str() == "Pod"),
+        owner: o
+            .meta
+            .owner_references
+            .iter()
+            .find(|r| r.controller == Some(true))
+            .or_else(|| o.meta.owner_references.first())
+            .map(|r| format!("{}/{}/{}", o.namespace(), r.kind, r.name)),
     })
 }
 

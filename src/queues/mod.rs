@@ -53,5 +53,72 @@ impl Admission {
     }
 }
 
+impl Admission {
+    /// The queues after a change syncs: the live admission with the queue objects a side of Git
+    /// declares laid over it — a queue, cohort, LocalQueue or flavor Git declares has Git's spec
+    /// (its quota, cohort, policies) and keeps what the cluster says it holds (its status); one
+    /// Git does not declare stays as it is live.
+    pub fn with_declared(&self, declared: &[Object]) -> Admission {
+        let d = Admission::read(declared);
+        let mut out = self.clone();
+        for q in d.cluster_queues {
+            match out.cluster_queues.iter_mut().find(|x| x.name == q.name) {
+                Some(live) => {
+                    *live = ClusterQueue {
+                        usage: live.usage.take(),
+                        reserved: live.reserved.take(),
+                        pending_workloads: live.pending_workloads,
+                        ..q
+                    }
+                }
+                None => out.cluster_queues.push(q),
+            }
+        }
+        for c in d.cohorts {
+            out.cohorts.retain(|x| x.name != c.name);
+            out.cohorts.push(c);
+        }
+        for l in d.local_queues {
+            out.local_queues
+                .retain(|x| (&x.namespace, &x.name) != (&l.namespace, &l.name));
+            out.local_queues.push(l);
+        }
+        for f in d.flavors {
+            out.flavors.retain(|x| x.name != f.name);
+            out.flavors.push(f);
+        }
+        for q in d.kai_queues {
+            match out.kai_queues.iter_mut().find(|x| x.name == q.name) {
+                Some(live) => {
+                    *live = KaiQueue {
+                        allocated: live.allocated,
+                        ..q
+                    }
+                }
+                None => out.kai_queues.push(q),
+            }
+        }
+        out.cluster_queues.sort_by(|x, y| x.name.cmp(&y.name));
+        out.cohorts.sort_by(|x, y| x.name.cmp(&y.name));
+        out.flavors.sort_by(|x, y| x.name.cmp(&y.name));
+        out.kai_queues.sort_by(|x, y| x.name.cmp(&y.name));
+        out.local_queues
+            .sort_by(|x, y| (&x.namespace, &x.name).cmp(&(&y.namespace, &y.name)));
+        out
+    }
+}
+
+/// An object that defines admission (a queue, a cohort, a flavor), not what waits in it.
+pub fn is_queue_object(o: &Object) -> bool {
+    matches!(
+        o.typed_kind(),
+        Kind::ClusterQueue
+            | Kind::Cohort
+            | Kind::LocalQueue
+            | Kind::ResourceFlavor
+            | Kind::KaiQueue
+    )
+}
+
 #[cfg(test)]
 mod tests;

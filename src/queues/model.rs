@@ -351,6 +351,8 @@ pub struct QueueWorkload {
     pub preempted: Option<String>,
     /// Owned by a Pod (Kueue's pod integration): its pods, gated, count themselves.
     pub owned_by_pod: bool,
+    /// The job it is the Workload of (`namespace/Kind/name`, its controller owner).
+    pub owner: Option<String>,
 }
 
 impl QueueWorkload {
@@ -407,6 +409,97 @@ pub struct AdmittedPodSet {
     pub name: String,
     pub flavor: Option<String>,
     pub count: Option<u64>,
+}
+
+/// A workload to admit: what a change adds or reshapes, at the head's shape — the queue it names
+/// and its pod sets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ask {
+    /// `namespace/Kind/name`.
+    pub id: String,
+    pub namespace: String,
+    /// The LocalQueue it names (`kueue.x-k8s.io/queue-name`); `None`: the namespace's `default`,
+    /// where one exists.
+    pub local_queue: Option<String>,
+    /// The KAI queue it (or its pod template) names (`kai.scheduler/queue`).
+    pub kai_queue: Option<String>,
+    /// The WorkloadPriorityClass it names (`kueue.x-k8s.io/priority-class`).
+    pub priority_class: Option<String>,
+    pub pod_sets: Vec<PodSetGpus>,
+}
+
+impl Ask {
+    pub fn gpus(&self) -> u64 {
+        self.pod_sets
+            .iter()
+            .map(PodSetGpus::gpus)
+            .fold(0, u64::saturating_add)
+    }
+
+    /// It names a queue (without the live state, the namespace's default cannot be known).
+    pub fn names_queue(&self) -> bool {
+        self.local_queue.is_some() || self.kai_queue.is_some()
+    }
+
+    /// What a root object asks of its queue, with its pod sets from `roles` (`replicas ×
+    /// nodes_per_replica` pods of `gpus_per_replica / nodes_per_replica` GPUs each, as Kueue
+    /// makes a pod set of each role); the first pod template's node selector and GPU models decide
+    /// its flavor, and a Job's `kueue.x-k8s.io/job-min-parallelism` its partial admission.
+    pub fn of(o: &crate::k8s::object::Object, id: String, roles: &[crate::workload::Role]) -> Ask {
+        let templates = o.pod_templates();
+        let label = |k: &str| {
+            o.meta
+                .labels
+                .get(k)
+                .or_else(|| templates.iter().find_map(|(l, _)| l.get(k)))
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty())
+        };
+        let spec = templates.first().map(|(_, s)| *s);
+        let node_selector: BTreeMap<String, String> = spec
+            .map(|s| {
+                s.node_selector
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let models = spec.and_then(|s| s.gpu_models());
+        let min = o
+            .meta
+            .annotations
+            .get(MIN_PARALLELISM)
+            .and_then(|v| v.trim().parse::<u64>().ok());
+        let pod_sets = roles
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let per_node = r.nodes_per_replica.max(1);
+                PodSetGpus {
+                    name: r.name.clone(),
+                    count: r.replicas.saturating_mul(per_node),
+                    min_count: min.filter(|_| i == 0),
+                    gpus_per_pod: r.gpus_per_replica.div_ceil(per_node),
+                    node_selector: node_selector.clone(),
+                    models: models.clone(),
+                }
+            })
+            .collect();
+        Ask {
+            id,
+            namespace: o.namespace().to_string(),
+            // Kueue reads only the label (the annotation was removed: kueue #7271).
+            local_queue: o
+                .meta
+                .labels
+                .get(QUEUE_LABEL)
+                .map(|v| v.trim().to_string())
+                .filter(|v| !v.is_empty()),
+            kai_queue: label(KAI_QUEUE_LABEL),
+            priority_class: label(PRIORITY_CLASS_LABEL),
+            pod_sets,
+        }
+    }
 }
 
 /// A KAI Scheduler Queue: its GPU quota and limit, and what its status says it holds.

@@ -104,6 +104,7 @@ pub fn check(c: &Check, p: &Provenance, links: &Links) -> Doc {
         ));
     }
     let rest = changed(&mut d, c, links);
+    super::queues::change_section(&mut d, c);
     // Beside the fit, which counts everything at once: staggered, batch work may still fit.
     if let Some(s) = &c.stagger {
         d.paragraph(

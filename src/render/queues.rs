@@ -51,6 +51,7 @@ pub fn section(r: &Report) -> Doc {
         let name = match q.kind {
             QueueKind::ClusterQueue => q.queue.clone(),
             QueueKind::KaiQueue => format!("{} (KAI)", q.queue),
+            QueueKind::Cohort => format!("{} (cohort)", q.queue),
         };
         let queued = if queued_unknown.is_some() {
             "unknown".to_string()
@@ -143,6 +144,144 @@ pub fn queue_cell(w: &crate::report::WorkloadRow) -> String {
         _ => String::new(),
     };
     format!("{q}{state}")
+}
+
+/// How many verdicts the sentence names before it counts the rest.
+const NAMED: usize = 2;
+
+/// The queues in a check's sentence: `team-b/Job/train (16 GPUs) joins cq-b: waits — cq-b is at
+/// 16 of its 16 in flavor h100 …; quota moves in cq-a (h100 16 → 24)`. The gravest verdicts
+/// first.
+pub fn change_phrase(
+    rows: &[crate::report::queues::AdmissionRow],
+    quota: &[crate::report::queues::QuotaChange],
+) -> Option<String> {
+    use crate::report::queues::Verdict;
+    let rank = |v: Verdict| match v {
+        Verdict::Never => 0,
+        Verdict::Waits => 1,
+        Verdict::Preempts => 2,
+        Verdict::Unknown => 3,
+        Verdict::Borrows => 4,
+        Verdict::Admits => 5,
+    };
+    let mut sorted: Vec<_> = rows.iter().collect();
+    sorted.sort_by_key(|r| rank(r.verdict));
+    let mut parts: Vec<String> = sorted
+        .iter()
+        .take(NAMED)
+        .map(|r| {
+            format!(
+                "{} ({} GPUs) joins {}: {} — {}",
+                r.workload,
+                r.gpus,
+                r.queue.as_deref().unwrap_or("its queue"),
+                r.verdict.as_str(),
+                crate::util::text::line(&r.why, 160)
+            )
+        })
+        .collect();
+    if rows.len() > NAMED {
+        parts.push(format!("{} more in queues", rows.len() - NAMED));
+    }
+    let moved: Vec<String> = quota
+        .iter()
+        .take(NAMED)
+        .map(|q| {
+            let n = |s: Option<crate::report::queues::QuotaSide>| {
+                s.and_then(|s| s.nominal)
+                    .map_or_else(|| "none".to_string(), |n| n.to_string())
+            };
+            format!(
+                "{}{} {} → {}{}",
+                q.queue,
+                q.flavor
+                    .as_deref()
+                    .map(|f| format!(" {f}"))
+                    .unwrap_or_default(),
+                n(q.before),
+                n(q.after),
+                match (q.becomes_borrowed, q.would_admit) {
+                    (Some(b), _) if b > 0 => format!(", {b} admitted GPUs become borrowed"),
+                    (_, Some(a)) if a > 0 => format!(", admits {a} queued GPUs"),
+                    _ => String::new(),
+                }
+            )
+        })
+        .collect();
+    if !moved.is_empty() {
+        let more = quota.len().saturating_sub(NAMED);
+        parts.push(format!(
+            "quota moves: {}{}",
+            moved.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
+}
+
+/// The admission verdicts and quota changes of a check, as tables.
+pub fn change_section(d: &mut Doc, c: &crate::report::Check) {
+    d.section(
+        "Against its queue",
+        Table::new(&["workload", "queue", "flavor", ">GPUs", "verdict", "why"]).rows(
+            &c.admission,
+            |r| {
+                vec![
+                    r.workload.as_str().into(),
+                    r.queue.clone().unwrap_or_default().into(),
+                    r.flavor.clone().unwrap_or_default().into(),
+                    r.gpus.to_string().into(),
+                    Text::new().strong(r.verdict.as_str()),
+                    r.why.as_str().into(),
+                ]
+            },
+        ),
+        None,
+    );
+    let side = |s: Option<crate::report::queues::QuotaSide>| match s {
+        None => "—".to_string(),
+        Some(s) => format!(
+            "{}{}{}",
+            s.nominal.map_or("?".into(), |n| n.to_string()),
+            s.borrowing_limit
+                .map(|b| format!(" (borrow ≤ {b})"))
+                .unwrap_or_default(),
+            s.lending_limit
+                .map(|l| format!(" (lend ≤ {l})"))
+                .unwrap_or_default()
+        ),
+    };
+    d.section(
+        "Quota moved",
+        Table::new(&[
+            "queue",
+            "flavor",
+            "before",
+            "after",
+            ">becomes borrowed",
+            ">would admit",
+        ])
+        .rows(&c.quota, |q| {
+            vec![
+                format!("{} ({})", q.queue, q.kind.as_str()).into(),
+                q.flavor.clone().unwrap_or_default().into(),
+                side(q.before).into(),
+                side(q.after).into(),
+                q.becomes_borrowed
+                    .map_or_else(|| "unknown".into(), |n| n.to_string())
+                    .into(),
+                q.would_admit
+                    .map_or_else(|| "unknown".into(), |n| n.to_string())
+                    .into(),
+            ]
+        }),
+        None,
+    );
 }
 
 /// ` Beyond their quota: beta borrows 8 in cq-b (preemptible) — @team-b.`: who to call besides

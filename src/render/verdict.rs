@@ -113,11 +113,18 @@ pub fn sentence(c: &Check) -> String {
     };
     let headroom =
         super::headroom::change_phrase(&c.headroom).map_or_else(String::new, |h| format!("; {h}"));
+    // A queue decides before the nodes do: where work joins a queue, its verdict comes first and
+    // the fleet's fit is said to be the nodes'.
+    let queues = super::queues::change_phrase(&c.admission, &c.quota);
+    let fit = match &queues {
+        Some(_) => format!("nodes: {}", fit(c)),
+        None => fit(c),
+    };
+    let queues = queues.map_or_else(String::new, |q| format!("; {q}"));
     format!(
-        "{}{}; {}{drift}{headroom}; {}.",
+        "{}{}{queues}; {fit}{drift}{headroom}; {}.",
         what(c),
         for_whom(&c.tenants),
-        fit(c),
         routes
     )
 }

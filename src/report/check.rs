@@ -90,6 +90,13 @@ pub struct Check {
     /// Where each namespace of the head's workloads got its tenant from.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tenant_sources: std::collections::BTreeMap<String, super::desired::TenantSource>,
+    /// Each workload the change adds or reshapes that joins an admission queue, judged against it
+    /// (Kueue's flavor assigner, borrowing, preemption and queueing; KAI's quota and limit).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub admission: Vec<super::queues::AdmissionRow>,
+    /// Each GPU quota the change moves, per queue and flavor.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quota: Vec<super::queues::QuotaChange>,
     pub gates: Vec<Gate>,
     /// The marked facts of the head's markdown documents against the live state (`docs --check`
     /// for the change), when there is a live state and a document marks a fact.
@@ -383,6 +390,7 @@ pub enum GateName {
     Intent,
     StaleDocs,
     Headroom,
+    Quota,
 }
 
 impl GateName {
@@ -395,6 +403,7 @@ impl GateName {
             GateName::Intent => "intent",
             GateName::StaleDocs => "stale-docs",
             GateName::Headroom => "headroom",
+            GateName::Quota => "quota",
         }
     }
 }

@@ -72,6 +72,10 @@ pub struct Desired {
     /// check's routing blast radius compares.
     #[serde(skip)]
     pub routing: Vec<crate::k8s::object::Object>,
+    /// The rendered admission objects (Kueue ClusterQueues, Cohorts, LocalQueues,
+    /// ResourceFlavors; KAI Queues): what a check's quota change compares.
+    #[serde(skip)]
+    pub queues: Vec<crate::k8s::object::Object>,
 }
 
 /// Where a namespace's labels (and so its tenant, unless a workload names its own) come from.
@@ -120,6 +124,10 @@ pub struct DesiredWorkloadRow {
     /// `nvidia.com/gpu.product`); empty when they name none (any model).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub gpu_models: Vec<String>,
+    /// What it asks of an admission queue (the queue it names, its pod sets): what a check
+    /// judges against the queue it joins.
+    #[serde(skip)]
+    pub ask: Option<crate::queues::Ask>,
 }
 
 #[derive(Debug, Clone, Serialize)]

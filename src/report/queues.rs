@@ -1,7 +1,7 @@
 //! What the admission queues hold: one row per queue and GPU flavor (Kueue ClusterQueues, KAI
 //! Queues), the quota of each tenant, and a change's verdict against the queue it joins.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::envelope::Unknown;
 
@@ -33,6 +33,12 @@ impl Serialize for Amount {
     }
 }
 
+impl<'de> Deserialize<'de> for Amount {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Amount, D::Error> {
+        f64::deserialize(d).map(Amount)
+    }
+}
+
 impl std::fmt::Display for Amount {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.integer() {
@@ -46,11 +52,13 @@ impl std::fmt::Display for Amount {
 }
 
 /// `ClusterQueue` (Kueue) or `KAIQueue` (KAI Scheduler).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum QueueKind {
     ClusterQueue,
     #[serde(rename = "KAIQueue")]
     KaiQueue,
+    /// A Kueue Cohort's own quota (in a quota change).
+    Cohort,
 }
 
 impl QueueKind {
@@ -58,6 +66,7 @@ impl QueueKind {
         match self {
             QueueKind::ClusterQueue => "ClusterQueue",
             QueueKind::KaiQueue => "KAIQueue",
+            QueueKind::Cohort => "Cohort",
         }
     }
 }
@@ -139,7 +148,7 @@ pub struct BorrowingRow {
 }
 
 /// The verdict of Kueue's (or KAI's) admission on a workload a change adds or reshapes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Verdict {
     /// Fits the queue's unused nominal quota.
@@ -169,7 +178,7 @@ impl Verdict {
 }
 
 /// One workload a change adds or reshapes, against the queue it joins.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct AdmissionRow {
     /// `namespace/Kind/name`.
     pub workload: String,
@@ -182,12 +191,12 @@ pub struct AdmissionRow {
     pub verdict: Verdict,
     pub why: String,
     /// The cluster, when the repository drives several.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster: Option<String>,
 }
 
 /// A queue's GPU quota in one flavor, as one side of a change has it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct QuotaSide {
     pub nominal: Option<Amount>,
     pub borrowing_limit: Option<Amount>,
@@ -195,7 +204,7 @@ pub struct QuotaSide {
 }
 
 /// A change to a queue's GPU quota: what moves.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct QuotaChange {
     pub queue: String,
     pub kind: QueueKind,
@@ -211,7 +220,7 @@ pub struct QuotaChange {
     /// without the live state.
     pub would_admit: Option<u64>,
     /// Why `becomes_borrowed` or `would_admit` is `null`.
-    #[serde(skip_serializing_if = "Unknown::is_empty")]
+    #[serde(default, skip_serializing_if = "Unknown::is_empty")]
     pub unknown: Unknown,
 }
 

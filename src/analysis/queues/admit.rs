@@ -30,33 +30,10 @@ use std::collections::HashMap;
 use super::flavors::{allows, first_flavor};
 use super::tree::{Tree, UsageMap};
 use crate::queues::{
-    Admission, BorrowWithinCohort, ClusterQueue, PodSetGpus, QueueWorkload, Reclaim, Strategy,
+    Admission, Ask, BorrowWithinCohort, ClusterQueue, PodSetGpus, QueueWorkload, Reclaim, Strategy,
     WithinQueue, WorkloadState,
 };
 use crate::report::queues::Verdict;
-
-/// A workload to admit: what a change adds or reshapes, at the head's shape.
-#[derive(Debug, Clone)]
-pub struct Ask {
-    /// `namespace/Kind/name`.
-    pub id: String,
-    pub namespace: String,
-    /// The LocalQueue it names (`kueue.x-k8s.io/queue-name`); `None`: the namespace's `default`.
-    pub local_queue: Option<String>,
-    /// The KAI queue it names (`kai.scheduler/queue`).
-    pub kai_queue: Option<String>,
-    pub priority_class: Option<String>,
-    pub pod_sets: Vec<PodSetGpus>,
-}
-
-impl Ask {
-    pub fn gpus(&self) -> u64 {
-        self.pod_sets
-            .iter()
-            .map(PodSetGpus::gpus)
-            .fold(0, u64::saturating_add)
-    }
-}
 
 /// The verdict on one workload.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +59,8 @@ impl Decision {
 #[derive(Debug, Clone)]
 struct Held {
     id: String,
+    /// The job it is the Workload of (`namespace/Kind/name`).
+    owner: Option<String>,
     queue: String,
     /// GPUs per flavor.
     gpus: HashMap<String, u64>,
@@ -91,6 +70,7 @@ struct Held {
 }
 
 /// The live queues, ready to admit against.
+#[derive(Clone)]
 pub struct Live<'a> {
     pub admission: &'a Admission,
     pub tree: Tree,
@@ -146,6 +126,7 @@ impl<'a> Live<'a> {
             }
             held.push(Held {
                 id: w.id(),
+                owner: w.owner.clone(),
                 queue: adm.cluster_queue.clone(),
                 gpus,
                 priority: w.priority,
@@ -162,6 +143,69 @@ impl<'a> Live<'a> {
 
     fn usage(&self, leaf: &HashMap<(String, String), u64>) -> UsageMap {
         self.tree.usage(leaf)
+    }
+
+    /// The queues without what the job `owner` holds: a job a change reshapes is admitted
+    /// anew (Kueue makes a new Workload for the new spec), its old reservation released.
+    pub fn without(&self, owner: &str) -> Live<'a> {
+        let mut out = self.clone();
+        for h in self
+            .held
+            .iter()
+            .filter(|h| h.owner.as_deref() == Some(owner))
+        {
+            for (f, n) in &h.gpus {
+                if let Some(v) = out.leaf.get_mut(&(h.queue.clone(), f.clone())) {
+                    *v = v.saturating_sub(*n);
+                }
+            }
+        }
+        out.held.retain(|h| h.owner.as_deref() != Some(owner));
+        out
+    }
+
+    /// The GPUs per flavor of the work waiting in `queue` that would be admitted now, in queue
+    /// order (priority, then creation time): each that fits its unused quota (or by borrowing)
+    /// takes it; under StrictFIFO the first that does not blocks the rest.
+    pub fn would_admit(&self, queue: &str) -> std::collections::BTreeMap<String, u64> {
+        let mut out = std::collections::BTreeMap::new();
+        let a = self.admission;
+        let Some(cq) = a.cluster_queue(queue).filter(|q| q.problems.is_empty()) else {
+            return out;
+        };
+        let Some(q) = self.tree.queue(queue).filter(|&q| self.tree.sound(q)) else {
+            return out;
+        };
+        if cq.stopped || cq.inactive.is_some() {
+            return out;
+        }
+        let mut waiting: Vec<&QueueWorkload> = a
+            .workloads
+            .iter()
+            .filter(|w| w.is_queued() && w.gpus() > 0)
+            .filter(|w| a.cluster_queue_of(&w.namespace, w.local_queue.as_deref()) == Some(queue))
+            .collect();
+        waiting.sort_by(|x, y| {
+            y.priority
+                .cmp(&x.priority)
+                .then(x.created.cmp(&y.created))
+                .then_with(|| x.id().cmp(&y.id()))
+        });
+        let mut leaf = self.leaf.clone();
+        for w in waiting {
+            let o = assign_all(self, cq, q, &w.pod_sets, w.priority, &leaf);
+            if o.iter().all(|o| matches!(o.mode, Mode::Fit { .. })) {
+                for (ps, o) in w.pod_sets.iter().filter(|p| p.gpus() > 0).zip(&o) {
+                    if let Some(f) = &o.flavor {
+                        *leaf.entry((queue.to_string(), f.clone())).or_insert(0) += ps.gpus();
+                        *out.entry(f.clone()).or_insert(0) += ps.gpus();
+                    }
+                }
+            } else if cq.strategy == Strategy::StrictFifo {
+                break;
+            }
+        }
+        out
     }
 
     /// Every node's usage now.
@@ -201,10 +245,20 @@ impl<'a> Live<'a> {
 /// How one pod set fares in one flavor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Mode {
-    Fit { borrows: bool },
-    Preempt { targets: Vec<String> },
-    NoCandidates,
-    NoFit { never: bool, why: String },
+    Fit {
+        borrows: bool,
+    },
+    Preempt {
+        targets: Vec<String>,
+    },
+    /// It would fit by preempting, but the queue's policies allow evicting nothing that helps.
+    NoCandidates {
+        why: String,
+    },
+    NoFit {
+        never: bool,
+        why: String,
+    },
 }
 
 impl Mode {
@@ -213,7 +267,7 @@ impl Mode {
         match self {
             Mode::Fit { borrows } => (0, u8::from(*borrows)),
             Mode::Preempt { .. } => (1, 0),
-            Mode::NoCandidates => (2, 0),
+            Mode::NoCandidates { .. } => (2, 0),
             Mode::NoFit { never: false, .. } => (3, 0),
             Mode::NoFit { never: true, .. } => (4, 0),
         }
@@ -277,7 +331,13 @@ fn assign(
             {
                 let targets = preempt(live, cq, q, name, val, priority, leaf);
                 if targets.is_empty() {
-                    Mode::NoCandidates
+                    Mode::NoCandidates {
+                        why: format!(
+                            "{}; it may preempt nothing that would make room ({})",
+                            wait_text(live, cq, q, name, need, &usage),
+                            policies(cq)
+                        ),
+                    }
                 } else {
                     Mode::Preempt { targets }
                 }
@@ -289,11 +349,7 @@ fn assign(
             }
         };
         tried.push(match &mode {
-            Mode::NoFit { why, .. } => why.clone(),
-            Mode::NoCandidates => format!(
-                "in flavor {name} only by preempting, and {} may preempt nothing that would make room",
-                cq.name
-            ),
+            Mode::NoFit { why, .. } | Mode::NoCandidates { why } => why.clone(),
             Mode::Preempt { .. } => format!("in flavor {name} by preempting"),
             Mode::Fit { borrows: true } => format!("in flavor {name} by borrowing"),
             Mode::Fit { borrows: false } => format!("in flavor {name}"),
@@ -301,7 +357,7 @@ fn assign(
         let stop = match &mode {
             Mode::Fit { borrows } => !borrows || cq.fungibility.stop_when_borrowing,
             Mode::Preempt { .. } => cq.fungibility.stop_when_preempting,
-            Mode::NoCandidates | Mode::NoFit { .. } => false,
+            Mode::NoCandidates { .. } | Mode::NoFit { .. } => false,
         };
         if best.as_ref().is_none_or(|(_, b)| mode.rank() < b.rank()) {
             best = Some((name.to_string(), mode));
@@ -354,6 +410,20 @@ fn wait_text(
         s.push_str(&format!("; borrowing limit {l}"));
     }
     s
+}
+
+/// The queue's preemption policies, as a reviewer reads them.
+fn policies(cq: &ClusterQueue) -> String {
+    let p = &cq.preemption;
+    format!(
+        "withinClusterQueue {:?}, reclaimWithinCohort {:?}, borrowWithinCohort {}",
+        p.within_cluster_queue,
+        p.reclaim_within_cohort,
+        match p.borrow_within_cohort {
+            BorrowWithinCohort::Never => "Never",
+            BorrowWithinCohort::LowerPriority { .. } => "LowerPriority",
+        }
+    )
 }
 
 /// The admitted workloads whose eviction lets `val` GPUs of `flavor` into queue `q`, or none.
@@ -520,7 +590,7 @@ fn verdict_of(outcomes: &[Outcome]) -> (Verdict, Option<String>, String) {
                 ),
             )
         }
-        Mode::NoCandidates | Mode::NoFit { never: false, .. } => (
+        Mode::NoCandidates { .. } | Mode::NoFit { never: false, .. } => (
             Verdict::Waits,
             worst.flavor.clone().or(flavor),
             worst.tried.join("; "),

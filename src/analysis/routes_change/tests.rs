@@ -23,6 +23,7 @@ fn desired(yaml: &str, cfg: &Config) -> Desired {
                 cluster: None,
                 lineage: vec![],
                 gpu_models: Vec::new(),
+                ask: None,
             })
             .collect(),
         tenants: vec![],
@@ -36,6 +37,7 @@ fn desired(yaml: &str, cfg: &Config) -> Desired {
         without_gpus: vec![],
         source_hosts: Default::default(),
         routing: objs.into_iter().filter(routing).collect(),
+        queues: Vec::new(),
     }
 }
 
