@@ -213,6 +213,7 @@ pub fn drift(
         missing: Vec::new(),
         changed: Vec::new(),
         in_sync: Vec::new(),
+        queued: Vec::new(),
         accepted: Vec::new(),
         unknown: Vec::new(),
         expired: Vec::new(),
@@ -270,8 +271,12 @@ pub fn drift(
             DriftCategory::Missing => out.missing.push(row),
             DriftCategory::Changed => out.changed.push(row),
             DriftCategory::InSync => out.in_sync.push(row),
+            DriftCategory::Queued => out.queued.push(row),
         }
     };
+    // Where each live job's Kueue Workload stands: one in Git's shape that waits for its quota is
+    // queued, not in sync.
+    let queue_states = super::queues::job_states(&crate::queues::Admission::read(objects));
 
     for w in live {
         let k = w.id.clone().placed();
@@ -306,6 +311,9 @@ pub fn drift(
             rule: None,
             git_source: None,
             ambiguous: Vec::new(),
+            queue_state: queue_states
+                .get(&format!("{}/{}/{}", w.id.namespace, w.id.kind, w.id.name))
+                .copied(),
         };
         let cpu_only = without_gpus.get(&k);
         match git.get(&k) {
@@ -334,6 +342,8 @@ pub fn drift(
                 if differs(&g.roles, roles, hpa) {
                     set_diff(&mut row, &w.id.kind, &g.roles, roles);
                     place(&mut out, DriftCategory::Changed, row);
+                } else if row.queue_state.is_some() {
+                    place(&mut out, DriftCategory::Queued, row);
                 } else {
                     place(&mut out, DriftCategory::InSync, row);
                 }
@@ -369,6 +379,7 @@ pub fn drift(
             rule: None,
             git_source: g.source.clone(),
             ambiguous: ambiguous(k),
+            queue_state: None,
         };
         // The object is live but holds no GPUs now (scaled down, or a Job that has finished):
         // compare what it declares.
@@ -440,6 +451,7 @@ pub fn drift(
         &mut out.missing,
         &mut out.changed,
         &mut out.in_sync,
+        &mut out.queued,
         &mut out.accepted,
     ] {
         order(v);
@@ -458,6 +470,12 @@ pub fn drift(
         out.missing.len(),
         out.changed.len()
     );
+    if !out.queued.is_empty() {
+        summary.push_str(&format!(
+            "; {} waiting for queue quota",
+            count(sum::count(out.queued.len()), "workload")
+        ));
+    }
     if !out.accepted.is_empty() {
         summary.push_str(&format!("; {} accepted", out.accepted.len()));
     }

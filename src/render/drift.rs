@@ -22,7 +22,7 @@ struct Category<'a> {
     table: fn(&[DriftRow], &Links) -> Table,
 }
 
-fn categories(d: &Drift) -> [Category<'_>; 6] {
+fn categories(d: &Drift) -> [Category<'_>; 7] {
     [
         // What could not be judged leads.
         Category {
@@ -72,6 +72,13 @@ fn categories(d: &Drift) -> [Category<'_>; 6] {
                 )
             }),
             table: changed,
+        },
+        Category {
+            title: "Queued: in Git's shape, waiting for queue quota",
+            rows: &d.queued,
+            fold: false,
+            next: None,
+            table: in_sync,
         },
         Category {
             title: "Accepted drift",
@@ -234,6 +241,16 @@ fn note(r: &DriftRow) -> String {
                 .map(|e| format!(", until {e}"))
                 .unwrap_or_default()
         ));
+    }
+    if let Some(s) = r.queue_state {
+        n.push(
+            match s {
+                crate::report::queues::QueueState::Queued => "waits for queue quota",
+                crate::report::queues::QueueState::Evicted => "evicted by Kueue, waits again",
+                crate::report::queues::QueueState::Preempted => "preempted, waits again",
+            }
+            .into(),
+        );
     }
     if r.autoscaled {
         n.push("autoscaled: replicas not compared".into());

@@ -166,14 +166,19 @@ fn families(out: &mut Exposition, r: &Report, opts: Options) {
 
     let mut tiers = Family::gauge(
         "gpuledger_fleet_gpus",
-        "Whole GPUs by tier: capacity (bought), allocatable (offered by device plugins), placeable (schedulable nodes), requested (bound pods), pending (unbound pods), used (busy per DCGM).",
+        "Whole GPUs by tier: capacity (bought), allocatable (offered by device plugins), placeable (schedulable nodes), requested (bound pods), pending (unbound pods), queued (waiting for queue quota: Kueue, KAI), used (busy per DCGM).",
     );
+    let queued_unknown = no_pods || fl.unknown.contains_key("gpus.queued");
     tiers
         .sample(&[("tier", "capacity")], nodes(g.capacity))
         .sample(&[("tier", "allocatable")], nodes(g.allocatable))
         .sample(&[("tier", "placeable")], nodes(g.placeable))
         .sample(&[("tier", "requested")], pods(g.requested))
         .sample(&[("tier", "pending")], pods(g.pending))
+        .sample(
+            &[("tier", "queued")],
+            (!queued_unknown).then_some(f(g.queued)),
+        )
         .sample(&[("tier", "used")], g.used.filter(|_| !no_pods).map(f));
     out.push(tiers);
 
@@ -217,14 +222,15 @@ fn families(out: &mut Exposition, r: &Report, opts: Options) {
 
     let mut shortage = Family::gauge(
         "gpuledger_fleet_shortage",
-        "1 for the fleet's shortage kind: none (nothing pending), fits, capacity (not enough free GPUs) or placement (enough in total, no node fits).",
+        "1 for the fleet's shortage kind: none (nothing pending), fits, capacity (not enough free GPUs), placement (enough in total, no node fits) or quota (work waits for queue quota while GPUs it could use are free).",
     );
-    if !no_pods && !no_nodes {
+    if !no_pods && !no_nodes && fl.shortage.kind != ShortageKind::Unknown {
         for (kind, name) in [
             (ShortageKind::None, "none"),
             (ShortageKind::Fits, "fits"),
             (ShortageKind::Capacity, "capacity"),
             (ShortageKind::Placement, "placement"),
+            (ShortageKind::Quota, "quota"),
         ] {
             shortage.sample(
                 &[("kind", name)],
@@ -268,7 +274,15 @@ fn families(out: &mut Exposition, r: &Report, opts: Options) {
             ("allocatable", nodes(m.allocatable)),
             ("placeable", nodes(m.placeable)),
             ("requested", pods(m.requested).filter(|_| !no_nodes)),
+            (
+                "queued",
+                (!queued_unknown && !no_nodes && super::queues::has_admission(r))
+                    .then_some(f(m.queued)),
+            ),
         ] {
+            if tier == "queued" && v.is_none() && !super::queues::has_admission(r) {
+                continue;
+            }
             models.sample(&[("model", &m.model), ("tier", tier)], v);
         }
     }
@@ -302,6 +316,7 @@ fn families(out: &mut Exposition, r: &Report, opts: Options) {
 
     tenants(out, r, no_pods);
     product_lines(out, r, no_pods);
+    super::queues::metrics(out, r);
 
     let mut roles = Family::gauge(
         "gpuledger_graph_role_gpus",
@@ -384,8 +399,11 @@ fn tenants(out: &mut Exposition, r: &Report, no_pods: bool) {
     let pods = |v: u64| (!no_pods).then_some(f(v));
     let mut gpus = Family::gauge(
         series::TENANT_GPUS,
-        "Whole GPUs per tenant: requested (bound pods), pending, declared (workload specs), used (busy per DCGM).",
+        "Whole GPUs per tenant: requested (bound pods), pending, queued (waiting for queue quota), declared (workload specs), used (busy per DCGM).",
     );
+    let queued = (!no_pods && !r.unknown.contains_key("tenants.gpus_queued"))
+        .then_some(())
+        .filter(|_| super::queues::has_admission(r));
     let mut share = Family::gauge(
         "gpuledger_tenant_share_ratio",
         "A tenant's share of the fleet's requested GPUs.",
@@ -397,8 +415,11 @@ fn tenants(out: &mut Exposition, r: &Report, no_pods: bool) {
     for t in &r.tenants {
         let l = |state| [(series::TENANT, t.name.as_str()), (series::STATE, state)];
         gpus.sample(&l(series::REQUESTED), pods(t.gpus_requested))
-            .sample(&l("pending"), pods(t.gpus_pending))
-            .sample(&l("declared"), t.gpus_declared.map(f))
+            .sample(&l("pending"), pods(t.gpus_pending));
+        if super::queues::has_admission(r) {
+            gpus.sample(&l("queued"), queued.map(|()| f(t.gpus_queued)));
+        }
+        gpus.sample(&l("declared"), t.gpus_declared.map(f))
             .sample(&l(series::USED), t.gpus_used.map(f));
         share.sample(&[("tenant", &t.name)], t.share.filter(|_| !no_pods));
         workloads.sample(&[("tenant", &t.name)], Some(f(t.workloads)));
@@ -438,17 +459,18 @@ fn product_lines(out: &mut Exposition, r: &Report, no_pods: bool) {
 }
 
 fn drift(out: &mut Exposition, d: &Drift) {
-    let cats: [(&str, &[DriftRow]); 6] = [
+    let cats: [(&str, &[DriftRow]); 7] = [
         ("unmanaged", &d.unmanaged),
         ("missing", &d.missing),
         ("changed", &d.changed),
         ("in_sync", &d.in_sync),
+        ("queued", &d.queued),
         ("accepted", &d.accepted),
         ("unknown", &d.unknown),
     ];
     let mut workloads = Family::gauge(
         "gpuledger_drift_workloads",
-        "Workloads per drift category against Git: unmanaged (live, not in Git), missing (in Git, not live), changed (GPU shape differs), in_sync, accepted (by a rule), unknown (its app failed to render).",
+        "Workloads per drift category against Git: unmanaged (live, not in Git), missing (in Git, not live), changed (GPU shape differs), in_sync, queued (in Git's shape, waiting for queue quota), accepted (by a rule), unknown (its app failed to render).",
     );
     let mut gpus = Family::gauge(
         "gpuledger_drift_gpus",

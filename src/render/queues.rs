@@ -305,3 +305,64 @@ pub fn borrowing(mut t: Text, rows: &[crate::report::queues::BorrowingRow]) -> T
     }
     t.plain(".")
 }
+
+/// The queues as metrics: `gpuledger_queue_gpus{queue, kind, flavor, state}` with `state` one of
+/// nominal, borrowing_limit, lending_limit, admitted, borrowed, queued (an unset limit, being no
+/// limit, has no sample; an unknown figure has none either, and `gpuledger_unknown` names it),
+/// and `gpuledger_queue_workloads_queued`. Bounded by the fleet's queues and flavors.
+pub fn metrics(out: &mut super::exposition::Exposition, r: &Report) {
+    use super::exposition::Family;
+    if r.queues.is_empty() {
+        return;
+    }
+    let queued_unknown = r.fleet.unknown.contains_key("gpus.queued") || missing(r, "pods");
+    let mut gpus = Family::gauge(
+        "gpuledger_queue_gpus",
+        "GPUs per admission queue (Kueue ClusterQueue, KAI Queue) and flavor: nominal quota, borrowing_limit and lending_limit (absent: no limit), admitted, borrowed (above nominal), queued (waiting for quota).",
+    );
+    let mut waiting = Family::gauge(
+        "gpuledger_queue_workloads_queued",
+        "Workloads waiting for quota per admission queue and flavor.",
+    );
+    for q in &r.queues {
+        let flavor = q.flavor.as_deref().unwrap_or("");
+        let labels = |state: &'static str| {
+            [
+                ("queue", q.queue.clone()),
+                ("kind", q.kind.as_str().to_string()),
+                ("flavor", flavor.to_string()),
+                ("state", state.to_string()),
+            ]
+        };
+        let queued = if queued_unknown { None } else { q.queued };
+        for (state, v) in [
+            ("nominal", q.nominal),
+            ("borrowing_limit", q.borrowing_limit),
+            ("lending_limit", q.lending_limit),
+            ("admitted", q.admitted),
+            ("borrowed", q.borrowed),
+            ("queued", queued),
+        ] {
+            // A limit that is not set is no limit: no sample, and not unknown.
+            let unset = v.is_none() && !q.unknown.contains_key(state) && state.ends_with("_limit");
+            if unset {
+                continue;
+            }
+            let l = labels(state);
+            let l: Vec<(&str, &str)> = l.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            gpus.sample(&l, v.map(|a| a.0));
+        }
+        let l = labels("queued");
+        waiting.sample(
+            &l[..3]
+                .iter()
+                .map(|(k, v)| (*k, v.as_str()))
+                .collect::<Vec<_>>(),
+            q.workloads_queued
+                .filter(|_| !queued_unknown)
+                .map(|n| n as f64),
+        );
+    }
+    out.push(gpus);
+    out.push(waiting);
+}

@@ -21,6 +21,11 @@ pub struct Drift {
     /// In both, with a different GPU shape.
     pub changed: Vec<DriftRow>,
     pub in_sync: Vec<DriftRow>,
+    /// In Git and live in Git's shape, but waiting for its queue's quota (a suspended job, its
+    /// Kueue Workload without quota; evicted or preempted and waiting again): not drift, and not
+    /// running either. Each row's `queue_state` says which.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queued: Vec<DriftRow>,
     /// Drift hidden by an accepted-drift rule that has not expired.
     pub accepted: Vec<DriftRow>,
     /// Live workloads whose tracking names an app that failed to render: neither unmanaged nor in
@@ -91,6 +96,9 @@ pub struct DriftRow {
     pub rule: Option<AcceptedBy>,
     /// The manifest in Git (file:line).
     pub git_source: Option<String>,
+    /// Where its Kueue Workload stands when it waits: `queued`, `evicted`, `preempted`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queue_state: Option<super::queues::QueueState>,
     /// More than one app in this cluster applies the object: Git's side is ambiguous, and the
     /// row compares with the first of these apps only.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -120,6 +128,8 @@ pub enum DriftCategory {
     /// In both, with a different GPU shape.
     Changed,
     InSync,
+    /// In Git's shape, waiting for its queue's quota.
+    Queued,
 }
 
 impl DriftCategory {
@@ -129,6 +139,7 @@ impl DriftCategory {
             DriftCategory::Missing => "missing",
             DriftCategory::Changed => "changed",
             DriftCategory::InSync => "in_sync",
+            DriftCategory::Queued => "queued",
         }
     }
 }

@@ -626,6 +626,15 @@ fn kai_tenants(
     }
 }
 
+/// Where each job's Kueue Workload stands when it waits (`namespace/Kind/name` of the job).
+pub fn job_states(a: &Admission) -> HashMap<String, QueueState> {
+    a.workloads
+        .iter()
+        .filter(|w| w.is_queued())
+        .filter_map(|w| Some((w.owner.clone()?, queue_state(w)?)))
+        .collect()
+}
+
 /// Two clusters' standing of one tenant, added up (a borrowed figure unknown in either is
 /// unknown, with the cluster named).
 pub fn merge_tenant(
