@@ -144,7 +144,12 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 requested: 0,
                 pending: 0,
                 used: o.used.map(|_| 0),
+                gpu_equivalents: o.gpu_equivalents.map(|_| Some(0.0)),
+                note: o.note.clone(),
             });
+            if let (Some(e), Some(add)) = (&mut e.gpu_equivalents, o.gpu_equivalents) {
+                *e = e.zip(add).map(|(a, b)| a + b);
+            }
             add(&mut e.capacity, o.capacity, "GPU capacity")?;
             add(&mut e.allocatable, o.allocatable, "allocatable GPUs")?;
             add(&mut e.requested, o.requested, "GPUs requested")?;

@@ -322,6 +322,9 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
     if held.shared > 0 {
         other.insert(GpuResource::Shared.to_string(), held.shared);
     }
+    if held.fraction > 0 {
+        other.insert(GpuResource::Fraction.to_string(), held.fraction);
+    }
     for (p, n) in &held.mig {
         other.insert(GpuResource::Mig(p.clone()).to_string(), *n);
     }
@@ -553,6 +556,9 @@ fn other_gpu_rows(
         if g.shared > 0 {
             resources.insert(GpuResource::Shared);
         }
+        if g.fraction > 0 {
+            resources.insert(GpuResource::Fraction);
+        }
         resources.extend(
             g.mig
                 .iter()
@@ -569,6 +575,22 @@ fn other_gpu_rows(
             requested: req.get(&r),
             pending: pend.get(&r),
             used: None,
+            gpu_equivalents: (r == GpuResource::Fraction).then(|| {
+                #[allow(clippy::cast_precision_loss)]
+                let centi = req.fraction_centi.saturating_add(pend.fraction_centi) as f64;
+                (req.fraction_memory == 0 && pend.fraction_memory == 0).then_some(centi / 100.0)
+            }),
+            note: (r == GpuResource::Fraction)
+                .then(|| {
+                    let by_memory = req.fraction_memory.saturating_add(pend.fraction_memory);
+                    (by_memory > 0).then(|| {
+                        format!(
+                            "KAI GPU shares; {by_memory} given by memory (gpu-memory): their part of a GPU is known once placed"
+                        )
+                    })
+                })
+                .flatten()
+                .or_else(|| (r == GpuResource::Fraction).then(|| "KAI GPU shares".to_string())),
         })
         .collect())
 }

@@ -26,6 +26,9 @@ pub const GPU_PRODUCT_LABEL: &str = "nvidia.com/gpu.product";
 pub enum GpuResource {
     Whole,
     Shared,
+    /// A share of a GPU KAI Scheduler gives a pod by annotation (`gpu-fraction`, `gpu-memory`),
+    /// with no `nvidia.com/gpu` request at all: counted in shares (devices), never as whole GPUs.
+    Fraction,
     /// A MIG profile such as `1g.10gb` (from `nvidia.com/mig-1g.10gb`).
     Mig(String),
 }
@@ -48,6 +51,7 @@ impl fmt::Display for GpuResource {
         match self {
             GpuResource::Whole => f.write_str(GPU),
             GpuResource::Shared => f.write_str(SHARED_GPU),
+            GpuResource::Fraction => f.write_str(FRACTION),
             GpuResource::Mig(p) => write!(f, "{MIG_PREFIX}{p}"),
         }
     }
@@ -58,10 +62,28 @@ impl fmt::Display for GpuResource {
 pub struct Gpus {
     pub whole: u64,
     pub shared: u64,
+    /// KAI GPU shares (devices a `gpu-fraction` or `gpu-memory` pod shares).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fraction: u64,
+    /// Of `fraction`, the GPUs the `gpu-fraction` shares add up to, in hundredths (KAI counts a
+    /// share to 0.01 of a GPU).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fraction_centi: u64,
+    /// Of `fraction`, the shares given by memory (`gpu-memory`): their part of a GPU depends on
+    /// the node's GPUs, so not known before they are placed.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub fraction_memory: u64,
     /// MIG slices by profile.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub mig: BTreeMap<String, u64>,
 }
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// The name the KAI GPU-share line goes by (the pod annotation that asks for one).
+pub const FRACTION: &str = "gpu-fraction";
 
 impl Gpus {
     pub fn whole(n: u64) -> Gpus {
@@ -72,13 +94,17 @@ impl Gpus {
     }
 
     pub fn is_zero(&self) -> bool {
-        self.whole == 0 && self.shared == 0 && self.mig.values().all(|&n| n == 0)
+        self.whole == 0
+            && self.shared == 0
+            && self.fraction == 0
+            && self.mig.values().all(|&n| n == 0)
     }
 
     pub fn get(&self, r: &GpuResource) -> u64 {
         match r {
             GpuResource::Whole => self.whole,
             GpuResource::Shared => self.shared,
+            GpuResource::Fraction => self.fraction,
             GpuResource::Mig(p) => self.mig.get(p).copied().unwrap_or(0),
         }
     }
@@ -87,6 +113,7 @@ impl Gpus {
         match r {
             GpuResource::Whole => &mut self.whole,
             GpuResource::Shared => &mut self.shared,
+            GpuResource::Fraction => &mut self.fraction,
             GpuResource::Mig(p) => self.mig.entry(p.clone()).or_insert(0),
         }
     }
@@ -99,15 +126,10 @@ impl Gpus {
     pub fn add(&mut self, other: &Gpus) -> Result<(), TooLarge> {
         if other.mig.is_empty() {
             // Whole GPUs and shares only (almost every pod): no map to copy.
-            let (mut whole, mut shared) = (self.whole, self.shared);
-            sum::add_to(&mut whole, other.whole)?;
-            sum::add_to(&mut shared, other.shared)?;
-            (self.whole, self.shared) = (whole, shared);
-            return Ok(());
+            return self.add_counts(other);
         }
         let mut out = self.clone();
-        sum::add_to(&mut out.whole, other.whole)?;
-        sum::add_to(&mut out.shared, other.shared)?;
+        out.add_counts(other)?;
         for (p, n) in &other.mig {
             sum::add_to(out.mig.entry(p.clone()).or_insert(0), *n)?;
         }
@@ -115,10 +137,42 @@ impl Gpus {
         Ok(())
     }
 
+    /// `self += other` for every count besides MIG, checked (`self` unchanged on overflow).
+    fn add_counts(&mut self, other: &Gpus) -> Result<(), TooLarge> {
+        let mut c = [
+            self.whole,
+            self.shared,
+            self.fraction,
+            self.fraction_centi,
+            self.fraction_memory,
+        ];
+        let o = [
+            other.whole,
+            other.shared,
+            other.fraction,
+            other.fraction_centi,
+            other.fraction_memory,
+        ];
+        for (a, b) in c.iter_mut().zip(o) {
+            sum::add_to(a, b)?;
+        }
+        [
+            self.whole,
+            self.shared,
+            self.fraction,
+            self.fraction_centi,
+            self.fraction_memory,
+        ] = c;
+        Ok(())
+    }
+
     /// Per-currency maximum, as the scheduler takes it for init containers.
     pub fn max_with(&mut self, other: &Gpus) {
         self.whole = self.whole.max(other.whole);
         self.shared = self.shared.max(other.shared);
+        self.fraction = self.fraction.max(other.fraction);
+        self.fraction_centi = self.fraction_centi.max(other.fraction_centi);
+        self.fraction_memory = self.fraction_memory.max(other.fraction_memory);
         for (p, n) in &other.mig {
             let slot = self.mig.entry(p.clone()).or_insert(0);
             *slot = (*slot).max(*n);
@@ -130,6 +184,9 @@ impl Gpus {
         Ok(Gpus {
             whole: sum::mul(self.whole, factor)?,
             shared: sum::mul(self.shared, factor)?,
+            fraction: sum::mul(self.fraction, factor)?,
+            fraction_centi: sum::mul(self.fraction_centi, factor)?,
+            fraction_memory: sum::mul(self.fraction_memory, factor)?,
             mig: self
                 .mig
                 .iter()
@@ -143,6 +200,9 @@ impl Gpus {
         Gpus {
             whole: self.whole.saturating_sub(other.whole),
             shared: self.shared.saturating_sub(other.shared),
+            fraction: self.fraction.saturating_sub(other.fraction),
+            fraction_centi: self.fraction_centi.saturating_sub(other.fraction_centi),
+            fraction_memory: self.fraction_memory.saturating_sub(other.fraction_memory),
             mig: self
                 .mig
                 .iter()

@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::gpus::Gpus;
 use super::types::{PodTemplate, exact};
 
 /// `spec` and `status` of a Kueue Workload.
@@ -136,6 +137,39 @@ pub struct PodSetAssignment {
     pub flavors: BTreeMap<String, String>,
     /// The pods admitted (fewer than the pod set's count under partial admission).
     pub count: Option<u64>,
+}
+
+/// KAI Scheduler's GPU-sharing annotations (`pkg/common/constants/constants.go`): a fraction of a
+/// device (`0 < v ≤ 1`), or device memory in MiB, on `gpu-fraction-num-devices` devices (default
+/// 1). The scheduler ignores a fraction outside (0, 1] (`pkg/scheduler/api/pod_info/pod_info.go`).
+pub fn kai_share(annotations: &super::types::LabelMap) -> Gpus {
+    let devices = annotations
+        .get("gpu-fraction-num-devices")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|n| *n > 0)
+        .unwrap_or(1);
+    let fraction = annotations
+        .get("gpu-fraction")
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|v| *v > 0.0 && *v <= 1.0);
+    let memory = annotations
+        .get("gpu-memory")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|v| *v > 0);
+    match (fraction, memory) {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        (Some(f), _) => Gpus {
+            fraction: devices,
+            fraction_centi: ((f * 100.0).round() as u64).saturating_mul(devices),
+            ..Gpus::default()
+        },
+        (None, Some(_)) => Gpus {
+            fraction: devices,
+            fraction_memory: devices,
+            ..Gpus::default()
+        },
+        (None, None) => Gpus::default(),
+    }
 }
 
 /// `spec` and `status` of a KAI PodGroup.

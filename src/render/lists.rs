@@ -132,7 +132,7 @@ pub fn details(r: &Report) -> Doc {
     );
     super::nodes::next_step(&mut d, &f.shortage, true);
     d.section(
-        "MIG slices and shared GPUs (not counted as whole GPUs)",
+        "MIG slices, shared GPUs and KAI GPU shares (not counted as whole GPUs)",
         Table::new(&[
             "resource",
             ">capacity",
@@ -141,8 +141,21 @@ pub fn details(r: &Report) -> Doc {
             ">pending",
         ])
         .rows(&f.other_gpus, |o| {
+            let resource = match o.gpu_equivalents {
+                Some(Some(g)) => format!(
+                    "{} (= {} GPU)",
+                    o.resource,
+                    crate::report::queues::Amount(g)
+                ),
+                Some(None) => format!(
+                    "{} (GPUs unknown: {})",
+                    o.resource,
+                    o.note.as_deref().unwrap_or("")
+                ),
+                None => o.resource.clone(),
+            };
             vec![
-                o.resource.as_str().into(),
+                resource.into(),
                 fleet_figure(r, "other_gpus.capacity", o.capacity).into(),
                 fleet_figure(r, "other_gpus.allocatable", o.allocatable).into(),
                 fleet_figure(r, "other_gpus.requested", o.requested).into(),

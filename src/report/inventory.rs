@@ -289,6 +289,13 @@ pub struct OtherGpuRow {
     pub pending: u64,
     /// Busy MIG instances (MIG only; `null` when unknown or not applicable).
     pub used: Option<u64>,
+    /// KAI GPU shares (`gpu-fraction`): the GPUs the requested and pending shares add up to;
+    /// `null` when a share is given by memory (`gpu-memory`: its part of a GPU depends on the
+    /// node), with `note` saying so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gpu_equivalents: Option<Option<f64>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

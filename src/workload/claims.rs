@@ -437,6 +437,9 @@ fn least_of(a: &Gpus, b: &Gpus) -> Gpus {
     Gpus {
         whole: a.whole.min(b.whole),
         shared: a.shared.min(b.shared),
+        fraction: a.fraction.min(b.fraction),
+        fraction_centi: a.fraction_centi.min(b.fraction_centi),
+        fraction_memory: a.fraction_memory.min(b.fraction_memory),
         mig: a
             .mig
             .iter()

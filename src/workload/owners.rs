@@ -241,6 +241,9 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
             state = PodState::Queued;
         }
         let mut gpus = pod_request(&p.spec).named(o, "the GPUs its containers request")?;
+        // A KAI GPU share asks for no nvidia.com/gpu: it is a share of its own, never 0.
+        gpus.add(&crate::k8s::queue::kai_share(&o.meta.annotations))
+            .named(o, "its KAI GPU shares")?;
         let claims = dra
             .pod(
                 o.namespace(),
