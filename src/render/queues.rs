@@ -23,6 +23,11 @@ pub fn queued(r: &Report) -> String {
 fn amount(v: Option<Amount>, row: &QueueRow, field: &str) -> String {
     match v {
         Some(a) => a.to_string(),
+        None if row.unknown.get(field).map(String::as_str)
+            == Some(crate::report::queues::KAI_NO_QUOTA) =>
+        {
+            "unlimited".into()
+        }
         None if row.unknown.contains_key(field) => "unknown".into(),
         // An unset limit is no limit.
         None => "—".into(),

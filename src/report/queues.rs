@@ -51,6 +51,9 @@ impl std::fmt::Display for Amount {
     }
 }
 
+/// Why a KAI queue's nominal quota is `null`: a quota of −1 bounds nothing (KAI's "unlimited").
+pub const KAI_NO_QUOTA: &str = "quota −1: KAI bounds nothing (unlimited)";
+
 /// `ClusterQueue` (Kueue) or `KAIQueue` (KAI Scheduler).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub enum QueueKind {
@@ -113,7 +116,7 @@ pub struct TenantQueues {
     pub gpus_admitted: Amount,
     /// GPUs its queues borrow from their cohort (preemptible where the lenders reclaim); `null`
     /// when a queue that borrows serves several tenants (`queues_unknown` says which).
-    pub gpus_borrowed: Option<u64>,
+    pub gpus_borrowed: Option<Amount>,
     #[serde(skip_serializing_if = "Unknown::is_empty")]
     pub queues_unknown: Unknown,
 }

@@ -67,7 +67,7 @@ pub struct TenantQuota {
     /// Nominal GPU quota of the queues its namespaces submit to.
     pub quota: Amount,
     pub admitted: Amount,
-    pub borrowed: Known<u64>,
+    pub borrowed: Known<Amount>,
 }
 
 /// The queues' figures of one fleet.
@@ -249,12 +249,27 @@ pub fn figures(
             });
         }
     }
-    let kai_queued = kai_queued(a, objects, workloads);
-    for q in &a.kai_queues {
-        out.rows
-            .push(kai_row(a, q, &kai_queued, workloads, tenants_of));
+    let kai_queued = kai_queued(a, objects);
+    let mut kai_tenants: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (i, w) in &out.waits {
+        if let (Some(QueueKind::KaiQueue), Some(q), Some(t)) =
+            (w.kind, &w.queue, tenants_of.get(*i))
+        {
+            kai_tenants.entry(q.clone()).or_default().insert(t.clone());
+        }
     }
-    out.tenants = tenant_quota(a, workloads, tenants_of, owner_of, objects, &pods, tenancy);
+    for q in &a.kai_queues {
+        out.rows.push(kai_row(a, q, &kai_queued, &kai_tenants));
+    }
+    out.tenants = tenant_quota(a, tenants_of, owner_of, objects, &pods, tenancy);
+    kai_tenant_quota(
+        a,
+        workloads,
+        tenants_of,
+        &out.waits,
+        &kai_tenants,
+        &mut out.tenants,
+    );
     out.borrowing = borrowing(a, tenancy);
     out.problems = a.problems.iter().map(ToString::to_string).collect();
     out
@@ -299,12 +314,7 @@ fn kai_waits(
 }
 
 /// GPUs queued per KAI queue (pods in pod groups their queue holds), and the groups.
-fn kai_queued(
-    a: &Admission,
-    objects: &[Object],
-    workloads: &[Workload],
-) -> HashMap<String, (u64, u64)> {
-    let _ = workloads;
+fn kai_queued(a: &Admission, objects: &[Object]) -> HashMap<String, (u64, u64)> {
     let mut out: HashMap<String, (u64, u64)> = HashMap::new();
     let held: HashMap<(&str, &str), &str> = a
         .pod_groups
@@ -434,12 +444,25 @@ fn cluster_queue_rows(
         .collect()
 }
 
+/// The queues above KAI queue `name`, nearest first.
+fn kai_ancestors<'a>(a: &'a Admission, name: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut at = a.kai_queue(name).and_then(|q| q.parent.as_deref());
+    while let Some(p) = at {
+        if out.contains(&p) || out.len() > a.kai_queues.len() {
+            break;
+        }
+        out.push(p);
+        at = a.kai_queue(p).and_then(|q| q.parent.as_deref());
+    }
+    out
+}
+
 fn kai_row(
     a: &Admission,
     q: &KaiQueue,
     queued: &HashMap<String, (u64, u64)>,
-    workloads: &[Workload],
-    tenants_of: &[String],
+    tenants_by_queue: &BTreeMap<String, BTreeSet<String>>,
 ) -> QueueRow {
     let mut unknown = Unknown::default();
     let problem = q.problems.first().map(ToString::to_string);
@@ -456,11 +479,7 @@ fn kai_row(
         v.map(Amount)
     };
     let quota = q.quota.filter(|n| *n >= 0.0);
-    let nominal = known(
-        "nominal",
-        quota,
-        Some("spec.resources.gpu.quota is −1: no guaranteed quota bound"),
-    );
+    let nominal = known("nominal", quota, Some(crate::report::queues::KAI_NO_QUOTA));
     let borrowing_limit = known(
         "borrowing_limit",
         q.limit.map(|l| (l - quota.unwrap_or(0.0)).max(0.0)),
@@ -473,13 +492,15 @@ fn kai_row(
     );
     let borrowed = admitted.zip(quota).map(|(a, n)| Amount((a.0 - n).max(0.0)));
     let (gpus, groups) = queued.get(&q.name).copied().unwrap_or_default();
-    let tenants: BTreeSet<String> = workloads
+    // A parent queue serves the tenants of the queues under it.
+    let tenants: BTreeSet<String> = a
+        .kai_queues
         .iter()
-        .zip(tenants_of)
-        .filter(|(w, _)| w.labels.get(KAI_QUEUE_LABEL).map(|l| l.as_str()) == Some(q.name.as_str()))
-        .map(|(_, t)| t.clone())
+        .filter(|x| x.name == q.name || kai_ancestors(a, &x.name).contains(&q.name.as_str()))
+        .filter_map(|x| tenants_by_queue.get(&x.name))
+        .flatten()
+        .cloned()
         .collect();
-    let _ = a;
     QueueRow {
         queue: q.name.clone(),
         kind: QueueKind::KaiQueue,
@@ -502,7 +523,6 @@ fn kai_row(
 /// admitted Kueue Workloads (KAI: its bound pods in queues), and what it borrows.
 fn tenant_quota(
     a: &Admission,
-    workloads: &[Workload],
     tenants_of: &[String],
     owner_of: &[Option<usize>],
     objects: &[Object],
@@ -527,7 +547,7 @@ fn tenant_quota(
     }
     for (t, qs) in &queues_of {
         let mut quota = 0u64;
-        let mut borrowed: Known<u64> = Known::Value(0);
+        let mut borrowed: Known<Amount> = Known::Value(Amount::default());
         for q in qs {
             let Some(cq) = a.cluster_queue(q) else {
                 continue;
@@ -545,7 +565,7 @@ fn tenant_quota(
             if b > 0 {
                 let sole = tenants_of_queue.get(q).is_some_and(|s| s.len() == 1);
                 borrowed = match borrowed {
-                    Known::Value(n) if sole => Known::Value(n.saturating_add(b)),
+                    Known::Value(n) if sole => Known::Value(Amount(n.0 + Amount::whole(b).0)),
                     Known::Value(_) => Known::Unknown(format!(
                         "ClusterQueue {q} borrows {b} GPUs for several tenants: borrowing is the queue's, not a tenant's"
                     )),
@@ -586,42 +606,64 @@ fn tenant_quota(
         let e = out.entry(tenant).or_insert(TenantQuota {
             quota: Amount::default(),
             admitted: Amount::default(),
-            borrowed: Known::Value(0),
+            borrowed: Known::Value(Amount::default()),
         });
         e.admitted = Amount(e.admitted.0 + Amount::whole(gpus).0);
     }
-    kai_tenants(a, workloads, tenants_of, &mut out);
     out
 }
 
-/// KAI: a tenant's quota is that of the queues its workloads name; admitted their bound GPUs.
-fn kai_tenants(
+/// KAI: a tenant's quota is that of the leaf queues its workloads are in; admitted, their bound
+/// GPUs (shares as the GPUs they add up to); borrowed, what those queues hold above their quota
+/// when the tenant is their only one.
+fn kai_tenant_quota(
     a: &Admission,
     workloads: &[Workload],
     tenants_of: &[String],
+    waits: &HashMap<usize, Waits>,
+    tenants_by_queue: &BTreeMap<String, BTreeSet<String>>,
     out: &mut BTreeMap<String, TenantQuota>,
 ) {
     let mut queues: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (w, t) in workloads.iter().zip(tenants_of) {
-        let Some(q) = w.labels.get(KAI_QUEUE_LABEL) else {
+    for (i, w) in workloads.iter().enumerate() {
+        let Some(q) = waits
+            .get(&i)
+            .filter(|w| w.kind == Some(QueueKind::KaiQueue))
+            .and_then(|w| w.queue.as_deref())
+        else {
             continue;
         };
-        queues.entry(t.as_str()).or_default().insert(q.as_str());
+        let Some(t) = tenants_of.get(i) else { continue };
+        queues.entry(t.as_str()).or_default().insert(q);
         let e = out.entry(t.clone()).or_insert(TenantQuota {
             quota: Amount::default(),
             admitted: Amount::default(),
-            borrowed: Known::Value(0),
+            borrowed: Known::Value(Amount::default()),
         });
-        e.admitted = Amount(e.admitted.0 + Amount::whole(w.requested.whole).0);
+        #[allow(clippy::cast_precision_loss)]
+        let held = w.requested.whole as f64 + w.requested.fraction_centi as f64 / 100.0;
+        e.admitted = Amount(e.admitted.0 + held);
     }
     for (t, qs) in queues {
-        let quota: f64 = qs
-            .iter()
-            .filter_map(|q| a.kai_queue(q))
-            .filter_map(|q| q.quota.filter(|n| *n >= 0.0))
-            .sum();
-        if let Some(e) = out.get_mut(t) {
-            e.quota = Amount(e.quota.0 + quota);
+        let Some(e) = out.get_mut(t) else { continue };
+        for q in qs.iter().filter_map(|q| a.kai_queue(q)) {
+            let quota = q.quota.filter(|n| *n >= 0.0);
+            e.quota = Amount(e.quota.0 + quota.unwrap_or(0.0));
+            let over = q
+                .allocated
+                .zip(quota)
+                .map_or(0.0, |(a, n)| (a - n).max(0.0));
+            if over > 0.0 {
+                let sole = tenants_by_queue.get(&q.name).is_some_and(|s| s.len() == 1);
+                e.borrowed = match &e.borrowed {
+                    Known::Value(n) if sole => Known::Value(Amount(n.0 + over)),
+                    Known::Value(_) => Known::Unknown(format!(
+                        "KAI Queue {} is over its quota for several tenants: that is the queue's, not a tenant's",
+                        q.name
+                    )),
+                    u => u.clone(),
+                };
+            }
         }
     }
 }
@@ -646,7 +688,7 @@ pub fn merge_tenant(
     let mut out = acc.unwrap_or(TenantQueues {
         gpus_quota: Amount::default(),
         gpus_admitted: Amount::default(),
-        gpus_borrowed: Some(0),
+        gpus_borrowed: Some(Amount::default()),
         queues_unknown: Unknown::default(),
     });
     out.gpus_quota = Amount(out.gpus_quota.0 + m.gpus_quota.0);
@@ -654,7 +696,7 @@ pub fn merge_tenant(
     out.gpus_borrowed = out
         .gpus_borrowed
         .zip(m.gpus_borrowed)
-        .map(|(a, b)| a.saturating_add(b));
+        .map(|(a, b)| Amount(a.0 + b.0));
     for (k, why) in m.queues_unknown.iter() {
         out.queues_unknown.set(k, format!("{cluster}: {why}"));
     }
@@ -721,7 +763,7 @@ pub fn tenant_columns(
                 None
             }
             Some(Known::Value(n)) => Some(*n),
-            None => Some(0),
+            None => Some(Amount::default()),
         };
         r.queues = Some(TenantQueues {
             gpus_quota: t.map_or(Amount::default(), |t| t.quota),
