@@ -8,8 +8,10 @@
 //! `yaml_list` reads a large `List` an item at a time), and [`read`] is the door: files, strings and API pages in, objects out.
 
 mod admit;
+pub mod affinity;
 mod document;
 pub mod dra;
+mod exact;
 pub mod gpus;
 mod json;
 mod json_window;

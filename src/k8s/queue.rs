@@ -11,8 +11,9 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use super::exact::exact;
 use super::gpus::Gpus;
-use super::types::{PodTemplate, exact};
+use super::types::PodTemplate;
 
 /// `spec` and `status` of a Kueue Workload.
 #[derive(Debug, Clone, Default)]

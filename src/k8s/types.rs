@@ -8,12 +8,15 @@
 //! object to the API's limits and shares its strings (`super::admit`, which names every field of
 //! [`LabelMap`] or [`Text`] here).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
 use super::gpus::{GpuCount, GpuList};
 
+pub use super::affinity::{
+    Affinity, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
+};
 pub use super::text::{LabelMap, Labels, Text};
 
 /// A value, or its default when written as `null` (as the API server's own decoder takes it).
@@ -23,37 +26,7 @@ fn or_default<'de, D: serde::Deserializer<'de>, T: Deserialize<'de> + Default>(
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
-/// A list kept at exactly its length. serde grows a vector as it reads (JSON and YAML say no length
-/// ahead), and a vector's first push reserves four elements: a pod's one container, owner reference
-/// or GPU limit held in room for four made half of what a 100,000-pod read kept. Lists an object
-/// keeps are read with this (`#[serde(deserialize_with = "exact")]`); the rules of a list (and its
-/// errors: "expected a sequence") are serde's.
-pub(super) fn exact<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
-    d: D,
-) -> Result<Vec<T>, D::Error> {
-    struct Exact<T>(std::marker::PhantomData<T>);
-    impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Exact<T> {
-        type Value = Vec<T>;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("a sequence")
-        }
-        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
-            let Some(first) = seq.next_element()? else {
-                return Ok(Vec::new());
-            };
-            // Room for what the input says is left (a JSON tree knows), else for the one read.
-            let more = seq.size_hint().unwrap_or(0).min(1024);
-            let mut out = Vec::with_capacity(more + 1);
-            out.push(first);
-            while let Some(x) = seq.next_element()? {
-                out.push(x);
-            }
-            out.shrink_to_fit();
-            Ok(out)
-        }
-    }
-    d.deserialize_seq(Exact(std::marker::PhantomData))
-}
+pub(super) use super::exact::exact;
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
@@ -144,48 +117,9 @@ pub struct PodSpec {
 }
 
 impl PodSpec {
-    /// The GPU models one pod spec may run on; `None` when it names none (any model).
-    pub fn gpu_models(&self) -> Option<BTreeSet<String>> {
-        let selector = self
-            .node_selector
-            .get(super::gpus::GPU_PRODUCT_LABEL)
-            .map(|m| BTreeSet::from([m.as_str().to_string()]));
-        let terms = self
-            .affinity
-            .as_ref()
-            .and_then(|a| a.node_affinity.as_ref())
-            .and_then(|n| {
-                n.required_during_scheduling_ignored_during_execution
-                    .as_ref()
-            })
-            .map(|s| s.node_selector_terms.as_slice())
-            .unwrap_or_default();
-        // Each term: the models its `In` requirements on the label leave (ANDed), or any.
-        let mut affinity: Option<BTreeSet<String>> = None;
-        for t in terms {
-            let mut term: Option<BTreeSet<String>> = None;
-            for r in t
-                .match_expressions
-                .iter()
-                .filter(|r| r.key == super::gpus::GPU_PRODUCT_LABEL && r.operator == "In")
-            {
-                let values: BTreeSet<String> = r.values.iter().cloned().collect();
-                term = Some(match term {
-                    Some(t) => t.intersection(&values).cloned().collect(),
-                    None => values,
-                });
-            }
-            // A term that admits any model makes the whole selector admit any.
-            let Some(term) = term else {
-                affinity = None;
-                break;
-            };
-            affinity.get_or_insert_with(BTreeSet::new).extend(term);
-        }
-        match (selector, affinity) {
-            (Some(s), Some(a)) => Some(s.intersection(&a).cloned().collect()),
-            (s, a) => s.or(a),
-        }
+    /// The GPU models this pod may run on; `None` when it names none (any model).
+    pub fn gpu_models(&self) -> Option<std::collections::BTreeSet<String>> {
+        super::affinity::gpu_models(&self.node_selector, self.affinity.as_ref())
     }
 }
 
@@ -206,47 +140,6 @@ fn admission_gated<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Er
         .unwrap_or_default()
         .iter()
         .any(|g| g.name == ADMISSION_GATE))
-}
-
-/// `spec.affinity` of a pod (`core/v1/types.go` `Affinity`): its node affinity.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct Affinity {
-    pub node_affinity: Option<NodeAffinity>,
-}
-
-/// `NodeAffinity`: the scheduling requirement (the preferred terms are only weights).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct NodeAffinity {
-    pub required_during_scheduling_ignored_during_execution: Option<NodeSelector>,
-}
-
-/// `NodeSelector`: its terms are ORed (`core/v1/types.go`: "The terms are ORed.").
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct NodeSelector {
-    #[serde(deserialize_with = "exact")]
-    pub node_selector_terms: Vec<NodeSelectorTerm>,
-}
-
-/// `NodeSelectorTerm`: its requirements are ANDed.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct NodeSelectorTerm {
-    #[serde(deserialize_with = "exact")]
-    pub match_expressions: Vec<NodeSelectorRequirement>,
-}
-
-/// `NodeSelectorRequirement`: `key`, `operator` (`In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`,
-/// `Lt`) and `values`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default)]
-pub struct NodeSelectorRequirement {
-    pub key: String,
-    pub operator: String,
-    #[serde(deserialize_with = "exact")]
-    pub values: Vec<String>,
 }
 
 /// `spec.resourceClaims[]` of a pod: a shared ResourceClaim by name, or a ResourceClaimTemplate

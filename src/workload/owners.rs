@@ -14,7 +14,7 @@
 //! own ([`Holder::Claim`]), bound once allocated and pending while a running consumer waits for
 //! it, and its root (the claim itself, unless an owner made it) is the workload it counts for.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::k8s::gpus::Gpus;
 use crate::k8s::object::{Body, Kind, Object};
@@ -27,7 +27,9 @@ use super::labels;
 use super::pods::pod_request;
 use super::types::{DeviceDetail, GpuShape, LiveDevices, PodCounts, Role, Workload};
 
+mod queued;
 mod roots;
+mod runtimes;
 
 pub use roots::{Root, Roots};
 
@@ -221,7 +223,7 @@ impl Builder {
 /// Finds every live workload: the roots of non-terminal GPU pods, plus root objects that declare GPUs
 /// and are not finished. Fails only when a workload's GPUs, summed over its pods, overflow.
 pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
-    let runtimes = Runtimes::new(objects);
+    let runtimes = runtimes::Runtimes::new(objects);
     let lookup = |kind: &str, ns: &str, name: &str| runtimes.find(kind, ns, name);
     let dra = Dra::new(objects);
     let mut roots = Roots::new(objects);
@@ -233,11 +235,11 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
     let mut consumers: BTreeMap<usize, Vec<(usize, PodState)>> = BTreeMap::new();
 
     // KAI pod groups their queue holds: their pods wait for quota, not for a node.
-    let held_groups = held_pod_groups(objects);
+    let held_groups = queued::held_pod_groups(objects);
     for (i, o) in objects.iter().enumerate() {
         let Body::Pod(p) = &o.body else { continue };
         let mut state = PodState::of(o);
-        if state == PodState::Pending && in_held_group(o, &held_groups) {
+        if state == PodState::Pending && queued::in_held_group(o, &held_groups) {
             state = PodState::Queued;
         }
         let mut gpus = pod_request(&p.spec).named(o, "the GPUs its containers request")?;
@@ -416,39 +418,22 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
     }
 
     // Kueue Workloads waiting for quota: a suspended job has no pod, so its Workload's pod sets
-    // are its demand. A Workload of pods (Kueue's pod integration) is not: its gated pods count
-    // themselves above.
-    for (i, o) in objects.iter().enumerate() {
-        let Body::KueueWorkload(w) = &o.body else {
-            continue;
-        };
-        let of_pods = o
-            .meta
-            .owner_references
-            .iter()
-            .any(|r| r.kind.as_str() == "Pod");
-        if !w.waits_for_quota() || of_pods {
-            continue;
-        }
+    // are its demand.
+    for (i, sets) in queued::waiting_workloads(objects)? {
         if let Some(root) = roots.resolve(i)
             && let Some(Root { id, .. }) = roots.list.get(root)
         {
             let b = builders.entry(root).or_default();
-            for ps in &w.spec.pod_sets {
-                // A Workload written without a count is one pod (the API requires it).
-                let count = ps.count.unwrap_or(1);
-                let per_pod =
-                    pod_request(&ps.template.spec).named(id, "the GPUs of its Kueue pod set")?;
-                let all = per_pod
-                    .scaled(count)
+            for ps in sets {
+                let all = ps
+                    .per_pod
+                    .scaled(ps.count)
                     .named(id, "the GPUs its Kueue Workload waits for")?;
                 b.queued_workloads
                     .add(&all)
                     .named(id, "the GPUs its Kueue Workloads wait for")?;
-                if per_pod.whole > 0 {
-                    *b.pod_roles
-                        .entry((ps.name.clone(), per_pod.whole))
-                        .or_default() += count;
+                if ps.per_pod.whole > 0 {
+                    *b.pod_roles.entry((ps.name, ps.per_pod.whole)).or_default() += ps.count;
                 }
             }
         }
@@ -533,67 +518,6 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
         roots,
         workload_of_root: index_of_root,
     })
-}
-
-/// The KAI pod groups (namespace, name) that their queue holds.
-fn held_pod_groups(objects: &[Object]) -> HashSet<(&str, &str)> {
-    objects
-        .iter()
-        .filter(|o| match &o.body {
-            Body::PodGroup(g) => g.held_by_queue().is_some(),
-            _ => false,
-        })
-        .map(|o| (o.namespace(), o.meta.name.as_str()))
-        .collect()
-}
-
-/// Whether pod `o` belongs to one of the pod groups `held` (the pod-grouper's annotation).
-fn in_held_group(o: &Object, held: &HashSet<(&str, &str)>) -> bool {
-    !held.is_empty()
-        && o.meta
-            .annotations
-            .get(crate::k8s::queue::POD_GROUP_ANNOTATION)
-            .is_some_and(|g| held.contains(&(o.namespace(), g.as_str())))
-}
-
-/// The Kubeflow Trainer runtimes of the input, which TrainJobs reference for their shape.
-struct Runtimes<'a> {
-    by_key: HashMap<(&'a str, &'a str, &'a str), &'a Object>,
-}
-
-impl<'a> Runtimes<'a> {
-    fn new(objects: &'a [Object]) -> Runtimes<'a> {
-        let by_key = objects
-            .iter()
-            .filter(|o| o.group() == "trainer.kubeflow.org")
-            .filter(|o| {
-                matches!(
-                    o.kind.as_str(),
-                    "TrainingRuntime" | "ClusterTrainingRuntime"
-                )
-            })
-            .map(|o| {
-                // A ClusterTrainingRuntime is cluster-scoped, but kustomize's `namespace:` sets one
-                // on kinds it does not know: it is found by name alone.
-                let ns = if o.kind == "ClusterTrainingRuntime" {
-                    ""
-                } else {
-                    o.namespace()
-                };
-                ((o.kind.as_str(), ns, o.meta.name.as_str()), o)
-            })
-            .collect();
-        Runtimes { by_key }
-    }
-
-    fn find(&self, kind: &str, ns: &str, name: &str) -> Option<&'a Object> {
-        let ns = if kind == "ClusterTrainingRuntime" {
-            ""
-        } else {
-            ns
-        };
-        self.by_key.get(&(kind, ns, name)).copied()
-    }
 }
 
 /// A Job is finished when a `Complete` or `Failed` condition is true, or when all its pods are done.

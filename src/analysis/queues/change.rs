@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::admit::{Decision, Live, decide};
+use super::admit::{Decision, Live, decide, would_admit};
 use crate::k8s::object::Object;
 use crate::queues::{Admission, Ask, DEFAULT_LOCAL_QUEUE, Quota};
 use crate::report::queues::{AdmissionRow, Amount, QueueKind, QuotaChange, QuotaSide, Verdict};
@@ -127,8 +127,8 @@ pub fn quota(base: &[Object], head: &[Object], live: &Known<&Admission>) -> Vec<
             .collect();
         let mut seen = BTreeSet::new();
         flavors.retain(|f| seen.insert(*f));
-        let admitted_after = after_q.as_ref().map(|q| q.would_admit(name));
-        let admitted_before = before_q.as_ref().map(|q| q.would_admit(name));
+        let admitted_after = after_q.as_ref().map(|q| would_admit(q, name));
+        let admitted_before = before_q.as_ref().map(|q| would_admit(q, name));
         for f in flavors {
             let (before, after) = (bq.and_then(|q| q.quota(f)), hq.and_then(|q| q.quota(f)));
             if before == after && bq.is_some() == hq.is_some() {

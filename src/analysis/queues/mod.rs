@@ -14,96 +14,26 @@ pub mod admit;
 pub mod change;
 pub mod diagnose;
 mod flavors;
+mod model;
 pub mod pool;
+mod rows;
+mod tenants;
 
 pub use flavors::{allows, first_flavor};
+pub use model::{QueueFigures, TenantQuota, Waits};
+use model::{owner_workload, queue_state};
+pub use tenants::{merge_tenant, tenant_columns};
 pub mod tree;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::k8s::object::Object;
-use crate::queues::{
-    Admission, ClusterQueue, KAI_QUEUE_LABEL, KaiQueue, PodSetGpus, QUEUE_LABEL, QueueWorkload,
-    Reclaim, ResourceFlavor,
-};
-use crate::report::queues::{Amount, BorrowingRow, QueueKind, QueueRow, QueueState, TenantQueues};
-use crate::report::{Known, Unknown};
+use crate::queues::{Admission, KAI_QUEUE_LABEL, PodSetGpus, QUEUE_LABEL, QueueWorkload};
+use crate::report::Unknown;
+use crate::report::queues::{Amount, QueueKind, QueueRow, QueueState};
 use crate::workload::Workload;
 
 use super::tenancy::Resolver;
-
-/// Where one live workload's queued GPUs wait.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Waits {
-    /// The ClusterQueue (or KAI queue).
-    pub queue: Option<String>,
-    pub kind: Option<QueueKind>,
-    /// The flavor (the first of its queue's whose node labels its pods allow).
-    pub flavor: Option<String>,
-    /// The GPU model: the flavor's, else its own node selector's, else `None` (any).
-    pub model: Option<String>,
-    /// Where its Kueue Workload stands: waiting, evicted or preempted (and waiting again).
-    pub state: Option<QueueState>,
-    /// Kueue says it can never be admitted as the queues are: its reason.
-    pub never: Option<String>,
-}
-
-/// Where a Kueue Workload stands in its queue, as a drift or workload row says it.
-fn queue_state(w: &QueueWorkload) -> Option<QueueState> {
-    if w.preempted.is_some() {
-        Some(QueueState::Preempted)
-    } else if w.evicted.is_some() {
-        Some(QueueState::Evicted)
-    } else if w.is_queued() {
-        Some(QueueState::Queued)
-    } else {
-        None
-    }
-}
-
-/// A tenant's standing in the queues.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TenantQuota {
-    /// Nominal GPU quota of the queues its namespaces submit to.
-    pub quota: Amount,
-    pub admitted: Amount,
-    pub borrowed: Known<Amount>,
-}
-
-/// The queues' figures of one fleet.
-#[derive(Debug, Clone, Default)]
-pub struct QueueFigures {
-    pub rows: Vec<QueueRow>,
-    /// By live workload index.
-    pub waits: HashMap<usize, Waits>,
-    pub tenants: BTreeMap<String, TenantQuota>,
-    pub borrowing: Vec<BorrowingRow>,
-    /// The live workloads whose Kueue Workload holds quota (admitted, or about to start).
-    pub reserved: BTreeSet<usize>,
-    /// Problems of objects that are not a queue row's own.
-    pub problems: Vec<String>,
-}
-
-/// The live workload each Kueue Workload belongs to: its owner chain's, or (a Workload of pods)
-/// its first pod's.
-fn owner_workload(
-    w: &QueueWorkload,
-    objects: &[Object],
-    owner_of: &[Option<usize>],
-    pods: &HashMap<(&str, &str), usize>,
-) -> Option<usize> {
-    if w.owned_by_pod {
-        let o = objects.get(w.object)?;
-        return o
-            .meta
-            .owner_references
-            .iter()
-            .filter(|r| r.kind.as_str() == "Pod")
-            .find_map(|r| pods.get(&(o.namespace(), r.name.as_str())))
-            .and_then(|&p| owner_of.get(p).copied().flatten());
-    }
-    owner_of.get(w.object).copied().flatten()
-}
 
 /// The GPU pod set that decides a workload's flavor: its first with GPUs.
 fn gpu_pod_set(w: &QueueWorkload) -> Option<&PodSetGpus> {
@@ -224,7 +154,8 @@ pub fn figures(
     kai_waits(a, objects, owner_of, &mut out);
 
     for cq in &a.cluster_queues {
-        out.rows.extend(cluster_queue_rows(a, cq, &queued, tenancy));
+        out.rows
+            .extend(rows::cluster_queue_rows(a, cq, &queued, tenancy));
     }
     // Work waiting in a ClusterQueue that was not read.
     for ((q, _), (gpus, n)) in &queued {
@@ -259,10 +190,11 @@ pub fn figures(
         }
     }
     for q in &a.kai_queues {
-        out.rows.push(kai_row(a, q, &kai_queued, &kai_tenants));
+        out.rows
+            .push(rows::kai_row(a, q, &kai_queued, &kai_tenants));
     }
-    out.tenants = tenant_quota(a, tenants_of, owner_of, objects, &pods, tenancy);
-    kai_tenant_quota(
+    out.tenants = tenants::tenant_quota(a, tenants_of, owner_of, objects, &pods, tenancy);
+    tenants::kai_tenant_quota(
         a,
         workloads,
         tenants_of,
@@ -270,7 +202,7 @@ pub fn figures(
         &kai_tenants,
         &mut out.tenants,
     );
-    out.borrowing = borrowing(a, tenancy);
+    out.borrowing = tenants::borrowing(a, tenancy);
     out.problems = a.problems.iter().map(ToString::to_string).collect();
     out
 }
@@ -345,329 +277,6 @@ fn kai_queued(a: &Admission, objects: &[Object]) -> HashMap<String, (u64, u64)> 
     out
 }
 
-fn amount_or(
-    unknown: &mut Unknown,
-    field: &str,
-    problems: &[String],
-    v: Option<u64>,
-) -> Option<Amount> {
-    if let Some(p) = problems.first() {
-        unknown.set(field, p.clone());
-        return None;
-    }
-    v.map(Amount::whole)
-}
-
-fn cluster_queue_rows(
-    a: &Admission,
-    cq: &ClusterQueue,
-    queued: &BTreeMap<(String, Option<String>), (u64, u64)>,
-    tenancy: &Resolver<'_>,
-) -> Vec<QueueRow> {
-    let problems: Vec<String> = cq.problems.iter().map(ToString::to_string).collect();
-    let tenants: Vec<String> = a
-        .namespaces_of(&cq.name)
-        .into_iter()
-        .map(|ns| tenancy.tenant(&Default::default(), ns))
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
-    let mut flavors: Vec<Option<String>> =
-        cq.flavors.iter().map(|f| Some(f.flavor.clone())).collect();
-    // Work that waits in this queue with no GPU flavor its pods allow.
-    if queued.contains_key(&(cq.name.clone(), None)) {
-        flavors.push(None);
-    }
-    flavors
-        .into_iter()
-        .map(|flavor| {
-            let mut unknown = Unknown::default();
-            let quota = flavor.as_deref().and_then(|f| cq.quota(f)).copied();
-            let usage = match (&cq.usage, &flavor) {
-                (Some(u), Some(f)) => Known::Value(u.get(f).copied().unwrap_or_default()),
-                (None, Some(_)) => Known::Unknown(format!(
-                    "ClusterQueue {} reports no status.flavorsUsage (not reconciled yet, or not read from the cluster)",
-                    cq.name
-                )),
-                (_, None) => Known::Value(Default::default()),
-            };
-            let (admitted, borrowed) = if problems.is_empty() {
-                match usage {
-                    Known::Value(u) => (Some(Amount::whole(u.total)), Some(Amount::whole(u.borrowed))),
-                    Known::Unknown(why) => {
-                        unknown.set("admitted", why.clone());
-                        unknown.set("borrowed", why);
-                        (None, None)
-                    }
-                }
-            } else {
-                for f in ["admitted", "borrowed"] {
-                    unknown.set(f, problems.join("; "));
-                }
-                (None, None)
-            };
-            let (q, n) = queued
-                .get(&(cq.name.clone(), flavor.clone()))
-                .copied()
-                .unwrap_or_default();
-            let nominal = amount_or(&mut unknown, "nominal", &problems, Some(quota.map_or(0, |q| q.nominal)));
-            let limit = |v: Option<u64>| if problems.is_empty() { v.map(Amount::whole) } else { None };
-            if flavor.is_none() {
-                unknown.set(
-                    "flavor",
-                    "queued work whose pods allow none of this queue's GPU flavors (Kueue: NoMatchingFlavor)",
-                );
-            }
-            QueueRow {
-                queue: cq.name.clone(),
-                kind: QueueKind::ClusterQueue,
-                cohort: cq.cohort.clone(),
-                models: flavor
-                    .as_deref()
-                    .and_then(|f| a.flavor(f))
-                    .and_then(ResourceFlavor::model)
-                    .map(str::to_string)
-                    .into_iter()
-                    .collect(),
-                flavor,
-                nominal,
-                borrowing_limit: limit(quota.and_then(|q| q.borrowing_limit)),
-                lending_limit: limit(quota.and_then(|q| q.lending_limit)),
-                admitted,
-                borrowed,
-                queued: Some(Amount::whole(q)),
-                workloads_queued: Some(n),
-                tenants: tenants.clone(),
-                unknown,
-            }
-        })
-        .collect()
-}
-
-/// The queues above KAI queue `name`, nearest first.
-fn kai_ancestors<'a>(a: &'a Admission, name: &str) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut at = a.kai_queue(name).and_then(|q| q.parent.as_deref());
-    while let Some(p) = at {
-        if out.contains(&p) || out.len() > a.kai_queues.len() {
-            break;
-        }
-        out.push(p);
-        at = a.kai_queue(p).and_then(|q| q.parent.as_deref());
-    }
-    out
-}
-
-fn kai_row(
-    a: &Admission,
-    q: &KaiQueue,
-    queued: &HashMap<String, (u64, u64)>,
-    tenants_by_queue: &BTreeMap<String, BTreeSet<String>>,
-) -> QueueRow {
-    let mut unknown = Unknown::default();
-    let problem = q.problems.first().map(ToString::to_string);
-    let mut known = |field: &str, v: Option<f64>, why_none: Option<&str>| -> Option<Amount> {
-        if let Some(p) = &problem {
-            unknown.set(field, p.clone());
-            return None;
-        }
-        if v.is_none()
-            && let Some(why) = why_none
-        {
-            unknown.set(field, why);
-        }
-        v.map(Amount)
-    };
-    let quota = q.quota.filter(|n| *n >= 0.0);
-    let nominal = known("nominal", quota, Some(crate::report::queues::KAI_NO_QUOTA));
-    let borrowing_limit = known(
-        "borrowing_limit",
-        q.limit.map(|l| (l - quota.unwrap_or(0.0)).max(0.0)),
-        None,
-    );
-    let admitted = known(
-        "admitted",
-        q.allocated,
-        Some("the queue reports no status.allocated"),
-    );
-    let borrowed = admitted.zip(quota).map(|(a, n)| Amount((a.0 - n).max(0.0)));
-    let (gpus, groups) = queued.get(&q.name).copied().unwrap_or_default();
-    // A parent queue serves the tenants of the queues under it.
-    let tenants: BTreeSet<String> = a
-        .kai_queues
-        .iter()
-        .filter(|x| x.name == q.name || kai_ancestors(a, &x.name).contains(&q.name.as_str()))
-        .filter_map(|x| tenants_by_queue.get(&x.name))
-        .flatten()
-        .cloned()
-        .collect();
-    QueueRow {
-        queue: q.name.clone(),
-        kind: QueueKind::KaiQueue,
-        cohort: q.parent.clone(),
-        flavor: None,
-        models: Vec::new(),
-        nominal,
-        borrowing_limit,
-        lending_limit: None,
-        admitted,
-        borrowed,
-        queued: Some(Amount::whole(gpus)),
-        workloads_queued: Some(groups),
-        tenants: tenants.into_iter().collect(),
-        unknown,
-    }
-}
-
-/// Per tenant: the nominal GPU quota of the queues its namespaces submit to, the GPUs of its
-/// admitted Kueue Workloads (KAI: its bound pods in queues), and what it borrows.
-fn tenant_quota(
-    a: &Admission,
-    tenants_of: &[String],
-    owner_of: &[Option<usize>],
-    objects: &[Object],
-    pods: &HashMap<(&str, &str), usize>,
-    tenancy: &Resolver<'_>,
-) -> BTreeMap<String, TenantQuota> {
-    let mut out: BTreeMap<String, TenantQuota> = BTreeMap::new();
-    let mut queues_of: BTreeMap<String, BTreeSet<&str>> = BTreeMap::new();
-    for l in &a.local_queues {
-        let t = tenancy.tenant(&Default::default(), &l.namespace);
-        queues_of
-            .entry(t)
-            .or_default()
-            .insert(l.cluster_queue.as_str());
-    }
-    // Tenants of each ClusterQueue: a queue's borrowing is a tenant's only when it serves one.
-    let mut tenants_of_queue: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (t, qs) in &queues_of {
-        for q in qs {
-            tenants_of_queue.entry(q).or_default().insert(t.as_str());
-        }
-    }
-    for (t, qs) in &queues_of {
-        let mut quota = 0u64;
-        let mut borrowed: Known<Amount> = Known::Value(Amount::default());
-        for q in qs {
-            let Some(cq) = a.cluster_queue(q) else {
-                continue;
-            };
-            quota = cq
-                .flavors
-                .iter()
-                .map(|f| f.quota.nominal)
-                .fold(quota, u64::saturating_add);
-            let b: u64 = cq
-                .usage
-                .as_ref()
-                .map(|u| u.values().map(|u| u.borrowed).sum())
-                .unwrap_or(0);
-            if b > 0 {
-                let sole = tenants_of_queue.get(q).is_some_and(|s| s.len() == 1);
-                borrowed = match borrowed {
-                    Known::Value(n) if sole => Known::Value(Amount(n.0 + Amount::whole(b).0)),
-                    Known::Value(_) => Known::Unknown(format!(
-                        "ClusterQueue {q} borrows {b} GPUs for several tenants: borrowing is the queue's, not a tenant's"
-                    )),
-                    u => u,
-                };
-            }
-        }
-        out.insert(
-            t.clone(),
-            TenantQuota {
-                quota: Amount::whole(quota),
-                admitted: Amount::default(),
-                borrowed,
-            },
-        );
-    }
-    // Admitted GPUs of each tenant's Kueue Workloads.
-    for w in &a.workloads {
-        if w.state != crate::queues::WorkloadState::Reserved {
-            continue;
-        }
-        let tenant = owner_workload(w, objects, owner_of, pods)
-            .and_then(|i| tenants_of.get(i).cloned())
-            .unwrap_or_else(|| tenancy.tenant(&Default::default(), &w.namespace));
-        let gpus: u64 = w
-            .pod_sets
-            .iter()
-            .map(|p| {
-                let admitted = w
-                    .admission
-                    .as_ref()
-                    .and_then(|x| x.pod_sets.iter().find(|s| s.name == p.name))
-                    .and_then(|s| s.count)
-                    .unwrap_or(p.count);
-                admitted.saturating_mul(p.gpus_per_pod)
-            })
-            .sum();
-        let e = out.entry(tenant).or_insert(TenantQuota {
-            quota: Amount::default(),
-            admitted: Amount::default(),
-            borrowed: Known::Value(Amount::default()),
-        });
-        e.admitted = Amount(e.admitted.0 + Amount::whole(gpus).0);
-    }
-    out
-}
-
-/// KAI: a tenant's quota is that of the leaf queues its workloads are in; admitted, their bound
-/// GPUs (shares as the GPUs they add up to); borrowed, what those queues hold above their quota
-/// when the tenant is their only one.
-fn kai_tenant_quota(
-    a: &Admission,
-    workloads: &[Workload],
-    tenants_of: &[String],
-    waits: &HashMap<usize, Waits>,
-    tenants_by_queue: &BTreeMap<String, BTreeSet<String>>,
-    out: &mut BTreeMap<String, TenantQuota>,
-) {
-    let mut queues: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
-    for (i, w) in workloads.iter().enumerate() {
-        let Some(q) = waits
-            .get(&i)
-            .filter(|w| w.kind == Some(QueueKind::KaiQueue))
-            .and_then(|w| w.queue.as_deref())
-        else {
-            continue;
-        };
-        let Some(t) = tenants_of.get(i) else { continue };
-        queues.entry(t.as_str()).or_default().insert(q);
-        let e = out.entry(t.clone()).or_insert(TenantQuota {
-            quota: Amount::default(),
-            admitted: Amount::default(),
-            borrowed: Known::Value(Amount::default()),
-        });
-        #[allow(clippy::cast_precision_loss)]
-        let held = w.requested.whole as f64 + w.requested.fraction_centi as f64 / 100.0;
-        e.admitted = Amount(e.admitted.0 + held);
-    }
-    for (t, qs) in queues {
-        let Some(e) = out.get_mut(t) else { continue };
-        for q in qs.iter().filter_map(|q| a.kai_queue(q)) {
-            let quota = q.quota.filter(|n| *n >= 0.0);
-            e.quota = Amount(e.quota.0 + quota.unwrap_or(0.0));
-            let over = q
-                .allocated
-                .zip(quota)
-                .map_or(0.0, |(a, n)| (a - n).max(0.0));
-            if over > 0.0 {
-                let sole = tenants_by_queue.get(&q.name).is_some_and(|s| s.len() == 1);
-                e.borrowed = match &e.borrowed {
-                    Known::Value(n) if sole => Known::Value(Amount(n.0 + over)),
-                    Known::Value(_) => Known::Unknown(format!(
-                        "KAI Queue {} is over its quota for several tenants: that is the queue's, not a tenant's",
-                        q.name
-                    )),
-                    u => u.clone(),
-                };
-            }
-        }
-    }
-}
-
 /// Where each job's Kueue Workload stands when it waits (`namespace/Kind/name` of the job).
 pub fn job_states(a: &Admission) -> HashMap<String, QueueState> {
     a.workloads
@@ -675,101 +284,4 @@ pub fn job_states(a: &Admission) -> HashMap<String, QueueState> {
         .filter(|w| w.is_queued())
         .filter_map(|w| Some((w.owner.clone()?, queue_state(w)?)))
         .collect()
-}
-
-/// Two clusters' standing of one tenant, added up (a borrowed figure unknown in either is
-/// unknown, with the cluster named).
-pub fn merge_tenant(
-    acc: Option<TenantQueues>,
-    more: Option<&TenantQueues>,
-    cluster: &str,
-) -> Option<TenantQueues> {
-    let Some(m) = more else { return acc };
-    let mut out = acc.unwrap_or(TenantQueues {
-        gpus_quota: Amount::default(),
-        gpus_admitted: Amount::default(),
-        gpus_borrowed: Some(Amount::default()),
-        queues_unknown: Unknown::default(),
-    });
-    out.gpus_quota = Amount(out.gpus_quota.0 + m.gpus_quota.0);
-    out.gpus_admitted = Amount(out.gpus_admitted.0 + m.gpus_admitted.0);
-    out.gpus_borrowed = out
-        .gpus_borrowed
-        .zip(m.gpus_borrowed)
-        .map(|(a, b)| Amount(a.0 + b.0));
-    for (k, why) in m.queues_unknown.iter() {
-        out.queues_unknown.set(k, format!("{cluster}: {why}"));
-    }
-    Some(out)
-}
-
-/// Who runs beyond their quota: each ClusterQueue that borrows, with its tenants, and whether the
-/// lenders reclaim (a queue of the same cohort with `reclaimWithinCohort` other than `Never`).
-fn borrowing(a: &Admission, tenancy: &Resolver<'_>) -> Vec<BorrowingRow> {
-    let mut rows = Vec::new();
-    for cq in &a.cluster_queues {
-        let b: u64 = cq
-            .usage
-            .as_ref()
-            .map(|u| u.values().map(|u| u.borrowed).sum())
-            .unwrap_or(0);
-        if b == 0 {
-            continue;
-        }
-        let preemptible = a.cluster_queues.iter().any(|o| {
-            o.name != cq.name
-                && o.cohort.is_some()
-                && o.cohort == cq.cohort
-                && o.preemption.reclaim_within_cohort != Reclaim::Never
-        });
-        let namespaces = a.namespaces_of(&cq.name);
-        let tenants: BTreeSet<String> = namespaces
-            .iter()
-            .map(|ns| tenancy.tenant(&Default::default(), ns))
-            .collect();
-        for t in tenants {
-            rows.push(BorrowingRow {
-                contacts: tenancy.contacts(&t, namespaces.iter().copied()),
-                tenant: t,
-                queue: cq.name.clone(),
-                borrowed: b,
-                preemptible,
-            });
-        }
-    }
-    rows.sort_by(|x, y| {
-        y.borrowed
-            .cmp(&x.borrowed)
-            .then_with(|| x.tenant.cmp(&y.tenant))
-    });
-    rows
-}
-
-/// Each tenant row's standing in the queues, when the fleet has admission queues.
-pub fn tenant_columns(
-    rows: &mut [crate::report::TenantRow],
-    figures: &QueueFigures,
-    a: &Admission,
-) {
-    if a.is_empty() {
-        return;
-    }
-    for r in rows {
-        let t = figures.tenants.get(&r.name);
-        let mut queues_unknown = Unknown::default();
-        let borrowed = match t.map(|t| &t.borrowed) {
-            Some(Known::Unknown(why)) => {
-                queues_unknown.set("gpus_borrowed", why.clone());
-                None
-            }
-            Some(Known::Value(n)) => Some(*n),
-            None => Some(Amount::default()),
-        };
-        r.queues = Some(TenantQueues {
-            gpus_quota: t.map_or(Amount::default(), |t| t.quota),
-            gpus_admitted: t.map_or(Amount::default(), |t| t.admitted),
-            gpus_borrowed: borrowed,
-            queues_unknown,
-        });
-    }
 }
