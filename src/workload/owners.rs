@@ -417,27 +417,7 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
         });
     }
 
-    // Kueue Workloads waiting for quota: a suspended job has no pod, so its Workload's pod sets
-    // are its demand.
-    for (i, sets) in queued::waiting_workloads(objects)? {
-        if let Some(root) = roots.resolve(i)
-            && let Some(Root { id, .. }) = roots.list.get(root)
-        {
-            let b = builders.entry(root).or_default();
-            for ps in sets {
-                let all = ps
-                    .per_pod
-                    .scaled(ps.count)
-                    .named(id, "the GPUs its Kueue Workload waits for")?;
-                b.queued_workloads
-                    .add(&all)
-                    .named(id, "the GPUs its Kueue Workloads wait for")?;
-                if ps.per_pod.whole > 0 {
-                    *b.pod_roles.entry((ps.name, ps.per_pod.whole)).or_default() += ps.count;
-                }
-            }
-        }
-    }
+    add_waiting(objects, &mut roots, &mut builders)?;
 
     // Root objects that declare GPUs but hold none: a graph scaled to zero, a Deployment whose pods
     // all wait, a CronJob between runs. Finished Jobs are history.
@@ -518,6 +498,35 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
         roots,
         workload_of_root: index_of_root,
     })
+}
+
+/// Kueue Workloads waiting for quota: a suspended job has no pod, so its Workload's pod sets are
+/// its demand, added to its root's builder.
+fn add_waiting(
+    objects: &[Object],
+    roots: &mut Roots<'_>,
+    builders: &mut BTreeMap<usize, Builder>,
+) -> Result<(), Overflow> {
+    for (i, sets) in queued::waiting_workloads(objects)? {
+        if let Some(root) = roots.resolve(i)
+            && let Some(Root { id, .. }) = roots.list.get(root)
+        {
+            let b = builders.entry(root).or_default();
+            for ps in sets {
+                let all = ps
+                    .per_pod
+                    .scaled(ps.count)
+                    .named(id, "the GPUs its Kueue Workload waits for")?;
+                b.queued_workloads
+                    .add(&all)
+                    .named(id, "the GPUs its Kueue Workloads wait for")?;
+                if ps.per_pod.whole > 0 {
+                    *b.pod_roles.entry((ps.name, ps.per_pod.whole)).or_default() += ps.count;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A Job is finished when a `Complete` or `Failed` condition is true, or when all its pods are done.

@@ -59,6 +59,51 @@ pub fn figures(
         .filter(|(_, o)| matches!(o.body, crate::k8s::object::Body::Pod(_)))
         .map(|(i, o)| ((o.namespace(), o.meta.name.as_str()), i))
         .collect();
+    let queued = kueue_waits(a, objects, owner_of, &pods, &mut out);
+    labelled_waits(a, workloads, &mut out);
+    kai_waits(a, objects, owner_of, &mut out);
+
+    for cq in &a.cluster_queues {
+        out.rows
+            .extend(rows::cluster_queue_rows(a, cq, &queued, tenancy));
+    }
+    out.rows.extend(unread_queue_rows(a, &queued));
+    let kai_queued = kai_queued(a, objects);
+    let mut kai_tenants: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (i, w) in &out.waits {
+        if let (Some(QueueKind::KaiQueue), Some(q), Some(t)) =
+            (w.kind, &w.queue, tenants_of.get(*i))
+        {
+            kai_tenants.entry(q.clone()).or_default().insert(t.clone());
+        }
+    }
+    for q in &a.kai_queues {
+        out.rows
+            .push(rows::kai_row(a, q, &kai_queued, &kai_tenants));
+    }
+    out.tenants = tenants::tenant_quota(a, tenants_of, owner_of, objects, &pods, tenancy);
+    tenants::kai_tenant_quota(
+        a,
+        workloads,
+        tenants_of,
+        &out.waits,
+        &kai_tenants,
+        &mut out.tenants,
+    );
+    out.borrowing = tenants::borrowing(a, tenancy);
+    out.problems = a.problems.iter().map(ToString::to_string).collect();
+    out
+}
+
+/// Each Kueue Workload's queue, flavor and state, on the live workload it belongs to; and the
+/// GPUs queued per (ClusterQueue, flavor) with how many workloads wait.
+fn kueue_waits(
+    a: &Admission,
+    objects: &[Object],
+    owner_of: &[Option<usize>],
+    pods: &HashMap<(&str, &str), usize>,
+    out: &mut QueueFigures,
+) -> BTreeMap<(String, Option<String>), (u64, u64)> {
     // Each Kueue Workload's ClusterQueue: its admission's, else its LocalQueue's.
     let cq_of = |w: &QueueWorkload| -> Option<String> {
         w.admission
@@ -72,7 +117,7 @@ pub fn figures(
     // Queued GPUs per (queue, flavor) and the live workload each Kueue Workload waits for.
     let mut queued: BTreeMap<(String, Option<String>), (u64, u64)> = BTreeMap::new();
     for w in &a.workloads {
-        let owner = owner_workload(w, objects, owner_of, &pods);
+        let owner = owner_workload(w, objects, owner_of, pods);
         let Some(cq_name) = cq_of(w) else { continue };
         let cq = a.cluster_queue(&cq_name);
         let ps = gpu_pod_set(w);
@@ -121,6 +166,12 @@ pub fn figures(
             }
         }
     }
+    queued
+}
+
+/// A live workload that names a queue but whose Workload was not read (its pods gated, a job
+/// Kueue has not seen yet), or a KAI workload by its label.
+fn labelled_waits(a: &Admission, workloads: &[Workload], out: &mut QueueFigures) {
     // A live workload that names a queue but has no Workload read (its pods gated, or a job
     // Kueue has not seen yet).
     for (i, w) in workloads.iter().enumerate() {
@@ -151,18 +202,20 @@ pub fn figures(
             );
         }
     }
-    kai_waits(a, objects, owner_of, &mut out);
+}
 
-    for cq in &a.cluster_queues {
-        out.rows
-            .extend(rows::cluster_queue_rows(a, cq, &queued, tenancy));
-    }
+/// Rows for work waiting in a ClusterQueue that was not read: its quota is unknown.
+fn unread_queue_rows(
+    a: &Admission,
+    queued: &BTreeMap<(String, Option<String>), (u64, u64)>,
+) -> Vec<QueueRow> {
+    let mut rows = Vec::new();
     // Work waiting in a ClusterQueue that was not read.
-    for ((q, _), (gpus, n)) in &queued {
+    for ((q, _), (gpus, n)) in queued {
         if a.cluster_queue(q).is_none() {
             let mut unknown = Unknown::default();
             unknown.set("nominal", format!("no ClusterQueue {q} was read"));
-            out.rows.push(QueueRow {
+            rows.push(QueueRow {
                 queue: q.clone(),
                 kind: QueueKind::ClusterQueue,
                 cohort: None,
@@ -180,31 +233,7 @@ pub fn figures(
             });
         }
     }
-    let kai_queued = kai_queued(a, objects);
-    let mut kai_tenants: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (i, w) in &out.waits {
-        if let (Some(QueueKind::KaiQueue), Some(q), Some(t)) =
-            (w.kind, &w.queue, tenants_of.get(*i))
-        {
-            kai_tenants.entry(q.clone()).or_default().insert(t.clone());
-        }
-    }
-    for q in &a.kai_queues {
-        out.rows
-            .push(rows::kai_row(a, q, &kai_queued, &kai_tenants));
-    }
-    out.tenants = tenants::tenant_quota(a, tenants_of, owner_of, objects, &pods, tenancy);
-    tenants::kai_tenant_quota(
-        a,
-        workloads,
-        tenants_of,
-        &out.waits,
-        &kai_tenants,
-        &mut out.tenants,
-    );
-    out.borrowing = tenants::borrowing(a, tenancy);
-    out.problems = a.problems.iter().map(ToString::to_string).collect();
-    out
+    rows
 }
 
 /// KAI: a live workload's queue is its pods' pod group's (or the label on its pods).

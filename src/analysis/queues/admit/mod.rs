@@ -45,77 +45,13 @@ pub fn decide(live: &Live<'_>, ask: &Ask) -> Decision {
     if ask.kai_queue.is_some() && ask.local_queue.is_none() {
         return kai::kai(a, ask);
     }
-    let local = ask.local_queue.as_deref();
-    let Some(cq_name) = a.cluster_queue_of(&ask.namespace, local) else {
-        let lq = local.unwrap_or(crate::queues::DEFAULT_LOCAL_QUEUE);
-        return if a.local_queues.is_empty() {
-            Decision::unknown(
-                None,
-                format!(
-                    "no LocalQueue was read: LocalQueue {}/{lq} is not known",
-                    ask.namespace
-                ),
-            )
-        } else {
-            Decision {
-                queue: None,
-                flavor: None,
-                verdict: Verdict::Never,
-                why: format!(
-                    "LocalQueue {}/{lq} does not exist: Kueue holds the job as inadmissible",
-                    ask.namespace
-                ),
-            }
-        };
+    let (cq, q) = match queue_of(live, ask) {
+        Ok(found) => found,
+        Err(d) => return d,
     };
-    let queue = Some(cq_name.to_string());
-    let Some(cq) = a.cluster_queue(cq_name) else {
-        return Decision::unknown(queue, format!("no ClusterQueue {cq_name} was read"));
-    };
-    if let Some(p) = cq.problems.first() {
-        return Decision::unknown(queue, format!("the queue's quota is unknown: {p}"));
-    }
-    let Some(q) = live.tree.queue(cq_name).filter(|&q| live.tree.sound(q)) else {
-        return Decision::unknown(
-            queue,
-            "its cohort's parents lead back to it (a cohort cycle)",
-        );
-    };
-    if let Some(why) = &cq.inactive {
-        return Decision {
-            queue,
-            flavor: None,
-            verdict: Verdict::Waits,
-            why: format!("ClusterQueue {cq_name} is inactive ({why}): it admits nothing"),
-        };
-    }
-    if cq.stopped {
-        return Decision {
-            queue,
-            flavor: None,
-            verdict: Verdict::Waits,
-            why: format!("ClusterQueue {cq_name} is stopped (spec.stopPolicy): it admits nothing"),
-        };
-    }
+    let cq_name = cq.name.as_str();
     let (priority, note) = live.priority_of(ask.priority_class.as_deref());
-    let ahead: Vec<&QueueWorkload> = {
-        let mut v: Vec<&QueueWorkload> = a
-            .workloads
-            .iter()
-            .filter(|w| w.is_queued() && w.gpus() > 0 && w.priority >= priority)
-            .filter(|w| {
-                w.admission.as_ref().map(|x| x.cluster_queue.as_str()) == Some(cq_name)
-                    || a.cluster_queue_of(&w.namespace, w.local_queue.as_deref()) == Some(cq_name)
-            })
-            .collect();
-        v.sort_by(|x, y| {
-            y.priority
-                .cmp(&x.priority)
-                .then(x.created.cmp(&y.created))
-                .then_with(|| x.id().cmp(&y.id()))
-        });
-        v
-    };
+    let ahead = ahead_of(live, cq_name, priority);
     // Work ahead that fits is admitted first (BestEffortFIFO passes what does not).
     let mut leaf = live.leaf().clone();
     let mut first: Vec<String> = Vec::new();
@@ -130,13 +66,12 @@ pub fn decide(live: &Live<'_>, ask: &Ask) -> Decision {
             first.push(w.id());
         }
     }
-    let mut outcomes = assign_all(live, cq, q, &ask.pod_sets, priority, &leaf);
-    let (mut verdict, mut flavor, mut why) = verdict_of(&outcomes);
+    let (mut verdict, mut flavor, mut why) =
+        verdict_of(&assign_all(live, cq, q, &ask.pod_sets, priority, &leaf));
     if matches!(verdict, Verdict::Waits | Verdict::Never)
         && let Some((v, f, w)) = partially(live, cq, q, ask, priority, &leaf)
     {
         (verdict, flavor, why) = (v, f, w);
-        outcomes.clear();
     }
     if !first.is_empty() && matches!(verdict, Verdict::Waits) {
         why = format!("{why}; admitted first: {}", first.join(", "));
@@ -171,11 +106,100 @@ pub fn decide(live: &Live<'_>, ask: &Ask) -> Decision {
         why = format!("{why} ({n})");
     }
     Decision {
-        queue,
+        queue: Some(cq_name.to_string()),
         flavor,
         verdict,
         why,
     }
+}
+
+/// The ClusterQueue `ask` lands in (its LocalQueue's, else its namespace's `default`) and its
+/// node in the tree — or the verdict when there is none to admit it: a LocalQueue that does not
+/// exist (Kueue holds the job as inadmissible), a queue not read or whose quota is unknown, one
+/// inactive or stopped.
+fn queue_of<'a>(live: &'a Live<'_>, ask: &Ask) -> Result<(&'a ClusterQueue, usize), Decision> {
+    let a = live.admission;
+    let local = ask.local_queue.as_deref();
+    let Some(cq_name) = a.cluster_queue_of(&ask.namespace, local) else {
+        let lq = local.unwrap_or(crate::queues::DEFAULT_LOCAL_QUEUE);
+        return Err(if a.local_queues.is_empty() {
+            Decision::unknown(
+                None,
+                format!(
+                    "no LocalQueue was read: LocalQueue {}/{lq} is not known",
+                    ask.namespace
+                ),
+            )
+        } else {
+            Decision {
+                queue: None,
+                flavor: None,
+                verdict: Verdict::Never,
+                why: format!(
+                    "LocalQueue {}/{lq} does not exist: Kueue holds the job as inadmissible",
+                    ask.namespace
+                ),
+            }
+        });
+    };
+    let queue = Some(cq_name.to_string());
+    let Some(cq) = a.cluster_queue(cq_name) else {
+        return Err(Decision::unknown(
+            queue,
+            format!("no ClusterQueue {cq_name} was read"),
+        ));
+    };
+    if let Some(p) = cq.problems.first() {
+        return Err(Decision::unknown(
+            queue,
+            format!("the queue's quota is unknown: {p}"),
+        ));
+    }
+    let Some(q) = live.tree.queue(cq_name).filter(|&q| live.tree.sound(q)) else {
+        return Err(Decision::unknown(
+            queue,
+            "its cohort's parents lead back to it (a cohort cycle)",
+        ));
+    };
+    let held = |why: String| Decision {
+        queue: queue.clone(),
+        flavor: None,
+        verdict: Verdict::Waits,
+        why,
+    };
+    if let Some(why) = &cq.inactive {
+        return Err(held(format!(
+            "ClusterQueue {cq_name} is inactive ({why}): it admits nothing"
+        )));
+    }
+    if cq.stopped {
+        return Err(held(format!(
+            "ClusterQueue {cq_name} is stopped (spec.stopPolicy): it admits nothing"
+        )));
+    }
+    Ok((cq, q))
+}
+
+/// The work queued in `queue` ahead of a new workload of `priority`: of higher or equal priority
+/// (all older than it), in queue order — priority, then creation time.
+fn ahead_of<'a>(live: &'a Live<'_>, queue: &str, priority: i64) -> Vec<&'a QueueWorkload> {
+    let a = live.admission;
+    let mut v: Vec<&QueueWorkload> = a
+        .workloads
+        .iter()
+        .filter(|w| w.is_queued() && w.gpus() > 0 && w.priority >= priority)
+        .filter(|w| {
+            w.admission.as_ref().map(|x| x.cluster_queue.as_str()) == Some(queue)
+                || a.cluster_queue_of(&w.namespace, w.local_queue.as_deref()) == Some(queue)
+        })
+        .collect();
+    v.sort_by(|x, y| {
+        y.priority
+            .cmp(&x.priority)
+            .then(x.created.cmp(&y.created))
+            .then_with(|| x.id().cmp(&y.id()))
+    });
+    v
 }
 
 /// Partial admission (`kueue.x-k8s.io/job-min-parallelism` → `minCount`): the most pods, down to
