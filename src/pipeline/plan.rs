@@ -173,6 +173,9 @@ fn cluster(
     // Without nodes the pool is unknown, unless the job gives it.
     let mut incomplete = part.fleet_incomplete();
     incomplete.retain(|m| m.resource != "nodes" || job.pool.is_none());
+    // What waits for quota matters only to the waiting work planned (which of it holds quota
+    // already); a queue's pool is its status.
+    incomplete.retain(|m| !m.resource.starts_with("workloads.kueue.x-k8s.io") || job.pending);
     if !incomplete.is_empty() {
         let missing: Vec<String> = incomplete
             .iter()

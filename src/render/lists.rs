@@ -131,8 +131,16 @@ pub fn details(r: &Report) -> Doc {
         fold,
     );
     super::nodes::next_step(&mut d, &f.shortage, true);
+    let shares = f
+        .other_gpus
+        .iter()
+        .any(|o| o.resource == crate::k8s::gpus::FRACTION);
     d.section(
-        "MIG slices, shared GPUs and KAI GPU shares (not counted as whole GPUs)",
+        if shares {
+            "MIG slices, shared GPUs and KAI GPU shares (not counted as whole GPUs)"
+        } else {
+            "MIG slices and shared GPUs (not counted as whole GPUs)"
+        },
         Table::new(&[
             "resource",
             ">capacity",

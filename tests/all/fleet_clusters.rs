@@ -213,6 +213,7 @@ fn two_clusters_in_one_prometheus_add_up_to_the_sum_of_their_inventories() {
         "placeable",
         "requested",
         "pending",
+        "queued",
     ] {
         let sum: f64 = reports.iter().map(|r| f(&r["fleet"]["gpus"][tier])).sum();
         tiers.insert(format!("tier={tier}"), sum);

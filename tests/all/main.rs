@@ -45,6 +45,7 @@ mod plan;
 mod projection;
 mod prometheus;
 mod provenance;
+mod queues;
 mod remote;
 mod render;
 mod routes;

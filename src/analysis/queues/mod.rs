@@ -25,6 +25,9 @@ use model::{owner_workload, queue_state};
 pub use tenants::{merge_tenant, tenant_columns};
 pub mod tree;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::k8s::object::Object;
