@@ -220,7 +220,9 @@ pub fn report(
         kind: Kind::Inventory,
         sources,
         complete: true,
-        incomplete: Vec::new(),
+        // A queue whose figures could not be read: the report is incomplete, named by object and
+        // field.
+        incomplete: super::queues::incomplete(&fleet.admission),
         unknown: Unknown::default(),
         fleet: Fleet {
             intent_coverage: intent_coverage(workload_rows.iter(), |r| r.gpus),

@@ -38,7 +38,7 @@ pub fn run(spec: &FleetSpec, no_fail: bool, cx: &Context<'_>) -> Result<Run<Repo
     let metrics = fleet::metrics(spec.signals.metrics.as_ref(), &cfg, cx, &mut notes);
     let model = LiveFleet::read(&objects, &cfg, &metrics)?.unread(unread);
     let mut report = inventory::report(&model, &cfg, sources)?;
-    report.incomplete = live.incomplete;
+    report.incomplete.extend(live.incomplete);
     // Cost per verified outcome beside the inventory, where its inputs were given (the drift
     // issue); what failed is in the notes and the report, and drift stays what it is.
     if spec.signals.cost.is_some() {

@@ -357,10 +357,10 @@ impl OneCluster {
             .unread(self.part.unread());
         let mut report =
             crate::analysis::inventory::report(&model, &self.cfg, self.sources.clone())?;
-        report.incomplete = match headline {
+        report.incomplete.extend(match headline {
             Headline::Fleet => self.part.fleet_incomplete(),
             Headline::Workloads => self.part.workloads_incomplete(),
-        };
+        });
         Ok((model, report))
     }
 }

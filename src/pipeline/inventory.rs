@@ -61,7 +61,7 @@ pub fn run(spec: &FleetSpec, cx: &Context<'_>) -> Result<Run<Report>> {
             .map(|p| {
                 let model = LiveFleet::read(&p.objects, &cfg, &metrics)?.unread(p.unread());
                 let mut r = inventory::report(&model, &cfg, vec![])?;
-                r.incomplete = p.fleet_incomplete();
+                r.incomplete.extend(p.fleet_incomplete());
                 r.complete = r.incomplete.is_empty();
                 Ok((p.name.unwrap_or_default(), r))
             })
@@ -148,7 +148,7 @@ fn one_cluster(
             None => report.nodes = Some(node_view(&live)),
         }
     }
-    report.incomplete = part.fleet_incomplete();
+    report.incomplete.extend(part.fleet_incomplete());
     if spec.signals.cost.is_some() {
         // An outcome record that does not read is an input error, as an unreadable snapshot is;
         // an OpenCost that fails leaves cost unknown, as a failing Prometheus leaves `used`

@@ -661,3 +661,46 @@ fn every_upstream_queue_example_reads() {
         (&Value::from(1), &Value::from(0), &Value::from("default"))
     );
 }
+
+/// A queue whose quota does not read: its figures are unknown, named by object and field; the rest
+/// of the fleet is reported; the command exits 2. Never a panic, never 0.
+#[test]
+fn a_bad_quota_is_named_and_the_rest_reported() {
+    let text = std::fs::read_to_string(fixture(FLEET)).unwrap().replace(
+        "{name: nvidia.com/gpu, nominalQuota: 16, borrowingLimit: 0, lendingLimit: 4}",
+        "{name: nvidia.com/gpu, nominalQuota: sixteen, borrowingLimit: 0, lendingLimit: 4}",
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.yaml");
+    std::fs::write(&file, text).unwrap();
+    let out = gpuledger(&root())
+        .args([
+            "inventory",
+            "--format",
+            "json",
+            "--snapshot",
+            file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let b = queue_row(&j, "cq-b", Some("h100"));
+    assert!(b["nominal"].is_null() && b["admitted"].is_null(), "{b:#}");
+    assert!(
+        b["unknown"]["nominal"]
+            .as_str()
+            .unwrap()
+            .contains("spec.resourceGroups[0].flavors[0].resources[0].nominalQuota"),
+        "{b:#}"
+    );
+    assert_eq!(queue_row(&j, "cq-a", Some("h100"))["nominal"], 16);
+    assert_eq!(j["fleet"]["gpus"]["queued"], 68);
+    let inc = &j["incomplete"][0];
+    assert_eq!(inc["resource"], "ClusterQueue cq-b");
+}

@@ -309,6 +309,28 @@ fn kai_queued(a: &Admission, objects: &[Object]) -> HashMap<String, (u64, u64)> 
     out
 }
 
+/// The admission objects whose figures could not be read, as the report's incomplete inputs
+/// (`ClusterQueue cq-a spec.resourceGroups[0]…nominalQuota: "lots" is not a quantity`).
+pub fn incomplete(a: &Admission) -> Vec<crate::report::IncompleteInput> {
+    let problems = a
+        .cluster_queues
+        .iter()
+        .flat_map(|q| &q.problems)
+        .chain(a.cohorts.iter().flat_map(|c| &c.problems))
+        .chain(a.kai_queues.iter().flat_map(|q| &q.problems))
+        .chain(&a.problems);
+    problems
+        .map(|p| crate::report::IncompleteInput {
+            resource: p.object.clone(),
+            reason: if p.field.is_empty() {
+                p.why.clone()
+            } else {
+                format!("{}: {}", p.field, p.why)
+            },
+        })
+        .collect()
+}
+
 /// Where each job's Kueue Workload stands when it waits (`namespace/Kind/name` of the job).
 pub fn job_states(a: &Admission) -> HashMap<String, QueueState> {
     a.workloads
