@@ -11,7 +11,14 @@ object's keys in the order asked for:
   kind-first  kind, apiVersion, metadata first, as the API server writes an object
   kind-last   kind and apiVersion after everything else, in every object and the list
 
-  scripts/bench-pods.py --pods N --order kubectl|kind-first|kind-last [--indent] [--managed-fields] OUT
+  scripts/bench-pods.py --pods N --order kubectl|kind-first|kind-last [--indent] [--managed-fields]
+      [--queues Q --workloads W] OUT
+
+With --queues and --workloads, the fleet is admission-managed too (issue 45's scale): two GPU
+ResourceFlavors, a Kueue Cohort per 20 ClusterQueues, Q ClusterQueues (H100 then A100 quota, status
+usage), a LocalQueue per queue, and W Workloads as Kueue writes them (a Job owner, a pod set whose
+template is a trainer container, conditions, and for four in five an admission with its resource
+usage; the rest wait for quota).
 """
 import argparse
 import json
@@ -111,6 +118,96 @@ def node(i):
     }
 
 
+def queue_objects(queues, rng):
+    out = []
+    for f, model in (("h100", "NVIDIA-H100-80GB-HBM3"), ("a100", "NVIDIA-A100-SXM4-80GB")):
+        out.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ResourceFlavor",
+                    "metadata": {"name": f, "uid": f"rf-{f}", "resourceVersion": "100"},
+                    "spec": {"nodeLabels": {"nvidia.com/gpu.product": model}}})
+    for c in range(max(1, queues // 20)):
+        out.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Cohort",
+                    "metadata": {"name": f"cohort-{c:03d}", "uid": f"co-{c}", "resourceVersion": "101"}, "spec": {}})
+    for q in range(queues):
+        used = rng.choice([8, 16, 24, 32])
+        out.append({
+            "apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "ClusterQueue",
+            "metadata": {"name": f"cq-{q:05d}", "uid": f"cq-{q}", "resourceVersion": str(200 + q),
+                         "creationTimestamp": "2026-10-01T00:00:00Z", "finalizers": ["kueue.x-k8s.io/resource-in-use"]},
+            "spec": {
+                "cohortName": f"cohort-{q // 20:03d}", "namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
+                "preemption": {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority",
+                               "borrowWithinCohort": {"policy": "Never"}},
+                "flavorFungibility": {"whenCanBorrow": "MayStopSearch", "whenCanPreempt": "TryNextFlavor"},
+                "stopPolicy": "None",
+                "resourceGroups": [{"coveredResources": ["cpu", "memory", "nvidia.com/gpu"], "flavors": [
+                    {"name": f, "resources": [{"name": "cpu", "nominalQuota": "512"},
+                                              {"name": "memory", "nominalQuota": "4Ti"},
+                                              {"name": "nvidia.com/gpu", "nominalQuota": n, "borrowingLimit": b}]}
+                    for f, n, b in (("h100", 32, 16), ("a100", 16, 0))]}],
+            },
+            "status": {
+                "admittedWorkloads": 4, "pendingWorkloads": 1, "reservingWorkloads": 4,
+                "conditions": [{"type": "Active", "status": "True", "reason": "Ready", "message": "Can admit new workloads",
+                                "lastTransitionTime": "2026-10-01T00:00:05Z", "observedGeneration": 1}],
+                "flavorsReservation": [{"name": "h100", "resources": [{"name": "cpu", "total": "64", "borrowed": "0"},
+                                                                      {"name": "nvidia.com/gpu", "total": str(used), "borrowed": str(max(0, used - 32))}]}],
+                "flavorsUsage": [{"name": "h100", "resources": [{"name": "cpu", "total": "64", "borrowed": "0"},
+                                                                {"name": "nvidia.com/gpu", "total": str(used), "borrowed": str(max(0, used - 32))}]}],
+            },
+        })
+        out.append({"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "LocalQueue",
+                    "metadata": {"name": "batch", "namespace": f"team-{q:05d}", "uid": f"lq-{q}", "resourceVersion": str(300 + q)},
+                    "spec": {"clusterQueue": f"cq-{q:05d}", "stopPolicy": "None"},
+                    "status": {"admittedWorkloads": 4, "pendingWorkloads": 1, "reservingWorkloads": 4}})
+    return out
+
+
+def workload(i, queues, rng):
+    q = i % max(1, queues)
+    ns = f"team-{q:05d}"
+    job = f"train-{i:06d}"
+    uid = "%08x-%04x-%04x-%04x-%012x" % tuple(rng.getrandbits(b) for b in (32, 16, 16, 16, 48))
+    gpus = rng.choice([1, 2, 4, 8])
+    count = rng.choice([1, 1, 2, 4])
+    created = "2026-11-%02dT%02d:%02d:00Z" % (1 + i % 28, i % 24, i % 60)
+    admitted = i % 5 != 0
+    template = {"metadata": {"labels": {"batch.kubernetes.io/job-name": job, "kueue.x-k8s.io/queue-name": "batch"}},
+                "spec": {"containers": [{
+                    "args": ["--config", "/etc/train.yaml"], "env": [{"name": "NCCL_DEBUG", "value": "WARN"}],
+                    "image": "registry.example.com/trainer:2026.11", "imagePullPolicy": "IfNotPresent", "name": "trainer",
+                    "resources": {"limits": {"nvidia.com/gpu": str(gpus)},
+                                  "requests": {"cpu": "8", "memory": "64Gi", "nvidia.com/gpu": str(gpus)}},
+                    "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File"}],
+                    "dnsPolicy": "ClusterFirst", "restartPolicy": "Never", "schedulerName": "default-scheduler",
+                    "securityContext": {}, "terminationGracePeriodSeconds": 30}}
+    status = {"conditions": [], "resourceRequests": []}
+    if admitted:
+        status["conditions"] = [
+            {"type": "QuotaReserved", "status": "True", "reason": "QuotaReserved",
+             "message": f"Quota reserved in ClusterQueue cq-{q:05d}", "lastTransitionTime": created, "observedGeneration": 1},
+            {"type": "Admitted", "status": "True", "reason": "Admitted", "message": "The workload is admitted",
+             "lastTransitionTime": created, "observedGeneration": 1},
+            {"type": "PodsReady", "status": "True", "reason": "PodsReady", "message": "All pods reached readiness",
+             "lastTransitionTime": created, "observedGeneration": 1}]
+        status["admission"] = {"clusterQueue": f"cq-{q:05d}", "podSetAssignments": [{
+            "name": "main", "count": count, "flavors": {"cpu": "h100", "memory": "h100", "nvidia.com/gpu": "h100"},
+            "resourceUsage": {"cpu": str(8 * count), "memory": f"{64 * count}Gi", "nvidia.com/gpu": str(gpus * count)}}]}
+    else:
+        status["conditions"] = [{"type": "QuotaReserved", "status": "False", "reason": "WaitingForQuota",
+                                 "message": f"couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor h100, {gpus * count} more needed",
+                                 "lastTransitionTime": created, "observedGeneration": 1}]
+        status["resourceRequests"] = [{"name": "main", "resources": {"cpu": str(8 * count), "memory": f"{64 * count}Gi", "nvidia.com/gpu": str(gpus * count)}}]
+    return {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "Workload", "metadata": {
+        "creationTimestamp": created, "finalizers": ["kueue.x-k8s.io/resource-in-use"], "generation": 1,
+        "labels": {"kueue.x-k8s.io/job-uid": uid}, "name": f"job-{job}-{i % 99991:05x}", "namespace": ns,
+        "ownerReferences": [{"apiVersion": "batch/v1", "blockOwnerDeletion": True, "controller": True,
+                             "kind": "Job", "name": job, "uid": uid}],
+        "resourceVersion": str(2000000 + i), "uid": uid[::-1]},
+        "spec": {"active": True, "podSets": [{"count": count, "name": "main", "template": template}],
+                 "priority": 0, "priorityClassSource": "", "queueName": "batch"},
+        "status": status}
+
+
 def order(o, how):
     if isinstance(o, list):
         return [order(x, how) for x in o]
@@ -130,6 +227,8 @@ def main():
     ap.add_argument("--order", choices=["kubectl", "kind-first", "kind-last"], default="kubectl")
     ap.add_argument("--indent", action="store_true")
     ap.add_argument("--managed-fields", action="store_true")
+    ap.add_argument("--queues", type=int, default=0)
+    ap.add_argument("--workloads", type=int, default=0)
     ap.add_argument("output")
     a = ap.parse_args()
     rng = random.Random(36)
@@ -139,7 +238,10 @@ def main():
         sep = ",\n" if a.indent else ","
         first = True
         objs = [node(i) for i in range(len(names))]
-        for o in objs + [pod(i, rng, names, a.managed_fields) for i in range(a.pods)]:
+        qrng = random.Random(45)
+        admission = queue_objects(a.queues, qrng) if a.queues else []
+        admission += [workload(i, a.queues, qrng) for i in range(a.workloads)]
+        for o in objs + [pod(i, rng, names, a.managed_fields) for i in range(a.pods)] + admission:
             text = json.dumps(order(o, a.order), indent=4 if a.indent else None,
                               separators=None if a.indent else (",", ":"))
             out.write(("" if first else sep) + text)

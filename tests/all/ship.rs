@@ -130,6 +130,7 @@ fn the_dashboard_queries_only_metrics_gpuledger_exports() {
     let dashboard: Value = serde_json::from_str(&text).unwrap();
     let sources = [
         "src/render/prometheus.rs",
+        "src/render/queues.rs",
         "src/report/series.rs",
         "src/commands/serve.rs",
     ]
