@@ -182,7 +182,8 @@ pub fn change_phrase(
                 r.gpus,
                 r.queue.as_deref().unwrap_or("its queue"),
                 r.verdict.as_str(),
-                crate::util::text::line(&r.why, 160)
+                // The first clause says it; the table below has the rest.
+                crate::util::text::line(r.why.split("; ").next().unwrap_or_default(), 160)
             )
         })
         .collect();

@@ -76,7 +76,7 @@ fn assign(
             let val = i64::try_from(need).unwrap_or(i64::MAX);
             let potential = live.tree.potential(q, name);
             let available = live.tree.available(q, name, &usage);
-            let used = i64::try_from(live.reserved(&cq.name, name)).unwrap_or(i64::MAX);
+            let used = used_in(&usage, q, name);
             let nominal = live.tree.nominal(q, name);
             if val > potential {
                 Mode::NoFit {
@@ -150,6 +150,12 @@ fn assign(
     }
 }
 
+/// GPUs queue `q` holds in `flavor` in `usage` (the live reservation, with what the pod sets
+/// before and the work admitted ahead of this one took).
+fn used_in(usage: &UsageMap, q: usize, flavor: &str) -> i64 {
+    usage.get(&(q, flavor.to_string())).copied().unwrap_or(0)
+}
+
 /// Why it waits in a flavor: how much the queue has free there, and what the cohort could lend.
 fn wait_text(
     live: &Live<'_>,
@@ -160,7 +166,7 @@ fn wait_text(
     usage: &UsageMap,
 ) -> String {
     let nominal = live.tree.nominal(q, flavor);
-    let used = live.reserved(&cq.name, flavor);
+    let used = used_in(usage, q, flavor);
     let available = live.tree.available(q, flavor, usage);
     let mut s = format!(
         "{} is at {used} of its {nominal} in flavor {flavor} ({available} free to it{}), {need} needed",
@@ -204,7 +210,7 @@ fn preempt(
     leaf: &HashMap<(String, String), u64>,
 ) -> Vec<String> {
     let usage = live.usage(leaf);
-    let used = i64::try_from(live.reserved(&cq.name, flavor)).unwrap_or(i64::MAX);
+    let used = used_in(&usage, q, flavor);
     let within_nominal = used.saturating_add(val) <= live.tree.nominal(q, flavor);
     let root = live.tree.root(q);
     let mut candidates: Vec<&Held> = live
