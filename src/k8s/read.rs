@@ -874,4 +874,27 @@ mod tests {
         let e = read_str("just: a map\n", "b.yaml").unwrap_err();
         assert!(e.message.contains("no apiVersion and kind"), "{e}");
     }
+
+    /// kustomize writes `metadata: null` for a pod template whose metadata it emptied (seen on
+    /// hemang-rh/openshift-gitops's CronJob); the API server reads it as none, and so does this.
+    #[test]
+    fn a_null_template_metadata_reads_as_none() {
+        let yaml = "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec:\n  schedule: '* * * * *'\n  jobTemplate:\n    metadata: {name: c}\n    spec:\n      template:\n        metadata: null\n        spec:\n          containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n";
+        for objs in [
+            read_str(yaml, "c.yaml").unwrap(),
+            read_str(
+                &serde_json::to_string(&serde_saphyr::from_str::<serde_json::Value>(yaml).unwrap())
+                    .unwrap(),
+                "c.json",
+            )
+            .unwrap(),
+        ] {
+            let Body::CronJob(c) = &objs[0].body else {
+                panic!("{:?}", objs[0].body)
+            };
+            let t = &c.job_template.spec.template;
+            assert!(t.metadata.labels.is_empty());
+            assert_eq!(t.spec.containers.len(), 1);
+        }
+    }
 }

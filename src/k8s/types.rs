@@ -179,7 +179,11 @@ pub struct TemplateMeta {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct PodTemplate {
+    /// `metadata: null` is written by kustomize for a template whose metadata was emptied (the
+    /// API server reads it as none): read as empty, as every struct field below that may be null.
+    #[serde(deserialize_with = "or_default")]
     pub metadata: TemplateMeta,
+    #[serde(deserialize_with = "or_default")]
     pub spec: PodSpec,
 }
 
@@ -237,6 +241,7 @@ pub struct NodeStatus {
 #[serde(default)]
 pub struct ReplicatedSpec {
     pub replicas: Option<u64>,
+    #[serde(deserialize_with = "or_default")]
     pub template: PodTemplate,
 }
 
@@ -246,6 +251,7 @@ pub struct JobSpec {
     pub parallelism: Option<u64>,
     /// A suspended Job has no pods: Kueue keeps a job suspended until its queue admits it.
     pub suspend: Option<bool>,
+    #[serde(deserialize_with = "or_default")]
     pub template: PodTemplate,
     /// Kills the Job after this long: a runtime above it is a contradiction ([`crate::intent`]).
     #[serde(rename = "activeDeadlineSeconds")]
@@ -265,12 +271,14 @@ pub struct JobStatus {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct JobTemplate {
+    #[serde(deserialize_with = "or_default")]
     pub spec: JobSpec,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct CronJobSpec {
+    #[serde(deserialize_with = "or_default")]
     pub job_template: JobTemplate,
     pub suspend: bool,
 }
