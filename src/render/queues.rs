@@ -41,22 +41,28 @@ pub fn section(r: &Report) -> Doc {
         return d;
     }
     let queued_unknown = r.fleet.unknown.get("gpus.queued");
+    // Eight columns that fit 80: the cohort beside the queue, the nominal quota as "quota", the
+    // borrowing limit as the most it may borrow.
     let table = Table::new(&[
-        "queue",
+        "queue (cohort)",
         "flavor",
-        "cohort",
-        ">nominal",
-        ">borrow limit",
+        ">quota",
+        ">borrow max",
         ">admitted",
         ">borrowed",
         ">queued",
         "tenants",
     ])
     .rows(&r.queues, |q| {
-        let name = match q.kind {
-            QueueKind::ClusterQueue => q.queue.clone(),
-            QueueKind::KaiQueue => format!("{} (KAI)", q.queue),
-            QueueKind::Cohort => format!("{} (cohort)", q.queue),
+        let kind = match q.kind {
+            QueueKind::ClusterQueue => "",
+            QueueKind::KaiQueue => "KAI ",
+            QueueKind::Cohort => "cohort ",
+        };
+        let name = match &q.cohort {
+            Some(c) => format!("{} ({kind}{c})", q.queue),
+            None if !kind.is_empty() => format!("{} ({})", q.queue, kind.trim_end()),
+            None => q.queue.clone(),
         };
         let queued = if queued_unknown.is_some() {
             "unknown".to_string()
@@ -73,7 +79,6 @@ pub fn section(r: &Report) -> Doc {
         vec![
             name.into(),
             q.flavor.clone().unwrap_or_else(|| "—".into()).into(),
-            q.cohort.clone().unwrap_or_default().into(),
             amount(q.nominal, q, "nominal").into(),
             amount(q.borrowing_limit, q, "borrowing_limit").into(),
             amount(q.admitted, q, "admitted").into(),
@@ -83,7 +88,7 @@ pub fn section(r: &Report) -> Doc {
         ]
     });
     d.section(
-        "Queues (GPUs per flavor; queued: GPUs (workloads))",
+        "Queues (GPUs per flavor; borrow max — is no limit; queued: GPUs (workloads))",
         table,
         None,
     );
