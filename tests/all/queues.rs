@@ -704,3 +704,101 @@ fn a_bad_quota_is_named_and_the_rest_reported() {
     let inc = &j["incomplete"][0];
     assert_eq!(inc["resource"], "ClusterQueue cq-b");
 }
+
+/// Every verdict, in the JSON and in the comment: a live fleet with one queue set up for each
+/// (written from the API types) and a change that adds a job to each.
+#[test]
+fn every_verdict_in_the_json_and_the_comment() {
+    let cq = |name: &str, extra: &str, quota: &str, used: u64| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n{extra}  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: h100\n      resources: [{{name: nvidia.com/gpu, {quota}}}]\nstatus:\n  flavorsReservation:\n  - name: h100\n    resources: [{{name: nvidia.com/gpu, total: \"{used}\"}}]\n---\n"
+        )
+    };
+    let lq = |ns: &str, cq: &str| {
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {{name: q, namespace: {ns}}}\nspec: {{clusterQueue: {cq}}}\n---\n"
+        )
+    };
+    let wl = |ns: &str, name: &str, cq: Option<&str>, prio: i64, class: &str| {
+        let status = match cq {
+            Some(cq) => format!("  conditions: [{{type: QuotaReserved, status: \"True\"}}]\n  admission:\n    clusterQueue: {cq}\n    podSetAssignments: [{{name: main, count: 1, flavors: {{nvidia.com/gpu: h100}}}}]\n"),
+            None => "  conditions: [{type: QuotaReserved, status: \"False\", reason: WaitingForQuota}]\n".into(),
+        };
+        format!(
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata:\n  name: {name}\n  namespace: {ns}\n  creationTimestamp: \"2026-12-01T00:00:00Z\"\n  ownerReferences: [{{apiVersion: batch/v1, kind: Job, name: {name}, uid: u-{name}, controller: true}}]\nspec:\n  queueName: q\n  priority: {prio}\n  priorityClassRef: {{group: kueue.x-k8s.io, kind: WorkloadPriorityClass, name: {class}}}\n  podSets: [{{name: main, count: 1, template: {{spec: {{containers: [{{name: c, resources: {{requests: {{nvidia.com/gpu: 8}}}}}}]}}}}}}]\nstatus:\n{status}---\n"
+        )
+    };
+    let live = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: h100}\nspec: {nodeLabels: {nvidia.com/gpu.product: H100}}\n---\n".to_string()
+        + &cq("cq-admit", "", "nominalQuota: 8", 0)
+        + &cq("cq-lend", "  cohortName: pool\n", "nominalQuota: 8", 0)
+        + &cq("cq-borrow", "  cohortName: pool\n", "nominalQuota: 4", 4)
+        + &cq("cq-pre", "  preemption: {withinClusterQueue: LowerPriority}\n", "nominalQuota: 8", 8)
+        + &cq("cq-wait", "", "nominalQuota: 8", 8)
+        + &cq("cq-never", "", "nominalQuota: 8", 0)
+        + &cq("cq-bad", "", "nominalQuota: plenty", 0)
+        + &["admit", "borrow", "pre", "wait", "never", "bad"].map(|t| lq(&format!("team-{t}"), &format!("cq-{t}"))).concat()
+        + &wl("team-pre", "low", Some("cq-pre"), 0, "batch")
+        // A Workload of the urgent class, elsewhere: it says what `urgent` resolves to.
+        + &wl("team-never", "urgent-elsewhere", None, 1000, "urgent");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("live.yaml");
+    std::fs::write(&file, live).unwrap();
+    let r = Repo::new();
+    r.write("README.md", "jobs\n").commit("empty");
+    r.git(&["checkout", "-q", "-b", "feature"]);
+    let job = |team: &str, gpus: u64, extra: &str| {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j, namespace: team-{team}, labels: {{kueue.x-k8s.io/queue-name: q{extra}}}}}\nspec:\n  suspend: true\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: c, image: t, resources: {{limits: {{nvidia.com/gpu: \"{gpus}\"}}}}}}]\n---\n"
+        )
+    };
+    r.write(
+        "jobs.yaml",
+        &(job("admit", 4, "")
+            + &job("borrow", 4, "")
+            + &job("pre", 8, ", kueue.x-k8s.io/priority-class: urgent")
+            + &job("wait", 8, "")
+            + &job("never", 16, "")
+            + &job("bad", 1, "")),
+    )
+    .commit("a job for each queue");
+    r.git(&["checkout", "-q", "main"]);
+    let (code, out, err) = check(&r, &["--snapshot", file.to_str().unwrap()], "json");
+    let j: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {err}"));
+    let verdicts: Vec<(String, String)> = j["check"]["admission"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["workload"].as_str().unwrap().into(),
+                a["verdict"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let want = [
+        ("team-admit/Job/j", "admits"),
+        ("team-bad/Job/j", "unknown"),
+        ("team-borrow/Job/j", "borrows"),
+        ("team-never/Job/j", "never"),
+        ("team-pre/Job/j", "preempts"),
+        ("team-wait/Job/j", "waits"),
+    ]
+    .map(|(w, v)| (w.to_string(), v.to_string()));
+    assert_eq!(verdicts, want, "{:#}", j["check"]["admission"]);
+    let pre = row(&j["check"], "admission", "workload", "team-pre/Job/j");
+    assert!(
+        pre["why"]
+            .as_str()
+            .unwrap()
+            .contains("evicting team-pre/low"),
+        "{pre}"
+    );
+    assert_eq!(code, 1, "the gate fails on the never: {err}");
+    let (_, md, _) = check(&r, &["--snapshot", file.to_str().unwrap()], "markdown");
+    for v in ["admits", "borrows", "preempts", "waits", "never", "unknown"] {
+        assert!(
+            md.contains(&format!("| **{v}** |")),
+            "{v} not in the comment:\n{md}"
+        );
+    }
+}
