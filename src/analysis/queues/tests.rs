@@ -348,9 +348,53 @@ fn partial_admission_takes_the_most_pods_that_fit() {
     let (v, why, _) = verdict(&yaml, &a);
     assert_eq!(v, Verdict::Admits, "{why}");
     assert!(why.contains("partially: 10 of its 20 pods"), "{why}");
+    // Its minimum (12) fits the queue (16), not the 10 free now: it waits, never only when even
+    // partially it cannot.
     a.pod_sets[0].min_count = Some(12);
+    let (v, why, _) = verdict(&yaml, &a);
+    assert_eq!(v, Verdict::Waits, "{why}");
+    assert!(why.contains("its minimum 12 of 20 pods"), "{why}");
+    a.pod_sets[0].min_count = Some(17);
     let (v, _, _) = verdict(&yaml, &a);
     assert_eq!(v, Verdict::Never);
+}
+
+#[test]
+fn two_pod_sets_together_beyond_reach_never_fit() {
+    let yaml = flavor("h100", "H100")
+        + &cq("cq-a", "", &[("h100", "nominalQuota: 12")], &[])
+        + &lq("team-a", "cq-a");
+    let mut a = ask("team-a", 1, 8);
+    a.pod_sets.push(PodSetGpus {
+        name: "worker".into(),
+        ..a.pod_sets[0].clone()
+    });
+    // 8 + 8 > 12: Kueue adds the earlier pod sets' assumed usage before it compares.
+    let (v, why, _) = verdict(&yaml, &a);
+    assert_eq!(v, Verdict::Never, "{why}");
+    assert!(
+        why.contains("16 GPUs in flavor h100 > the most cq-a can ever reach there (12)"),
+        "{why}"
+    );
+}
+
+#[test]
+fn a_reshaped_job_is_not_behind_its_own_workload() {
+    let yaml = flavor("h100", "H100")
+        + &cq("cq-a", "  queueingStrategy: StrictFIFO\n", &[("h100", "nominalQuota: 16")], &[])
+        + &lq("team-a", "cq-a")
+        // The live shape of the job the change reshapes waits (it asks 24).
+        + &wl("team-a", "new", 3, 8, None, 0, "2026-12-01T00:00:00Z");
+    let adm = admission_of(&yaml);
+    let live = Live::new(&adm);
+    // Reshaped to 8: it is not queued behind its own old Workload.
+    let d = decide(&live.without("team-a/Job/new"), &ask("team-a", 1, 8));
+    assert_eq!(d.verdict, Verdict::Admits, "{}", d.why);
+    // Another job is.
+    let mut other = ask("team-a", 1, 8);
+    other.id = "team-a/Job/other".into();
+    let d = decide(&live, &other);
+    assert_eq!(d.verdict, Verdict::Waits, "{}", d.why);
 }
 
 #[test]

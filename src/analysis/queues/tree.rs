@@ -14,14 +14,22 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::queues::{Admission, Quota};
 
+/// The deepest cohort tree read: Kueue's trees are a few levels deep; a chain deeper than this
+/// (a repository can write one) is not a tree gpuledger computes, and its queues are unknown.
+const MAX_DEPTH: usize = 64;
+
 /// A node of the tree.
 #[derive(Debug, Clone)]
 struct Node {
     name: String,
     is_queue: bool,
     parent: Option<usize>,
+    children: Vec<usize>,
     /// GPU quota per flavor.
     quota: BTreeMap<String, Quota>,
+    /// Per flavor: `SubtreeQuota` and the local quota (what it never lends), computed once.
+    subtree: HashMap<String, i64>,
+    local: HashMap<String, i64>,
 }
 
 /// GPUs used per (node, flavor); leaves are given, cohorts are derived.
@@ -35,140 +43,169 @@ pub struct Tree {
     cohorts: HashMap<String, usize>,
     /// Leaves first, then cohorts from the bottom up: the order usage bubbles in.
     order: Vec<usize>,
-    /// Cohorts whose parents lead back to them: their subtrees are not computed.
+    /// Nodes in a cycle, or deeper than [`MAX_DEPTH`]: their subtrees are not computed.
     broken: Vec<bool>,
+    flavors: Vec<String>,
 }
 
 impl Tree {
     pub fn new(a: &Admission) -> Tree {
         let mut t = Tree::default();
+        let node = |name: &str, is_queue: bool, quota: BTreeMap<String, Quota>| Node {
+            name: name.to_string(),
+            is_queue,
+            parent: None,
+            children: Vec::new(),
+            quota,
+            subtree: HashMap::new(),
+            local: HashMap::new(),
+        };
         for q in &a.cluster_queues {
-            let i = t.nodes.len();
-            t.nodes.push(Node {
-                name: q.name.clone(),
-                is_queue: true,
-                parent: None,
-                quota: q
-                    .flavors
-                    .iter()
-                    .map(|f| (f.flavor.clone(), f.quota))
-                    .collect(),
-            });
-            t.queues.insert(q.name.clone(), i);
+            let quota = q
+                .flavors
+                .iter()
+                .map(|f| (f.flavor.clone(), f.quota))
+                .collect();
+            t.queues.insert(q.name.clone(), t.nodes.len());
+            t.nodes.push(node(&q.name, true, quota));
         }
         let cohort = |t: &mut Tree, name: &str| -> usize {
             if let Some(&i) = t.cohorts.get(name) {
                 return i;
             }
+            let quota = a
+                .cohort(name)
+                .map(|c| {
+                    c.flavors
+                        .iter()
+                        .map(|f| (f.flavor.clone(), f.quota))
+                        .collect()
+                })
+                .unwrap_or_default();
             let i = t.nodes.len();
-            t.nodes.push(Node {
-                name: name.to_string(),
-                is_queue: false,
-                parent: None,
-                quota: a
-                    .cohort(name)
-                    .map(|c| {
-                        c.flavors
-                            .iter()
-                            .map(|f| (f.flavor.clone(), f.quota))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-            });
+            t.nodes.push(node(name, false, quota));
             t.cohorts.insert(name.to_string(), i);
             i
         };
         for c in &a.cohorts {
             cohort(&mut t, &c.name);
         }
+        let mut links = Vec::new();
         for q in &a.cluster_queues {
-            if let Some(c) = &q.cohort {
-                let p = cohort(&mut t, c);
-                if let Some(n) = t.queues.get(&q.name).and_then(|&i| t.nodes.get_mut(i)) {
-                    n.parent = Some(p);
-                }
+            if let (Some(c), Some(&i)) = (&q.cohort, t.queues.get(&q.name)) {
+                links.push((i, cohort(&mut t, c)));
             }
         }
         for c in &a.cohorts {
             if let Some(parent) = &c.parent {
                 let p = cohort(&mut t, parent);
-                if let Some(n) = t.cohorts.get(&c.name).and_then(|&i| t.nodes.get_mut(i)) {
-                    n.parent = Some(p);
+                if let Some(&i) = t.cohorts.get(&c.name) {
+                    links.push((i, p));
                 }
             }
         }
-        let n = t.nodes.len();
-        t.broken = (0..n).map(|i| t.in_cycle(i)).collect();
-        // Bottom-up order: by depth, deepest first (a node's depth bounded by the node count).
-        let mut by_depth: Vec<(usize, usize)> = (0..n).map(|i| (t.depth(i), i)).collect();
+        for (child, parent) in links {
+            if let Some(n) = t.nodes.get_mut(child) {
+                n.parent = Some(parent);
+            }
+            if let Some(n) = t.nodes.get_mut(parent) {
+                n.children.push(child);
+            }
+        }
+        let depths: Vec<Option<usize>> = (0..t.nodes.len()).map(|i| t.depth(i)).collect();
+        t.broken = depths.iter().map(Option::is_none).collect();
+        // Bottom-up: deepest first.
+        let mut by_depth: Vec<(usize, usize)> = depths
+            .iter()
+            .enumerate()
+            .map(|(i, d)| (d.unwrap_or(0), i))
+            .collect();
         by_depth.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
         t.order = by_depth.into_iter().map(|(_, i)| i).collect();
+        let mut flavors: Vec<String> = t
+            .nodes
+            .iter()
+            .flat_map(|n| n.quota.keys().cloned())
+            .collect();
+        flavors.sort();
+        flavors.dedup();
+        t.flavors = flavors;
+        t.compute_quotas();
         t
     }
 
-    fn in_cycle(&self, i: usize) -> bool {
+    /// Levels above node `i`; `None` in a cycle or deeper than [`MAX_DEPTH`].
+    fn depth(&self, i: usize) -> Option<usize> {
         let mut at = i;
-        for _ in 0..=self.nodes.len() {
+        for d in 0..=MAX_DEPTH {
             match self.nodes.get(at).and_then(|n| n.parent) {
-                Some(p) if p == i => return true,
+                None => return Some(d),
+                Some(p) if p == i => return None,
                 Some(p) => at = p,
-                None => return false,
             }
         }
-        true
+        None
     }
 
-    fn depth(&self, i: usize) -> usize {
-        let mut d = 0;
-        let mut at = i;
-        while let Some(p) = self.nodes.get(at).and_then(|n| n.parent) {
-            d += 1;
-            at = p;
-            if d > self.nodes.len() {
-                break;
+    /// `SubtreeQuota` and the local quota of every node, bottom up (`resource_node.go`): a queue's
+    /// subtree is its nominal quota; a cohort's, its own plus what each child lends
+    /// (`subtree − local`); a node's local quota is what it never lends (`subtree −
+    /// lendingLimit` when that is set, else 0).
+    fn compute_quotas(&mut self) {
+        for &i in &self.order.clone() {
+            for f in &self.flavors.clone() {
+                let broken = self.broken.get(i).copied().unwrap_or(true);
+                let q = self.quota(i, f);
+                let own = to_i64(q.nominal);
+                let subtree = if broken {
+                    0
+                } else if self.nodes.get(i).is_some_and(|n| n.is_queue) {
+                    own
+                } else {
+                    let children = self
+                        .nodes
+                        .get(i)
+                        .map(|n| n.children.clone())
+                        .unwrap_or_default();
+                    children.iter().fold(own, |acc, &c| {
+                        acc.saturating_add(self.subtree(c, f).saturating_sub(self.local(c, f)))
+                    })
+                };
+                let local = match q.lending_limit {
+                    Some(l) => subtree.saturating_sub(to_i64(l)).max(0),
+                    None => 0,
+                };
+                if let Some(n) = self.nodes.get_mut(i) {
+                    n.subtree.insert(f.clone(), subtree);
+                    n.local.insert(f.clone(), local);
+                }
             }
         }
-        d
     }
 
     pub fn queue(&self, name: &str) -> Option<usize> {
         self.queues.get(name).copied()
     }
 
-    /// Whether the queue's cohort chain is whole (no cycle above it).
+    /// Whether the queue's cohort chain is whole (no cycle, not too deep).
     pub fn sound(&self, queue: usize) -> bool {
-        let mut at = Some(queue);
-        while let Some(i) = at {
-            if self.broken.get(i).copied().unwrap_or(true) {
-                return false;
-            }
-            at = self.nodes.get(i).and_then(|n| n.parent);
-        }
-        true
+        !self.broken.get(queue).copied().unwrap_or(true)
+    }
+
+    fn parent(&self, i: usize) -> Option<usize> {
+        self.nodes.get(i).and_then(|n| n.parent)
     }
 
     /// The root of `i`'s tree (itself without a cohort).
     pub fn root(&self, i: usize) -> usize {
         let mut at = i;
-        let mut steps = 0;
-        while let Some(p) = self.nodes.get(at).and_then(|n| n.parent) {
-            at = p;
-            steps += 1;
-            if steps > self.nodes.len() {
-                break;
+        for _ in 0..=MAX_DEPTH {
+            match self.parent(at) {
+                Some(p) => at = p,
+                None => break,
             }
         }
         at
-    }
-
-    /// The queues under the same root as `queue` (itself included).
-    pub fn cohort_queues(&self, queue: usize) -> Vec<usize> {
-        let root = self.root(queue);
-        self.queues
-            .values()
-            .copied()
-            .filter(|&q| self.root(q) == root)
-            .collect()
     }
 
     pub fn name(&self, i: usize) -> &str {
@@ -187,56 +224,43 @@ impl Tree {
         to_i64(self.quota(i, flavor).nominal)
     }
 
-    fn children(&self, i: usize) -> impl Iterator<Item = usize> + '_ {
-        self.nodes
-            .iter()
-            .enumerate()
-            .filter(move |(_, n)| n.parent == Some(i))
-            .map(|(c, _)| c)
-    }
-
-    /// `SubtreeQuota`: a queue's nominal; a cohort's own plus what each child lends.
+    /// `SubtreeQuota` (0 for a flavor the tree does not know).
     pub fn subtree(&self, i: usize, flavor: &str) -> i64 {
-        if self.broken.get(i).copied().unwrap_or(true) {
-            return 0;
-        }
-        let own = self.nominal(i, flavor);
-        if self.nodes.get(i).is_some_and(|n| n.is_queue) {
-            return own;
-        }
-        self.children(i)
-            .map(|c| self.subtree(c, flavor) - self.local(c, flavor))
-            .fold(own, i64::saturating_add)
+        self.nodes
+            .get(i)
+            .and_then(|n| n.subtree.get(flavor))
+            .copied()
+            .unwrap_or(0)
     }
 
     /// `localQuota`: what the node never lends its parent.
     fn local(&self, i: usize, flavor: &str) -> i64 {
-        match self.quota(i, flavor).lending_limit {
-            Some(l) => (self.subtree(i, flavor) - to_i64(l)).max(0),
-            None => 0,
-        }
+        self.nodes
+            .get(i)
+            .and_then(|n| n.local.get(flavor))
+            .copied()
+            .unwrap_or(0)
     }
 
-    /// Every node's usage from the queues' (`leaf`: GPUs reserved per queue and flavor).
+    /// Every node's usage from the queues' (`leaf`: GPUs reserved per queue and flavor): usage
+    /// bubbles up past each child's local quota.
     pub fn usage(&self, leaf: &HashMap<(String, String), u64>) -> UsageMap {
         let mut u: UsageMap = HashMap::new();
         for ((queue, flavor), n) in leaf {
             if let Some(&i) = self.queues.get(queue) {
-                *u.entry((i, flavor.clone())).or_default() += to_i64(*n);
+                let e = u.entry((i, flavor.clone())).or_default();
+                *e = e.saturating_add(to_i64(*n));
             }
         }
-        let flavors: Vec<String> = self.flavors();
         for &i in &self.order {
-            if self.nodes.get(i).is_some_and(|n| n.is_queue) {
+            let Some(node) = self.nodes.get(i).filter(|n| !n.is_queue) else {
                 continue;
-            }
-            for f in &flavors {
-                let sum: i64 = self
-                    .children(i)
-                    .map(|c| {
-                        (u.get(&(c, f.clone())).copied().unwrap_or(0) - self.local(c, f)).max(0)
-                    })
-                    .sum();
+            };
+            for f in &self.flavors {
+                let sum = node.children.iter().fold(0i64, |acc, &c| {
+                    let used = u.get(&(c, f.clone())).copied().unwrap_or(0);
+                    acc.saturating_add(used.saturating_sub(self.local(c, f)).max(0))
+                });
                 if sum != 0 {
                     u.insert((i, f.clone()), sum);
                 }
@@ -245,66 +269,66 @@ impl Tree {
         u
     }
 
-    /// Every flavor any node has quota in.
-    pub fn flavors(&self) -> Vec<String> {
-        let mut all: Vec<String> = self
-            .nodes
-            .iter()
-            .flat_map(|n| n.quota.keys().cloned())
-            .collect();
-        all.sort();
-        all.dedup();
-        all
-    }
-
     fn used(u: &UsageMap, i: usize, flavor: &str) -> i64 {
         u.get(&(i, flavor.to_string())).copied().unwrap_or(0)
     }
 
-    /// What node `i` may still take in `flavor` with usage `u` (never below 0).
+    /// What node `i` may still take in `flavor` with usage `u` (never below 0): from the root
+    /// down, each node's local room plus what its parent has, within its borrowing limit.
     pub fn available(&self, i: usize, flavor: &str, u: &UsageMap) -> i64 {
-        self.available_raw(i, flavor, u, 0).max(0)
-    }
-
-    fn available_raw(&self, i: usize, flavor: &str, u: &UsageMap, depth: usize) -> i64 {
-        let usage = Self::used(u, i, flavor);
-        let parent = self.nodes.get(i).and_then(|n| n.parent);
-        match parent {
-            _ if depth > self.nodes.len() => 0,
-            None => self.subtree(i, flavor) - usage,
-            Some(p) => {
-                let local = self.local(i, flavor);
-                let local_available = (local - usage).max(0);
-                let from_parent = self.available_raw(p, flavor, u, depth + 1);
-                let capped = match self.quota(i, flavor).borrowing_limit {
-                    Some(b) => from_parent.min(
-                        (self.subtree(i, flavor) - local) - (usage - local).max(0) + to_i64(b),
-                    ),
-                    None => from_parent,
-                };
-                local_available + capped
+        let mut path = vec![i];
+        while let Some(p) = path.last().and_then(|&n| self.parent(n)) {
+            if path.len() > MAX_DEPTH {
+                return 0;
             }
+            path.push(p);
         }
+        let mut available = 0i64;
+        for (k, &n) in path.iter().rev().enumerate() {
+            let usage = Self::used(u, n, flavor);
+            let subtree = self.subtree(n, flavor);
+            if k == 0 {
+                available = subtree.saturating_sub(usage);
+                continue;
+            }
+            let local = self.local(n, flavor);
+            let local_available = local.saturating_sub(usage).max(0);
+            let capped = match self.quota(n, flavor).borrowing_limit {
+                Some(b) => available.min(
+                    subtree
+                        .saturating_sub(local)
+                        .saturating_sub(usage.saturating_sub(local).max(0))
+                        .saturating_add(to_i64(b)),
+                ),
+                None => available,
+            };
+            available = local_available.saturating_add(capped);
+        }
+        available.max(0)
     }
 
     /// What node `i` could ever take in `flavor`, with no usage anywhere.
     pub fn potential(&self, i: usize, flavor: &str) -> i64 {
-        self.potential_raw(i, flavor, 0)
-    }
-
-    fn potential_raw(&self, i: usize, flavor: &str, depth: usize) -> i64 {
-        let parent = self.nodes.get(i).and_then(|n| n.parent);
-        match parent {
-            _ if depth > self.nodes.len() => 0,
-            None => self.subtree(i, flavor),
-            Some(p) => {
-                let v = self.local(i, flavor) + self.potential_raw(p, flavor, depth + 1);
-                match self.quota(i, flavor).borrowing_limit {
-                    Some(b) => v.min(self.subtree(i, flavor) + to_i64(b)),
-                    None => v,
-                }
+        let mut path = vec![i];
+        while let Some(p) = path.last().and_then(|&n| self.parent(n)) {
+            if path.len() > MAX_DEPTH {
+                return 0;
             }
+            path.push(p);
         }
+        let mut potential = 0i64;
+        for (k, &n) in path.iter().rev().enumerate() {
+            if k == 0 {
+                potential = self.subtree(n, flavor);
+                continue;
+            }
+            let v = self.local(n, flavor).saturating_add(potential);
+            potential = match self.quota(n, flavor).borrowing_limit {
+                Some(b) => v.min(self.subtree(n, flavor).saturating_add(to_i64(b))),
+                None => v,
+            };
+        }
+        potential
     }
 
     /// Whether node `i` is above its subtree quota in `flavor` (it borrows: its admitted work
@@ -316,13 +340,17 @@ impl Tree {
     /// What the rest of the cohort of queue `i` could lend it now (its available beyond its own
     /// unused nominal quota).
     pub fn lendable(&self, i: usize, flavor: &str, u: &UsageMap) -> i64 {
-        let own = (self.nominal(i, flavor) - Self::used(u, i, flavor)).max(0);
-        (self.available(i, flavor, u) - own).max(0)
+        let own = self
+            .nominal(i, flavor)
+            .saturating_sub(Self::used(u, i, flavor))
+            .max(0);
+        self.available(i, flavor, u).saturating_sub(own).max(0)
     }
 }
 
+/// A quantity of GPUs as the tree's signed arithmetic holds it (capped far below overflow).
 fn to_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX / 4)
+    i64::try_from(n).unwrap_or(i64::MAX / 4).min(i64::MAX / 4)
 }
 
 #[cfg(test)]
@@ -416,5 +444,29 @@ mod tests {
         let (t, a) = tree(&(cq("a", "cx", "nominalQuota: 4") + &c("cx", "cy") + &c("cy", "cx")));
         assert!(!t.sound(t.queue("a").unwrap()));
         assert!(a.cohorts.iter().all(|c| !c.problems.is_empty()));
+    }
+
+    #[test]
+    fn huge_quotas_and_deep_chains_neither_overflow_nor_recurse() {
+        let big = "nominalQuota: \"18446744073709551615\"";
+        let mut yaml = String::new();
+        for i in 0..5 {
+            yaml += &cq(&format!("q{i}"), "pool", &format!("{big}, lendingLimit: 1"));
+        }
+        let (t, _) = tree(&yaml);
+        let q = t.queue("q0").unwrap();
+        let u = t.usage(&leaf(&[]));
+        assert!(t.potential(q, "h100") > 0);
+        assert!(t.available(q, "h100", &u) > 0);
+        // A chain of 200 cohorts: deeper than any tree Kueue builds; its queue is not computed.
+        let mut yaml = cq("deep", "c0", "nominalQuota: 4");
+        for i in 0..200 {
+            yaml += &format!(
+                "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Cohort\nmetadata: {{name: c{i}}}\nspec: {{parentName: c{}}}\n---\n",
+                i + 1
+            );
+        }
+        let (t, _) = tree(&yaml);
+        assert!(!t.sound(t.queue("deep").unwrap()));
     }
 }

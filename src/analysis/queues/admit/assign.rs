@@ -48,13 +48,13 @@ pub(super) struct Outcome {
     pub(super) tried: Vec<String>,
 }
 
-/// The flavor assigner for one pod set of `need` GPUs in queue `q`.
+/// The flavor assigner for one pod set of `need` GPUs in queue `q`, the workload's earlier pod
+/// sets having assumed `assumed` GPUs per flavor (Kueue's `val = assumedUsage + request`).
 fn assign(
     live: &Live<'_>,
     cq: &ClusterQueue,
     q: usize,
-    ps: &PodSetGpus,
-    need: u64,
+    (ps, need, assumed): (&PodSetGpus, u64, &HashMap<String, u64>),
     priority: i64,
     leaf: &HashMap<(String, String), u64>,
 ) -> Outcome {
@@ -73,7 +73,8 @@ fn assign(
                 why: format!("flavor {name} does not match its pods' node selector"),
             }
         } else {
-            let val = i64::try_from(need).unwrap_or(i64::MAX);
+            let val = i64::try_from(need.saturating_add(assumed.get(name).copied().unwrap_or(0)))
+                .unwrap_or(i64::MAX);
             let potential = live.tree.potential(q, name);
             let available = live.tree.available(q, name, &usage);
             let used = used_in(&usage, q, name);
@@ -82,7 +83,7 @@ fn assign(
                 Mode::NoFit {
                     never: true,
                     why: format!(
-                        "{need} GPUs in flavor {name} > the most {} can ever reach there ({potential})",
+                        "{val} GPUs in flavor {name} > the most {} can ever reach there ({potential})",
                         cq.name
                     ),
                 }
@@ -269,6 +270,16 @@ fn preempt(
     let mut leaf = leaf.clone();
     let mut removed: Vec<&Held> = Vec::new();
     for c in candidates {
+        // A queue that is no longer above its nominal quota loses nothing more to another queue
+        // (`candidate_generator.go` re-checks each step).
+        if c.queue != cq.name
+            && live
+                .tree
+                .queue(&c.queue)
+                .is_none_or(|o| !live.tree.above_nominal(o, flavor, &live.usage(&leaf)))
+        {
+            continue;
+        }
         for (f, n) in &c.gpus {
             if let Some(v) = leaf.get_mut(&(c.queue.clone(), f.clone())) {
                 *v = v.saturating_sub(*n);
@@ -281,7 +292,8 @@ fn preempt(
             while let Some(h) = removed.pop() {
                 let mut trial = leaf.clone();
                 for (f, n) in &h.gpus {
-                    *trial.entry((h.queue.clone(), f.clone())).or_insert(0) += n;
+                    let e = trial.entry((h.queue.clone(), f.clone())).or_insert(0);
+                    *e = e.saturating_add(*n);
                 }
                 if fits(&trial) {
                     leaf = trial;
@@ -305,12 +317,13 @@ pub(super) fn assign_all(
     priority: i64,
     leaf: &HashMap<(String, String), u64>,
 ) -> Vec<Outcome> {
-    let mut leaf = leaf.clone();
+    let mut assumed: HashMap<String, u64> = HashMap::new();
     let mut out = Vec::new();
     for ps in pod_sets.iter().filter(|p| p.gpus() > 0) {
-        let o = assign(live, cq, q, ps, ps.gpus(), priority, &leaf);
-        if let (Some(f), Mode::Fit { .. }) = (&o.flavor, &o.mode) {
-            *leaf.entry((cq.name.clone(), f.clone())).or_insert(0) += ps.gpus();
+        let o = assign(live, cq, q, (ps, ps.gpus(), &assumed), priority, leaf);
+        if let (Some(f), Mode::Fit { .. } | Mode::Preempt { .. }) = (&o.flavor, &o.mode) {
+            let e = assumed.entry(f.clone()).or_insert(0);
+            *e = e.saturating_add(ps.gpus());
         }
         out.push(o);
     }

@@ -40,7 +40,8 @@ fn held_gpus(w: &QueueWorkload) -> HashMap<String, u64> {
         };
         let Some(f) = &a.flavor else { continue };
         let n = a.count.unwrap_or(p.count).saturating_mul(p.gpus_per_pod);
-        *out.entry(f.clone()).or_insert(0) += n;
+        let e = out.entry(f.clone()).or_insert(0);
+        *e = e.saturating_add(n);
     }
     out
 }
@@ -70,9 +71,10 @@ impl<'a> Live<'a> {
             let gpus = held_gpus(w);
             if reported(&adm.cluster_queue).is_none() {
                 for (f, n) in &gpus {
-                    *leaf
+                    let e = leaf
                         .entry((adm.cluster_queue.clone(), f.clone()))
-                        .or_insert(0) += n;
+                        .or_insert(0);
+                    *e = e.saturating_add(*n);
                 }
             }
             held.push(Held {

@@ -51,7 +51,7 @@ pub fn decide(live: &Live<'_>, ask: &Ask) -> Decision {
     };
     let cq_name = cq.name.as_str();
     let (priority, note) = live.priority_of(ask.priority_class.as_deref());
-    let ahead = ahead_of(live, cq_name, priority);
+    let ahead = ahead_of(live, cq_name, priority, &ask.id);
     // Work ahead that fits is admitted first (BestEffortFIFO passes what does not).
     let mut leaf = live.leaf().clone();
     let mut first: Vec<String> = Vec::new();
@@ -60,10 +60,14 @@ pub fn decide(live: &Live<'_>, ask: &Ask) -> Decision {
         if o.iter().all(|o| matches!(o.mode, Mode::Fit { .. })) {
             for (ps, o) in w.pod_sets.iter().filter(|p| p.gpus() > 0).zip(&o) {
                 if let Some(f) = &o.flavor {
-                    *leaf.entry((cq_name.to_string(), f.clone())).or_insert(0) += ps.gpus();
+                    let e = leaf.entry((cq_name.to_string(), f.clone())).or_insert(0);
+                    *e = e.saturating_add(ps.gpus());
                 }
             }
             first.push(w.id());
+        } else if cq.strategy == Strategy::StrictFifo {
+            // The head that does not fit blocks everything behind it.
+            break;
         }
     }
     let (mut verdict, mut flavor, mut why) =
@@ -182,12 +186,19 @@ fn queue_of<'a>(live: &'a Live<'_>, ask: &Ask) -> Result<(&'a ClusterQueue, usiz
 
 /// The work queued in `queue` ahead of a new workload of `priority`: of higher or equal priority
 /// (all older than it), in queue order — priority, then creation time.
-fn ahead_of<'a>(live: &'a Live<'_>, queue: &str, priority: i64) -> Vec<&'a QueueWorkload> {
+/// A job's own Workload (`owner`: the job a change reshapes) is not ahead of it.
+fn ahead_of<'a>(
+    live: &'a Live<'_>,
+    queue: &str,
+    priority: i64,
+    owner: &str,
+) -> Vec<&'a QueueWorkload> {
     let a = live.admission;
     let mut v: Vec<&QueueWorkload> = a
         .workloads
         .iter()
         .filter(|w| w.is_queued() && w.gpus() > 0 && w.priority >= priority)
+        .filter(|w| w.owner.as_deref() != Some(owner))
         .filter(|w| {
             w.admission.as_ref().map(|x| x.cluster_queue.as_str()) == Some(queue)
                 || a.cluster_queue_of(&w.namespace, w.local_queue.as_deref()) == Some(queue)
@@ -228,8 +239,24 @@ fn partially(
     // The largest count that fits (the outcome only improves as the count shrinks).
     let (mut lo, mut hi) = (min, ps.count.saturating_sub(1));
     let ok = |v: &Verdict| matches!(v, Verdict::Admits | Verdict::Borrows | Verdict::Preempts);
-    if !ok(&with(min).0) {
-        return None;
+    let at_min = with(min);
+    match at_min.0 {
+        // Even its minimum can never fit: never.
+        Verdict::Never | Verdict::Unknown => return None,
+        // Its minimum can fit, not now: it waits (never only when even partially it cannot).
+        Verdict::Waits => {
+            return Some((
+                Verdict::Waits,
+                at_min.1,
+                format!(
+                    "partially, once there is room: its minimum {min} of {} pods ({} GPUs) {}",
+                    ps.count,
+                    min.saturating_mul(ps.gpus_per_pod),
+                    at_min.2
+                ),
+            ));
+        }
+        Verdict::Admits | Verdict::Borrows | Verdict::Preempts => {}
     }
     while lo < hi {
         let mid = lo + (hi - lo).div_ceil(2);
@@ -284,8 +311,10 @@ pub fn would_admit(live: &Live<'_>, queue: &str) -> std::collections::BTreeMap<S
         if o.iter().all(|o| matches!(o.mode, Mode::Fit { .. })) {
             for (ps, o) in w.pod_sets.iter().filter(|p| p.gpus() > 0).zip(&o) {
                 if let Some(f) = &o.flavor {
-                    *leaf.entry((queue.to_string(), f.clone())).or_insert(0) += ps.gpus();
-                    *out.entry(f.clone()).or_insert(0) += ps.gpus();
+                    let e = leaf.entry((queue.to_string(), f.clone())).or_insert(0);
+                    *e = e.saturating_add(ps.gpus());
+                    let e = out.entry(f.clone()).or_insert(0);
+                    *e = e.saturating_add(ps.gpus());
                 }
             }
         } else if cq.strategy == Strategy::StrictFifo {
