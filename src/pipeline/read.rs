@@ -22,19 +22,20 @@ const KUEUE_QUEUES: [&str; 2] = ["clusterqueues.kueue.x-k8s.io", "localqueues.ku
 pub(super) const KUEUE_WORKLOADS: &str = "workloads.kueue.x-k8s.io";
 const KAI_QUEUES: &str = "queues.scheduling.run.ai";
 pub(super) const KAI_POD_GROUPS: &str = "podgroups.scheduling.run.ai";
-/// Not a resource: a dump's object that names a Kueue or KAI queue (a job's label), which says
-/// admission is at work even where no queue object was dumped.
-const NAMES_A_QUEUE: &str = "(an object naming a queue)";
+/// Not resources: a dump's object that names a Kueue or a KAI queue (a job's or pod's label), which
+/// says admission is at work even where no queue object was dumped.
+const NAMES_A_KUEUE_QUEUE: &str = "(an object naming a Kueue queue)";
+const NAMES_A_KAI_QUEUE: &str = "(an object naming a KAI queue)";
 
 /// The resources an object tells a dump read: the one it was listed as (`pods`,
 /// `ingresses.networking.k8s.io`), and whether it names an admission queue.
 pub(super) fn read_by(o: &Object) -> impl Iterator<Item = &'static str> {
-    let names_queue = [crate::queues::QUEUE_LABEL, crate::queues::KAI_QUEUE_LABEL]
-        .iter()
-        .any(|l| o.meta.labels.contains_key(l));
+    let kueue = o.meta.labels.contains_key(crate::queues::QUEUE_LABEL);
+    let kai = o.meta.labels.contains_key(crate::queues::KAI_QUEUE_LABEL);
     resource_of(o)
         .into_iter()
-        .chain(names_queue.then_some(NAMES_A_QUEUE))
+        .chain(kueue.then_some(NAMES_A_KUEUE_QUEUE))
+        .chain(kai.then_some(NAMES_A_KAI_QUEUE))
 }
 
 /// The resource an object was listed as (`pods`, `ingresses.networking.k8s.io`).
@@ -98,10 +99,9 @@ pub(super) fn unread_in_files(files: &[(Option<Vec<String>>, BTreeSet<&'static s
 /// in them was not read: Kueue Workloads, KAI PodGroups. Without any admission object or queue
 /// name, there is no admission system: nothing is queued, known.
 fn queued_unread(read: &BTreeSet<&str>, precise: bool) -> Option<String> {
-    let kueue = KUEUE_QUEUES.iter().any(|r| read.contains(r));
-    let kai = read.contains(KAI_QUEUES);
-    let named = read.contains(NAMES_A_QUEUE);
-    let (what, add) = if (kueue || named && !kai) && !read.contains(KUEUE_WORKLOADS) {
+    let kueue = KUEUE_QUEUES.iter().any(|r| read.contains(r)) || read.contains(NAMES_A_KUEUE_QUEUE);
+    let kai = read.contains(KAI_QUEUES) || read.contains(NAMES_A_KAI_QUEUE);
+    let (what, add) = if kueue && !read.contains(KUEUE_WORKLOADS) {
         ("Kueue Workload", "kubectl get workloads.kueue.x-k8s.io -A")
     } else if kai && !read.contains(KAI_POD_GROUPS) {
         ("KAI PodGroup", "kubectl get podgroups.scheduling.run.ai -A")

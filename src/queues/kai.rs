@@ -102,6 +102,7 @@ pub(super) fn queue(o: &Object) -> KaiQueue {
         over_quota_weight,
         allocated,
         problems,
+        reference_problems: Vec::new(),
     }
 }
 
@@ -133,7 +134,7 @@ pub(super) fn check_tree(a: &mut Admission) {
         if let Some(p) = &q.parent
             && !names.contains(p)
         {
-            q.problems.push(Problem {
+            q.reference_problems.push(Problem {
                 object: format!("Queue {}", q.name),
                 field: "spec.parentQueue".into(),
                 why: format!("no Queue {p} was read"),
@@ -144,7 +145,7 @@ pub(super) fn check_tree(a: &mut Admission) {
         while let Some(p) = parent.get(at) {
             steps += 1;
             if p == &q.name || steps > parent.len() {
-                q.problems.push(Problem {
+                q.reference_problems.push(Problem {
                     object: format!("Queue {}", q.name),
                     field: "spec.parentQueue".into(),
                     why: "its parents lead back to it (a queue cycle)".into(),

@@ -166,6 +166,7 @@ pub(super) fn cluster_queue(o: &Object) -> ClusterQueue {
             .is_some_and(|p| p != "None" && !p.is_empty()),
         inactive: None,
         problems,
+        reference_problems: Vec::new(),
     }
 }
 
@@ -220,6 +221,7 @@ pub(super) fn cohort(o: &Object) -> Cohort {
             .map(str::to_string),
         flavors,
         problems,
+        reference_problems: Vec::new(),
     }
 }
 
@@ -368,7 +370,7 @@ pub(super) fn check_references(a: &mut Admission) {
     let flavors: BTreeSet<String> = a.flavors.iter().map(|f| f.name.clone()).collect();
     for l in &a.local_queues {
         if !queues.contains(&l.cluster_queue) && !a.cluster_queues.is_empty() {
-            a.problems.push(Problem {
+            a.reference_problems.push(Problem {
                 object: format!("LocalQueue {}/{}", l.namespace, l.name),
                 field: "spec.clusterQueue".into(),
                 why: format!("no ClusterQueue {} was read", l.cluster_queue),
@@ -404,6 +406,7 @@ pub(super) fn check_references(a: &mut Admission) {
             )
         })
         .collect();
+    let mut unknown_flavor: Vec<(String, Problem)> = Vec::new();
     for w in &a.workloads {
         let Some(adm) = &w.admission else { continue };
         let Some(known) = flavors_of.get(&adm.cluster_queue) else {
@@ -413,49 +416,62 @@ pub(super) fn check_references(a: &mut Admission) {
             if let Some(f) = &p.flavor
                 && !known.contains(f)
             {
-                a.problems.push(Problem {
-                    object: format!("Workload {}/{}", w.namespace, w.name),
-                    field: format!("status.admission.podSetAssignments[{}].flavors", p.name),
-                    why: format!(
-                        "flavor {f} is not a GPU flavor of ClusterQueue {}",
-                        adm.cluster_queue
-                    ),
-                });
+                unknown_flavor.push((
+                    adm.cluster_queue.clone(),
+                    Problem {
+                        object: format!("Workload {}/{}", w.namespace, w.name),
+                        field: format!("status.admission.podSetAssignments[{}].flavors", p.name),
+                        why: format!(
+                            "flavor {f} is not a GPU flavor of ClusterQueue {}",
+                            adm.cluster_queue
+                        ),
+                    },
+                ));
             }
+        }
+    }
+    // What is admitted to that queue cannot be told: its figures are unknown.
+    for (queue, p) in unknown_flavor {
+        if let Some(q) = a.cluster_queues.iter_mut().find(|q| q.name == queue) {
+            q.reference_problems.push(p);
         }
     }
     cohort_cycles(a);
 }
 
-/// A cohort whose parents lead back to itself: every queue under it is unknown (Kueue itself
-/// refuses to admit in such a tree).
+/// A cohort whose parents lead back to itself, or lead up more than 64 levels: every queue under
+/// it is unknown (Kueue itself refuses to admit in a cycle; no real tree is that deep).
 fn cohort_cycles(a: &mut Admission) {
+    const MAX_DEPTH: usize = 64;
     let parent: HashMap<&str, &str> = a
         .cohorts
         .iter()
         .filter_map(|c| Some((c.name.as_str(), c.parent.as_deref()?)))
         .collect();
-    let mut in_cycle: BTreeSet<String> = BTreeSet::new();
+    let mut broken: BTreeMap<String, &'static str> = BTreeMap::new();
     for c in &a.cohorts {
-        let mut seen = BTreeSet::new();
         let mut at = c.name.as_str();
-        while let Some(p) = parent.get(at) {
-            if !seen.insert(at) {
+        for step in 0..=MAX_DEPTH {
+            let Some(p) = parent.get(at) else { break };
+            if *p == c.name {
+                broken.insert(
+                    c.name.clone(),
+                    "its parents lead back to it (a cohort cycle)",
+                );
                 break;
             }
-            if *p == c.name {
-                in_cycle.insert(c.name.clone());
-                break;
+            if step == MAX_DEPTH {
+                broken.insert(c.name.clone(), "its parents lead up more than 64 levels");
             }
             at = p;
         }
     }
     for c in &mut a.cohorts {
-        if in_cycle.contains(&c.name) {
-            c.problems.push(Problem {
+        if let Some(why) = broken.get(&c.name) {
+            c.reference_problems.push(Problem {
                 object: format!("Cohort {}", c.name),
                 field: "spec.parentName".into(),
-                why: "its parents lead back to it (a cohort cycle)".into(),
+                why: (*why).into(),
             });
         }
     }

@@ -41,15 +41,48 @@ impl Admission {
                 _ => {}
             }
         }
-        a.cluster_queues.sort_by(|x, y| x.name.cmp(&y.name));
-        a.cohorts.sort_by(|x, y| x.name.cmp(&y.name));
-        a.flavors.sort_by(|x, y| x.name.cmp(&y.name));
-        a.kai_queues.sort_by(|x, y| x.name.cmp(&y.name));
-        a.local_queues
-            .sort_by(|x, y| (&x.namespace, &x.name).cmp(&(&y.namespace, &y.name)));
-        kueue::check_references(&mut a);
-        kai::check_tree(&mut a);
+        a.validate();
         a
+    }
+
+    /// Sorts what was read and checks what each object names against the whole (a LocalQueue's
+    /// ClusterQueue, a queue's flavors, an admission's flavor, cohort and KAI parents), anew: the
+    /// live admission with Git's queues laid over it is checked as one.
+    pub fn validate(&mut self) {
+        self.cluster_queues.sort_by(|x, y| x.name.cmp(&y.name));
+        self.cohorts.sort_by(|x, y| x.name.cmp(&y.name));
+        self.flavors.sort_by(|x, y| x.name.cmp(&y.name));
+        self.kai_queues.sort_by(|x, y| x.name.cmp(&y.name));
+        self.local_queues
+            .sort_by(|x, y| (&x.namespace, &x.name).cmp(&(&y.namespace, &y.name)));
+        self.reference_problems.clear();
+        for q in &mut self.cluster_queues {
+            q.reference_problems.clear();
+            q.inactive = None;
+        }
+        for c in &mut self.cohorts {
+            c.reference_problems.clear();
+        }
+        for q in &mut self.kai_queues {
+            q.reference_problems.clear();
+        }
+        kueue::check_references(self);
+        kai::check_tree(self);
+    }
+
+    /// Every problem of what was read: the queues', the cohorts' and the rest.
+    pub fn all_problems(&self) -> impl Iterator<Item = &Problem> {
+        self.cluster_queues
+            .iter()
+            .flat_map(ClusterQueue::all_problems)
+            .chain(
+                self.cohorts
+                    .iter()
+                    .flat_map(|c| c.problems.iter().chain(&c.reference_problems)),
+            )
+            .chain(self.kai_queues.iter().flat_map(KaiQueue::all_problems))
+            .chain(&self.problems)
+            .chain(&self.reference_problems)
     }
 }
 
@@ -98,12 +131,8 @@ impl Admission {
                 None => out.kai_queues.push(q),
             }
         }
-        out.cluster_queues.sort_by(|x, y| x.name.cmp(&y.name));
-        out.cohorts.sort_by(|x, y| x.name.cmp(&y.name));
-        out.flavors.sort_by(|x, y| x.name.cmp(&y.name));
-        out.kai_queues.sort_by(|x, y| x.name.cmp(&y.name));
-        out.local_queues
-            .sort_by(|x, y| (&x.namespace, &x.name).cmp(&(&y.namespace, &y.name)));
+        out.problems.extend(d.problems);
+        out.validate();
         out
     }
 }

@@ -54,9 +54,12 @@ pub struct Admission {
     pub workloads: Vec<QueueWorkload>,
     pub kai_queues: Vec<KaiQueue>,
     pub pod_groups: Vec<PodGroup>,
-    /// Problems of objects that are not themselves a queue (a LocalQueue pointing to no
-    /// ClusterQueue, a Workload admitted to a flavor no ClusterQueue has).
+    /// Problems of objects that are not themselves a queue, as read (a LocalQueue naming no
+    /// ClusterQueue).
     pub problems: Vec<Problem>,
+    /// What one object names that the input does not hold (a LocalQueue's ClusterQueue), found
+    /// when the whole admission is checked ([`Admission::validate`]).
+    pub reference_problems: Vec<Problem>,
 }
 
 impl Admission {
@@ -241,9 +244,21 @@ pub struct ClusterQueue {
     pub inactive: Option<String>,
     /// What could not be read: the queue's figures are unknown.
     pub problems: Vec<Problem>,
+    /// What it (or a Workload admitted to it) names that the input does not hold: its figures are
+    /// unknown too ([`Admission::validate`]).
+    pub reference_problems: Vec<Problem>,
 }
 
 impl ClusterQueue {
+    /// Everything that leaves its figures unknown.
+    pub fn all_problems(&self) -> impl Iterator<Item = &Problem> {
+        self.problems.iter().chain(&self.reference_problems)
+    }
+
+    pub fn known(&self) -> bool {
+        self.all_problems().next().is_none()
+    }
+
     pub fn quota(&self, flavor: &str) -> Option<&Quota> {
         self.flavors
             .iter()
@@ -273,6 +288,8 @@ pub struct Cohort {
     pub parent: Option<String>,
     pub flavors: Vec<FlavorQuota>,
     pub problems: Vec<Problem>,
+    /// A cycle of parents ([`Admission::validate`]).
+    pub reference_problems: Vec<Problem>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -515,9 +532,16 @@ pub struct KaiQueue {
     /// `status.allocated` GPUs (a parent's includes its children's).
     pub allocated: Option<f64>,
     pub problems: Vec<Problem>,
+    /// A parent not read, a cycle of parents ([`Admission::validate`]).
+    pub reference_problems: Vec<Problem>,
 }
 
 impl KaiQueue {
+    /// Everything that leaves its figures unknown.
+    pub fn all_problems(&self) -> impl Iterator<Item = &Problem> {
+        self.problems.iter().chain(&self.reference_problems)
+    }
+
     pub fn object(&self) -> String {
         format!("Queue {}", self.name)
     }

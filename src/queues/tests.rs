@@ -71,7 +71,7 @@ fn references_to_what_was_not_read_are_problems() {
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a100}\n---\n";
     let wl = "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: w, namespace: ns}\nspec:\n  queueName: q\n  podSets: [{name: main, count: 1, template: {spec: {containers: [{name: c}]}}}]\nstatus:\n  conditions: [{type: QuotaReserved, status: \"True\"}]\n  admission:\n    clusterQueue: old\n    podSetAssignments: [{name: main, flavors: {nvidia.com/gpu: b200}}]\n";
     let a = read(&format!("{V1BETA1}---\n{lq}{flavor}{wl}"));
-    let named: Vec<String> = a.problems.iter().map(ToString::to_string).collect();
+    let named: Vec<String> = a.all_problems().map(ToString::to_string).collect();
     assert!(
         named.contains(
             &"LocalQueue ns/q spec.clusterQueue: no ClusterQueue gone was read".to_string()
@@ -162,8 +162,7 @@ fn a_kai_queue_tree_with_its_special_values() {
     let orphan: Vec<String> = a
         .kai_queue("orphan")
         .unwrap()
-        .problems
-        .iter()
+        .all_problems()
         .map(ToString::to_string)
         .collect();
     assert!(

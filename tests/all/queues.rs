@@ -692,6 +692,11 @@ fn a_bad_quota_is_named_and_the_rest_reported() {
     let j: Value = serde_json::from_slice(&out.stdout).unwrap();
     let b = queue_row(&j, "cq-b", Some("h100"));
     assert!(b["nominal"].is_null() && b["admitted"].is_null(), "{b:#}");
+    // Its limits are unknown too, not "no limit".
+    assert!(
+        b["borrowing_limit"].is_null() && b["unknown"]["borrowing_limit"].is_string(),
+        "{b:#}"
+    );
     assert!(
         b["unknown"]["nominal"]
             .as_str()

@@ -75,7 +75,8 @@ pub fn diagnose(
             .saturating_sub(m.pending)
     };
     let free_all = shortage.free_placeable.saturating_sub(shortage.pending);
-    let any_model = queued.saturating_sub(by_model.values().sum::<u64>()) > 0;
+    let any_model =
+        queued.saturating_sub(by_model.values().fold(0, |a, n| a.saturating_add(*n))) > 0;
     let free_for_queued = if any_model {
         free_all
     } else {
@@ -83,13 +84,14 @@ pub fn diagnose(
             .iter()
             .filter(|m| by_model.contains_key(&m.model))
             .map(free_of)
-            .sum::<u64>()
+            .fold(0u64, u64::saturating_add)
             .min(free_all)
     };
     let live = Live::new(admission);
     let usage = live.usage_now();
     let mut queues = Vec::new();
-    let mut could_lend = 0u64;
+    // What each cohort tree could lend, per flavor: once, however many of its queues wait.
+    let mut lend: BTreeMap<(usize, String), u64> = BTreeMap::new();
     for r in figures
         .rows
         .iter()
@@ -102,15 +104,17 @@ pub fn diagnose(
             None => format!("{} ({admitted} of {nominal} admitted)", r.queue),
         });
         if let (Some(q), Some(f)) = (live.tree.queue(&r.queue), &r.flavor) {
-            could_lend = could_lend
-                .saturating_add(u64::try_from(live.tree.lendable(q, f, &usage)).unwrap_or(0));
+            let n = u64::try_from(live.tree.lendable(q, f, &usage)).unwrap_or(0);
+            let e = lend.entry((live.tree.root(q), f.clone())).or_insert(0);
+            *e = (*e).max(n);
         }
     }
-    let quotas_known = admission
-        .cluster_queues
-        .iter()
-        .all(|q| q.problems.is_empty())
-        && admission.kai_queues.iter().all(|q| q.problems.is_empty());
+    let could_lend = lend.values().fold(0u64, |a, n| a.saturating_add(*n));
+    let quotas_known = admission.cluster_queues.iter().all(|q| q.known())
+        && admission
+            .kai_queues
+            .iter()
+            .all(|q| q.all_problems().next().is_none());
     let nominal: u64 = admission
         .cluster_queues
         .iter()
@@ -122,11 +126,24 @@ pub fn diagnose(
         .kai_queues
         .iter()
         .filter(|q| crate::queues::is_kai_leaf(admission, &q.name))
-        .filter_map(|q| q.quota.filter(|n| *n > 0.0))
+        .filter_map(|q| q.quota.filter(|n| *n > 0.0 && n.is_finite()))
         .map(|n| n.floor() as u64)
-        .sum();
-    let placeable: u64 = models.iter().map(|m| m.placeable).sum();
-    let uncovered = quotas_known.then(|| placeable.saturating_sub(nominal.saturating_add(kai)));
+        .fold(0, u64::saturating_add);
+    let placeable: u64 = models
+        .iter()
+        .map(|m| m.placeable)
+        .fold(0, u64::saturating_add);
+    // A KAI leaf with quota −1 bounds nothing: it covers every GPU.
+    let unbounded = admission.kai_queues.iter().any(|q| {
+        crate::queues::is_kai_leaf(admission, &q.name) && q.quota.is_some_and(|n| n < 0.0)
+    });
+    let uncovered = quotas_known.then(|| {
+        if unbounded {
+            0
+        } else {
+            placeable.saturating_sub(nominal.saturating_add(kai))
+        }
+    });
     let q = crate::report::queues::QuotaShortage {
         queued,
         free_for_queued,
@@ -148,7 +165,7 @@ pub fn diagnose(
     } else {
         format!(
             "; {} of them can never be admitted as the queues are ({})",
-            never.iter().map(|(_, n, _)| n).sum::<u64>(),
+            never.iter().fold(0u64, |a, (_, n, _)| a.saturating_add(*n)),
             never
                 .iter()
                 .map(|(id, n, why)| format!("{id}: {n} GPUs, {why}"))

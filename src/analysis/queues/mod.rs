@@ -94,7 +94,12 @@ pub fn figures(
         &mut out.tenants,
     );
     out.borrowing = tenants::borrowing(a, tenancy);
-    out.problems = a.problems.iter().map(ToString::to_string).collect();
+    out.problems = a
+        .problems
+        .iter()
+        .chain(&a.reference_problems)
+        .map(ToString::to_string)
+        .collect();
     out
 }
 
@@ -312,14 +317,7 @@ fn kai_queued(a: &Admission, objects: &[Object]) -> HashMap<String, (u64, u64)> 
 /// The admission objects whose figures could not be read, as the report's incomplete inputs
 /// (`ClusterQueue cq-a spec.resourceGroups[0]…nominalQuota: "lots" is not a quantity`).
 pub fn incomplete(a: &Admission) -> Vec<crate::report::IncompleteInput> {
-    let problems = a
-        .cluster_queues
-        .iter()
-        .flat_map(|q| &q.problems)
-        .chain(a.cohorts.iter().flat_map(|c| &c.problems))
-        .chain(a.kai_queues.iter().flat_map(|q| &q.problems))
-        .chain(&a.problems);
-    problems
+    a.all_problems()
         .map(|p| crate::report::IncompleteInput {
             resource: p.object.clone(),
             reason: if p.field.is_empty() {

@@ -37,7 +37,7 @@ pub fn pool(a: &Admission, name: &str, borrow: bool) -> Result<QueuePool, QueueE
             QueueError::Unknown { name, known }
         });
     };
-    if let Some(p) = cq.problems.first() {
+    if let Some(p) = cq.all_problems().next() {
         return Err(QueueError::Unreadable {
             name: name.into(),
             why: p.to_string(),

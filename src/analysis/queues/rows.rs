@@ -28,7 +28,7 @@ pub(super) fn cluster_queue_rows(
     queued: &BTreeMap<(String, Option<String>), (u64, u64)>,
     tenancy: &Resolver<'_>,
 ) -> Vec<QueueRow> {
-    let problems: Vec<String> = cq.problems.iter().map(ToString::to_string).collect();
+    let problems: Vec<String> = cq.all_problems().map(ToString::to_string).collect();
     let tenants: Vec<String> = a
         .namespaces_of(&cq.name)
         .into_iter()
@@ -75,7 +75,19 @@ pub(super) fn cluster_queue_rows(
                 .copied()
                 .unwrap_or_default();
             let nominal = amount_or(&mut unknown, "nominal", &problems, Some(quota.map_or(0, |q| q.nominal)));
-            let limit = |v: Option<u64>| if problems.is_empty() { v.map(Amount::whole) } else { None };
+            // A queue whose figures did not read has its limits unknown, not "no limit".
+            if !problems.is_empty() {
+                for f in ["borrowing_limit", "lending_limit"] {
+                    unknown.set(f, problems.join("; "));
+                }
+            }
+            let limit = |v: Option<u64>| {
+                if problems.is_empty() {
+                    v.map(Amount::whole)
+                } else {
+                    None
+                }
+            };
             if flavor.is_none() {
                 unknown.set(
                     "flavor",
@@ -129,7 +141,7 @@ pub(super) fn kai_row(
     tenants_by_queue: &BTreeMap<String, BTreeSet<String>>,
 ) -> QueueRow {
     let mut unknown = Unknown::default();
-    let problem = q.problems.first().map(ToString::to_string);
+    let problem = q.all_problems().next().map(ToString::to_string);
     let mut known = |field: &str, v: Option<f64>, why_none: Option<&str>| -> Option<Amount> {
         if let Some(p) = &problem {
             unknown.set(field, p.clone());

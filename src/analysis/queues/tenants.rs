@@ -53,7 +53,7 @@ pub(super) fn tenant_quota(
             let b: u64 = cq
                 .usage
                 .as_ref()
-                .map(|u| u.values().map(|u| u.borrowed).sum())
+                .map(|u| u.values().fold(0u64, |a, u| a.saturating_add(u.borrowed)))
                 .unwrap_or(0);
             if b > 0 {
                 let sole = tenants_of_queue.get(q).is_some_and(|s| s.len() == 1);
@@ -95,7 +95,7 @@ pub(super) fn tenant_quota(
                     .unwrap_or(p.count);
                 admitted.saturating_mul(p.gpus_per_pod)
             })
-            .sum();
+            .fold(0, u64::saturating_add);
         let e = out.entry(tenant).or_insert(TenantQuota {
             quota: Amount::default(),
             admitted: Amount::default(),
@@ -195,7 +195,7 @@ pub(super) fn borrowing(a: &Admission, tenancy: &Resolver<'_>) -> Vec<BorrowingR
         let b: u64 = cq
             .usage
             .as_ref()
-            .map(|u| u.values().map(|u| u.borrowed).sum())
+            .map(|u| u.values().fold(0u64, |a, u| a.saturating_add(u.borrowed)))
             .unwrap_or(0);
         if b == 0 {
             continue;

@@ -484,6 +484,12 @@ fn kai_limits_and_quota() {
     assert_eq!(d.verdict, Verdict::Waits, "{}", d.why);
     assert!(d.why.contains("OverLimit"), "{}", d.why);
     assert_eq!(kai(13).verdict, Verdict::Never);
+    // Only leaf queues schedule.
+    let mut parent = ask("ml", 1, 1);
+    parent.local_queue = None;
+    parent.kai_queue = Some("dept".into());
+    let d = decide(&Live::new(&adm), &parent);
+    assert_eq!(d.verdict, Verdict::Never, "{}", d.why);
 }
 
 #[test]

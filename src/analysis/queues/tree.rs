@@ -443,7 +443,7 @@ mod tests {
         };
         let (t, a) = tree(&(cq("a", "cx", "nominalQuota: 4") + &c("cx", "cy") + &c("cy", "cx")));
         assert!(!t.sound(t.queue("a").unwrap()));
-        assert!(a.cohorts.iter().all(|c| !c.problems.is_empty()));
+        assert!(a.cohorts.iter().all(|c| !c.reference_problems.is_empty()));
     }
 
     #[test]

@@ -23,8 +23,17 @@ pub(super) fn kai(a: &Admission, ask: &Ask) -> Decision {
             }
         };
     };
-    if let Some(p) = q.problems.first() {
+    if let Some(p) = q.all_problems().next() {
         return Decision::unknown(queue, format!("the queue's quota is unknown: {p}"));
+    }
+    // Only leaf queues schedule (`pkg/scheduler/actions/utils/input_jobs.go`).
+    if !crate::queues::is_kai_leaf(a, &name) {
+        return Decision {
+            queue,
+            flavor: None,
+            verdict: Verdict::Never,
+            why: format!("KAI Queue {name} has child queues: KAI schedules only leaf queues' jobs"),
+        };
     }
     #[allow(clippy::cast_precision_loss)]
     let need = ask.gpus() as f64;
@@ -68,14 +77,19 @@ pub(super) fn kai(a: &Admission, ask: &Ask) -> Decision {
             };
         }
     }
-    let allocated = q.allocated.unwrap_or(0.0);
+    let Some(allocated) = q.allocated else {
+        return Decision::unknown(
+            queue,
+            format!("KAI Queue {name} reports no status.allocated"),
+        );
+    };
     match q.quota {
         Some(quota) if quota >= 0.0 && allocated + need > quota => Decision {
             queue,
             flavor: None,
             verdict: Verdict::Borrows,
             why: format!(
-                "over KAI Queue {name}'s quota ({allocated} + {need} > {quota}): runs preemptible, within its limit"
+                "over KAI Queue {name}'s quota ({allocated} + {need} > {quota}): runs preemptible, within its limit (a non-preemptible job — priority 100 or more — waits instead: NonPreemptibleOverQuota)"
             ),
         },
         _ => Decision {

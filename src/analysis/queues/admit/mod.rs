@@ -153,7 +153,7 @@ fn queue_of<'a>(live: &'a Live<'_>, ask: &Ask) -> Result<(&'a ClusterQueue, usiz
             format!("no ClusterQueue {cq_name} was read"),
         ));
     };
-    if let Some(p) = cq.problems.first() {
+    if let Some(p) = cq.all_problems().next() {
         return Err(Decision::unknown(
             queue,
             format!("the queue's quota is unknown: {p}"),
@@ -284,7 +284,7 @@ fn partially(
 pub fn would_admit(live: &Live<'_>, queue: &str) -> std::collections::BTreeMap<String, u64> {
     let mut out = std::collections::BTreeMap::new();
     let a = live.admission;
-    let Some(cq) = a.cluster_queue(queue).filter(|q| q.problems.is_empty()) else {
+    let Some(cq) = a.cluster_queue(queue).filter(|q| q.known()) else {
         return out;
     };
     let Some(q) = live.tree.queue(queue).filter(|&q| live.tree.sound(q)) else {
