@@ -143,6 +143,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
                 allocatable: 0,
                 requested: 0,
                 pending: 0,
+                queued: 0,
                 used: o.used.map(|_| 0),
                 gpu_equivalents: o.gpu_equivalents.map(|_| Some(0.0)),
                 note: o.note.clone(),
@@ -154,6 +155,7 @@ pub fn combine(reports: Vec<(String, Report)>, sources: Vec<String>) -> Result<R
             add(&mut e.allocatable, o.allocatable, "allocatable GPUs")?;
             add(&mut e.requested, o.requested, "GPUs requested")?;
             add(&mut e.pending, o.pending, "GPUs pending")?;
+            add(&mut e.queued, o.queued, "GPUs queued")?;
             e.used = add_opt(e.used, o.used, "GPUs used")?;
         }
         shortage.kind = worst(shortage.kind, f.shortage.kind);

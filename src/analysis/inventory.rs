@@ -77,6 +77,7 @@ pub fn report(
     let mut per_ns: BTreeMap<&str, (u64, u64)> = BTreeMap::new();
     let mut other_req = Gpus::default();
     let mut other_pend = Gpus::default();
+    let mut other_queued = Gpus::default();
     let mut pending_by_model: BTreeMap<String, u64> = BTreeMap::new();
     for p in &workloads.pods {
         let Some(o) = objects.get(p.object) else {
@@ -107,8 +108,12 @@ pub fn report(
                     .named(format_args!("GPU model {model}"), "GPUs pending")?;
                 }
             }
-            // Queued GPUs are counted per workload below: a job waiting for quota has no pod.
-            PodState::Queued | PodState::Terminal => {}
+            // Queued whole GPUs are counted per workload below (a job waiting for quota has no
+            // pod); a queued pod's shares and slices are counted here, on their own lines.
+            PodState::Queued => {
+                other_queued.add(&p.gpus).named(FLEET, "GPUs queued")?;
+            }
+            PodState::Terminal => {}
         }
     }
     for w in &workloads.list {
@@ -195,7 +200,7 @@ pub fn report(
     }
     let metrics_source = fleet.metrics_source.clone();
     gpus.used = usage.as_ref().map(|u| u.fleet.busy);
-    let mut other_gpus = other_gpu_rows(nodes, &other_req, &other_pend)?;
+    let mut other_gpus = other_gpu_rows(nodes, &other_req, &other_pend, &other_queued)?;
     if let Some(u) = &usage {
         for row in &mut other_gpus {
             if let Some(profile) = row.resource.strip_prefix(crate::k8s::gpus::MIG_PREFIX) {
@@ -320,6 +325,8 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
     let mut other = BTreeMap::new();
     let mut held = w.requested.clone();
     held.add(&w.pending)
+        .named(&w.id, "the GPUs its pods request and wait for")?;
+    held.add(&w.queued)
         .named(&w.id, "the GPUs its pods request and wait for")?;
     if held.shared > 0 {
         other.insert(GpuResource::Shared.to_string(), held.shared);
@@ -543,6 +550,7 @@ fn other_gpu_rows(
     nodes: &BTreeMap<&str, GpuNode<'_>>,
     req: &Gpus,
     pend: &Gpus,
+    queued: &Gpus,
 ) -> Result<Vec<OtherGpuRow>, Overflow> {
     let mut resources: BTreeSet<GpuResource> = BTreeSet::new();
     let mut cap = Gpus::default();
@@ -554,7 +562,7 @@ fn other_gpu_rows(
             .add(&n.other_allocatable)
             .named("the fleet", "allocatable MIG and shared GPUs")?;
     }
-    for g in [&cap, &alloc, req, pend] {
+    for g in [&cap, &alloc, req, pend, queued] {
         if g.shared > 0 {
             resources.insert(GpuResource::Shared);
         }
@@ -576,15 +584,23 @@ fn other_gpu_rows(
             allocatable: alloc.get(&r),
             requested: req.get(&r),
             pending: pend.get(&r),
+            queued: queued.get(&r),
             used: None,
             gpu_equivalents: (r == GpuResource::Fraction).then(|| {
                 #[allow(clippy::cast_precision_loss)]
-                let centi = req.fraction_centi.saturating_add(pend.fraction_centi) as f64;
-                (req.fraction_memory == 0 && pend.fraction_memory == 0).then_some(centi / 100.0)
+                let centi = req
+                    .fraction_centi
+                    .saturating_add(pend.fraction_centi)
+                    .saturating_add(queued.fraction_centi) as f64;
+                (req.fraction_memory == 0 && pend.fraction_memory == 0 && queued.fraction_memory == 0)
+                    .then_some(centi / 100.0)
             }),
             note: (r == GpuResource::Fraction)
                 .then(|| {
-                    let by_memory = req.fraction_memory.saturating_add(pend.fraction_memory);
+                    let by_memory = req
+                        .fraction_memory
+                        .saturating_add(pend.fraction_memory)
+                        .saturating_add(queued.fraction_memory);
                     (by_memory > 0).then(|| {
                         format!(
                             "KAI GPU shares; {by_memory} given by memory (gpu-memory): their part of a GPU is known once placed"

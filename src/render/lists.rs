@@ -135,20 +135,14 @@ pub fn details(r: &Report) -> Doc {
         .other_gpus
         .iter()
         .any(|o| o.resource == crate::k8s::gpus::FRACTION);
+    let queued = f.other_gpus.iter().any(|o| o.queued > 0);
     d.section(
         if shares {
             "MIG slices, shared GPUs and KAI GPU shares (not counted as whole GPUs)"
         } else {
             "MIG slices and shared GPUs (not counted as whole GPUs)"
         },
-        Table::new(&[
-            "resource",
-            ">capacity",
-            ">allocatable",
-            ">requested",
-            ">pending",
-        ])
-        .rows(&f.other_gpus, |o| {
+        Table::new(&other_gpu_headers(queued)).rows(&f.other_gpus, |o| {
             let resource = match o.gpu_equivalents {
                 Some(Some(g)) => format!(
                     "{} (= {} GPU)",
@@ -162,13 +156,17 @@ pub fn details(r: &Report) -> Doc {
                 ),
                 None => o.resource.clone(),
             };
-            vec![
+            let mut cells = vec![
                 resource.into(),
                 fleet_figure(r, "other_gpus.capacity", o.capacity).into(),
                 fleet_figure(r, "other_gpus.allocatable", o.allocatable).into(),
                 fleet_figure(r, "other_gpus.requested", o.requested).into(),
                 fleet_figure(r, "other_gpus.pending", o.pending).into(),
-            ]
+            ];
+            if queued {
+                cells.push(o.queued.to_string().into());
+            }
+            cells
         }),
         fold,
     );
@@ -269,4 +267,19 @@ fn workload_id(w: &WorkloadRow) -> String {
         Some(c) => format!("{c}:{}/{}/{}", w.namespace, w.kind, w.name),
         None => format!("{}/{}/{}", w.namespace, w.kind, w.name),
     }
+}
+
+/// The MIG and share table's columns: `queued` only when a queue holds some (KAI shares).
+fn other_gpu_headers(queued: bool) -> Vec<&'static str> {
+    let mut h = vec![
+        "resource",
+        ">capacity",
+        ">allocatable",
+        ">requested",
+        ">pending",
+    ];
+    if queued {
+        h.push(">queued");
+    }
+    h
 }

@@ -279,6 +279,10 @@ pub struct ModelRow {
     pub queued: u64,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct OtherGpuRow {
     /// `nvidia.com/mig-1g.10gb` or `nvidia.com/gpu.shared`.
@@ -287,6 +291,9 @@ pub struct OtherGpuRow {
     pub allocatable: u64,
     pub requested: u64,
     pub pending: u64,
+    /// Held by admission (KAI GPU shares of a pod group its queue holds); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub queued: u64,
     /// Busy MIG instances (MIG only; `null` when unknown or not applicable).
     pub used: Option<u64>,
     /// KAI GPU shares (`gpu-fraction`): the GPUs the requested and pending shares add up to;

@@ -155,13 +155,15 @@ fn kai_queues_pod_groups_and_gpu_shares() {
         (Some(12), Some(8), Some(4)),
         "{g}"
     );
+    // One running half share; a quarter share in the held group is queued, on its own line.
     let share = row(&j["fleet"], "other_gpus", "resource", "gpu-fraction");
     assert_eq!(
         (
             share["requested"].as_u64(),
+            share["queued"].as_u64(),
             share["gpu_equivalents"].as_f64()
         ),
-        (Some(1), Some(0.5))
+        (Some(1), Some(1), Some(0.75))
     );
     let q = queue_row(&j, "research-llm", None);
     assert_eq!(
@@ -180,7 +182,7 @@ fn kai_queues_pod_groups_and_gpu_shares() {
             &Value::from(4),
             &Value::from(8),
             &Value::from(4),
-            &Value::from(4),
+            &Value::from(4.25),
             &Value::from("research")
         )
     );

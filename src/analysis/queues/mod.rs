@@ -282,9 +282,10 @@ fn kai_waits(
     }
 }
 
-/// GPUs queued per KAI queue (pods in pod groups their queue holds), and the groups.
-fn kai_queued(a: &Admission, objects: &[Object]) -> HashMap<String, (u64, u64)> {
-    let mut out: HashMap<String, (u64, u64)> = HashMap::new();
+/// GPUs queued per KAI queue (pods in pod groups their queue holds: whole GPUs and, as the GPUs
+/// they add up to, KAI GPU shares), and how many groups.
+fn kai_queued(a: &Admission, objects: &[Object]) -> HashMap<String, (f64, u64)> {
+    let mut out: HashMap<String, (f64, u64)> = HashMap::new();
     let held: HashMap<(&str, &str), &str> = a
         .pod_groups
         .iter()
@@ -304,9 +305,12 @@ fn kai_queued(a: &Admission, objects: &[Object]) -> HashMap<String, (u64, u64)> 
         };
         let key = (o.namespace(), g.as_str());
         let Some(q) = held.get(&key) else { continue };
-        let gpus = crate::workload::pods::pod_request(&p.spec).map_or(0, |g| g.whole);
+        let share = crate::k8s::queue::kai_share(&o.meta.annotations);
+        #[allow(clippy::cast_precision_loss)]
+        let gpus = crate::workload::pods::pod_request(&p.spec).map_or(0, |g| g.whole) as f64
+            + share.fraction_centi as f64 / 100.0;
         let e = out.entry(q.to_string()).or_default();
-        e.0 = e.0.saturating_add(gpus);
+        e.0 += gpus;
         if groups.insert(key) {
             e.1 += 1;
         }

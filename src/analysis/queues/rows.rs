@@ -137,7 +137,7 @@ fn kai_ancestors<'a>(a: &'a Admission, name: &str) -> Vec<&'a str> {
 pub(super) fn kai_row(
     a: &Admission,
     q: &KaiQueue,
-    queued: &HashMap<String, (u64, u64)>,
+    queued: &HashMap<String, (f64, u64)>,
     tenants_by_queue: &BTreeMap<String, BTreeSet<String>>,
 ) -> QueueRow {
     let mut unknown = Unknown::default();
@@ -188,7 +188,7 @@ pub(super) fn kai_row(
         lending_limit: None,
         admitted,
         borrowed,
-        queued: Some(Amount::whole(gpus)),
+        queued: Some(Amount(gpus)),
         workloads_queued: Some(groups),
         tenants: tenants.into_iter().collect(),
         unknown,
