@@ -72,7 +72,7 @@ pub(super) fn body(b: &mut Body, s: &mut Session) {
         Body::Service(v) => service(v, s),
         Body::KueueWorkload(w) => {
             for p in &mut w.spec.pod_sets {
-                template(&mut p.template, s);
+                pod_spec(&mut p.template.spec, s);
             }
         }
         Body::Node(_)

@@ -7,13 +7,15 @@
 //! stay JSON (`Body::WithStatus`): their quantities are read by `crate::queues`, which names the
 //! object and field of one that does not parse instead of refusing the whole read.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
 use super::exact::exact;
 use super::gpus::Gpus;
-use super::types::PodTemplate;
+use super::text::Text;
+use super::types::{PodSpec, or_default};
 
 /// `spec` and `status` of a Kueue Workload.
 #[derive(Debug, Clone, Default)]
@@ -70,15 +72,15 @@ impl PodGroupBody {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct KueueWorkloadSpec {
-    /// The LocalQueue (in the Workload's namespace) it is submitted to.
-    pub queue_name: Option<String>,
+    /// The LocalQueue (in the Workload's namespace) it is submitted to; shared across the read.
+    pub queue_name: Option<Text>,
     #[serde(deserialize_with = "exact")]
     pub pod_sets: Vec<PodSet>,
     /// The resolved priority (`spec.priority`); `None` reads as 0, as Kueue's
     /// `pkg/util/priority` does for a workload without one.
     pub priority: Option<i64>,
     /// v1beta1's priority class name.
-    pub priority_class_name: Option<String>,
+    pub priority_class_name: Option<Text>,
     /// v1beta2's priority class reference.
     pub priority_class_ref: Option<PriorityClassRef>,
     /// `false` deactivates the Workload: it is neither queued nor admitted (default `true`).
@@ -88,44 +90,95 @@ pub struct KueueWorkloadSpec {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct PriorityClassRef {
-    pub name: String,
+    pub name: Text,
 }
 
-/// One pod set: `count` pods of `template` (at least `minCount` with partial admission).
+/// One pod set: `count` pods of `template` (at least `minCount` with partial admission). Only the
+/// template's spec is read (its GPUs and where its pods may run); its labels are the job's.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct PodSet {
-    pub name: String,
+    pub name: Text,
     /// Required by the API; a Workload written without it is read as one pod.
     pub count: Option<u64>,
     pub min_count: Option<u64>,
-    pub template: PodTemplate,
+    pub template: PodSetTemplate,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct PodSetTemplate {
+    #[serde(deserialize_with = "or_default")]
+    pub spec: PodSpec,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct KueueWorkloadStatus {
-    #[serde(deserialize_with = "exact")]
+    #[serde(deserialize_with = "conditions")]
     pub conditions: Vec<QueueCondition>,
     pub admission: Option<Admission>,
 }
 
-/// A `metav1.Condition`: its reason and message say why a Workload waits or was evicted.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
+/// The `metav1.Condition`s of a Workload that say where it stands: `QuotaReserved` (with, when
+/// false, why it waits), `Finished`, `Evicted`, `Preempted`. Type, status and reason are shared
+/// across the read (a few words each); the rest of a condition is not kept.
+#[derive(Debug, Clone, Default)]
 pub struct QueueCondition {
-    #[serde(rename = "type")]
-    pub type_: String,
-    pub status: String,
-    pub reason: String,
-    pub message: String,
+    pub type_: Text,
+    pub status: Text,
+    pub reason: Text,
+    /// Kept for `QuotaReserved=False` only: why the Workload waits.
+    pub message: Box<str>,
 }
 
-/// `status.admission`: the ClusterQueue that reserved quota, and each pod set's flavors.
+/// The condition types [`QueueCondition`] keeps.
+const KEPT_CONDITIONS: [&str; 4] = ["QuotaReserved", "Finished", "Evicted", "Preempted"];
+
+/// Reads `status.conditions` keeping [`KEPT_CONDITIONS`] only, their message only when it says
+/// why a Workload waits: a Workload carries several conditions, each with a message of its own,
+/// and a fleet has them by the hundred thousand. Fields are borrowed from the input while read.
+fn conditions<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<QueueCondition>, D::Error> {
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct Raw<'a> {
+        #[serde(rename = "type", borrow)]
+        type_: Cow<'a, str>,
+        #[serde(borrow)]
+        status: Cow<'a, str>,
+        #[serde(borrow)]
+        reason: Cow<'a, str>,
+        #[serde(borrow)]
+        message: Cow<'a, str>,
+    }
+    let raw: Option<Vec<Raw<'de>>> = Option::deserialize(d)?;
+    let mut out: Vec<QueueCondition> = raw
+        .into_iter()
+        .flatten()
+        .filter(|c| KEPT_CONDITIONS.contains(&c.type_.as_ref()))
+        .map(|c| {
+            let waits = c.type_ == "QuotaReserved" && c.status != "True";
+            QueueCondition {
+                type_: Text::shared(&c.type_),
+                status: Text::shared(&c.status),
+                reason: Text::shared(&c.reason),
+                message: if waits {
+                    c.message.into()
+                } else {
+                    Box::default()
+                },
+            }
+        })
+        .collect();
+    out.shrink_to_fit();
+    Ok(out)
+}
+
+/// `status.admission`: the ClusterQueue that reserved quota, and each pod set's GPU flavor.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default, rename_all = "camelCase")]
 pub struct Admission {
-    pub cluster_queue: String,
+    pub cluster_queue: Text,
     #[serde(deserialize_with = "exact")]
     pub pod_set_assignments: Vec<PodSetAssignment>,
 }
@@ -133,11 +186,22 @@ pub struct Admission {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct PodSetAssignment {
-    pub name: String,
-    /// Resource name → flavor name.
-    pub flavors: BTreeMap<String, String>,
+    pub name: Text,
+    /// The flavor of its GPUs (`flavors["nvidia.com/gpu"]`); the flavors of its other resources
+    /// are not kept.
+    #[serde(rename = "flavors", deserialize_with = "gpu_flavor")]
+    pub gpu_flavor: Option<Text>,
     /// The pods admitted (fewer than the pod set's count under partial admission).
     pub count: Option<u64>,
+}
+
+/// The GPU entry of a pod set assignment's `flavors` (resource name → flavor name).
+fn gpu_flavor<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Text>, D::Error> {
+    let flavors: Option<BTreeMap<Cow<'de, str>, Cow<'de, str>>> = Option::deserialize(d)?;
+    Ok(flavors
+        .unwrap_or_default()
+        .get(super::gpus::GPU)
+        .map(|f| Text::shared(f)))
 }
 
 /// KAI Scheduler's GPU-sharing annotations (`pkg/common/constants/constants.go`): a fraction of a

@@ -34,6 +34,12 @@ impl Default for Text {
 }
 
 impl Text {
+    /// The copy of `s` of the read parsing on this thread (see `super::session`), or one of its
+    /// own: how a reader that borrowed a string from its input keeps it.
+    pub fn shared(s: &str) -> Text {
+        lent_copy(s).map_or_else(|| Text::from(s), Text)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -370,7 +376,7 @@ impl<'de> Visitor<'de> for TextVisitor {
         f.write_str("a string")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Text, E> {
-        Ok(lent_copy(v).map_or_else(|| Text::from(v), Text))
+        Ok(Text::shared(v))
     }
     fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Text, E> {
         match std::str::from_utf8(v) {

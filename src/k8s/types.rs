@@ -20,7 +20,7 @@ pub use super::affinity::{
 pub use super::text::{LabelMap, Labels, Text};
 
 /// A value, or its default when written as `null` (as the API server's own decoder takes it).
-fn or_default<'de, D: serde::Deserializer<'de>, T: Deserialize<'de> + Default>(
+pub(super) fn or_default<'de, D: serde::Deserializer<'de>, T: Deserialize<'de> + Default>(
     d: D,
 ) -> Result<T, D::Error> {
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())

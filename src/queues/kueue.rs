@@ -272,7 +272,7 @@ pub fn state(w: &KueueWorkloadBody) -> WorkloadState {
     }
     let (reason, message) = w
         .condition("QuotaReserved")
-        .map(|c| (c.reason.clone(), c.message.clone()))
+        .map(|c| (c.reason.to_string(), c.message.to_string()))
         .unwrap_or_default();
     WorkloadState::Queued { reason, message }
 }
@@ -293,13 +293,7 @@ pub(super) fn workload(i: usize, o: &Object) -> Option<QueueWorkload> {
             // (`workload::check`); here it reads as the most there can be.
             gpus_per_pod: crate::workload::pods::pod_request(&p.template.spec)
                 .map_or(u64::MAX, |g| g.whole),
-            node_selector: p
-                .template
-                .spec
-                .node_selector
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
+            node_selector: p.template.spec.node_selector.clone(),
             models: p.template.spec.gpu_models(),
         })
         .collect();
@@ -310,7 +304,7 @@ pub(super) fn workload(i: usize, o: &Object) -> Option<QueueWorkload> {
             .iter()
             .map(|p| AdmittedPodSet {
                 name: p.name.clone(),
-                flavor: p.flavors.get(GPU).cloned(),
+                flavor: p.gpu_flavor.clone(),
                 count: p.count,
             })
             .collect(),
@@ -320,13 +314,13 @@ pub(super) fn workload(i: usize, o: &Object) -> Option<QueueWorkload> {
             if c.reason.is_empty() {
                 t.to_string()
             } else {
-                c.reason.clone()
+                c.reason.to_string()
             }
         })
     };
     Some(QueueWorkload {
         object: i,
-        namespace: o.namespace().to_string(),
+        namespace: o.meta.namespace.clone().unwrap_or_default(),
         name: o.meta.name.clone(),
         local_queue: w.spec.queue_name.clone().filter(|q| !q.is_empty()),
         priority: w.spec.priority.unwrap_or(0),
@@ -409,15 +403,15 @@ pub(super) fn check_references(a: &mut Admission) {
     let mut unknown_flavor: Vec<(String, Problem)> = Vec::new();
     for w in &a.workloads {
         let Some(adm) = &w.admission else { continue };
-        let Some(known) = flavors_of.get(&adm.cluster_queue) else {
+        let Some(known) = flavors_of.get(adm.cluster_queue.as_str()) else {
             continue;
         };
         for p in &adm.pod_sets {
             if let Some(f) = &p.flavor
-                && !known.contains(f)
+                && !known.contains(f.as_str())
             {
                 unknown_flavor.push((
-                    adm.cluster_queue.clone(),
+                    adm.cluster_queue.to_string(),
                     Problem {
                         object: format!("Workload {}/{}", w.namespace, w.name),
                         field: format!("status.admission.podSetAssignments[{}].flavors", p.name),

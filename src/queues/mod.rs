@@ -27,6 +27,12 @@ impl Admission {
     /// The admission objects of `objects`, read once.
     pub fn read(objects: &[Object]) -> Admission {
         let mut a = Admission::default();
+        // A fleet's Workloads are by the hundred thousand: room for them once.
+        let workloads = objects
+            .iter()
+            .filter(|o| o.typed_kind() == Kind::KueueWorkload)
+            .count();
+        a.workloads.reserve_exact(workloads);
         for (i, o) in objects.iter().enumerate() {
             match o.typed_kind() {
                 Kind::ClusterQueue => a.cluster_queues.push(kueue::cluster_queue(o)),

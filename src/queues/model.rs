@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::k8s::types::{LabelMap, Text};
 use crate::util::date::Timestamp;
 
 /// The resource whose quota gpuledger reads: whole GPUs.
@@ -317,13 +318,13 @@ impl ResourceFlavor {
 /// One pod set of a Kueue Workload: `count` pods of `gpus_per_pod` whole GPUs each.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PodSetGpus {
-    pub name: String,
+    pub name: Text,
     pub count: u64,
     /// With partial admission, the fewest pods it may be admitted with.
     pub min_count: Option<u64>,
     pub gpus_per_pod: u64,
     /// Its pods' node selector: which flavors' node labels it allows.
-    pub node_selector: BTreeMap<String, String>,
+    pub node_selector: LabelMap,
     /// The GPU models its node selector or required node affinity names; `None`: any.
     pub models: Option<BTreeSet<String>>,
 }
@@ -352,12 +353,12 @@ pub enum WorkloadState {
 pub struct QueueWorkload {
     /// Index of the object in the input.
     pub object: usize,
-    pub namespace: String,
+    pub namespace: Text,
     pub name: String,
     /// `spec.queueName`.
-    pub local_queue: Option<String>,
+    pub local_queue: Option<Text>,
     pub priority: i64,
-    pub priority_class: Option<String>,
+    pub priority_class: Option<Text>,
     pub created: Option<Timestamp>,
     pub pod_sets: Vec<PodSetGpus>,
     pub state: WorkloadState,
@@ -416,15 +417,15 @@ pub fn never_fits(reason: &str, message: &str) -> bool {
 /// Where an admitted Workload's GPUs went.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Admitted {
-    pub cluster_queue: String,
+    pub cluster_queue: Text,
     /// Per pod set: the flavor of its GPUs (when it has any) and the pods admitted.
     pub pod_sets: Vec<AdmittedPodSet>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AdmittedPodSet {
-    pub name: String,
-    pub flavor: Option<String>,
+    pub name: Text,
+    pub flavor: Option<Text>,
     pub count: Option<u64>,
 }
 
@@ -493,11 +494,11 @@ impl Ask {
             .map(|(i, r)| {
                 let per_node = r.nodes_per_replica.max(1);
                 PodSetGpus {
-                    name: r.name.clone(),
+                    name: r.name.as_str().into(),
                     count: r.replicas.saturating_mul(per_node),
                     min_count: min.filter(|_| i == 0),
                     gpus_per_pod: r.gpus_per_replica.div_ceil(per_node),
-                    node_selector: node_selector.clone(),
+                    node_selector: node_selector.clone().into(),
                     models: models.clone(),
                 }
             })

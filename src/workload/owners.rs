@@ -492,6 +492,8 @@ pub fn build(objects: &[Object]) -> Result<Workloads<'_>, Overflow> {
     for p in &mut pods {
         p.workload = p.workload.and_then(|r| index_of_root.get(&r).copied());
     }
+    // Every workload has its root now: a root first named later owns none.
+    roots.freeze();
     Ok(Workloads {
         list,
         pods,
@@ -521,7 +523,9 @@ fn add_waiting(
                     .add(&all)
                     .named(id, "the GPUs its Kueue Workloads wait for")?;
                 if ps.per_pod.whole > 0 {
-                    *b.pod_roles.entry((ps.name, ps.per_pod.whole)).or_default() += ps.count;
+                    *b.pod_roles
+                        .entry((ps.name.to_string(), ps.per_pod.whole))
+                        .or_default() += ps.count;
                 }
             }
         }

@@ -116,7 +116,7 @@ fn kueue_waits(
     let cq_of = |w: &QueueWorkload| -> Option<String> {
         w.admission
             .as_ref()
-            .map(|x| x.cluster_queue.clone())
+            .map(|x| x.cluster_queue.to_string())
             .or_else(|| {
                 a.cluster_queue_of(&w.namespace, w.local_queue.as_deref())
                     .map(str::to_string)

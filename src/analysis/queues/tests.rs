@@ -287,13 +287,13 @@ fn flavors_in_order_and_fungibility() {
     let mut pinned = ask("team-a", 1, 4);
     pinned.pod_sets[0]
         .node_selector
-        .insert("nvidia.com/gpu.product".into(), "A100".into());
+        .insert("nvidia.com/gpu.product", "A100");
     let (v, _, f) = verdict(&two(""), &pinned);
     assert_eq!((v, f.as_deref()), (Verdict::Admits, Some("a100")));
     // Pinned to a model no flavor has: never.
     pinned.pod_sets[0]
         .node_selector
-        .insert("nvidia.com/gpu.product".into(), "L4".into());
+        .insert("nvidia.com/gpu.product", "L4");
     let (v, why, _) = verdict(&two(""), &pinned);
     assert_eq!(v, Verdict::Never, "{why}");
 }

@@ -32,7 +32,7 @@ pub(super) fn in_held_group(o: &Object, held: &HashSet<(&str, &str)>) -> bool {
 
 /// One Kueue pod set waiting for quota: its name, each pod's GPUs, and its pods.
 pub(super) struct WaitingPodSet {
-    pub name: String,
+    pub name: crate::k8s::types::Text,
     pub per_pod: Gpus,
     pub count: u64,
 }

@@ -26,8 +26,8 @@ pub struct Root {
 /// Memoised root resolution over one object list.
 pub struct Roots<'a> {
     objects: &'a [Object],
-    by_uid: HashMap<&'a str, usize>,
-    by_key: HashMap<(&'a str, &'a str, &'a str), usize>,
+    by_uid: HashMap<&'a str, usize, RandomState>,
+    by_key: HashMap<(&'a str, &'a str, &'a str), usize, RandomState>,
     /// Each object's root once resolved (an index into `list`).
     memo: Vec<Option<usize>>,
     pub list: Vec<Root>,
@@ -35,7 +35,12 @@ pub struct Roots<'a> {
     /// looked up once per pod whose owner is missing (every pod of a ReplicaSet that was not read),
     /// and found without making its id.
     by_name: HashMap<Name<'a>, usize, RandomState>,
+    /// Set once the workloads are built ([`Roots::freeze`]): a root not named by then is not made.
+    frozen: bool,
 }
+
+/// The root of a chain whose root was first named after [`Roots::freeze`]: in no list.
+const UNNAMED: usize = usize::MAX;
 
 /// A root's namespace, group, kind and name, borrowed from the objects.
 type Name<'a> = (&'a str, &'a str, &'a str, &'a str);
@@ -44,8 +49,8 @@ const MAX_DEPTH: usize = 32;
 
 impl<'a> Roots<'a> {
     pub fn new(objects: &'a [Object]) -> Roots<'a> {
-        let mut by_uid = HashMap::new();
-        let mut by_key = HashMap::new();
+        let mut by_uid = HashMap::default();
+        let mut by_key = HashMap::default();
         for (i, o) in objects.iter().enumerate() {
             // Pods own nothing; leaving them out keeps the indexes small.
             if matches!(o.body, Body::Pod(_)) {
@@ -63,7 +68,16 @@ impl<'a> Roots<'a> {
             memo: vec![None; objects.len()],
             list: Vec::new(),
             by_name: HashMap::default(),
+            frozen: false,
         }
+    }
+
+    /// From now on a walk that ends at a root not yet named resolves to no root in
+    /// [`Roots::list`] instead of naming it: once the workloads are built, such a root is no
+    /// workload's, and the objects asked about afterwards (every Service, every admitted Kueue
+    /// Workload whose job was not read) need not each make one.
+    pub fn freeze(&mut self) {
+        self.frozen = true;
     }
 
     pub(super) fn owner_ref(o: &Object) -> Option<&OwnerRef> {
@@ -101,11 +115,11 @@ impl<'a> Roots<'a> {
         self.memo.get(i).copied().flatten()
     }
 
-    /// The root of object `i`, as an index into [`Roots::list`]; `None` only when `i` is not an
-    /// index into the object list.
+    /// The root of object `i`, as an index into [`Roots::list`]; `None` when `i` is not an index
+    /// into the object list, or when its root was first named after [`Roots::freeze`].
     pub fn resolve(&mut self, i: usize) -> Option<usize> {
         if let Some(root) = self.memo(i) {
-            return Some(root);
+            return (root != UNNAMED).then_some(root);
         }
         let objects = self.objects;
         let mut o = objects.get(i)?;
@@ -144,7 +158,7 @@ impl<'a> Roots<'a> {
                 *m = Some(root);
             }
         }
-        Some(root)
+        (root != UNNAMED).then_some(root)
     }
 
     /// The root named `name` (namespace, group, kind, name), interned the first time with its
@@ -158,6 +172,9 @@ impl<'a> Roots<'a> {
     ) -> usize {
         if let Some(&k) = self.by_name.get(&name) {
             return k;
+        }
+        if self.frozen {
+            return UNNAMED;
         }
         let (namespace, group, kind, id_name) = name;
         let k = self.list.len();

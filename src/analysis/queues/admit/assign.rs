@@ -214,21 +214,21 @@ fn preempt(
     let used = used_in(&usage, q, flavor);
     let within_nominal = used.saturating_add(val) <= live.tree.nominal(q, flavor);
     let root = live.tree.root(q);
-    let mut candidates: Vec<&Held> = live
+    let mut candidates: Vec<&Held<'_>> = live
         .held
         .iter()
-        .filter(|h| h.gpus.get(flavor).copied().unwrap_or(0) > 0)
+        .filter(|h| h.gpus_in(flavor) > 0)
         .filter(|h| {
             if h.queue == cq.name {
                 return match cq.preemption.within_cluster_queue {
                     WithinQueue::Never => false,
                     // A new workload is the newest: equal priority never qualifies.
                     WithinQueue::LowerPriority | WithinQueue::LowerOrNewerEqualPriority => {
-                        h.priority < priority
+                        h.w.priority < priority
                     }
                 };
             }
-            let Some(other) = live.tree.queue(&h.queue) else {
+            let Some(other) = live.tree.queue(h.queue) else {
                 return false;
             };
             if cq.cohort.is_none() || live.tree.root(other) != root {
@@ -241,7 +241,7 @@ fn preempt(
             if within_nominal {
                 match cq.preemption.reclaim_within_cohort {
                     Reclaim::Never => false,
-                    Reclaim::LowerPriority => h.priority < priority,
+                    Reclaim::LowerPriority => h.w.priority < priority,
                     Reclaim::Any => true,
                 }
             } else {
@@ -250,8 +250,8 @@ fn preempt(
                     BorrowWithinCohort::LowerPriority {
                         max_priority_threshold,
                     } => {
-                        h.priority < priority
-                            && max_priority_threshold.is_none_or(|t| h.priority <= t)
+                        h.w.priority < priority
+                            && max_priority_threshold.is_none_or(|t| h.w.priority <= t)
                     }
                 }
             }
@@ -260,39 +260,41 @@ fn preempt(
     candidates.sort_by(|a, b| {
         (a.queue == cq.name)
             .cmp(&(b.queue == cq.name))
-            .then(a.priority.cmp(&b.priority))
+            .then(a.w.priority.cmp(&b.w.priority))
             .then(b.created.cmp(&a.created))
-            .then_with(|| a.id.cmp(&b.id))
+            .then_with(|| (&a.w.namespace, &a.w.name).cmp(&(&b.w.namespace, &b.w.name)))
     });
     let fits = |leaf: &HashMap<(String, String), u64>| {
         val <= live.tree.available(q, flavor, &live.usage(leaf))
     };
     let mut leaf = leaf.clone();
-    let mut removed: Vec<&Held> = Vec::new();
+    let mut removed: Vec<&Held<'_>> = Vec::new();
     for c in candidates {
         // A queue that is no longer above its nominal quota loses nothing more to another queue
         // (`candidate_generator.go` re-checks each step).
         if c.queue != cq.name
             && live
                 .tree
-                .queue(&c.queue)
+                .queue(c.queue)
                 .is_none_or(|o| !live.tree.above_nominal(o, flavor, &live.usage(&leaf)))
         {
             continue;
         }
         for (f, n) in &c.gpus {
-            if let Some(v) = leaf.get_mut(&(c.queue.clone(), f.clone())) {
+            if let Some(v) = leaf.get_mut(&(c.queue.to_string(), f.to_string())) {
                 *v = v.saturating_sub(*n);
             }
         }
         removed.push(c);
         if fits(&leaf) {
             // Give back, the latest removal first but the last, what is not needed.
-            let mut keep: Vec<&Held> = removed.split_off(removed.len().saturating_sub(1));
+            let mut keep: Vec<&Held<'_>> = removed.split_off(removed.len().saturating_sub(1));
             while let Some(h) = removed.pop() {
                 let mut trial = leaf.clone();
                 for (f, n) in &h.gpus {
-                    let e = trial.entry((h.queue.clone(), f.clone())).or_insert(0);
+                    let e = trial
+                        .entry((h.queue.to_string(), f.to_string()))
+                        .or_insert(0);
                     *e = e.saturating_add(*n);
                 }
                 if fits(&trial) {
@@ -302,7 +304,7 @@ fn preempt(
                 }
             }
             keep.reverse();
-            return keep.iter().map(|h| h.id.clone()).collect();
+            return keep.iter().map(|h| h.w.id()).collect();
         }
     }
     Vec::new()

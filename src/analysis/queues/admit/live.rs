@@ -8,16 +8,29 @@ use crate::queues::{Admission, QueueWorkload, WorkloadState};
 
 /// An admitted Workload as a preemption candidate.
 #[derive(Debug, Clone)]
-pub(super) struct Held {
-    pub(super) id: String,
-    /// The job it is the Workload of (`namespace/Kind/name`).
-    pub(super) owner: Option<String>,
-    pub(super) queue: String,
+pub(super) struct Held<'a> {
+    pub(super) w: &'a QueueWorkload,
+    /// The ClusterQueue that admitted it.
+    pub(super) queue: &'a str,
     /// GPUs per flavor.
-    pub(super) gpus: HashMap<String, u64>,
-    pub(super) priority: i64,
+    pub(super) gpus: Vec<(&'a str, u64)>,
     /// When it was created (a proxy for when it reserved quota: newest is evicted first).
     pub(super) created: i64,
+}
+
+impl Held<'_> {
+    /// The job it is the Workload of (`namespace/Kind/name`).
+    pub(super) fn owner(&self) -> Option<&str> {
+        self.w.owner.as_deref()
+    }
+
+    pub(super) fn gpus_in(&self, flavor: &str) -> u64 {
+        self.gpus
+            .iter()
+            .filter(|(f, _)| *f == flavor)
+            .map(|(_, n)| *n)
+            .fold(0, u64::saturating_add)
+    }
 }
 
 /// The live queues, ready to admit against.
@@ -27,23 +40,23 @@ pub struct Live<'a> {
     pub tree: Tree,
     /// GPUs reserved per (queue, flavor).
     leaf: HashMap<(String, String), u64>,
-    pub(super) held: Vec<Held>,
+    pub(super) held: Vec<Held<'a>>,
 }
 
-/// GPUs a reserved Workload holds per flavor (its admission's count of each pod set).
-fn held_gpus(w: &QueueWorkload) -> HashMap<String, u64> {
-    let mut out = HashMap::new();
-    let Some(adm) = &w.admission else { return out };
-    for p in &w.pod_sets {
-        let Some(a) = adm.pod_sets.iter().find(|s| s.name == p.name) else {
-            continue;
-        };
-        let Some(f) = &a.flavor else { continue };
-        let n = a.count.unwrap_or(p.count).saturating_mul(p.gpus_per_pod);
-        let e = out.entry(f.clone()).or_insert(0);
-        *e = e.saturating_add(n);
-    }
-    out
+/// GPUs a reserved Workload holds per flavor (its admission's count of each pod set; a flavor
+/// twice when two pod sets use it).
+fn held_gpus(w: &QueueWorkload) -> Vec<(&str, u64)> {
+    let Some(adm) = &w.admission else {
+        return Vec::new();
+    };
+    w.pod_sets
+        .iter()
+        .filter_map(|p| {
+            let a = adm.pod_sets.iter().find(|s| s.name == p.name)?;
+            let f = a.flavor.as_deref()?;
+            Some((f, a.count.unwrap_or(p.count).saturating_mul(p.gpus_per_pod)))
+        })
+        .collect()
 }
 
 impl<'a> Live<'a> {
@@ -72,17 +85,15 @@ impl<'a> Live<'a> {
             if reported(&adm.cluster_queue).is_none() {
                 for (f, n) in &gpus {
                     let e = leaf
-                        .entry((adm.cluster_queue.clone(), f.clone()))
+                        .entry((adm.cluster_queue.to_string(), f.to_string()))
                         .or_insert(0);
                     *e = e.saturating_add(*n);
                 }
             }
             held.push(Held {
-                id: w.id(),
-                owner: w.owner.clone(),
-                queue: adm.cluster_queue.clone(),
+                w,
+                queue: &adm.cluster_queue,
                 gpus,
-                priority: w.priority,
                 created: w.created.map_or(0, |t| t.unix()),
             });
         }
@@ -102,18 +113,14 @@ impl<'a> Live<'a> {
     /// anew (Kueue makes a new Workload for the new spec), its old reservation released.
     pub fn without(&self, owner: &str) -> Live<'a> {
         let mut out = self.clone();
-        for h in self
-            .held
-            .iter()
-            .filter(|h| h.owner.as_deref() == Some(owner))
-        {
+        for h in self.held.iter().filter(|h| h.owner() == Some(owner)) {
             for (f, n) in &h.gpus {
-                if let Some(v) = out.leaf.get_mut(&(h.queue.clone(), f.clone())) {
+                if let Some(v) = out.leaf.get_mut(&(h.queue.to_string(), f.to_string())) {
                     *v = v.saturating_sub(*n);
                 }
             }
         }
-        out.held.retain(|h| h.owner.as_deref() != Some(owner));
+        out.held.retain(|h| h.owner() != Some(owner));
         out
     }
 
