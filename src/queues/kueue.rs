@@ -140,8 +140,16 @@ pub(super) fn cluster_queue(o: &Object) -> ClusterQueue {
         &object,
         &mut problems,
     );
+    let mut bad = Vec::new();
+    let namespace_selector = super::selector::read(&spec["namespaceSelector"], &mut bad);
+    problems.extend(bad.into_iter().map(|(field, why)| Problem {
+        object: object.clone(),
+        field,
+        why: why.to_string(),
+    }));
     ClusterQueue {
         name: o.meta.name.clone(),
+        namespace_selector,
         api_version: o
             .api_version
             .rsplit('/')

@@ -17,9 +17,11 @@
 mod kai;
 mod kueue;
 mod model;
+mod selector;
 
 pub use kai::{POD_GROUP_ANNOTATION, is_leaf as is_kai_leaf};
 pub use model::*;
+pub use selector::*;
 
 use crate::k8s::object::{Kind, Object};
 
@@ -44,6 +46,11 @@ impl Admission {
                 Kind::KueueWorkload => a.workloads.extend(kueue::workload(i, o)),
                 Kind::KaiQueue => a.kai_queues.push(kai::queue(o)),
                 Kind::PodGroup => a.pod_groups.extend(kai::pod_group(i, o)),
+                Kind::Namespace => {
+                    a.namespaces
+                        .get_or_insert_default()
+                        .insert(o.meta.name.clone(), o.meta.labels.clone());
+                }
                 _ => {}
             }
         }
@@ -136,6 +143,10 @@ impl Admission {
                 }
                 None => out.kai_queues.push(q),
             }
+        }
+        // A Namespace Git declares has Git's labels once synced.
+        if let Some(declared) = d.namespaces {
+            out.namespaces.get_or_insert_default().extend(declared);
         }
         out.problems.extend(d.problems);
         out.validate();

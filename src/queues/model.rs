@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::selector::NamespaceSelector;
 use crate::k8s::types::{LabelMap, Text};
 use crate::util::date::Timestamp;
 
@@ -61,9 +62,34 @@ pub struct Admission {
     /// What one object names that the input does not hold (a LocalQueue's ClusterQueue), found
     /// when the whole admission is checked ([`Admission::validate`]).
     pub reference_problems: Vec<Problem>,
+    /// Each Namespace's labels, for the ClusterQueues' namespace selectors; `None` when the input
+    /// holds no Namespace (whom a selector with terms selects is then unknown).
+    pub namespaces: Option<BTreeMap<String, LabelMap>>,
 }
 
 impl Admission {
+    /// Whether ClusterQueue `cq`'s namespace selector selects `namespace`: `Err` says why that is
+    /// unknown (the namespace's labels were not read).
+    pub fn selects(&self, cq: &ClusterQueue, namespace: &str) -> Result<bool, String> {
+        match &cq.namespace_selector {
+            NamespaceSelector::Nothing => Ok(false),
+            NamespaceSelector::Everything => Ok(true),
+            NamespaceSelector::Match(_) => match &self.namespaces {
+                None => Err(format!(
+                    "no Namespace was read: whether ClusterQueue {}'s namespaceSelector selects {namespace} is unknown",
+                    cq.name
+                )),
+                Some(n) => match n.get(namespace) {
+                    Some(labels) => Ok(cq.namespace_selector.selects(namespace, labels)),
+                    None => Err(format!(
+                        "Namespace {namespace} was not read: whether ClusterQueue {}'s namespaceSelector selects it is unknown",
+                        cq.name
+                    )),
+                },
+            },
+        }
+    }
+
     /// Kueue is present: a ClusterQueue, LocalQueue, Cohort, ResourceFlavor or Workload was read.
     pub fn kueue(&self) -> bool {
         !(self.cluster_queues.is_empty()
@@ -125,11 +151,14 @@ impl Admission {
             .map(|l| l.cluster_queue.as_str())
     }
 
-    /// The namespaces that submit to ClusterQueue `name` through a LocalQueue.
+    /// The namespaces that submit to ClusterQueue `name` through a LocalQueue (one its selector
+    /// leaves out submits nothing to it; one whose labels were not read is kept).
     pub fn namespaces_of(&self, name: &str) -> BTreeSet<&str> {
+        let cq = self.cluster_queue(name);
         self.local_queues
             .iter()
             .filter(|l| l.cluster_queue == name)
+            .filter(|l| cq.is_none_or(|q| self.selects(q, &l.namespace).unwrap_or(true)))
             .map(|l| l.namespace.as_str())
             .collect()
     }
@@ -225,6 +254,8 @@ pub struct ClusterQueue {
     /// `v1beta1`, `v1beta2`.
     pub api_version: String,
     pub cohort: Option<String>,
+    /// The namespaces whose workloads it admits.
+    pub namespace_selector: NamespaceSelector,
     pub strategy: Strategy,
     pub preemption: Preemption,
     pub fungibility: Fungibility,

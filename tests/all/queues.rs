@@ -718,7 +718,7 @@ fn a_bad_quota_is_named_and_the_rest_reported() {
 fn every_verdict_in_the_json_and_the_comment() {
     let cq = |name: &str, extra: &str, quota: &str, used: u64| {
         format!(
-            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n{extra}  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: h100\n      resources: [{{name: nvidia.com/gpu, {quota}}}]\nstatus:\n  flavorsReservation:\n  - name: h100\n    resources: [{{name: nvidia.com/gpu, total: \"{used}\"}}]\n---\n"
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n  namespaceSelector: {{}}\n{extra}  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n    - name: h100\n      resources: [{{name: nvidia.com/gpu, {quota}}}]\nstatus:\n  flavorsReservation:\n  - name: h100\n    resources: [{{name: nvidia.com/gpu, total: \"{used}\"}}]\n---\n"
         )
     };
     let lq = |ns: &str, cq: &str| {

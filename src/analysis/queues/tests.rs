@@ -16,9 +16,14 @@ fn flavor(name: &str, model: &str) -> String {
     )
 }
 
-/// A ClusterQueue: `spec` lines after `resourceGroups`, and GPU quota per flavor
-/// (`nominalQuota: 8, borrowingLimit: 0`), and its reservation per flavor.
+/// A ClusterQueue of every namespace: `spec` lines after `resourceGroups`, and GPU quota per
+/// flavor (`nominalQuota: 8, borrowingLimit: 0`), and its reservation per flavor.
 fn cq(name: &str, extra: &str, flavors: &[(&str, &str)], reserved: &[(&str, u64)]) -> String {
+    let extra = if extra.contains("namespaceSelector") {
+        extra.to_string()
+    } else {
+        format!("  namespaceSelector: {{}}\n{extra}")
+    };
     let mut s = format!(
         "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {{name: {name}}}\nspec:\n{extra}  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
     );
@@ -439,6 +444,53 @@ fn a_lending_limit_keeps_quota_home() {
     assert_eq!(v, Verdict::Borrows);
     let (v, why, _) = verdict(&yaml, &ask("team-b", 1, 5));
     assert_eq!(v, Verdict::Never, "{why}");
+}
+
+/// Kueue admits only the namespaces a ClusterQueue's selector selects: unset selects none,
+/// terms select by the Namespace's labels (and its name, which the API server makes a label);
+/// where the Namespace was not read, whether it is selected is unknown.
+#[test]
+fn a_namespace_selector_decides_who_may_submit() {
+    let ns = |name: &str, labels: &str| {
+        format!(
+            "apiVersion: v1\nkind: Namespace\nmetadata: {{name: {name}, labels: {{{labels}}}}}\n---\n"
+        )
+    };
+    let base = |selector: &str| {
+        flavor("h100", "H100")
+            + &cq("team", selector, &[("h100", "nominalQuota: 8")], &[])
+            + &lq("ml", "team")
+            + &lq("web", "team")
+    };
+    let unset = base("");
+    let unset = unset.replace("  namespaceSelector: {}\n", "");
+    let (v, why, _) = verdict(&unset, &ask("ml", 1, 4));
+    assert_eq!(v, Verdict::Never, "{why}");
+    assert!(why.contains("selects no namespace"), "{why}");
+
+    let by_label = base("  namespaceSelector: {matchLabels: {gpu: \"yes\"}}\n");
+    let labelled = by_label.clone() + &ns("ml", "gpu: \"yes\"") + &ns("web", "tier: web");
+    assert_eq!(verdict(&labelled, &ask("ml", 1, 4)).0, Verdict::Admits);
+    let (v, why, _) = verdict(&labelled, &ask("web", 1, 4));
+    assert_eq!(v, Verdict::Never, "{why}");
+    assert!(why.contains("namespace web is not selected"), "{why}");
+    // No Namespace read: unknown, never a guess either way.
+    let (v, why, _) = verdict(&by_label, &ask("ml", 1, 4));
+    assert_eq!(v, Verdict::Unknown, "{why}");
+    assert!(why.contains("no Namespace was read"), "{why}");
+
+    // By name through the label every namespace carries, and NotIn.
+    let by_name = base(
+        "  namespaceSelector:\n    matchExpressions: [{key: kubernetes.io/metadata.name, operator: NotIn, values: [web]}]\n",
+    ) + &ns("ml", "")
+        + &ns("web", "");
+    assert_eq!(verdict(&by_name, &ask("ml", 1, 4)).0, Verdict::Admits);
+    assert_eq!(verdict(&by_name, &ask("web", 1, 4)).0, Verdict::Never);
+    let a = admission_of(&by_name);
+    assert_eq!(
+        a.namespaces_of("team").into_iter().collect::<Vec<_>>(),
+        ["ml"]
+    );
 }
 
 #[test]

@@ -36,7 +36,7 @@ pub use live::Live;
 
 use std::collections::HashMap;
 
-use crate::queues::{Ask, ClusterQueue, QueueWorkload, Strategy};
+use crate::queues::{Ask, ClusterQueue, NamespaceSelector, QueueWorkload, Strategy};
 use crate::report::queues::Verdict;
 
 /// Kueue's verdict on `ask` in the live queues of `live`.
@@ -181,7 +181,24 @@ fn queue_of<'a>(live: &'a Live<'_>, ask: &Ask) -> Result<(&'a ClusterQueue, usiz
             "ClusterQueue {cq_name} is stopped (spec.stopPolicy): it admits nothing"
         )));
     }
-    Ok((cq, q))
+    match a.selects(cq, &ask.namespace) {
+        Ok(true) => Ok((cq, q)),
+        Ok(false) => Err(Decision {
+            queue,
+            flavor: None,
+            verdict: Verdict::Never,
+            why: match cq.namespace_selector {
+                NamespaceSelector::Nothing => format!(
+                    "ClusterQueue {cq_name} selects no namespace (spec.namespaceSelector unset: Kueue's nothing selector): the job is held as Misconfigured"
+                ),
+                _ => format!(
+                    "namespace {} is not selected by ClusterQueue {cq_name}'s namespaceSelector: the job is held as Misconfigured",
+                    ask.namespace
+                ),
+            },
+        }),
+        Err(why) => Err(Decision::unknown(queue, why)),
+    }
 }
 
 /// The work queued in `queue` ahead of a new workload of `priority`: of higher or equal priority
