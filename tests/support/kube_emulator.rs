@@ -705,7 +705,12 @@ impl State {
                 let bytes = bytes.unwrap_or_default();
                 watch::Answer::Reply(self.control(uri.path(), &bytes))
             }
-            _ => watch::Answer::Reply(Reply::method_not_allowed()),
+            _ => {
+                // Read what the client sends before refusing it: a reply while it still writes
+                // would close the connection under it (a broken pipe instead of the 405).
+                let _ = body.collect().await;
+                watch::Answer::Reply(Reply::method_not_allowed())
+            }
         };
         let status = match &answer {
             watch::Answer::Reply(Reply(status, ..)) => *status,
