@@ -36,7 +36,8 @@ pub fn routing(o: &Object) -> bool {
     matches!(
         o.typed_kind(),
         Kind::Service | Kind::Ingress | Kind::Gateway | Kind::HttpRoute | Kind::Namespace
-    ) || (o.meta.owner_references.is_empty() && !templates(o).is_empty())
+    ) || (o.meta.owner_references.is_empty()
+        && (!templates(o).is_empty() || o.typed_kind() == Kind::DynamoGraphDeployment))
 }
 
 /// The pod-template labels of an object that runs pods (its own labels for a bare Pod).

@@ -69,7 +69,8 @@ pub struct Desired {
     pub source_hosts: std::collections::BTreeSet<String>,
     /// The rendered objects a route is made of and traced through (Services, Ingresses, Gateways,
     /// HTTPRoutes, Namespaces, and the objects with pod templates a Service selects): what a
-    /// check's routing blast radius compares.
+    /// check's routing blast radius compares; with the Dynamo graphs, whose workers' main
+    /// containers the headroom at the head's shape reads (model, serving flags).
     #[serde(skip)]
     pub routing: Vec<crate::k8s::object::Object>,
     /// The rendered admission objects (Kueue ClusterQueues, Cohorts, LocalQueues,

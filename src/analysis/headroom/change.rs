@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::config::HeadroomConfig;
 use crate::intent::{LatencyBound, WorkClass};
 use crate::k8s::object::{Body, Object};
-use crate::k8s::types::{PodTemplate, Text};
+use crate::k8s::types::{DynamoGraphSpec, PodTemplate, Text};
 use crate::live::loadtest::{LoadTests, SETTINGS};
 use crate::report::{
     Desired, DesiredWorkloadRow, Headroom, HeadroomChange, HeadroomRow, HeadroomVerdict,
@@ -86,6 +86,9 @@ fn template(objects: &[Object], w: &DesiredWorkloadRow) -> Template {
     }) else {
         return Template::default();
     };
+    if let Body::DynamoGraph(g) = &o.body {
+        return dynamo_template(g);
+    }
     let templates: Vec<&PodTemplate> = match &o.body {
         Body::Replicated(s) => vec![&s.template],
         Body::Job(j) => vec![&j.spec.template],
@@ -117,6 +120,32 @@ fn template(objects: &[Object], w: &DesiredWorkloadRow) -> Template {
         }
         if let Some(g) = p.spec.node_selector.get(GPU_PRODUCT_LABEL) {
             t.gpu_types.insert(g.to_string());
+        }
+        for k in SETTINGS {
+            let v = flags.get(k).cloned().unwrap_or_default();
+            t.settings.entry(k.to_string()).or_default().insert(v);
+        }
+    }
+    t
+}
+
+/// A Dynamo graph's workers (`componentType: worker`, ai-dynamo/dynamo
+/// `deploy/operator/api/v1alpha1/dynamographdeployment_types.go`): the model and serving flags of
+/// each one's `extraPodSpec.mainContainer`. Its frontends serve no model and set no engine flag.
+fn dynamo_template(g: &DynamoGraphSpec) -> Template {
+    let mut t = Template {
+        read: true,
+        ..Template::default()
+    };
+    let workers = g.services.iter().flatten().map(|(_, s)| s);
+    for s in workers.filter(|s| s.component_type.as_deref() == Some("worker")) {
+        let main = s.extra_pod_spec.main_container.as_ref();
+        let (model, flags) = engine_flags(
+            main.into_iter()
+                .flat_map(|c| c.command.iter().chain(&c.args).map(String::as_str)),
+        );
+        if t.model.is_none() {
+            t.model = model;
         }
         for k in SETTINGS {
             let v = flags.get(k).cloned().unwrap_or_default();
