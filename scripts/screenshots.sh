@@ -2,9 +2,9 @@
 # Regenerates the README's pictures from real output, as the marked facts regenerate its figures:
 # no picture that the code no longer produces.
 #
-#   docs/images/pr-comment.png          the pull-request comment of a change to the demo's GitOps
-#                                       repository (`gpuledger check --format markdown`), rendered
-#                                       as GitHub renders it: cmark-gfm (GitHub's markdown engine)
+#   docs/images/pr-comment.png          the pull-request comment the demo prints (scripts/demo.sh:
+#                                       `gpuledger check --format markdown` of its change, with its
+#                                       Prometheus), rendered as GitHub renders it: cmark-gfm
 #   docs/images/inventory-terminal.png  the demo (scripts/demo.sh) in an 80-column terminal (tmux):
 #                                       the first screens of its inventory, colours and all
 #   docs/images/trend.png               `gpuledger trend --format markdown` on the demo's Prometheus
@@ -22,8 +22,6 @@ for tool in cmark-gfm tmux chromium npm git python3; do
     command -v "$tool" >/dev/null || { say "$tool is not installed (Debian: apt-get install cmark-gfm tmux chromium npm)"; exit 2; }
 done
 
-cargo build --quiet --locked --bin gpuledger
-bin=$(pwd)/target/debug/gpuledger
 work=$(pwd)/target/screenshots
 mkdir -p "$work" docs/images
 if [ ! -f "$work/node_modules/mermaid/package.json" ] ||
@@ -38,7 +36,6 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-demo=(--snapshot "$(pwd)/fixtures/demo/cluster.yaml" --config "$(pwd)/fixtures/demo/.gpuledger.yaml")
 
 # An HTML page, as GitHub shows a comment or a file: its markdown through cmark-gfm (with the
 # extensions github.com enables), GitHub's light colours, mermaid blocks drawn by mermaid.
@@ -95,31 +92,14 @@ shoot() { # html png width
     say "wrote $2 (${3}x$height)"
 }
 
-# 1. The pull-request comment: a change that adds two decode replicas to the chat model, checked
-# against the demo fleet.
-say "the pull-request comment (gpuledger check on a change to fixtures/demo/repo)"
-repo=$tmp/repo
-cp -r fixtures/demo/repo "$repo"
-(
-    cd "$repo"
-    git init -q -b main
-    git add -A
-    git -c user.name=demo -c user.email=demo@example.com commit -qm "the demo's GitOps repository"
-    git checkout -qb more-chat
-    python3 - apps/assistant-prod/llama-70b-prod.yaml <<'EOF'
-import sys
-path = sys.argv[1]
-text = open(path).read()
-# The decode worker: ten replicas become twelve.
-assert text.count("      replicas: 10\n") == 2
-text = text.replace("      replicas: 10\n", "      replicas: 12\n", 1)
-open(path, "w").write(text)
-EOF
-    git -c user.name=demo -c user.email=demo@example.com commit -qam "chat: two more decode replicas"
-)
-"$bin" check --repo "$repo" --base main --head more-chat "${demo[@]}" --format markdown \
-    --fail-on capacity >"$tmp/comment.md" 2>/dev/null
-page "$tmp/comment.md" "$tmp/comment.html" 860
+# The demo, as markdown: its pull-request comment, its trend and docs/demo.md come from this run.
+say "the demo as markdown (scripts/demo.sh --format markdown)"
+scripts/demo.sh --format markdown --out "$tmp/demo" >/dev/null 2>&1
+
+# 1. The pull-request comment: the demo's pull request (two more decode replicas of the chat
+# model, checked against the demo fleet and its Prometheus), as GitHub renders the comment.
+say "the pull-request comment (the demo's gpuledger check)"
+page "$tmp/demo/check" "$tmp/comment.html" 860
 shoot "$tmp/comment.html" docs/images/pr-comment.png 942
 
 # 2. The demo in an 80-column terminal: tmux runs scripts/demo.sh (the README's demo command), and
@@ -132,7 +112,10 @@ for _ in $(seq 1 600); do
     sleep 1
 done
 [ -f "$tmp/done" ] || { say "scripts/demo.sh did not finish in tmux"; exit 1; }
-tmux capture-pane -t "$session" -p -e -S - -E - | head -n "$rows" >"$tmp/terminal.ansi"
+# The demo opens with check and drift; the picture is its inventory, from its heading on.
+tmux capture-pane -t "$session" -p -e -S - -E - |
+    awk -v rows="$rows" '/==> gpuledger inventory --prometheus/ { on = 1 } on && n++ < rows' >"$tmp/terminal.ansi"
+[ -s "$tmp/terminal.ansi" ] || { say "the demo printed no inventory in tmux"; exit 1; }
 python3 - "$tmp/terminal.ansi" "$tmp/terminal.html" <<'EOF'
 import html, re, sys
 src, dst = sys.argv[1:3]
@@ -161,8 +144,7 @@ EOF
 shoot "$tmp/terminal.html" docs/images/inventory-terminal.png 760
 
 # 3. The trend on the demo's Prometheus, as markdown with its chart.
-say "the trend (scripts/demo.sh --format markdown)"
-scripts/demo.sh --format markdown --out "$tmp/demo" >/dev/null 2>&1
+say "the trend (the demo's, as markdown)"
 page "$tmp/demo/trend" "$tmp/trend.html" 860
 shoot "$tmp/trend.html" docs/images/trend.png 942
 
@@ -171,14 +153,15 @@ shoot "$tmp/trend.html" docs/images/trend.png 942
     cat <<'HEAD'
 # The demo's output
 
-What `scripts/demo.sh --format markdown` printed — the inventory with GPUs really used, serving
-headroom and cost per verified outcome, the trend with its runway, and the per-node view — written
-by `scripts/screenshots.sh`. The servers' addresses and the dates are those of the run that wrote
+What `scripts/demo.sh --format markdown` printed — the pull-request comment of the demo's change,
+the drift in both directions, the inventory with GPUs really used, serving headroom and cost per
+verified outcome, the trend with its runway, and the per-node view — written by
+`scripts/screenshots.sh`. The servers' addresses and the dates are those of the run that wrote
 it; the figures are the same on every run (`scripts/demo.sh --check` checks them against
 `fixtures/demo/expected.json`).
 
 HEAD
-    for part in inventory trend nodes; do
+    for part in check drift inventory trend nodes; do
         cat "$tmp/demo/$part"
         echo
     done

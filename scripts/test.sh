@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# The whole test suite on a fresh machine: installs what the tests need when it is missing, then runs
-# the format check, clippy and every test. `.ci/run` calls this script; so can you.
+# The whole test suite on a fresh machine: installs what the tests need when it is missing
+# (scripts/lib/install.sh), then runs the lints, the format check, clippy and every test, then the
+# demo with its figures checked. `.ci/run` calls this script; so can you.
 #
 #   scripts/test.sh            # everything
 #   scripts/test.sh demo       # extra arguments go to `cargo test` (a filter, --release, ...)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-say() { printf '==> %s\n' "$*" >&2; }
+# shellcheck source=scripts/lib/install.sh
+. scripts/lib/install.sh
 
 # The Rust toolchain is the machine's own (rustup).
 command -v cargo >/dev/null || { say "cargo is not installed: install Rust with rustup first"; exit 2; }
@@ -22,30 +24,19 @@ fi
 
 # The install script's tests (tests/all/install.rs) run it as the action does: bash, curl, tar and
 # sha256sum against a local server.
-if ! command -v curl >/dev/null; then
-    say "installing curl (the release install script's tests use it)"
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends curl
-fi
+need_curl "the release install script's tests use it"
 
 # The real Helm engine (Helm v4 as a C library, PyPI helm-python-sdk) in .venv, behind the
 # tests/support/helm stand-in for `helm template`.
-command -v python3 >/dev/null || { say "installing python3"; apt-get update -qq && apt-get install -y -qq python3 python3-venv; }
+need_python3 "the Helm engine and the linters run in a virtualenv"
 scripts/install-helm-engine.sh >/dev/null
 
-# Prometheus: the real server, loaded with DCGM-shaped series through promtool (Debian's package
-# ships both). The package may start its own service on :9090; the tests use free ports of their own.
-if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then
-    say "installing prometheus (the metrics tests run the real server)"
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends prometheus
-fi
+# Prometheus: the real server, loaded with DCGM-shaped series through promtool.
+need_prometheus "the metrics tests run the real server"
 
-# Distribution's registry (Debian's docker-registry): the OCI chart tests push charts to it and
-# render from it. Its package may start a system service on :5000; the tests run their own on free
-# ports of 127.0.0.1. git http-backend (git's own package) serves the smart-HTTP git tests.
-if ! command -v docker-registry >/dev/null; then
-    say "installing docker-registry (the OCI chart tests run Distribution's real registry)"
-    apt-get update -qq && apt-get install -y -qq --no-install-recommends docker-registry
-fi
+# Distribution's registry: the OCI chart tests push charts to it and render from it. git
+# http-backend (git's own package) serves the smart-HTTP git tests.
+need_docker_registry "the OCI chart tests run Distribution's real registry"
 if ! git http-backend </dev/null >/dev/null 2>&1 && [ ! -x "$(git --exec-path)/git-http-backend" ]; then
     say "git http-backend is missing: the remote kustomize base tests serve git over smart HTTP with it"
     exit 2
@@ -218,9 +209,10 @@ awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($i ~ /^passed/) p += $(i-
 [ "$status" -eq 0 ] || exit "$status"
 
 # The README's demo command on this fresh machine: real Prometheus and the OpenCost stand-in, its
-# figures (used, headroom, cost, trend, runway) checked against fixtures/demo/expected.json.
-# Only on a whole run: a filtered `scripts/test.sh demo` runs just the tests.
-if [ $# -eq 0 ]; then
+# figures (check, drift, used, headroom, cost, trend, runway) checked against
+# fixtures/demo/expected.json. Only on a whole run: a filtered `scripts/test.sh demo` runs just the
+# tests; .ci/run runs the demo before the suite and says so with GPULEDGER_DEMO_CHECKED=1.
+if [ $# -eq 0 ] && [ -z "${GPULEDGER_DEMO_CHECKED:-}" ]; then
     say "scripts/demo.sh --check"
     scripts/demo.sh --check >/dev/null
 fi

@@ -52,7 +52,7 @@ fn fit(c: &Check) -> String {
     let gated = c.gates.iter().any(|g| g.name == "capacity");
     match (&c.capacity, &c.capacity_unknown) {
         (Some(cap), _) if cap.fits => format!(
-            "fits ({} of {} placeable GPUs, {} spare)",
+            "fits ({} of {} placeable GPUs after it, {} spare)",
             cap.projected,
             cap.placeable,
             cap.placeable - cap.projected

@@ -312,9 +312,10 @@ impl CapacityFit {
         }
     }
 
-    /// `117 of 112 placeable GPUs after this change syncs (now 101 requested + 0 pending, fits with
-    /// 11 spare); this change needs 16 more` — the fit before and after, then each GPU model the
-    /// change touches (`; NVIDIA-H100-80GB-HBM3: needs 24 of 16 placeable (now 8), over by 8`).
+    /// `117 of 112 placeable GPUs after this change, over by 5; before it 101 (101 requested + 0
+    /// pending), 11 spare; this change needs 16 more` — the fit after and before, each labelled,
+    /// then each GPU model the change touches (`; NVIDIA-H100-80GB-HBM3: needs 24 of 16 placeable
+    /// (now 8), over by 8`).
     pub fn verdict(&self) -> String {
         let mut s = self.fleet_verdict();
         for m in self.by_model.iter().filter(|m| m.touched) {
@@ -351,24 +352,23 @@ impl CapacityFit {
         };
         let fit = |need: u64| {
             if need <= self.placeable {
-                format!("fits with {} spare", self.placeable - need)
+                format!("{} spare", self.placeable - need)
             } else {
                 format!("over by {}", need - self.placeable)
             }
         };
         let now = match (self.live_requested, self.live_pending) {
-            (Some(r), Some(p)) => format!("{r} requested + {p} pending"),
-            _ => self.base_projected.to_string(),
+            (Some(r), Some(p)) => format!(" ({r} requested + {p} pending)"),
+            _ => String::new(),
         };
         format!(
-            "{} of {} placeable GPUs after this change syncs (now {now}, {}); {change}",
+            "{} of {} placeable GPUs after this change, {}; before it {}{now}, {}{}; {change}",
             self.projected,
             self.placeable,
-            if self.base_fits {
-                fit(self.base_projected)
-            } else {
-                format!("already {}", fit(self.base_projected))
-            }
+            fit(self.projected),
+            self.base_projected,
+            if self.base_fits { "" } else { "already " },
+            fit(self.base_projected),
         )
     }
 }

@@ -236,9 +236,17 @@ fn every_command_tells_the_same_tenants_gpus_and_verdict() {
             assert_eq!(want.as_str(), Some(t.as_str()), "{what} {k}");
         }
     }
+    // The fit after and before, each labelled with its own figures.
+    let fit = |need: u64| match placeable.checked_sub(need) {
+        Some(spare) => format!("{spare} spare"),
+        None => format!("over by {}", need - placeable),
+    };
+    let (before, spare_after) = (requested + pending, fit(projected));
+    let already = if before > placeable { "already " } else { "" };
     assert!(
         comment.contains(&format!(
-            "{projected} of {placeable} placeable GPUs after this change syncs (now {requested} requested + {pending} pending"
+            "{projected} of {placeable} placeable GPUs after this change, {spare_after}; before it {before} ({requested} requested + {pending} pending), {already}{}",
+            fit(before)
         )),
         "{comment}"
     );
