@@ -12,13 +12,14 @@ object's keys in the order asked for:
   kind-last   kind and apiVersion after everything else, in every object and the list
 
   scripts/bench-pods.py --pods N --order kubectl|kind-first|kind-last [--indent] [--managed-fields]
-      [--queues Q --workloads W] OUT
+      [--queues Q --workloads W [--admission-only]] OUT
 
 With --queues and --workloads, the fleet is admission-managed too (issue 45's scale): two GPU
 ResourceFlavors, a Kueue Cohort per 20 ClusterQueues, Q ClusterQueues (H100 then A100 quota, status
 usage), a LocalQueue per queue, and W Workloads as Kueue writes them (a Job owner, a pod set whose
 template is a trainer container, conditions, and for four in five an admission with its resource
-usage; the rest wait for quota).
+usage; the rest wait for quota). With --admission-only, only those objects are written, separated
+by commas: items to splice into another fleet's List (scripts/bench.sh adds them to synth-fleet's).
 """
 import argparse
 import json
@@ -229,6 +230,9 @@ def main():
     ap.add_argument("--managed-fields", action="store_true")
     ap.add_argument("--queues", type=int, default=0)
     ap.add_argument("--workloads", type=int, default=0)
+    ap.add_argument("--admission-only", action="store_true",
+                    help="write only the admission objects, separated by commas: items to splice "
+                         "into another fleet's List")
     ap.add_argument("output")
     a = ap.parse_args()
     rng = random.Random(36)
@@ -241,6 +245,13 @@ def main():
         qrng = random.Random(45)
         admission = queue_objects(a.queues, qrng) if a.queues else []
         admission += [workload(i, a.queues, qrng) for i in range(a.workloads)]
+        if a.admission_only:
+            out.seek(0)
+            out.truncate()
+            out.write(sep.join(json.dumps(order(o, a.order), indent=4 if a.indent else None,
+                                          separators=None if a.indent else (",", ":"))
+                               for o in admission))
+            return
         for o in objs + [pod(i, rng, names, a.managed_fields) for i in range(a.pods)] + admission:
             text = json.dumps(order(o, a.order), indent=4 if a.indent else None,
                               separators=None if a.indent else (",", ":"))

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 dir="${1:-bench-out}"
-order=(inventory live serve drift render check scaling plan)
+order=(inventory queues live serve drift render check scaling plan)
 files=()
 for section in "${order[@]}"; do
   if [[ -s "$dir/bench-$section.md" ]]; then

@@ -2,7 +2,7 @@
 # Benchmarks gpuledger on synthetic fleets and repositories, each beside a peer on the same input.
 #
 #   scripts/bench.sh [--nodes N] [--pods N] [--apps N] [--no-build]
-#                    [--only inventory|render|drift|live|serve|plan|check|scaling]
+#                    [--only inventory|queues|render|drift|live|serve|plan|check|scaling]
 #   (defaults: 5000 nodes, 100000 pods, 400 apps for check, every section; --no-build measures the
 #   release binaries already in target/release)
 #
@@ -39,7 +39,7 @@ RUNS="${RUNS:-3}"
 usage() {
   sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'
 }
-SECTIONS="inventory render drift live serve plan check scaling"
+SECTIONS="inventory queues render drift live serve plan check scaling"
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -350,6 +350,88 @@ PY
   fi
   section_end inventory "Inventory from a snapshot file, beside Python loading it" \
     "$NODES nodes and $PODS pods, $(mib_of_file "$snapshot") MiB of indented JSON from synth-fleet; $PODS lean pods from scripts/bench-pods.py, $(mib_of_file "$lean-kubectl-compact.json") MiB of compact JSON; YAML at $yaml_pods pods"
+}
+
+# ---------------------------------------------------------------------------------------------
+# Section: admission at scale — the inventory of a fleet with and without its queues
+# ---------------------------------------------------------------------------------------------
+
+# splice_admission FLEET OUT ADMISSION...: OUT is FLEET (a List in kubectl's key order) with the
+# admission objects scripts/bench-pods.py writes (--admission-only ADMISSION...) added at the end of
+# its items, in FLEET's indentation.
+splice_admission() {
+  local fleet="$1" out="$2" items="$2.items"
+  shift 2
+  python3 scripts/bench-pods.py --pods 0 --order kubectl "$@" --admission-only "$items"
+  python3 - "$fleet" "$items" "$out.tmp" <<'PY'
+import shutil, sys
+fleet, items, out = sys.argv[1:]
+with open(fleet, "rb") as f:
+    f.seek(0, 2)
+    size = f.tell()
+    f.seek(max(0, size - 4096))
+    tail = f.read()
+    end = size - len(tail) + tail.rindex(b"]")  # the end of items: only the List's kind and metadata follow
+    f.seek(0)
+    with open(out, "wb") as o:
+        left = end
+        while left:
+            chunk = f.read(min(left, 1 << 24))
+            o.write(chunk)
+            left -= len(chunk)
+        o.write(b",\n")
+        with open(items, "rb") as i:
+            shutil.copyfileobj(i, o, 1 << 24)
+        o.write(f.read())
+PY
+  mv "$out.tmp" "$out"
+  rm -f "$items"
+}
+
+# queues_pair LABEL BASE WITH: the inventory of BASE and of WITH (the same fleet and its queues),
+# a row each and their ratio, and issue 45's check: the queues add at most 25%.
+queues_pair() {
+  local label="$1" base="$2" with="$3" base_wall base_rss with_wall with_rss
+  measure "gpuledger inventory ($label)" \
+    "$GPULEDGER" inventory --snapshot "$base" --format json --output /dev/null
+  base_wall=$BEST_WALL base_rss=$PEAK_RSS_MIB
+  row "gpuledger inventory, $label" "$base_wall" "$base_rss" "$(mib_of_file "$base")"
+  measure "gpuledger inventory ($label + queues)" \
+    "$GPULEDGER" inventory --snapshot "$with" --format json --output /dev/null
+  with_wall=$BEST_WALL with_rss=$PEAK_RSS_MIB
+  row "gpuledger inventory, $label + 2,000 queues, 100,000 Workloads" "$with_wall" "$with_rss" "$(mib_of_file "$with")"
+  row "  ratio (with queues / without)" "$(ratio "$with_wall" "$base_wall")" "$(ratio "$with_rss" "$base_rss")" "$(ratio "$(wc -c <"$with")" "$(wc -c <"$base")")"
+  check "2,000 ClusterQueues and 100,000 Workloads add at most 25% to the inventory ($label)" \
+    "$with_wall" "<" "$(awk -v b="$base_wall" 'BEGIN { print b * 1.25 + 0.001 }')"
+}
+
+section_queues() {
+  # Issue 45's scale: 2,000 ClusterQueues (a Cohort per 20, two GPU flavors, status usage), their
+  # LocalQueues and 100,000 Kueue Workloads as Kueue writes them (a pod set with its template, four
+  # in five admitted) added to a fleet: the lean pods of scripts/bench-pods.py (about 2 KB a pod,
+  # compact: the Workloads about double the input) and synth-fleet's fleet (indented, as the
+  # inventory section reads it). The ratio is the figure; the input's growth is beside it.
+  section_begin queues
+  ensure_fleet "$PODS" "$NODES"
+  local lean="$OUT/pods-${PODS}p-kubectl-compact.json"
+  local lean_q="$OUT/pods-${PODS}p-queues-2000q-100000w-compact.json"
+  local fleet_q="${FLEET%.json}-queues-2000q-100000w.json"
+  if [[ ! -s "$lean" ]]; then
+    log "generating $lean (scripts/bench-pods.py)"
+    python3 scripts/bench-pods.py --pods "$PODS" --order kubectl "$lean"
+  fi
+  if [[ ! -s "$lean_q" ]]; then
+    log "generating $lean_q (scripts/bench-pods.py --queues 2000 --workloads 100000)"
+    python3 scripts/bench-pods.py --pods "$PODS" --order kubectl --queues 2000 --workloads 100000 "$lean_q"
+  fi
+  if [[ ! -s "$fleet_q" ]]; then
+    log "writing $fleet_q (the fleet with 2,000 queues and 100,000 Workloads, indented)"
+    splice_admission "$FLEET" "$fleet_q" --indent --queues 2000 --workloads 100000
+  fi
+  queues_pair "lean pods, compact JSON" "$lean" "$lean_q"
+  queues_pair "synth-fleet, indented JSON" "$FLEET" "$fleet_q"
+  section_end queues "Admission at scale: a fleet with and without 2,000 ClusterQueues and 100,000 Workloads" \
+    "$PODS lean pods from scripts/bench-pods.py, compact; $NODES nodes and $PODS pods from synth-fleet, indented; each with 2,000 ClusterQueues, 100 Cohorts, 2,000 LocalQueues and 100,000 Workloads from scripts/bench-pods.py"
 }
 
 # ---------------------------------------------------------------------------------------------
