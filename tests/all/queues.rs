@@ -140,6 +140,25 @@ fn a_kueue_fleet_has_a_queued_tier_its_queues_and_a_quota_problem() {
     );
 }
 
+/// A hierarchical Cohort's own quota covers placeable GPUs as its queues' do: ml-pool holding 8
+/// GPUs of h100 itself leaves 8 placeable GPUs covered by no quota, not 16.
+#[test]
+fn a_cohorts_own_quota_covers_placeable_gpus() {
+    let fleet = std::fs::read_to_string(FLEET).unwrap();
+    let own = "  kind: Cohort\n  metadata: {name: ml-pool}\n  spec:\n    resourceGroups:\n    - coveredResources: [nvidia.com/gpu]\n      flavors:\n      - name: h100\n        resources: [{name: nvidia.com/gpu, nominalQuota: 8}]\n";
+    let with = fleet.replace(
+        "  kind: Cohort\n  metadata: {name: ml-pool}\n  spec: {}\n",
+        own,
+    );
+    assert_ne!(with, fleet, "the fixture's Cohort moved");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("fleet.yaml");
+    std::fs::write(&file, with).unwrap();
+    let j = inventory_json(&["--snapshot", file.to_str().unwrap()]);
+    let q = &j["fleet"]["shortage"]["quota"];
+    assert_eq!(q["uncovered_placeable"], 8, "{q:#}");
+}
+
 #[test]
 fn kai_queues_pod_groups_and_gpu_shares() {
     let j = inventory_json(&["--snapshot", KAI]);

@@ -111,14 +111,17 @@ pub fn diagnose(
     }
     let could_lend = lend.values().fold(0u64, |a, n| a.saturating_add(*n));
     let quotas_known = admission.cluster_queues.iter().all(|q| q.known())
+        && admission.cohorts.iter().all(|c| c.problems.is_empty())
         && admission
             .kai_queues
             .iter()
             .all(|q| q.all_problems().next().is_none());
+    // A hierarchical Cohort's own quota covers GPUs too (Kueue v1beta2 `Cohort.spec.resourceGroups`).
     let nominal: u64 = admission
         .cluster_queues
         .iter()
         .flat_map(|q| &q.flavors)
+        .chain(admission.cohorts.iter().flat_map(|c| &c.flavors))
         .map(|f| f.quota.nominal)
         .fold(0, u64::saturating_add);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
