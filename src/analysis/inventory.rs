@@ -379,13 +379,18 @@ pub(crate) fn workload_row(w: &Workload, a: &About) -> Result<WorkloadRow, Overf
 /// A live workload's shape as the report shows it.
 pub(crate) fn shape_text(shape: &GpuShape) -> String {
     // GPUs a DRA claim cannot count yet (`allocationMode: All`, a shared device) are unknown,
-    // never "no GPUs": the row's `dra.uncounted` says why.
-    let unknown = !shape.devices.unknown.is_empty();
-    match (shape.roles.is_empty(), unknown) {
-        (true, true) => "unknown GPUs (DRA: see uncounted)".to_string(),
-        (true, false) => "no whole GPUs".to_string(),
-        (false, true) => format!("{shape} + unknown GPUs (DRA: see uncounted)"),
-        (false, false) => shape.to_string(),
+    // never "no GPUs": the row's `dra.uncounted` says why. Without a claim, the field that named
+    // GPUs without a count says it.
+    let why = if shape.devices.through_claims {
+        "DRA: see uncounted".to_string()
+    } else {
+        shape.devices.unknown.join("; ")
+    };
+    match (shape.roles.is_empty(), shape.devices.unknown.is_empty()) {
+        (true, false) => format!("unknown GPUs ({why})"),
+        (true, true) => "no whole GPUs".to_string(),
+        (false, false) => format!("{shape} + unknown GPUs ({why})"),
+        (false, true) => shape.to_string(),
     }
 }
 
@@ -636,6 +641,23 @@ mod tests {
     fn report(docs: &str) -> Report {
         let objs = read_str(docs, "t.yaml").unwrap();
         inventory(&objs, &Config::default(), vec![]).unwrap()
+    }
+
+    /// A GPU an unmodelled kind names without a count is unknown, said by the field that named
+    /// it — not blamed on DRA, which it does not use.
+    #[test]
+    fn a_gpu_named_without_a_count_says_which_field() {
+        let crd = "apiVersion: example.com/v1\nkind: Render\nmetadata: {name: r, namespace: ml}\nspec:\n  gpu: {type: nvidia.com/gpu, min: 1, max: 4}\n";
+        let objs = read_str(crd, "t.yaml").unwrap();
+        let shape = crate::workload::kinds::declared_shape(&objs[0])
+            .unwrap()
+            .unwrap();
+        let text = shape_text(&shape);
+        assert!(
+            text.contains("unknown GPUs (spec.gpu names nvidia.com/gpu without a count"),
+            "{text}"
+        );
+        assert!(!text.contains("DRA"), "{text}");
     }
 
     #[test]

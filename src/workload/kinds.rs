@@ -78,7 +78,7 @@ pub fn shape_is_guess(obj: &Object) -> bool {
         // Every core kind that runs pods is modelled; the others name GPUs as quotas and limits.
         && !obj.group().is_empty()
         && crd_of(obj).is_none()
-        && !guess::holds_templates_only(&obj.kind)
+        && !guess::not_demand(&obj.kind)
 }
 
 /// The declared shape of a workload object, or `None` for kinds that are not workloads. Read
@@ -921,6 +921,15 @@ spec:
             "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: p}\nspec:\n  limits: {nvidia.com/gpu: 100}\n",
             "apiVersion: v1\nkind: ResourceQuota\nmetadata: {name: q}\nspec:\n  hard: {requests.nvidia.com/gpu: 8}\n",
             "apiVersion: v1\nkind: LimitRange\nmetadata: {name: l}\nspec:\n  limits: [{type: Container, max: {nvidia.com/gpu: 8}}]\n",
+            // OpenShift's autoscaler ceiling and its machines, the GPU Operator's policy, NFD's
+            // rules, OpenShift AI's profiles, Kueue's queues: supply and limits, not work.
+            "apiVersion: autoscaling.openshift.io/v1\nkind: ClusterAutoscaler\nmetadata: {name: default}\nspec:\n  resourceLimits:\n    gpus: [{type: nvidia.com/gpu, min: 0, max: 16}]\n",
+            "apiVersion: autoscaling.openshift.io/v1beta1\nkind: MachineAutoscaler\nmetadata: {name: m}\nspec: {minReplicas: 0, maxReplicas: 4}\n",
+            "apiVersion: machine.openshift.io/v1beta1\nkind: MachineSet\nmetadata: {name: gpu}\nspec:\n  replicas: 2\n  template:\n    metadata: {labels: {nvidia.com/gpu: \"8\"}}\n    spec: {providerSpec: {value: {instanceType: p5.48xlarge, gpus: 8, gpu: {type: nvidia.com/gpu, count: 8}}}}\n",
+            "apiVersion: nvidia.com/v1\nkind: ClusterPolicy\nmetadata: {name: p}\nspec:\n  devicePlugin: {config: {name: nvidia.com/gpu}}\n",
+            "apiVersion: nfd.k8s-sigs.io/v1alpha1\nkind: NodeFeatureRule\nmetadata: {name: r}\nspec:\n  rules: [{name: gpu, extendedResources: {nvidia.com/gpu: \"8\"}}]\n",
+            "apiVersion: infrastructure.opendatahub.io/v1\nkind: HardwareProfile\nmetadata: {name: h}\nspec:\n  identifiers: [{identifier: nvidia.com/gpu, defaultCount: 1, maxCount: 8}]\n",
+            "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: q}\nspec:\n  resourceGroups: [{coveredResources: [nvidia.com/gpu], flavors: [{name: h, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]}]\n",
         ] {
             assert!(
                 declared_shape(&read_str(quota, "t").unwrap()[0])

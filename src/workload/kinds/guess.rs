@@ -41,30 +41,60 @@ const MAX_VALUES: usize = 4096;
 
 /// Kinds that hold pod templates for others to instantiate (a Kubeflow `TrainingRuntime`, a KServe
 /// `ServingRuntime` or `LLMInferenceServiceConfig`, a `PodTemplate`), or schemas: their templates
-/// run nothing by themselves. Kinds that describe capacity or quotas rather than demand (a Volcano
-/// `Queue`'s `capability`, a Karpenter `NodePool`'s `limits`, a `ResourceQuota`, a Kueue
-/// `ResourceFlavor`): the GPUs they name are a ceiling, not work.
-pub(super) fn holds_templates_only(kind: &str) -> bool {
+/// run nothing by themselves. Matched by the end of the kind.
+const TEMPLATE_HOLDERS: [&str; 6] = [
+    "Runtime",
+    "Template",
+    "Config",
+    "Configuration",
+    "Class",
+    "Profile",
+];
+
+/// Kinds that describe supply, limits or quota rather than demand: the GPUs they name are a
+/// ceiling or a pool, never work. Matched by the end of the kind; each suffix with the kinds it
+/// stands for (and their API):
+/// - `Quota`, `LimitRange`, `Budget`: Kubernetes `ResourceQuota`, `LimitRange`,
+///   `PodDisruptionBudget` (core/v1, policy/v1).
+/// - `Queue`, `Flavor`, `Cohort`: Kueue `ClusterQueue`, `LocalQueue`, `ResourceFlavor`, `Cohort`
+///   (kueue `apis/kueue/v1beta2`), KAI and Volcano `Queue` (`scheduling.run.ai/v2`,
+///   `scheduling.volcano.sh/v1beta1`: its `capability`).
+/// - `Pool`, `Provisioner`, `NodeClaim`: Karpenter `NodePool` (its `limits`), the older
+///   `Provisioner`, and the nodes it asks for (`karpenter.sh/v1`).
+/// - `Autoscaler`, `MachineSet`, `MachineDeployment`: OpenShift `ClusterAutoscaler`
+///   (`resourceLimits.gpus[]` with `min` and `max`) and `MachineAutoscaler`
+///   (`autoscaling.openshift.io/v1`, `v1beta1`), `MachineSet` (`machine.openshift.io/v1beta1`),
+///   Cluster API `MachineDeployment` (`cluster.x-k8s.io/v1beta1`); the Pod autoscalers.
+/// - `Policy`, `Rule`: the GPU Operator's `ClusterPolicy` (`nvidia.com/v1`), Node Feature
+///   Discovery's `NodeFeatureRule` (`nfd.k8s-sigs.io/v1alpha1`).
+/// - `Profile` (in [`TEMPLATE_HOLDERS`]): OpenShift AI `HardwareProfile`, `AcceleratorProfile`
+///   (`infrastructure.opendatahub.io`, `dashboard.opendatahub.io`).
+const SUPPLY: [&str; 14] = [
+    "Quota",
+    "LimitRange",
+    "Budget",
+    "Queue",
+    "Flavor",
+    "Cohort",
+    "Pool",
+    "Provisioner",
+    "NodeClaim",
+    "Autoscaler",
+    "MachineSet",
+    "MachineDeployment",
+    "Policy",
+    "Rule",
+];
+
+/// Whether a kind gpuledger does not model is no demand at all: it holds templates for others
+/// ([`TEMPLATE_HOLDERS`]) or describes supply, limits or quota ([`SUPPLY`]). Its GPUs are never
+/// guessed as a workload's.
+pub(super) fn not_demand(kind: &str) -> bool {
     kind == "CustomResourceDefinition"
-        || [
-            "Runtime",
-            "Template",
-            "Config",
-            "Configuration",
-            "Class",
-            "Policy",
-            "Profile",
-            "Quota",
-            "Queue",
-            "Pool",
-            "Flavor",
-            "Cohort",
-            "LimitRange",
-            "Budget",
-            "Provisioner",
-        ]
-        .iter()
-        .any(|s| kind.ends_with(s))
+        || TEMPLATE_HOLDERS
+            .iter()
+            .chain(SUPPLY.iter())
+            .any(|s| kind.ends_with(s))
 }
 
 /// The guessed shape of an unmodelled object's spec, or `None` when it names no GPU.
