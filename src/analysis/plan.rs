@@ -15,6 +15,7 @@
 
 use crate::config::Config;
 use crate::intent::{Deadline, WorkClass};
+use crate::k8s::object::{Body, Object};
 use crate::plan::{Job, Pool};
 use crate::report::{DesiredWorkloadRow, WorkloadRow};
 use crate::util::sum::{self, Named, Overflow};
@@ -124,6 +125,19 @@ pub fn batch_pool(fleet: &LiveFleet<'_>) -> Result<(Pool, String), Overflow> {
     ))
 }
 
+/// The Jobs that are suspended (`spec.suspend`): they hold no GPU whatever their pods.
+fn suspended_jobs(objects: &[Object]) -> std::collections::HashSet<(&str, &str)> {
+    objects
+        .iter()
+        .filter_map(|o| match &o.body {
+            Body::Job(j) if j.spec.suspend == Some(true) => {
+                Some((o.namespace(), o.meta.name.as_str()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// The cluster's batch work that waits to start, as planner jobs.
 #[derive(Debug, Default)]
 pub struct Waiting {
@@ -140,7 +154,9 @@ pub struct Waiting {
 /// workload whose Kueue Workload holds quota is about to start and is already in the queue's
 /// usage, so it is not waiting. With `queue`, only the work whose queue is that ClusterQueue (as
 /// the inventory reads it: its Workload's LocalQueue, else its `kueue.x-k8s.io/queue-name`
-/// label) is kept, and the rest is counted.
+/// label) is kept, and the rest is counted. When the input held no Pod (a dump of nodes and jobs),
+/// only what holds no GPU whatever its pods is known to wait — a suspended Job, a Kueue Workload
+/// not admitted — and any other batch workload is left out, saying why.
 pub fn waiting(
     fleet: &LiveFleet<'_>,
     cfg: &Config,
@@ -149,6 +165,8 @@ pub fn waiting(
 ) -> Result<Waiting, Overflow> {
     // The inventory's own rows of the same fleet model: the waiting work is what it counts.
     let report = super::inventory::report(fleet, cfg, vec![])?;
+    let pods_unread = fleet.unread.pods.is_some();
+    let suspended = suspended_jobs(fleet.objects);
     let mut out = Waiting::default();
     for w in &report.workloads {
         if w.intent_facts.class != WorkClass::Batch || w.intent_facts.cron || w.pods_bound > 0 {
@@ -157,6 +175,16 @@ pub fn waiting(
         let id = crate::workload::WorkloadId::new(&w.namespace, &w.api_group, &w.kind, &w.name);
         let i = fleet.find(&id);
         if i.is_some_and(|i| fleet.queues.reserved.contains(&i)) {
+            continue;
+        }
+        let holds_none = (w.api_group == "batch"
+            && w.kind == "Job"
+            && suspended.contains(&(w.namespace.as_str(), w.name.as_str())))
+            || i.is_some_and(|i| fleet.queues.waits.contains_key(&i));
+        if pods_unread && !holds_none {
+            out.left_out.push(format!(
+                "{id}: the input holds no Pod, so whether it runs already is unknown"
+            ));
             continue;
         }
         if let Some(q) = queue {

@@ -88,8 +88,11 @@ pub fn run(job: &PlanJob, cx: &Context<'_>) -> Result<Run<PlanReport>> {
     } else {
         crate::config::Config::default()
     };
-    let objects = cluster.as_deref().unwrap_or_default();
-    let fleet = LiveFleet::read(objects, &cfg, &Metrics::NotConfigured)?;
+    let (objects, unread) = match &cluster {
+        Some((objects, unread)) => (objects.as_slice(), unread.clone()),
+        None => (&[][..], Default::default()),
+    };
+    let fleet = LiveFleet::read(objects, &cfg, &Metrics::NotConfigured)?.unread(unread);
     if job.pending {
         let waiting = crate::analysis::plan::waiting(&fleet, &cfg, now_s, job.queue.as_deref())?;
         sources.push(format!(
@@ -164,15 +167,17 @@ fn cluster(
     job: &PlanJob,
     cx: &Context<'_>,
     sources: &mut Vec<String>,
-) -> Result<Option<Vec<Object>>> {
+) -> Result<Option<(Vec<Object>, crate::analysis::unread::Unread)>> {
     let Some(spec) = &job.live else {
         return Ok(None);
     };
     let live = cx.rt.block_on(input::live(spec, &cx.progress))?;
     let (part, live_sources) = live.single("plan")?;
-    // Without nodes the pool is unknown, unless the job gives it.
+    // Without nodes the pool is unknown, unless the job gives it; so is it without pods (what
+    // non-batch work holds), and the waiting work is then what holds no GPU whatever its pods
+    // (`analysis::plan::waiting`).
     let mut incomplete = part.fleet_incomplete();
-    incomplete.retain(|m| m.resource != "nodes" || job.pool.is_none());
+    incomplete.retain(|m| !matches!(m.resource.as_str(), "nodes" | "pods") || job.pool.is_none());
     // What waits for quota matters only to the waiting work planned (which of it holds quota
     // already); a queue's pool is its status.
     incomplete.retain(|m| !m.resource.starts_with("workloads.kueue.x-k8s.io") || job.pending);
@@ -187,7 +192,7 @@ fn cluster(
         )));
     }
     sources.extend(live_sources);
-    Ok(Some(part.objects))
+    Ok(Some((part.objects, part.unread)))
 }
 
 /// The pool: the job's, else the queue's quota, else the cluster's placeable GPUs minus what

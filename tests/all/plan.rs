@@ -666,6 +666,53 @@ fn waiting_work_of_a_kueue_queue_through_the_api_and_a_snapshot() {
     assert_eq!(j["plan"]["jobs"].as_array().unwrap().len(), 3);
 }
 
+/// A dump of nodes and jobs without pods, with the pool given: a suspended Job holds no GPU
+/// whatever its pods, so it is planned; a Job that is not suspended may be running, so it is left
+/// out, saying why — never refused for the pods the plan does not need.
+#[test]
+fn waiting_work_from_a_dump_without_pods_when_the_pool_is_given() {
+    let job = |name: &str, suspend: bool| {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {name}\n  namespace: team-a\n  annotations: {{gpuledger.io/runtime: 1h}}\nspec:\n  suspend: {suspend}\n  template:\n    spec:\n      containers: [{{name: main, resources: {{limits: {{nvidia.com/gpu: \"4\"}}}}}}]\n---\n"
+        )
+    };
+    let dump = "apiVersion: v1\nkind: Node\nmetadata: {name: gpu-a, labels: {nvidia.com/gpu.product: H100}}\nstatus:\n  capacity: {nvidia.com/gpu: \"8\"}\n  allocatable: {nvidia.com/gpu: \"8\"}\n  conditions: [{type: Ready, status: \"True\"}]\n---\n".to_string()
+        + &job("waits", true)
+        + &job("maybe-running", false);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("dump.yaml");
+    std::fs::write(&file, dump).unwrap();
+    let plan = |extra: &[&str]| {
+        gpuledger(&root())
+            .args(["plan", "--pending", "--format", "json"])
+            .args(["--now", "2026-12-02T12:00:00Z", "--snapshot"])
+            .arg(&file)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = plan(&["--pool", "16"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = j["plan"]["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["waits"], "{:#}", j["plan"]);
+    assert_eq!(j["plan"]["pool"], 16);
+    assert!(
+        err.contains("not planned: team-a/Job/maybe-running: the input holds no Pod"),
+        "{err}"
+    );
+    // Without the pool, what non-batch work holds is unknown: refused, saying so.
+    let out = plan(&[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds no Pod"));
+}
+
 /// "Started at once" is each job started as soon as it may: two jobs ready at 12:00 and two ready
 /// at 14:00 never run together, so starting each at its earliest needs 4 GPUs, not 8.
 #[test]
