@@ -15,6 +15,7 @@ mod exact;
 pub mod gpus;
 mod json;
 mod json_window;
+pub mod lenient;
 pub mod object;
 pub mod quantity;
 pub mod queue;

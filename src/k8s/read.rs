@@ -146,7 +146,8 @@ pub fn read_snapshot(path: &Path) -> Result<Snapshot, Error> {
         match f.metadata() {
             Ok(m) if m.is_file() => {
                 let size = m.len();
-                read_from(&mut Input::File(f), &name, Some(size))
+                let read = read_from(&mut Input::File(f), &name, Some(size));
+                last_wins_on_duplicates(read, || std::fs::read_to_string(path))
             }
             _ => read_whole(f, &name).map_err(read_err)?,
         }
@@ -177,7 +178,48 @@ fn read_whole(
     let mut text = Vec::new();
     r.read_to_end(&mut text)?;
     let size = u64::try_from(text.len()).ok();
-    Ok(read_from(&mut Input::Bytes(&text), name, size))
+    let read = read_from(&mut Input::Bytes(&text), name, size);
+    Ok(last_wins_on_duplicates(read, || {
+        String::from_utf8(text.clone()).map_err(io::Error::other)
+    }))
+}
+
+/// Reads `text` with every duplicated key's later value, and the warning that says so (see
+/// [`super::lenient`]).
+pub fn last_wins(
+    text: &str,
+    path: &str,
+    e: &InputError,
+) -> (Result<Vec<Object>, InputError>, String) {
+    let (json, note) = super::lenient::last_wins_json(text, path, e);
+    let read = json.and_then(|json| read_str(&json, path)).map(|mut objs| {
+        // Lines of the re-encoded documents are not lines of the file.
+        for o in &mut objs {
+            o.source.line = None;
+        }
+        objs
+    });
+    (read, note)
+}
+
+/// A snapshot with a mapping key given twice (a chart's output with a repeated label) is read as
+/// kubectl reads it: the later value wins, with a warning naming the file and line
+/// ([`super::lenient::last_wins`]); no other error names the parsing library's options.
+fn last_wins_on_duplicates(
+    read: Result<(Vec<Object>, Labels), ReadError>,
+    text: impl FnOnce() -> io::Result<String>,
+) -> Result<(Vec<Object>, Labels), ReadError> {
+    match read {
+        Err(ReadError::Input(e)) if e.message.contains("duplicate mapping key") => {
+            let text = text().map_err(ReadError::Io)?;
+            let (objects, note) = last_wins(&text, &e.file, &e);
+            let objects = objects.map_err(ReadError::Input)?;
+            tracing::warn!("{note}");
+            Ok((objects, Labels::new()))
+        }
+        Err(ReadError::Input(e)) => Err(ReadError::Input(super::lenient::plain_words(e))),
+        other => other,
+    }
 }
 
 /// Reads every object from a string (manifests already in memory, tests).
@@ -682,6 +724,27 @@ mod tests {
             panic!()
         };
         assert_eq!(p.spec.containers[0].resources.limits.to_gpus().whole, 2);
+    }
+
+    /// A dump with a key given twice (a chart's output with a repeated label) reads as kubectl
+    /// reads it, the later value winning; no error names the parsing library's options.
+    #[test]
+    fn a_snapshot_with_a_repeated_key_keeps_the_later_value() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("dump.yaml");
+        let pod = "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ml\n  labels:\n    app: a\n    app: b\nspec:\n  containers: [{name: c, resources: {limits: {nvidia.com/gpu: 1}}}]\n";
+        std::fs::write(&file, pod).unwrap();
+        let objs = read_objects(&file).unwrap();
+        assert_eq!(objs.len(), 1);
+        assert_eq!(
+            objs[0].meta.labels.get("app").map(|v| v.as_str()),
+            Some("b")
+        );
+        std::fs::write(&file, "apiVersion: v1\nkind: Pod\nmetadata: {name: [}\n").unwrap();
+        let Err(Error::Input(e)) = read_objects(&file) else {
+            panic!("a broken file reads")
+        };
+        assert!(!e.message.contains("Options"), "{e}");
     }
 
     #[test]
