@@ -9,6 +9,9 @@ use crate::util::text::count as count_of;
 
 /// The whole inventory: headline, then details.
 pub fn inventory(r: &Report) -> Doc {
+    if let Some(d) = manifests_only(r) {
+        return d;
+    }
     let mut d = headline(r);
     // Cost per verified outcome, when its inputs were given: a decision figure, before the lists.
     if let Some(c) = &r.cost {
@@ -19,6 +22,41 @@ pub fn inventory(r: &Report) -> Doc {
         d.extend(super::headroom::section(h));
     }
     d
+}
+
+/// An input that holds no Node and no Pod is manifests, not a cluster: one line that says so and
+/// names the command for manifests, then what its workloads declare — not a page of figures that
+/// are all unknown. `None` for a cluster or a dump of one.
+fn manifests_only(r: &Report) -> Option<Doc> {
+    if !(missing(r, "pods") && missing(r, "nodes")) || r.workloads.is_empty() {
+        return None;
+    }
+    let mut d = Doc::new();
+    d.heading(2, page::title("GPU fleet inventory", r.provenance.as_ref()));
+    d.paragraph(
+        Text::new()
+            .strong("This input holds no Node and no Pod: it reads as manifests (desired state), not a cluster.")
+            .plain(" ")
+            .code("gpuledger render --repo DIR")
+            .plain(" is the command for manifests; the inventory needs a cluster or a dump of one (")
+            .code("kubectl get nodes,pods -A -o yaml")
+            .plain("). What the workloads here declare:"),
+    );
+    d.section(
+        &format!("Declared GPU workloads ({})", r.workloads.len()),
+        Table::new(&["workload", "tenant", "shape", ">GPUs declared"]).rows(&r.workloads, |w| {
+            vec![
+                format!("{}/{}/{}", w.namespace, w.kind, w.name).into(),
+                w.tenant.as_str().into(),
+                w.shape.as_str().into(),
+                w.gpus_declared
+                    .map_or_else(|| "unknown".to_string(), |g| g.to_string())
+                    .into(),
+            ]
+        }),
+        None,
+    );
+    Some(d)
 }
 
 /// The title, the INCOMPLETE banner when part of the input was not read, and the figures.

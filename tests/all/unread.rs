@@ -291,3 +291,38 @@ fn cost_and_headroom_need_the_pods_and_not_the_nodes() {
         );
     }
 }
+
+/// Manifests given as a snapshot (no Node, no Pod) read as desired state: one line says so and
+/// names `gpuledger render`, then what the workloads declare — no page of unknown figures, and
+/// still exit 2, since the fleet's figures are unknown.
+#[test]
+fn manifests_given_as_a_snapshot_say_so_and_show_what_they_declare() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("deploy.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: chat, namespace: serving}\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers: [{name: m, resources: {limits: {nvidia.com/gpu: 2}}}]\n",
+    )
+    .unwrap();
+    let out = super::support::gpuledger(&super::support::root())
+        .args(["inventory", "--snapshot"])
+        .arg(&file)
+        .env("COLUMNS", "200")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(
+        text.contains("This input holds no Node and no Pod: it reads as manifests (desired state), not a cluster. gpuledger render --repo DIR is the command for manifests"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("serving/Deployment/chat"))
+        .unwrap_or_else(|| panic!("no row: {text}"));
+    assert!(
+        row.contains("main 3×2 = 6") && row.trim_end().ends_with('6'),
+        "{row}"
+    );
+    assert!(!text.contains("unknown"), "{text}");
+}
