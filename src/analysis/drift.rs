@@ -30,7 +30,7 @@ use crate::workload::claims::Dra;
 use crate::workload::kinds::{declared_shape_with, shape_is_guess};
 use crate::workload::{GpuShape, Role, Workload, WorkloadId, describe_change};
 
-use super::inventory::shape_text;
+use super::shape_text::shape_text;
 use super::tenancy::Resolver;
 
 pub const ARGO_TRACKING: &str = "argocd.argoproj.io/tracking-id";

@@ -22,6 +22,7 @@ pub mod plan;
 pub mod projection;
 pub mod queues;
 pub mod routes_change;
+mod shape_text;
 mod shortage;
 pub mod tenancy;
 pub mod trend;
