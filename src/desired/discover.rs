@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use super::follow::{self, Candidate, Start};
 use super::kustomization::{
     KUSTOMIZATION_FILES, inflated_chart_dirs, is_component, kustomization_entries,
-    kustomization_files,
+    kustomization_files, patch_files,
 };
 use super::source::{Context, collect, normalize_url};
 use super::tree::{Tree, join, normalize, under};
@@ -140,9 +140,21 @@ pub fn plan<'a>(
         parsed.insert(path.clone(), read.and_then(crate::workload::checked));
     }
 
+    // A kustomization's patch files are applied to the objects they target, as kustomize applies
+    // them: an Application, ApplicationSet or HelmRelease in one is a fragment, never an app or a
+    // source of its own (the overlay that patches it renders the whole object).
+    let patches: BTreeSet<String> = kustomize_dirs
+        .iter()
+        .flat_map(|dir| {
+            patch_files(tree, dir)
+                .into_iter()
+                .filter_map(move |f| normalize(&join(dir, &f)))
+        })
+        .collect();
     let objects: Vec<&Object> = parsed
-        .values()
-        .filter_map(|r| r.as_ref().ok())
+        .iter()
+        .filter(|(path, _)| !patches.contains(*path))
+        .filter_map(|(_, r)| r.as_ref().ok())
         .flatten()
         .collect();
     let git_repositories = super::source::git_repositories(objects.iter().copied());
@@ -168,7 +180,8 @@ pub fn plan<'a>(
     let mut units = Vec::new();
     let mut skipped = Vec::new();
     let mut not_roots = Vec::new();
-    let mut app_files = BTreeSet::new();
+    // Files that define apps, and the patch files applied to them: never "not deployed".
+    let mut app_files = patches.clone();
     let app_objects: Vec<&Object> = objects
         .iter()
         .copied()
@@ -234,6 +247,16 @@ pub fn plan<'a>(
             .collect();
         let (roots, parents, cycles) = follow::roots(&candidates);
         problems.extend(cycles);
+        let root_files: Vec<&str> = roots
+            .iter()
+            .filter_map(|i| candidates.get(*i))
+            .map(|c| &*c.object.source.file)
+            .collect();
+        problems.extend(super::script_roots::candidates(
+            tree,
+            &kustomize_dirs,
+            &root_files,
+        ));
         let label = |i: &usize| {
             candidates
                 .get(*i)

@@ -274,7 +274,8 @@ pub struct Start<'a> {
     /// App objects found in the tree's files that are not roots, with the apps whose sources
     /// include their file (`Kind/name`): listed when no root reaches them.
     pub not_roots: Vec<(Object, Vec<String>)>,
-    /// Files that define app objects (never "not deployed" themselves).
+    /// Files that define app objects, and kustomizations' patch files (fragments applied to the
+    /// objects they target): never "not deployed" themselves.
     pub app_files: BTreeSet<String>,
     /// Whether the repository declares apps (files no app renders are then "not deployed").
     pub apps_declared: bool,

@@ -56,6 +56,18 @@ pub fn kustomization_files(tree: &Tree, dir: &str) -> Vec<String> {
     let mut out = Vec::new();
     for v in kustomizations(tree, dir) {
         out.extend(entries(&v));
+    }
+    out.extend(patch_files(tree, dir));
+    out
+}
+
+/// The patch files of the kustomization in `dir`, as written: `patches[].path`,
+/// `patchesStrategicMerge` and `patchesJson6902[].path` (kustomize
+/// `api/types/kustomization.go`). Each is applied to the objects it targets, never an object of
+/// its own: an Application or HelmRelease in a patch file is no app.
+pub fn patch_files(tree: &Tree, dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in kustomizations(tree, dir) {
         for key in ["patches", "patchesJson6902"] {
             out.extend(
                 v.get(key)

@@ -39,6 +39,7 @@ pub mod prepare;
 pub mod remote;
 pub mod render;
 pub mod sandbox;
+mod script_roots;
 pub mod source;
 pub mod sourceignore;
 pub mod tree;

@@ -401,3 +401,77 @@ fn one_object_from_two_apps_in_one_cluster_is_a_conflict() {
     );
     assert_eq!(rows[0]["app"], "team-b");
 }
+
+/// A platform layout: the Application lives in a kustomize base with a placeholder path, each
+/// environment's overlay sets the real path through a patch file, and a bootstrap overlay per
+/// environment is applied by a script. The patch files are no apps; the candidate roots are named
+/// with the line that picks one; once picked, the Application renders with its overlay's path.
+#[test]
+fn argo_apps_composed_by_kustomize_overlays_and_a_root_applied_by_a_script() {
+    let r = Repo::new();
+    r.write(
+        "components/apps/base/kustomization.yaml",
+        "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [llm-app.yaml]\n",
+    )
+    .write(
+        "components/apps/base/llm-app.yaml",
+        &format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: llm, namespace: argocd}}\nspec:\n  destination: {{server: https://kubernetes.default.svc, namespace: serving}}\n  source: {{repoURL: {URL}, path: patch-me-see-overlays}}\n"),
+    );
+    for (env, replicas) in [("dev", 1), ("prod", 4)] {
+        r.write(
+            &format!("components/apps/overlays/{env}/kustomization.yaml"),
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../../base]\npatches:\n- path: patch-llm-app.yaml\n  target: {kind: Application, name: llm}\n",
+        )
+        .write(
+            &format!("components/apps/overlays/{env}/patch-llm-app.yaml"),
+            &format!("apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: llm}}\nspec:\n  source: {{path: workloads/{env}}}\n"),
+        )
+        .write(
+            &format!("bootstrap/overlays/{env}/kustomization.yaml"),
+            &format!("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [../../../components/apps/overlays/{env}]\n"),
+        )
+        .write(
+            &format!("workloads/{env}/deploy.yaml"),
+            &format!("apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: llm, namespace: serving}}\nspec:\n  replicas: {replicas}\n  template:\n    spec:\n      containers: [{{name: m, image: vllm, resources: {{limits: {{nvidia.com/gpu: \"2\"}}}}}}]\n"),
+        );
+    }
+    r.commit("apps composed by overlays");
+    let (_, j, err) = render(r.path(), &["--repo-url", URL]);
+    let names: Vec<(&str, &str)> = j["desired"]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| {
+            (
+                a["name"].as_str().unwrap(),
+                a["defined_at"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        names.iter().all(|(_, at)| !at.contains("patch-llm-app")),
+        "a patch file read as an app: {names:?}"
+    );
+    let problems = j["desired"]["problems"].to_string();
+    assert!(
+        problems
+            .contains("the apps in components/apps/base are a kustomize base that overlays patch")
+            && problems.contains("render: {roots: [bootstrap/overlays/dev]}")
+            && problems.contains("the candidates: bootstrap/overlays/dev, bootstrap/overlays/prod"),
+        "{problems} {err}"
+    );
+    // The root named: the Application comes from the prod overlay, with its real path.
+    r.write(
+        ".gpuledger.yaml",
+        "render:\n  roots: [bootstrap/overlays/prod]\n",
+    )
+    .commit("the root this cluster applies");
+    let (code, j, err) = render(r.path(), &["--repo-url", URL]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        j["desired"]["gpus_declared"], 8,
+        "{:#}",
+        j["desired"]["apps"]
+    );
+    assert_eq!(app(&j, "llm")["path"], "workloads/prod");
+}
