@@ -532,6 +532,8 @@ pub fn impact(
         head_at: head.at.clone(),
         gpus_base: base.gpus_declared_rendered,
         gpus_head: head.gpus_declared_rendered,
+        gpus_base_floor: base.gpus_declared.is_none(),
+        gpus_head_floor: head.gpus_declared.is_none(),
         gpu_delta: delta,
         delta_unknown,
         tenants,

@@ -24,7 +24,20 @@ fn for_whom(tenants: &[DeltaRow]) -> String {
     format!(" for {}", named.join(", "))
 }
 
+/// The change's GPUs in words. A side where an app did not render shows its GPUs as a floor
+/// (`≥0`): the sentence never states a total the report does not know.
 fn what(c: &Check) -> String {
+    let side = |n: u64, floor: bool| {
+        if floor {
+            format!("≥{n}")
+        } else {
+            n.to_string()
+        }
+    };
+    let (base, head) = (
+        side(c.gpus_base, c.gpus_base_floor),
+        side(c.gpus_head, c.gpus_head_floor),
+    );
     match c.gpu_delta {
         None => format!(
             "GPU delta unknown: {} ({} → {} of what rendered)",
@@ -34,17 +47,12 @@ fn what(c: &Check) -> String {
             c.gpus_base,
             c.gpus_head
         ),
-        Some(0) => format!(
-            "Keeps the declared GPUs at {} ({} → {})",
-            c.gpus_head, c.gpus_base, c.gpus_head
+        Some(0) if c.gpus_base_floor || c.gpus_head_floor => format!(
+            "Changes no declared GPU of what rendered ({base} → {head}: an app it leaves alone did not render)"
         ),
-        Some(d) if d > 0 => format!("Adds {d} GPUs ({} → {})", c.gpus_base, c.gpus_head),
-        Some(d) => format!(
-            "Frees {} GPUs ({} → {})",
-            d.unsigned_abs(),
-            c.gpus_base,
-            c.gpus_head
-        ),
+        Some(0) => format!("Keeps the declared GPUs at {head} ({base} → {head})"),
+        Some(d) if d > 0 => format!("Adds {d} GPUs ({base} → {head})"),
+        Some(d) => format!("Frees {} GPUs ({base} → {head})", d.unsigned_abs()),
     }
 }
 

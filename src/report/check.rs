@@ -40,6 +40,12 @@ pub struct Check {
     /// Declared GPUs of what rendered on each side.
     pub gpus_base: u64,
     pub gpus_head: u64,
+    /// Whether an app of that side did not render, so that `gpus_base`/`gpus_head` are floors
+    /// (`≥`), not totals — even where the change leaves that app alone and the delta is known.
+    #[serde(default)]
+    pub gpus_base_floor: bool,
+    #[serde(default)]
+    pub gpus_head_floor: bool,
     /// `null` when an app failed to render on either side ([`Check::delta_unknown`] says which).
     pub gpu_delta: Option<i64>,
     /// Why the delta is unknown: the apps that failed to render, where, and the error.

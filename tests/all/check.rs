@@ -864,3 +864,59 @@ fn capacity_over_without_the_gate_is_a_note_not_a_verdict() {
     assert_eq!(gated.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&gated.stdout).contains("does NOT fit"));
 }
+
+/// An app that renders on neither side (its source is another repository) and that the change
+/// leaves alone: the delta is known (0), but the totals are floors, and the opening sentence says
+/// so instead of "Keeps the declared GPUs at 2 (2 → 2)".
+#[test]
+fn the_opening_sentence_never_states_a_total_it_does_not_know() {
+    let app = |name: &str, url: &str, path: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: argocd}}\nspec:\n  destination: {{server: https://kubernetes.default.svc, namespace: ml}}\n  source: {{repoURL: {url}, path: {path}}}\n"
+        )
+    };
+    let ours = "https://github.com/acme/gitops.git";
+    let r = Repo::new();
+    r.write("apps/llm.yaml", &app("llm", ours, "llm"))
+        .write("apps/team.yaml", &app("team", "https://github.com/acme/team-models.git", "models"))
+        .write(
+            "llm/deploy.yaml",
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: llm, namespace: ml}\nspec:\n  replicas: 1\n  template:\n    spec:\n      containers: [{name: m, resources: {limits: {nvidia.com/gpu: \"2\"}}}]\n",
+        )
+        .commit("apps");
+    r.git(&["checkout", "-q", "-b", "feature"]);
+    r.write("llm/README.md", "the chat model\n")
+        .commit("docs only");
+    r.git(&["checkout", "-q", "main"]);
+    let (_, j, err) = check(&r, &["--repo-url", ours]);
+    let c = &j["check"];
+    assert_eq!(c["gpu_delta"], 0, "{err}");
+    assert_eq!(
+        (
+            c["gpus_base_floor"].as_bool(),
+            c["gpus_head_floor"].as_bool()
+        ),
+        (Some(true), Some(true))
+    );
+    let out = gpuledger(r.path())
+        .args([
+            "check",
+            "--repo",
+            ".",
+            "--base",
+            "main",
+            "--head",
+            "feature",
+            "--repo-url",
+            ours,
+        ])
+        .args(["--format", "markdown"])
+        .output()
+        .unwrap();
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains("Changes no declared GPU of what rendered (≥2 → ≥2: an app it leaves alone did not render)"),
+        "{md}"
+    );
+    assert!(!md.contains("Keeps the declared GPUs at 2"), "{md}");
+}
