@@ -158,6 +158,21 @@ pub(super) fn collect(objects: &[Object], cfg: &Config) -> Vec<Found> {
         })
         .filter_map(|o| o.meta.annotations.get(ALB_GROUP).map(Text::as_str))
         .collect();
+    // A group whose members declare both schemes is refused by the AWS Load Balancer Controller
+    // ("conflicting scheme", aws-load-balancer-controller pkg/ingress/model_build_load_balancer.go):
+    // it reconciles none of the group, so no route of it follows Git.
+    let mut schemes: HashMap<&str, BTreeSet<&str>> = HashMap::new();
+    for o in objects.iter().filter(|o| o.typed_kind() == Kind::Ingress) {
+        let a = &o.meta.annotations;
+        if let (Some(g), Some(s)) = (a.get(ALB_GROUP), a.get(ALB_SCHEME)) {
+            schemes.entry(g.as_str()).or_default().insert(s.as_str());
+        }
+    }
+    let conflicting: HashSet<&str> = schemes
+        .into_iter()
+        .filter(|(_, s)| s.len() > 1)
+        .map(|(g, _)| g)
+        .collect();
     let gateways: HashMap<(&str, &str), &Object> = objects
         .iter()
         .filter(|o| o.typed_kind() == Kind::Gateway)
@@ -187,6 +202,9 @@ pub(super) fn collect(objects: &[Object], cfg: &Config) -> Vec<Found> {
                 // Ingress is its own implicit group (AWS Load Balancer Controller, "IngressGroup":
                 // https://kubernetes-sigs.github.io/aws-load-balancer-controller/latest/guide/ingress/annotations/).
                 let load_balancer = match (a.get(ALB_GROUP), class) {
+                    (Some(g), _) if conflicting.contains(g.as_str()) => format!(
+                        "ALB group {g} (its Ingresses declare conflicting schemes: the controller reconciles none of its routes)"
+                    ),
                     (Some(g), _) => format!("ALB group {g}"),
                     (None, Some(c)) => format!("Ingress {object}, class {c}"),
                     (None, None) => format!("Ingress {object}"),

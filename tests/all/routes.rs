@@ -203,6 +203,69 @@ fn a_host_move_and_a_path_change_are_traced_to_the_gpus_behind_them() {
     assert_eq!(j["check"]["gpu_delta"], 0);
 }
 
+/// Two Ingresses of ALB group `shared` are internet-facing; the change makes one of them say
+/// `internal` while the other keeps `internet-facing`. The AWS Load Balancer Controller refuses a
+/// group with conflicting schemes and reconciles none of it: every route of the group is in the
+/// blast radius, and the conflict is named.
+#[test]
+fn conflicting_schemes_in_an_alb_group_put_every_route_of_it_in_the_blast_radius() {
+    let group = "alb.ingress.kubernetes.io/group.name: shared";
+    let r = repo(
+        &[
+            ("chat.yaml", CHAT),
+            ("v2.yaml", CHAT_V2),
+            (
+                "svc-v2.yaml",
+                "apiVersion: v1\nkind: Service\nmetadata: {name: chat-v2, namespace: chat}\nspec: {selector: {app: chat-v2}}\n",
+            ),
+            (
+                "a.yaml",
+                &ingress(
+                    "a",
+                    &format!("{group}, {PUBLIC}"),
+                    "chat.example.com",
+                    "/",
+                    "chat",
+                ),
+            ),
+            (
+                "b.yaml",
+                &ingress(
+                    "b",
+                    &format!("{group}, {PUBLIC}"),
+                    "beta.example.com",
+                    "/",
+                    "chat-v2",
+                ),
+            ),
+        ],
+        &[(
+            "b.yaml",
+            &ingress(
+                "b",
+                &format!("{group}, alb.ingress.kubernetes.io/scheme: internal"),
+                "beta.example.com",
+                "/",
+                "chat-v2",
+            ),
+        )],
+    );
+    let j = check(&r, &[]);
+    let rows = j["check"]["routes"].as_array().unwrap();
+    let hosts: Vec<&str> = rows.iter().map(|r| r["host"].as_str().unwrap()).collect();
+    assert_eq!(hosts.len(), 2, "{rows:#?}");
+    assert!(hosts.contains(&"chat.example.com") && hosts.contains(&"beta.example.com"));
+    for r in rows {
+        assert!(
+            r["summary"]
+                .as_str()
+                .unwrap()
+                .contains("conflicting schemes"),
+            "{r:#}"
+        );
+    }
+}
+
 /// Two Ingresses share ALB group `shared`; the change makes one of them internal. The group has
 /// one load balancer and so one scheme: both members' routes turn internal, the untouched one too.
 #[test]
