@@ -311,19 +311,40 @@ pub fn not_rendered(apps: &[AppRow]) -> Option<String> {
         return None;
     }
     const NAMED: usize = 3;
-    let named: Vec<String> = missing
+    // Apps whose source is another repository, said once per URL (with the flag that says the
+    // URL is this repository, when it is) rather than once per app.
+    let url_of = |a: &AppRow| {
+        a.error
+            .as_deref()?
+            .strip_prefix("source ")?
+            .split_once(" is not this repository")
+            .map(|(u, _)| u.to_string())
+    };
+    let mut by_url: BTreeMap<String, usize> = BTreeMap::new();
+    for a in &missing {
+        if let Some(u) = url_of(a) {
+            *by_url.entry(u).or_default() += 1;
+        }
+    }
+    by_url.retain(|_, n| *n > 1);
+    let grouped = by_url.iter().map(|(u, n)| {
+        format!("{n} apps name {u}, which is not this repository (if it is, pass --repo-url {u})")
+    });
+    let alone = missing
         .iter()
-        .take(NAMED)
-        .map(|a| {
+        .filter(|a| url_of(a).is_none_or(|u| !by_url.contains_key(&u)));
+    let hidden = missing.len() - by_url.values().sum::<usize>() - alone.clone().count().min(NAMED);
+    let named: Vec<String> = grouped
+        .chain(alone.take(NAMED).map(|a| {
             format!(
                 "{} {} ({})",
                 a.kind,
                 a.name,
                 crate::util::text::line(a.error.as_deref().unwrap_or("not rendered"), 160)
             )
-        })
+        }))
         .collect();
-    let more = match missing.len().saturating_sub(NAMED) {
+    let more = match hidden {
         0 => String::new(),
         n => format!("; and {n} more"),
     };

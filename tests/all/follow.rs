@@ -475,3 +475,35 @@ fn argo_apps_composed_by_kustomize_overlays_and_a_root_applied_by_a_script() {
     );
     assert_eq!(app(&j, "llm")["path"], "workloads/prod");
 }
+
+/// Apps whose source is another repository: the reason is said once per URL, with the flag that
+/// says so if that URL is this repository — not once per app.
+#[test]
+fn apps_of_another_repository_are_said_once_per_url() {
+    let app = |name: &str, url: &str| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: argocd}}\nspec:\n  destination: {{server: https://kubernetes.default.svc, namespace: ml}}\n  source: {{repoURL: {url}, path: models/{name}}}\n"
+        )
+    };
+    let team = "https://github.com/acme/team-models.git";
+    let r = Repo::new();
+    for n in ["a", "b", "c", "d"] {
+        r.write(&format!("apps/{n}.yaml"), &app(n, team));
+    }
+    r.write(
+        "apps/e.yaml",
+        &app("e", "https://github.com/acme/other.git"),
+    )
+    .commit("apps of other repositories");
+    let (_, j, err) = render(r.path(), &[]);
+    let why = j["desired"]["unknown"]["gpus_declared"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        why.starts_with(&format!(
+            "5 of 5 apps not rendered: 4 apps name {team}, which is not this repository (if it is, pass --repo-url {team}); Application e (source https://github.com/acme/other.git is not this repository"
+        )),
+        "{why} {err}"
+    );
+    assert!(!why.contains("and "), "{why}");
+}
