@@ -202,12 +202,18 @@ mod tests {
     fn changes_past_the_burst_are_counted_then_told() {
         let mut h = Health::default();
         h.set(Sync::Synced, "c", "pods", "synced");
+        h.set(Sync::Refused(403), "c", "pods", "forbidden");
         for _ in 0..10 {
             h.set(Sync::Failing("timeout".into()), "c", "pods", "watch ended");
             h.set(Sync::Synced, "c", "pods", "synced again");
         }
+        // Told: refused, failing, synced, failing; the other 17 changes counted.
         assert_eq!(h.window.1, BURST);
-        assert_eq!(h.unlogged, 20 - BURST);
+        assert_eq!(h.unlogged, 21 - BURST);
+        assert_eq!(h.told, Sync::Failing("timeout".into()));
+        // Nothing is told while the window is full.
+        h.catch_up("c", "pods");
+        assert_eq!(h.unlogged, 21 - BURST);
         // The window opens again: the current state is told, with the count.
         h.window.0 = Instant::now().checked_sub(WINDOW).unwrap();
         h.catch_up("c", "pods");
