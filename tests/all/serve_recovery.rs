@@ -274,3 +274,27 @@ fn watches_cut_every_second_stay_synced_follow_changes_and_log_nothing() {
         .count();
     assert!(watches >= 5, "{watches} watches of nodes");
 }
+
+#[test]
+fn the_client_libraries_own_warnings_show_only_with_verbose() {
+    // The same outage twice: without -v the log is gpuledger's lines only (asserted in the
+    // restart test too); with -v kube-client's own warnings show, named by their target.
+    for verbose in [false, true] {
+        let emu = demo();
+        let dir = tempfile::tempdir().unwrap();
+        let kubeconfig = dir.path().join("kubeconfig");
+        std::fs::copy(emu.kubeconfig_path(), &kubeconfig).unwrap();
+        let kubeconfig = kubeconfig.display().to_string();
+        let serve = serve(&kubeconfig, if verbose { &["-v"] } else { &[] });
+        settled(&serve);
+        drop(emu);
+        let log = serve.wait_for_log("pods: watch ended", SOON);
+        if verbose {
+            serve.wait_for_log("kube_client", SOON);
+        } else {
+            std::thread::sleep(Duration::from_secs(2));
+            no_library_lines(&serve.log());
+            assert!(log.lines().all(|l| !l.starts_with("DEBUG")), "{log}");
+        }
+    }
+}

@@ -35,7 +35,8 @@ pub fn json_line(level: &str, event: &str, message: &str) -> String {
 }
 
 /// Formats each event as one line, `WARN pods: forbidden (403): its figures are unknown`: the
-/// level and the message, then the fields a resource's line does not already say.
+/// level, a library's target (`WARN kube_client::client: eof in poll: …` with `--verbose`) and the
+/// message, then the fields a resource's line does not already say.
 pub struct TextLines;
 
 impl<S, N> FormatEvent<S, N> for TextLines
@@ -57,7 +58,13 @@ where
             .remove("message")
             .map(|m| text(&m))
             .unwrap_or_default();
-        write!(writer, "{} {message}", event.metadata().level())?;
+        let meta = event.metadata();
+        write!(writer, "{} ", meta.level())?;
+        // A library's line (with --verbose) says whose it is.
+        if !meta.target().starts_with("gpuledger") {
+            write!(writer, "{}: ", meta.target())?;
+        }
+        write!(writer, "{message}")?;
         for (k, v) in &fields.0 {
             if !["cluster", "resource", "event"].contains(&k.as_str()) {
                 write!(writer, " {k}={}", text(v))?;
