@@ -183,6 +183,21 @@ fn a_resource_forbidden_then_allowed_is_unknown_then_back_with_json_lines() {
 }
 
 #[test]
+fn a_resource_forbidden_is_unknown_at_once_however_long_the_interval() {
+    // A watch refused (the role lost the verb) lists at once rather than a poll (an hour) later.
+    let emu = demo();
+    let kubeconfig = emu.kubeconfig_path().display().to_string();
+    let serve = Serve::start_logged(&["--interval", "1h", "--kubeconfig", &kubeconfig]);
+    settled(&serve);
+    emu.fault("forbid", "pods");
+    let s = until(&serve, "pods unknown", |s| {
+        s.get(&incomplete("pods")) == Some(&1.0) && !s.contains_key(REQUESTED)
+    });
+    assert_eq!(s[COMPLETE], 0.0);
+    serve.wait_for_log("pods: forbidden (403): its figures are unknown", SOON);
+}
+
+#[test]
 fn a_crd_removed_has_no_figures_and_they_return_when_it_is_served_again() {
     // Every version of a kind served, as a CRD with several versions is: a graph is read under
     // whichever one gpuledger prefers.

@@ -313,6 +313,9 @@ impl Follow {
 
     async fn run(self) {
         let mut failures = 0usize;
+        // The last watch was refused: the list after it comes at once (a role that lost the
+        // verb shows now, not a poll later), and the next watch a poll after that list.
+        let mut refused_watch = false;
         loop {
             let version = match self.list().await {
                 Listed::Ok(v) => {
@@ -335,13 +338,16 @@ impl Follow {
                 tokio::time::sleep(self.poll).await;
                 continue;
             };
+            if std::mem::take(&mut refused_watch) {
+                tokio::time::sleep(self.poll).await;
+            }
             loop {
                 match self.watch(&mut version).await {
                     Ended::Resume => failures = 0,
                     Ended::Expired => break,
                     Ended::CannotWatch(why) => {
                         tracing::debug!(resource = %self.res.label(), %why, "listing every poll");
-                        tokio::time::sleep(self.poll).await;
+                        refused_watch = true;
                         break;
                     }
                     Ended::Failed(why) => {
