@@ -89,10 +89,11 @@ impl Health {
         self.confirmed = Some(Instant::now());
     }
 
-    /// Synced, and confirmed within [`FRESH`].
-    pub fn synced(&self) -> bool {
+    /// Synced, and confirmed within `fresh` ([`FRESH`], or longer for a resource only listed
+    /// every poll).
+    pub fn synced(&self, fresh: Duration) -> bool {
         matches!(self.state, Sync::Synced | Sync::Gone)
-            && self.confirmed.is_some_and(|c| c.elapsed() < FRESH)
+            && self.confirmed.is_some_and(|c| c.elapsed() < fresh)
     }
 
     pub fn age(&self) -> Option<Duration> {
@@ -184,18 +185,18 @@ mod tests {
     #[test]
     fn synced_needs_the_state_and_a_recent_confirmation() {
         let mut h = Health::default();
-        assert!(!h.synced());
+        assert!(!h.synced(FRESH));
         assert_eq!(h.age(), None);
         h.set(Sync::Synced, "c", "pods", "synced");
-        assert!(h.synced());
+        assert!(h.synced(FRESH));
         h.set(Sync::Failing("500".into()), "c", "pods", "list failed");
-        assert!(!h.synced());
+        assert!(!h.synced(FRESH));
         assert!(h.age().is_some());
         h.set(Sync::Gone, "c", "pods", "gone");
-        assert!(h.synced(), "a kind not served is known: none exist");
+        assert!(h.synced(FRESH), "a kind not served is known: none exist");
         h.confirmed = Instant::now().checked_sub(FRESH);
         h.state = Sync::Synced;
-        assert!(!h.synced(), "nothing confirmed for 5 minutes");
+        assert!(!h.synced(FRESH), "nothing confirmed for 5 minutes");
     }
 
     #[test]

@@ -34,7 +34,7 @@ use kube::api::{Api, ApiResource, DynamicObject, WatchEvent, WatchParams};
 use super::client::{client, client_reading};
 use super::discover::discover_counted;
 use super::error::KubeError;
-use super::health::{Health, ResourceSync, Sync, short_cause};
+use super::health::{FRESH, Health, ResourceSync, Sync, short_cause};
 use super::list::list;
 use super::request::Failure;
 use super::types::{ClusterRead, ClusterSource, Missing, Origin, Progress, RESOURCES, Resource};
@@ -95,6 +95,8 @@ struct Shared {
     /// Bumped at every change of the store.
     changes: tokio::sync::watch::Sender<u64>,
     requests: Requests,
+    /// How often a resource that cannot be watched is listed.
+    poll: Duration,
 }
 
 /// A cluster's objects, kept current by list and watch. Cloning shares the store.
@@ -139,6 +141,7 @@ pub async fn watch_cluster(src: ClusterSource, poll: Duration) -> Result<Watched
         discovery_missing,
         changes: tokio::sync::watch::channel(0).0,
         requests: Requests::default(),
+        poll,
     });
     let src = Arc::new(src);
     let label: Arc<str> = Arc::from(name.as_str());
@@ -238,13 +241,15 @@ impl Watched {
         self.shared.started
     }
 
-    /// Each served resource's sync state, in [`RESOURCES`] order.
+    /// Each served resource's sync state, in [`RESOURCES`] order. One that may be listed but not
+    /// watched is confirmed every poll: it stays synced while its lists come.
     pub fn sync(&self) -> Vec<ResourceSync> {
+        let fresh = FRESH.max(self.shared.poll + SILENCE_MARGIN);
         let held = self.shared.held.lock().unwrap_or_else(|e| e.into_inner());
         held.values()
             .map(|(res, h)| ResourceSync {
                 resource: res.label(),
-                synced: h.health.synced(),
+                synced: h.health.synced(fresh),
                 age: h.health.age(),
             })
             .collect()
