@@ -16,7 +16,10 @@
 //! one. An incomplete read (a 403) is not a failure: the report itself says what is missing
 //! (`gpuledger_report_complete`), and unknown figures have no samples. Each watched resource's
 //! state is its own and has its series (serve/sync.rs): while one is not synced (its watch or
-//! list failing), the report served says `gpuledger_report_complete 0`.
+//! list failing), the report served says `gpuledger_report_complete 0`. The log is gpuledger's
+//! own lines (serve/log.rs): one per change of a resource's state, a refresh's failure or notes
+//! when they change ([`Quiet`]); the client libraries' own warnings only with `--verbose`; JSON
+//! lines with `--log-format json`.
 //!
 //! The HTTP side is a few lines of hyper (already in the tree through kube) on the one runtime;
 //! the refresh loop runs on the main thread, which blocks on the runtime as `inventory` does.
