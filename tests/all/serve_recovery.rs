@@ -1,5 +1,6 @@
 //! `gpuledger serve` when the API server changes under it (issue 48): restarted on the same port
-//! with pods newly forbidden, a resource forbidden then allowed again, a CRD removed and
+//! with pods newly forbidden or newly allowed, a resource forbidden then allowed again while
+//! serving (with a long interval too), a CRD removed and
 //! re-added, every list and watch answering 500 for a while, watches cut every second. Each
 //! asserts `/metrics` within seconds of the change — a refused resource's figures unknown at once,
 //! failing ones kept but stale and never `gpuledger_report_complete 1`, a removed kind's figures
@@ -140,6 +141,37 @@ fn a_restarted_api_server_with_pods_now_forbidden_makes_their_figures_unknown_at
     // One line per change: the outage is told once per resource, not per retry.
     let told = log.matches("pods: watch ended").count();
     assert_eq!(told, 1, "{log}");
+}
+
+#[test]
+fn a_restarted_api_server_with_pods_now_allowed_brings_their_figures_back() {
+    let first = Emulator::start(EmulatorOptions {
+        forbidden: vec!["pods".into()],
+        ..EmulatorOptions::snapshot(fixture(DEMO))
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::copy(first.kubeconfig_path(), &kubeconfig).unwrap();
+    let serve = serve(&kubeconfig.display().to_string(), &[]);
+    let before = until(&serve, "pods unknown", |s| {
+        s.get(&incomplete("pods")) == Some(&1.0) && s.get(&synced("nodes")) == Some(&1.0)
+    });
+    assert!(!before.contains_key(REQUESTED));
+    assert_eq!(before[COMPLETE], 0.0);
+    let port = first.addr().port();
+    drop(first);
+    serve.wait_for_log("nodes: watch ended (connection refused)", SOON);
+    let _second = Emulator::start(EmulatorOptions {
+        port,
+        ..EmulatorOptions::snapshot(fixture(DEMO))
+    });
+    let after = until(&serve, "pods back after the restart", |s| {
+        s.contains_key(REQUESTED) && s.get(COMPLETE) == Some(&1.0)
+    });
+    assert_eq!(after[&synced("pods")], 1.0);
+    assert!(!after.contains_key(&incomplete("pods")), "{after:?}");
+    let log = serve.wait_for_log("pods: synced again", SOON);
+    no_library_lines(&log);
 }
 
 #[test]
