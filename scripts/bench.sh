@@ -16,7 +16,8 @@
 # (`cargo install --locked` into bench-out/peers, once; its column is skipped when it cannot build).
 #
 # Sizes: inventory, drift and check at --pods/--nodes/--apps; live at a fifth of the fleet
-# (20,000 pods by default) and the whole; serve at a tenth (10,000 pods), SERVE_SECONDS (default
+# (20,000 pods by default) and the whole; serve at a tenth (10,000 pods), CUT_SECONDS (default 180)
+# of watches cut every second, SERVE_SECONDS (default
 # 60) at rest and as long under churn; scaling at a quarter, a half and the whole of each
 # (25k/50k/100k pods, 100/200/400 apps by default).
 #
@@ -828,6 +829,22 @@ PY
   done
   n1=$(wc -l <"$TMP/emulator.err")
   churn_counts=$(api_counts "$n0" "$n1")
+
+  # Soak (issue 48): every watch cut once a second for CUT_SECONDS (default 180), as a flapping API
+  # server or load balancer does; serve's memory and open file descriptors stay flat, every
+  # resource stays synced, and its log says nothing (a watch that ends is resumed).
+  local cuts="${CUT_SECONDS:-180}" rss0 rss1 fd0 fd1 unsynced log0 log1
+  log "serve: every watch cut once a second for $cuts s"
+  log0=$(wc -l <"$TMP/serve.log")
+  for ((i = 0; i < 10; i++)); do curl -s -X POST "$server/emulator/end-watches" >/dev/null; sleep 1; done
+  rss0=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SERVE_PID/status")
+  fd0=$(find "/proc/$SERVE_PID/fd" -mindepth 1 -maxdepth 1 | wc -l)
+  for ((i = 10; i < cuts; i++)); do curl -s -X POST "$server/emulator/end-watches" >/dev/null; sleep 1; done
+  sleep 2
+  rss1=$(awk '/^VmRSS:/ { print $2 }' "/proc/$SERVE_PID/status")
+  fd1=$(find "/proc/$SERVE_PID/fd" -mindepth 1 -maxdepth 1 | wc -l)
+  unsynced=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^gpuledger_exporter_resource_synced\{/ && $NF != 1 { n++ } END { print n + 0 }')
+  log1=$(wc -l <"$TMP/serve.log")
   kill "$SERVE_PID" "$EMULATOR_PID" 2>/dev/null || true
   wait "$SERVE_PID" "$EMULATOR_PID" 2>/dev/null || true
   SERVE_PID="" EMULATOR_PID=""
@@ -862,6 +879,12 @@ PY
   check "serve's requests per minute under churn no more than at rest plus one a resource (load follows change, not size)" \
     "$per_min_churn" "<" "$(awk -v a="$per_min_rest" -v s="$serve_model" -v r="$resources" 'BEGIN { print (a > s ? a : s) + r + 0.05 }')"
   [[ -n "$seen" ]] && check "a change shows in serve's metrics within 2 s" "$seen" "<" 2
+  MD_TABLE+=("" "Every watch cut once a second for $cuts s: serve's RSS $((rss0 / 1024)) → $((rss1 / 1024)) MiB, open file descriptors $fd0 → $fd1, $unsynced resources not synced at the end, $((log1 - log0)) log lines.")
+  check "serve's RSS flat over $cuts s of watches cut every second (within 20% + 8 MiB)" \
+    "$rss1" "<" "$(awk -v r="$rss0" 'BEGIN { print r * 1.2 + 8192 }')"
+  check "serve's open file descriptors flat over the cuts (within 5)" "$fd1" "<" "$((fd0 + 6))"
+  check "every resource synced after the cuts" "$unsynced" "<" 1
+  check "no log line for a watch that ends cleanly" "$((log1 - log0))" "<" 1
   section_end serve "serve's load on the API server: at rest and under churn" \
     "$pods pods ($nodes nodes) from synth-fleet served by examples/kube-emulator (pages of 500), its request log counted; $secs s at rest, then $secs s of one pod changed a second through the emulator's POST /emulator/apply; kube-state-metrics cannot run here, so its row is client-go's reflector behaviour written out"
 }

@@ -76,7 +76,13 @@ fn main() -> ExitCode {
         }
     };
     register_secrets(&cli);
-    init_logging();
+    match &cli.command {
+        Command::Serve(a) => init_logging(Some((
+            a.verbose,
+            a.log_format == cli::fleet::LogFormat::Json,
+        ))),
+        _ => init_logging(None),
+    }
     let progress = Arc::new(Progress::default());
     let quiet = match &cli.command {
         Command::Inventory(a) => a.live.quiet(),
@@ -197,16 +203,27 @@ fn register_secrets(cli: &Cli) {
     }
 }
 
-/// Diagnostics go to stderr, filtered by `GPULEDGER_LOG` (e.g. `GPULEDGER_LOG=debug`); off by default.
-fn init_logging() {
+/// Diagnostics go to stderr, filtered by `GPULEDGER_LOG` (e.g. `GPULEDGER_LOG=debug`); by default
+/// gpuledger's warnings and a watched resource's changes of state only, the libraries' own lines
+/// with `verbose` (`serve -v`). serve's lines are its own (`WARN pods: …`, or one JSON object a
+/// line with `--log-format json`).
+fn init_logging(serve: Option<(bool, bool)>) {
+    let (verbose, json) = serve.unwrap_or_default();
+    use commands::serve::log;
     let filter = tracing_subscriber::EnvFilter::try_from_env("GPULEDGER_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("gpuledger=warn"));
-    tracing_subscriber::fmt()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(log::default_filter(verbose)));
+    let fmt = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(|| Diagnostics)
-        .with_ansi(std::io::stderr().is_terminal())
-        .without_time()
-        .init();
+        .with_writer(|| Diagnostics);
+    if json {
+        fmt.event_format(log::JsonLines).init();
+    } else if serve.is_some() {
+        fmt.event_format(log::TextLines).init();
+    } else {
+        fmt.with_ansi(std::io::stderr().is_terminal())
+            .without_time()
+            .init();
+    }
 }
 
 /// A progress line only on an interactive terminal, never in CI.

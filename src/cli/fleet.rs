@@ -440,6 +440,17 @@ pub struct ServeArgs {
     #[arg(long)]
     pub workload_series: bool,
 
+    /// Print the Kubernetes client's and HTTP library's own warnings (`eof in poll`) and
+    /// gpuledger's debug lines too; by default only gpuledger's own lines, one per change of a
+    /// watched resource's state.
+    #[arg(short, long)]
+    pub verbose: bool,
+
+    /// `text`, or `json`: one JSON object a line (`level`, `message`, and `cluster`, `resource`,
+    /// `event` for a watched resource's state), for a pod's log collector.
+    #[arg(long, value_name = "FORMAT", value_enum, default_value = "text")]
+    pub log_format: LogFormat,
+
     #[command(flatten)]
     pub live: LiveSource,
 
@@ -455,6 +466,13 @@ pub struct ServeArgs {
 
     #[command(flatten)]
     pub config: ConfigFile,
+}
+
+/// How `serve` writes its log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
 }
 
 pub const SNAPSHOT_EXAMPLES: &str = "Examples:

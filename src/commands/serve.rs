@@ -14,7 +14,12 @@
 //! `gpuledger_exporter_last_refresh_success` drops to 0 and
 //! `gpuledger_exporter_report_age_seconds` grows — so a stale figure is never mistaken for a fresh
 //! one. An incomplete read (a 403) is not a failure: the report itself says what is missing
-//! (`gpuledger_report_complete`), and unknown figures have no samples.
+//! (`gpuledger_report_complete`), and unknown figures have no samples. Each watched resource's
+//! state is its own and has its series (serve/sync.rs): while one is not synced (its watch or
+//! list failing), the report served says `gpuledger_report_complete 0`. The log is gpuledger's
+//! own lines (serve/log.rs): one per change of a resource's state, a refresh's failure or notes
+//! when they change ([`Quiet`]); the client libraries' own warnings only with `--verbose`; JSON
+//! lines with `--log-format json`.
 //!
 //! The HTTP side is a few lines of hyper (already in the tree through kube) on the one runtime;
 //! the refresh loop runs on the main thread, which blocks on the runtime as `inventory` does.
@@ -36,7 +41,7 @@ use hyper::{Method, Request, Response, StatusCode};
 use tokio::runtime::Runtime;
 
 use super::{Done, Exit, fleet_spec, signals};
-use crate::cli::fleet::ServeArgs;
+use crate::cli::fleet::{LogFormat, ServeArgs};
 use crate::cli::shared::Clock;
 use crate::output::{Streams, error_lines};
 use gpuledger::live::kube::{Watched, WatchedFleet, watch_cluster};
@@ -47,6 +52,9 @@ use gpuledger::render::prometheus::{
     CONTENT_TYPE, Exposition, Family, Options, cluster_label, exposition_labelled,
 };
 use gpuledger::util::date::Timestamp;
+
+pub mod log;
+mod sync;
 
 /// What the server serves, shared by the refresh loop and the connections.
 #[derive(Debug, Default)]
@@ -75,6 +83,55 @@ impl State {
             .iter()
             .map(|c| ("cluster", c.clone()))
             .collect()
+    }
+
+    /// Keeps a refresh's outcome: what to say, and whether it succeeded.
+    fn record(
+        &mut self,
+        computed: pipeline::Result<pipeline::Run<gpuledger::report::Report>>,
+        now: Timestamp,
+        cluster: Option<&str>,
+        opts: Options,
+    ) -> (Vec<String>, bool) {
+        let mut messages = Vec::new();
+        match computed {
+            Ok(c) => {
+                if !self.last_ok && self.refreshes_failed > 0 {
+                    messages.push("refresh succeeded again".into());
+                }
+                self.cluster = cluster_label(cluster, &c.report);
+                let text = exposition_labelled(&c.report, opts, self.labels());
+                self.report = Some((text, now));
+                self.last_ok = true;
+                self.refreshes_ok += 1;
+                if self.cluster.is_none() && self.refreshes_ok == 1 {
+                    messages.push(
+                        "the series carry no cluster label (no kubeconfig context names the cluster): give --cluster NAME, or let the scraping Prometheus's target or external label name it".into(),
+                    );
+                }
+                // What a one-off run would say (metrics unknown, incomplete) is said when it
+                // changes ([`Quiet`]), so the log shows it without a scrape.
+                messages.extend(
+                    c.notes
+                        .iter()
+                        .filter(|n| !matches!(n, Note::ConfigUsed(_)))
+                        .map(ToString::to_string),
+                );
+                (messages, true)
+            }
+            Err(e) => {
+                self.last_ok = false;
+                self.refreshes_failed += 1;
+                messages.push(match &self.report {
+                    Some((_, t)) => {
+                        format!("refresh failed; still serving the report of {}", t.human())
+                    }
+                    None => "refresh failed; no report to serve yet".into(),
+                });
+                messages.extend(error_lines(&anyhow::Error::new(e)));
+                (messages, false)
+            }
+        }
     }
 
     /// The exporter's own series, then the report's. Computed at scrape time, so the report's
@@ -143,9 +200,12 @@ impl State {
                 );
         }
         e.push(requests);
+        let (synced, ages, all_synced) = sync::families(&self.watched);
+        e.push(synced);
+        e.push(ages);
         let mut text = e.finish();
         if let Some((report, _)) = &self.report {
-            text.push_str(report);
+            text.push_str(&sync::served_report(report, all_synced));
         }
         text
     }
@@ -162,6 +222,9 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         "serve re-reads its snapshots every --interval: standard input (`-`) can be read only once; give a file"
     );
     let streams = Streams::from_env();
+    let say = Say {
+        json: args.log_format == LogFormat::Json,
+    };
     let state = Arc::new(Mutex::new(State {
         interval: args.interval,
         cluster: args.repo.at.cluster.clone(),
@@ -174,7 +237,7 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         .with_context(|| format!("cannot listen on {}", args.listen))?;
     let addr = listener.local_addr().unwrap_or(args.listen);
     rt.spawn(accept(listener, state.clone()));
-    streams.messages(&[format!(
+    say.lines(&streams, "info", &[format!(
         "serving /metrics and /healthz on http://{addr}, refreshing on every change of a watched cluster and every {}s",
         args.interval.as_secs_f64()
     )]);
@@ -189,6 +252,7 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
     );
     spec.repo = args.repo.given();
     let mut watch = Watching::default();
+    let mut quiet = Quiet::default();
     loop {
         // Marked before the check, and the signal task sends before it looks at the mark: a
         // signal either stops the loop here or finds the refresh marked.
@@ -196,7 +260,7 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         if stop.signalled() {
             break;
         }
-        if let Some(fleet) = watch.start(&spec, args.interval, cx, &streams) {
+        if let Some(fleet) = watch.start(&spec, args.interval, cx, &streams, say) {
             spec.live = LiveSpec::Watched(fleet.clone());
             state
                 .lock()
@@ -208,57 +272,79 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         refreshing.store(false, Ordering::SeqCst);
         let took = started.elapsed();
         let now = Timestamp::now();
-        let mut messages = Vec::new();
-        {
+        let (messages, ok) = {
             let mut s = state
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
             s.last_duration = Some(took);
-            match computed {
-                Ok(c) => {
-                    s.cluster = cluster_label(args.repo.at.cluster.as_deref(), &c.report);
-                    let text = exposition_labelled(&c.report, opts, s.labels());
-                    s.report = Some((text, now));
-                    s.last_ok = true;
-                    s.refreshes_ok += 1;
-                    if s.cluster.is_none() && s.refreshes_ok == 1 {
-                        messages.push(
-                            "the series carry no cluster label (no kubeconfig context names the cluster): give --cluster NAME, or let the scraping Prometheus's target or external label name it".into(),
-                        );
-                    }
-                    // What a one-off run would say (metrics unknown, incomplete) is said once
-                    // per refresh, so the log shows it without a scrape.
-                    messages.extend(
-                        c.notes
-                            .iter()
-                            .filter(|n| !matches!(n, Note::ConfigUsed(_)))
-                            .map(ToString::to_string),
-                    );
-                }
-                Err(e) => {
-                    s.last_ok = false;
-                    s.refreshes_failed += 1;
-                    messages.push(match &s.report {
-                        Some((_, t)) => {
-                            format!("refresh failed; still serving the report of {}", t.human())
-                        }
-                        None => "refresh failed; no report to serve yet".into(),
-                    });
-                    messages.extend(error_lines(&anyhow::Error::new(e)));
-                }
-            }
+            s.record(computed, now, args.repo.at.cluster.as_deref(), opts)
+        };
+        if quiet.should_say(&messages, ok) {
+            say.lines(&streams, if ok { "info" } else { "warn" }, &messages);
         }
-        streams.messages(&messages);
         if rt.block_on(stop.within(args.interval, &mut watch.changes)) {
             break;
         }
     }
+    let mut notes = vec![Note::Say("stopped".into())];
+    if say.json {
+        say.lines(&streams, "info", &["stopped".into()]);
+        notes.clear();
+    }
     Ok(Done {
         stdout: None,
         commands: Vec::new(),
-        notes: vec![Note::Say("stopped".into())],
+        notes,
         exit: Exit::Clean,
     })
+}
+
+/// What a refresh says is said when it changes, not at every refresh: a refresh that fails as the
+/// last one did, or says the same notes, is quiet; a changed failure is told at most every
+/// [`Quiet::EVERY`] (the watched resources' own lines say what changes meanwhile).
+#[derive(Default)]
+struct Quiet {
+    last: Vec<String>,
+    /// The last refresh said was a success, and when it was said.
+    ok: Option<bool>,
+    at: Option<Instant>,
+}
+
+impl Quiet {
+    const EVERY: Duration = Duration::from_secs(60);
+
+    fn should_say(&mut self, messages: &[String], ok: bool) -> bool {
+        let changed_kind = self.ok != Some(ok);
+        let due = self.at.is_none_or(|t| t.elapsed() >= Quiet::EVERY);
+        if messages == self.last.as_slice() && !changed_kind {
+            return false;
+        }
+        if !changed_kind && !ok && !due {
+            return false;
+        }
+        self.last = messages.to_vec();
+        self.ok = Some(ok);
+        self.at = Some(Instant::now());
+        true
+    }
+}
+
+/// serve's own messages, as text (`gpuledger: …`) or JSON lines ([`log::json_line`]).
+#[derive(Clone, Copy)]
+struct Say {
+    json: bool,
+}
+
+impl Say {
+    fn lines(self, streams: &Streams, level: &str, lines: &[String]) {
+        if !self.json {
+            return streams.messages(lines);
+        }
+        for l in lines {
+            let text = gpuledger::util::text::line(l, gpuledger::util::text::MAX_MESSAGE_CHARS);
+            streams.stderr(&format!("{}\n", log::json_line(level, "serve", &text)));
+        }
+    }
 }
 
 /// SIGTERM (Kubernetes stopping the pod) and Ctrl-C, listened for from the start by a task of
@@ -355,6 +441,7 @@ impl Watching {
         poll: Duration,
         cx: &Context<'_>,
         streams: &Streams,
+        say: Say,
     ) -> Option<WatchedFleet> {
         if self.settled {
             return None;
@@ -397,7 +484,7 @@ impl Watching {
                 Err(e) => {
                     let mut lines = vec!["cannot watch the cluster yet; reading it once".into()];
                     lines.extend(error_lines(&anyhow::Error::new(e)));
-                    streams.messages(&lines);
+                    say.lines(streams, "warn", &lines);
                     return None;
                 }
             }

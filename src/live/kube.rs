@@ -17,6 +17,7 @@
 mod client;
 mod discover;
 mod error;
+mod health;
 mod list;
 mod pager;
 mod request;
@@ -26,6 +27,7 @@ mod watch;
 
 pub use client::register_kubeconfig_secrets;
 pub use error::{DiscoveryError, KubeError};
+pub use health::ResourceSync;
 pub use list::read_cluster;
 pub use snapshot::{SnapshotWritten, write_snapshot};
 pub use types::{ClusterRead, ClusterSource, Missing, Origin, Progress, RESOURCES, Resource};

@@ -332,3 +332,68 @@ fn another_process_changes_objects_through_the_control_endpoint() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn faults_turned_on_while_serving_are_what_kubectl_sees() {
+    let emu = demo();
+    let dir = tempfile::tempdir().unwrap();
+    let post = |fault: &str, body: Value| {
+        let file = dir.path().join("fault.json");
+        std::fs::write(&file, body.to_string()).unwrap();
+        let path = format!("/emulator/{fault}");
+        kubectl_ok(
+            &emu,
+            &["create", "--raw", &path, "-f", file.to_str().unwrap()],
+        );
+    };
+    let fails = |args: &[&str]| {
+        let out = kubectl(&emu).args(args).output().unwrap();
+        assert!(!out.status.success(), "kubectl {args:?} succeeded");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    // Forbidden, as a role that loses the verb: kubectl's own words for a 403.
+    post("forbid", json!({"resource": "pods"}));
+    let err = fails(&["get", "pods", "-A"]);
+    assert!(
+        err.contains("Forbidden") || err.contains("forbidden"),
+        "{err}"
+    );
+    kubectl_ok(&emu, &["get", "nodes"]);
+    post("allow", json!({"resource": "pods"}));
+    assert!(kubectl_ok(&emu, &["get", "pods", "-A", "-o", "name"]).contains("pod/"));
+    // A kind removed (its CRD deleted): 404 on its list.
+    post(
+        "remove",
+        json!({"resource": "leaderworkersets.leaderworkerset.x-k8s.io"}),
+    );
+    let err = fails(&[
+        "get",
+        "--raw",
+        "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
+    ]);
+    assert!(
+        err.contains("NotFound") || err.contains("not found"),
+        "{err}"
+    );
+    post(
+        "restore",
+        json!({"resource": "leaderworkersets.leaderworkerset.x-k8s.io"}),
+    );
+    kubectl_ok(
+        &emu,
+        &[
+            "get",
+            "--raw",
+            "/apis/leaderworkerset.x-k8s.io/v1/leaderworkersets",
+        ],
+    );
+    // Every list answers 500 for a while, then lists again.
+    post("fail", json!({"status": 500, "seconds": 2}));
+    let err = fails(&["get", "nodes", "--request-timeout", "5s"]);
+    assert!(
+        err.contains("500") || err.contains("InternalError"),
+        "{err}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(2200));
+    kubectl_ok(&emu, &["get", "nodes"]);
+}

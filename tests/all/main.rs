@@ -51,6 +51,7 @@ mod render;
 mod routes;
 mod sandbox;
 mod serve_child;
+mod serve_recovery;
 mod serve_watch;
 mod ship;
 mod support;

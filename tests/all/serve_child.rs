@@ -13,11 +13,26 @@ use super::support::root;
 pub struct Serve {
     pub child: Child,
     pub addr: SocketAddr,
+    /// Where its standard error goes, when kept ([`Serve::start_logged`]).
+    log: Option<tempfile::NamedTempFile>,
 }
 
 impl Serve {
     /// `gpuledger serve --listen ADDR ARGS…`, once it answers `/healthz`.
     pub fn start(args: &[&str]) -> Serve {
+        Serve::spawn(args, None)
+    }
+
+    /// As [`Serve::start`], keeping its standard error for [`Serve::log`].
+    pub fn start_logged(args: &[&str]) -> Serve {
+        Serve::spawn(args, Some(tempfile::NamedTempFile::new().unwrap()))
+    }
+
+    fn spawn(args: &[&str], log: Option<tempfile::NamedTempFile>) -> Serve {
+        let stderr = match &log {
+            Some(f) => Stdio::from(f.reopen().unwrap()),
+            None => Stdio::null(),
+        };
         let addr = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -28,14 +43,40 @@ impl Serve {
             .args(args)
             .env_remove("KUBECONFIG")
             .env_remove("GPULEDGER_CONFIG")
+            .env_remove("GPULEDGER_LOG")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .unwrap();
-        let s = Serve { child, addr };
+        let s = Serve { child, addr, log };
         s.wait_for(Duration::from_secs(60), |_| true, "/healthz");
         s
+    }
+
+    /// What it wrote on standard error so far (empty unless started with
+    /// [`Serve::start_logged`]).
+    pub fn log(&self) -> String {
+        self.log
+            .as_ref()
+            .map(|f| std::fs::read_to_string(f.path()).unwrap())
+            .unwrap_or_default()
+    }
+
+    /// Polls its log until a line holds `text`; the log.
+    pub fn wait_for_log(&self, text: &str, within: Duration) -> String {
+        let start = Instant::now();
+        loop {
+            let log = self.log();
+            if log.contains(text) {
+                return log;
+            }
+            assert!(
+                start.elapsed() < within,
+                "no {text:?} in the log after {within:?}:\n{log}"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
     }
 
     /// The status and body of `GET path`.

@@ -25,7 +25,7 @@ fn serve_on(emu: &Emulator, interval: &str) -> Serve {
 }
 
 /// A running pod of the demo that holds GPUs (by its containers' limits), and how many.
-fn gpu_pod() -> (String, String, u64) {
+pub(super) fn gpu_pod() -> (String, String, u64) {
     for o in read_snapshot(&fixture(DEMO)).unwrap() {
         let gpus = &o["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"];
         let gpus = gpus.as_str().and_then(|g| g.parse::<u64>().ok());
@@ -42,7 +42,7 @@ fn gpu_pod() -> (String, String, u64) {
 }
 
 /// The pod with `gpus` in its first container's requests and limits.
-fn with_gpus(mut pod: Value, gpus: u64) -> Value {
+pub(super) fn with_gpus(mut pod: Value, gpus: u64) -> Value {
     let res = &mut pod["spec"]["containers"][0]["resources"];
     for side in ["requests", "limits"] {
         res[side]["nvidia.com/gpu"] = gpus.to_string().into();

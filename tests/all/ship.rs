@@ -133,6 +133,7 @@ fn the_dashboard_queries_only_metrics_gpuledger_exports() {
         "src/render/queues.rs",
         "src/report/series.rs",
         "src/commands/serve.rs",
+        "src/commands/serve/sync.rs",
     ]
     .map(|p| std::fs::read_to_string(fixture(p)).unwrap())
     .join("\n");

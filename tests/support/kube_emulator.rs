@@ -519,6 +519,8 @@ struct State {
     /// Makes continue tokens of another emulator invalid here.
     instance: String,
     failures: Mutex<HashMap<String, u32>>,
+    /// Faults a test turns on and off while serving (kube_emulator_watch.rs, `/emulator/…`).
+    faults: Mutex<watch::Faults>,
     /// For the resource of `list_fault`: lists started, tokens handed out, 410s sent.
     fault_counts: Mutex<(u32, u64, u32)>,
     log: Arc<Mutex<Vec<RequestRecord>>>,
@@ -675,6 +677,7 @@ impl State {
             addr,
             instance: format!("{:x}", nanos ^ u128::from(addr.port())),
             failures: Mutex::new(HashMap::new()),
+            faults: Mutex::new(watch::Faults::default()),
             fault_counts: Mutex::new((0, 0, 0)),
             log,
             opts,
@@ -843,8 +846,14 @@ impl State {
         if ns.is_some() && !r.namespaced || name.is_some() && ns.is_none() && r.namespaced {
             return Err(Reply::not_found());
         }
+        let faults = self.faults.lock().unwrap();
+        let names = |list: &[String]| list.contains(&r.plural) || list.contains(&r.qualified());
+        if names(&faults.removed) {
+            return Err(Reply::not_found());
+        }
         let f = &self.opts.forbidden;
-        if f.contains(&r.plural) || f.contains(&r.qualified()) {
+        let allowed = names(&faults.allowed);
+        if !allowed && (names(f) || names(&faults.forbidden)) {
             let by_path = if name.is_some() { "get" } else { "list" };
             return Err(forbidden(r, verb.unwrap_or(by_path), ns, name));
         }
@@ -870,6 +879,9 @@ impl State {
             return Reply::ok(render_one(obj, req));
         }
         let id = format!("{}/{plural}", r.api_version());
+        if let Some(reply) = self.faults.lock().unwrap().failing(&id) {
+            return reply;
+        }
         let mut failures = self.failures.lock().unwrap();
         let n = failures.entry(id.clone()).or_insert(0);
         if *n < self.opts.fail_first {

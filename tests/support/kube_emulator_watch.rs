@@ -26,6 +26,14 @@
 //! `POST /emulator/delete` (an object naming apiVersion, kind, namespace and name),
 //! `POST /emulator/compact` and `POST /emulator/end-watches`. Each change takes the next
 //! resourceVersion, which lists then carry.
+//!
+//! Faults turned on and off while serving ([`Faults`]), from the test or by
+//! `POST /emulator/<fault>` with `{"resource": "pods"}` (`plural` or `plural.group`): `forbid`
+//! (403 on its lists, gets and watches, as a role that loses the verb) and `allow` (undoes it, and
+//! a forbidden resource of the options too); `remove` (404 on its lists and watches, as a CRD
+//! removed; discovery still names it) and `restore`. `POST /emulator/fail` with
+//! `{"status": 500, "seconds": 3}` answers every list and watch with that status for that long.
+//! A restart on the same port is a new emulator with `port` set.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -47,6 +55,44 @@ pub(super) const CHANNEL: usize = 4096;
 pub(super) const HISTORY: usize = 10_000;
 /// Bookmarks when [`super::EmulatorOptions::bookmark_interval`] is zero.
 const BOOKMARK_EVERY: Duration = Duration::from_secs(1);
+
+/// Faults turned on and off while serving.
+#[derive(Default)]
+pub(super) struct Faults {
+    pub forbidden: Vec<String>,
+    /// Forbidden by the options, allowed since.
+    pub allowed: Vec<String>,
+    pub removed: Vec<String>,
+    /// Lists and watches answer this status until then.
+    pub fail: Option<(u16, std::time::Instant)>,
+}
+
+impl Faults {
+    /// The injected failure of a list or watch of `id`, while one is on.
+    pub(super) fn failing(&self, id: &str) -> Option<Reply> {
+        let (status, until) = self.fail?;
+        (std::time::Instant::now() < until).then(|| {
+            let msg = format!("injected {status} for {id}");
+            Reply::status(status, "InternalError", &msg, json!({}))
+        })
+    }
+
+    fn set(&mut self, fault: &str, resource: String) {
+        let drop = |list: &mut Vec<String>, r: &str| list.retain(|x| x != r);
+        match fault {
+            "forbid" => {
+                drop(&mut self.allowed, &resource);
+                self.forbidden.push(resource);
+            }
+            "allow" => {
+                drop(&mut self.forbidden, &resource);
+                self.allowed.push(resource);
+            }
+            "remove" => self.removed.push(resource),
+            _ => drop(&mut self.removed, &resource),
+        }
+    }
+}
 
 /// One change of one object under one served version.
 pub(super) struct Change {
@@ -178,6 +224,10 @@ impl State {
             Ok(found) => found,
             Err(reply) => return Answer::Reply(reply),
         };
+        let id = format!("{}/{}", r.api_version(), r.plural);
+        if let Some(reply) = self.faults.lock().unwrap().failing(&id) {
+            return Answer::Reply(reply);
+        }
         let (labels, fields) = (req.q("labelSelector"), req.q("fieldSelector"));
         let probe = json!({});
         let bad = labels.map(|s| label_match(&probe, s)).and_then(Result::err);
@@ -474,6 +524,30 @@ impl State {
                 self.watch_generation.send_modify(|g| *g += 1);
                 Reply::ok(json!({}))
             }
+            "/emulator/forbid" | "/emulator/allow" | "/emulator/remove" | "/emulator/restore" => {
+                let o: Value = serde_json::from_slice(body).unwrap_or_default();
+                let Some(resource) = o["resource"].as_str() else {
+                    return bad(&"give {\"resource\": \"plural\"}");
+                };
+                let fault = path.trim_start_matches("/emulator/");
+                self.faults.lock().unwrap().set(fault, resource.to_string());
+                // As an API server does when a role or a CRD changes under a watch.
+                if fault != "allow" && fault != "restore" {
+                    self.watch_generation.send_modify(|g| *g += 1);
+                }
+                Reply::ok(json!({}))
+            }
+            "/emulator/fail" => {
+                let o: Value = serde_json::from_slice(body).unwrap_or_default();
+                let (Some(status), Some(seconds)) = (o["status"].as_u64(), o["seconds"].as_f64())
+                else {
+                    return bad(&"give {\"status\": 500, \"seconds\": 3}");
+                };
+                let until = std::time::Instant::now() + Duration::from_secs_f64(seconds);
+                self.faults.lock().unwrap().fail = Some((status as u16, until));
+                self.watch_generation.send_modify(|g| *g += 1);
+                Reply::ok(json!({}))
+            }
             _ => Reply::not_found(),
         }
     }
@@ -546,5 +620,22 @@ impl Emulator {
     /// Ends every open watch (as an API server restart does); clients watch again.
     pub fn end_watches(&self) {
         self.state.watch_generation.send_modify(|g| *g += 1);
+    }
+
+    /// Turns a fault on or off (`forbid`, `allow`, `remove`, `restore`) for a resource (`plural`
+    /// or `plural.group`), as `POST /emulator/<fault>` does: open watches end.
+    pub fn fault(&self, fault: &str, resource: &str) {
+        let body = json!({ "resource": resource }).to_string();
+        let Reply(status, ..) = self
+            .state
+            .control(&format!("/emulator/{fault}"), body.as_bytes());
+        assert_eq!(status, 200, "{fault} {resource}");
+    }
+
+    /// Every list and watch answers `status` for `seconds` (open watches end).
+    pub fn fail_for(&self, status: u16, seconds: f64) {
+        let body = json!({ "status": status, "seconds": seconds }).to_string();
+        let Reply(code, ..) = self.state.control("/emulator/fail", body.as_bytes());
+        assert_eq!(code, 200);
     }
 }

@@ -17,7 +17,10 @@
 //!
 //! A resource that may be listed but not watched (an RBAC role from before `serve` watched: `get`
 //! and `list` only) is listed again every `poll` instead; one that may not be listed is missing
-//! (the report says so) and is tried again every `poll`, as a role may be fixed while serving.
+//! (the report says so) and is tried again every `poll` (at most [`MAX_BACKOFF`] apart), as a role
+//! may be fixed while serving. A watch that ends in an error lists its resource again, with
+//! backoff; each resource's state (synced, failing, refused, gone) is its own ([`super::health`]),
+//! and what it says is the current answer's, never an earlier one's.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +34,7 @@ use kube::api::{Api, ApiResource, DynamicObject, WatchEvent, WatchParams};
 use super::client::{client, client_reading};
 use super::discover::discover_counted;
 use super::error::KubeError;
+use super::health::{FRESH, Health, ResourceSync, Sync, short_cause};
 use super::list::list;
 use super::request::Failure;
 use super::types::{ClusterRead, ClusterSource, Missing, Origin, Progress, RESOURCES, Resource};
@@ -44,10 +48,13 @@ const WATCH_SECONDS: u32 = 290;
 /// A watch silent past its timeout and this much is a dead connection: resume.
 const SILENCE_MARGIN: Duration = Duration::from_secs(30);
 /// Waits before trying again after a failure, growing up to [`MAX_BACKOFF`].
-const BACKOFF: [Duration; 3] = [
+const BACKOFF: [Duration; 6] = [
     Duration::from_millis(500),
+    Duration::from_secs(1),
     Duration::from_secs(2),
+    Duration::from_secs(4),
     Duration::from_secs(8),
+    Duration::from_secs(16),
 ];
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 
@@ -73,6 +80,8 @@ struct Held {
     /// list again failed): its objects may be stale, so a read fails until a list or a watch
     /// succeeds again.
     broken: Option<String>,
+    /// Whether its objects are current, and why not.
+    health: Health,
 }
 
 struct Shared {
@@ -86,6 +95,8 @@ struct Shared {
     /// Bumped at every change of the store.
     changes: tokio::sync::watch::Sender<u64>,
     requests: Requests,
+    /// How often a resource that cannot be watched is listed.
+    poll: Duration,
 }
 
 /// A cluster's objects, kept current by list and watch. Cloning shares the store.
@@ -130,6 +141,7 @@ pub async fn watch_cluster(src: ClusterSource, poll: Duration) -> Result<Watched
         discovery_missing,
         changes: tokio::sync::watch::channel(0).0,
         requests: Requests::default(),
+        poll,
     });
     let src = Arc::new(src);
     let label: Arc<str> = Arc::from(name.as_str());
@@ -228,6 +240,25 @@ impl Watched {
     pub fn started(&self) -> Timestamp {
         self.shared.started
     }
+
+    /// Each served resource's sync state, in [`RESOURCES`] order. One that may be listed but not
+    /// watched is confirmed every poll: it stays synced while its lists come.
+    pub fn sync(&self) -> Vec<ResourceSync> {
+        let fresh = FRESH.max(self.shared.poll + SILENCE_MARGIN);
+        let held = self.shared.held.lock().unwrap_or_else(|e| e.into_inner());
+        held.values()
+            .map(|(res, h)| ResourceSync {
+                resource: res.label(),
+                synced: h.health.synced(fresh),
+                age: h.health.age(),
+            })
+            .collect()
+    }
+
+    /// The cluster's name, as its reads name it.
+    pub fn name(&self) -> &str {
+        &self.shared.name
+    }
 }
 
 /// The task that keeps one resource current.
@@ -246,12 +277,22 @@ struct Follow {
 enum Ended {
     /// Resume from the version reached.
     Resume,
-    /// 410: list again.
+    /// 410 (or 404: the kind is gone): list again.
     Expired,
     /// Watching is forbidden (or not offered): list again every `poll`.
     CannotWatch(String),
-    /// Another failure: wait, then resume.
+    /// Another failure: wait, then list again.
     Failed(String),
+}
+
+/// How a list ended.
+enum Listed {
+    /// Listed: the version to watch from, when the list gave one.
+    Ok(Option<String>),
+    /// Refused (401/403) or gone (404): try again every `poll`.
+    Unreadable,
+    /// Failed (unreachable, timeout, 5xx): try again with backoff.
+    Failed,
 }
 
 impl Follow {
@@ -277,40 +318,75 @@ impl Follow {
 
     async fn run(self) {
         let mut failures = 0usize;
+        // The last watch was refused: the list after it comes at once (a role that lost the
+        // verb shows now, not a poll later), and the next watch a poll after that list.
+        let mut refused_watch = false;
         loop {
-            let Some(version) = self.list().await else {
-                failures += 1;
-                tokio::time::sleep(backoff(failures).max(self.poll.min(MAX_BACKOFF))).await;
-                continue;
+            let version = match self.list().await {
+                Listed::Ok(v) => {
+                    failures = 0;
+                    v
+                }
+                Listed::Unreadable => {
+                    failures = 0;
+                    tokio::time::sleep(self.poll.min(MAX_BACKOFF)).await;
+                    continue;
+                }
+                Listed::Failed => {
+                    failures += 1;
+                    tokio::time::sleep(backoff(failures)).await;
+                    continue;
+                }
             };
-            failures = 0;
             let Some(mut version) = version else {
+                failures = 0;
                 tokio::time::sleep(self.poll).await;
                 continue;
             };
+            if std::mem::take(&mut refused_watch) {
+                tokio::time::sleep(self.poll).await;
+            }
             loop {
                 match self.watch(&mut version).await {
                     Ended::Resume => failures = 0,
                     Ended::Expired => break,
                     Ended::CannotWatch(why) => {
                         tracing::debug!(resource = %self.res.label(), %why, "listing every poll");
-                        tokio::time::sleep(self.poll).await;
+                        refused_watch = true;
                         break;
                     }
                     Ended::Failed(why) => {
-                        self.with(|h| h.broken = Some(why.clone()));
+                        let cause = short_cause(&why);
+                        let line = format!("watch ended ({cause}); relisting with backoff");
+                        self.with(|h| {
+                            h.broken = Some(why.clone());
+                            h.health.set(
+                                Sync::Failing(cause),
+                                &self.label,
+                                &self.res.label(),
+                                &line,
+                            );
+                        });
                         failures += 1;
-                        tracing::debug!(resource = %self.res.label(), %why, "watching again");
+                        tracing::debug!(resource = %self.res.label(), %why, "listing again");
                         tokio::time::sleep(backoff(failures)).await;
+                        break;
                     }
                 }
             }
         }
     }
 
-    /// Lists the resource into the store: `Some(version)` to watch from (`Some(None)` when the
-    /// list gave none), `None` after a failure (the store says why).
-    async fn list(&self) -> Option<Option<String>> {
+    /// Marks the resource's objects current (an event, a bookmark, an accepted watch).
+    fn confirm(&self) {
+        self.with_quietly(|h| {
+            h.health.confirm();
+            h.health.catch_up(&self.label, &self.res.label());
+        });
+    }
+
+    /// Lists the resource into the store, which says why when it fails.
+    async fn list(&self) -> Listed {
         self.shared.requests.lists.fetch_add(1, Ordering::Relaxed);
         let progress = Arc::new(Progress::default());
         let listed = list(
@@ -322,10 +398,12 @@ impl Follow {
             self.label.clone(),
         )
         .await;
+        let (cluster, label) = (&*self.label, self.res.label());
         match listed {
             Ok(l) => {
                 let version = l.resource_version.clone();
                 self.with(|h| {
+                    h.health.set(Sync::Synced, cluster, &label, "synced again");
                     h.objects = l
                         .objects
                         .into_iter()
@@ -336,41 +414,66 @@ impl Follow {
                     h.failed = None;
                     h.broken = None;
                 });
-                Some(version)
+                Listed::Ok(version)
             }
             Err(Failure::Forbidden(msg)) => {
-                let label = self.res.label();
-                self.with(|h| {
-                    h.objects.clear();
-                    h.missing = Some(format!(
-                        "forbidden: the RBAC verb `list` on `{label}` is missing ({msg})"
-                    ));
-                });
-                None
+                let why =
+                    format!("forbidden: the RBAC verb `list` on `{label}` is missing ({msg})");
+                self.refused(403, why, "forbidden (403): its figures are unknown");
+                Listed::Unreadable
+            }
+            Err(Failure::Fatal(e)) if e.contains(": 401 ") => {
+                let why = format!("unauthorized: the credentials are refused ({e})");
+                self.refused(401, why, "unauthorized (401): its figures are unknown");
+                Listed::Unreadable
             }
             Err(Failure::NotFound) => {
                 // Not served after all (a CRD removed): nothing to read, as a one-off read.
                 self.with(|h| {
+                    h.health.set(
+                        Sync::Gone,
+                        cluster,
+                        &label,
+                        "not served (404): none exist, its figures are 0 until it is served again",
+                    );
                     h.objects.clear();
                     h.listed = true;
                     h.missing = None;
+                    h.failed = None;
+                    h.broken = None;
                 });
-                None
+                Listed::Unreadable
             }
             Err(Failure::Expired(e) | Failure::Retryable(e) | Failure::Fatal(e)) => {
-                tracing::warn!(resource = %self.res.label(), error = %e, "list failed");
+                tracing::debug!(resource = %label, error = %e, "list failed");
+                let cause = short_cause(&e);
+                let line = format!("list failed ({cause}); retrying with backoff");
                 // Before a first list, the read fails as a one-off read would; after one, the
                 // last state is kept while the list is tried again.
                 self.with(|h| {
+                    h.health.set(Sync::Failing(cause), cluster, &label, &line);
                     if h.listed {
                         h.broken = Some(e);
                     } else {
                         h.failed = Some(e);
                     }
                 });
-                None
+                Listed::Failed
             }
         }
+    }
+
+    /// The list was refused: the resource's objects are unknown (missing from the read, no
+    /// earlier error kept), at once.
+    fn refused(&self, code: u16, why: String, line: &str) {
+        self.with(|h| {
+            h.health
+                .set(Sync::Refused(code), &self.label, &self.res.label(), line);
+            h.objects.clear();
+            h.missing = Some(why);
+            h.failed = None;
+            h.broken = None;
+        });
     }
 
     /// One watch from `version`, applying its events to the store and moving `version` on.
@@ -388,16 +491,20 @@ impl Follow {
         self.shared.requests.watches.fetch_add(1, Ordering::Relaxed);
         let stream = match api.watch(&params, version).await {
             Ok(s) => {
+                self.confirm();
                 if self.with_quietly(|h| h.broken.take().is_some()) {
                     self.shared.changes.send_modify(|n| *n += 1);
                 }
                 s
             }
-            Err(kube::Error::Api(s)) if is_expired(s.code, &s.reason) => return Ended::Expired,
+            // 410, or 404: the kind is no longer served (the list says so).
+            Err(kube::Error::Api(s)) if is_expired(s.code, &s.reason) || s.code == 404 => {
+                return Ended::Expired;
+            }
             Err(kube::Error::Api(s)) if matches!(s.code, 403 | 405) => {
                 return Ended::CannotWatch(format!("{} {}", s.code, s.message));
             }
-            Err(e) => return Ended::Failed(e.to_string()),
+            Err(e) => return Ended::Failed(crate::util::net::explain(&e)),
         };
         let mut stream = std::pin::pin!(stream);
         let silence = Duration::from_secs(u64::from(WATCH_SECONDS)) + SILENCE_MARGIN;
@@ -405,7 +512,7 @@ impl Follow {
             let event = match tokio::time::timeout(silence, stream.next()).await {
                 Err(_) => return Ended::Failed("the watch fell silent".into()),
                 Ok(None) => return Ended::Resume,
-                Ok(Some(Err(e))) => return Ended::Failed(e.to_string()),
+                Ok(Some(Err(e))) => return Ended::Failed(crate::util::net::explain(&e)),
                 Ok(Some(Ok(e))) => e,
             };
             match event {
@@ -417,6 +524,7 @@ impl Follow {
                         Ok(obj) => self.with(|h| {
                             let key = (obj.namespace().to_string(), obj.meta.name.clone());
                             h.objects.insert(key, obj);
+                            h.health.confirm();
                         }),
                         // An object the reader refuses is one a list would have failed on: list
                         // again, and the store says what the list says.
@@ -431,9 +539,15 @@ impl Follow {
                         o.metadata.namespace.clone().unwrap_or_default(),
                         o.metadata.name.clone().unwrap_or_default(),
                     );
-                    self.with(|h| h.objects.remove(&key));
+                    self.with(|h| {
+                        h.health.confirm();
+                        h.objects.remove(&key)
+                    });
                 }
-                WatchEvent::Bookmark(b) => *version = b.metadata.resource_version,
+                WatchEvent::Bookmark(b) => {
+                    *version = b.metadata.resource_version;
+                    self.confirm();
+                }
                 WatchEvent::Error(s) if is_expired(s.code, &s.reason) => return Ended::Expired,
                 WatchEvent::Error(s) => return Ended::Failed(format!("{} {}", s.code, s.message)),
             }
