@@ -361,6 +361,13 @@ fn faults_turned_on_while_serving_are_what_kubectl_sees() {
     kubectl_ok(&emu, &["get", "nodes"]);
     post("allow", json!({"resource": "pods"}));
     assert!(kubectl_ok(&emu, &["get", "pods", "-A", "-o", "name"]).contains("pod/"));
+    // Credentials refused for one resource: kubectl's own words for a 401.
+    post("unauthorize", json!({"resource": "pods"}));
+    let err = fails(&["get", "pods", "-A"]);
+    assert!(err.contains("Unauthorized"), "{err}");
+    kubectl_ok(&emu, &["get", "nodes"]);
+    post("allow", json!({"resource": "pods"}));
+    assert!(kubectl_ok(&emu, &["get", "pods", "-A", "-o", "name"]).contains("pod/"));
     // A kind removed (its CRD deleted): 404 on its list.
     post(
         "remove",

@@ -230,6 +230,28 @@ fn a_resource_forbidden_is_unknown_at_once_however_long_the_interval() {
 }
 
 #[test]
+fn a_resource_whose_credentials_are_refused_is_unknown_at_once() {
+    // 401 on one resource (a token that no longer works for it): refused, like a 403; retried
+    // every interval, and back once the credentials are accepted again.
+    let emu = demo();
+    let kubeconfig = emu.kubeconfig_path().display().to_string();
+    let serve = serve(&kubeconfig, &[]);
+    settled(&serve);
+    emu.fault("unauthorize", "pods");
+    let s = until(&serve, "pods unknown", |s| {
+        s.get(&incomplete("pods")) == Some(&1.0) && !s.contains_key(REQUESTED)
+    });
+    assert_eq!(s[COMPLETE], 0.0);
+    assert_eq!(s[&synced("pods")], 0.0);
+    serve.wait_for_log("pods: unauthorized (401): its figures are unknown", SOON);
+    emu.fault("allow", "pods");
+    let back = until(&serve, "pods back", |s| {
+        s.get(COMPLETE) == Some(&1.0) && s.contains_key(REQUESTED)
+    });
+    assert_eq!(back[&synced("pods")], 1.0);
+}
+
+#[test]
 fn a_crd_removed_has_no_figures_and_they_return_when_it_is_served_again() {
     // Every version of a kind served, as a CRD with several versions is: a graph is read under
     // whichever one gpuledger prefers.

@@ -9,7 +9,8 @@
 //! size); equality label and field selectors; `meta.k8s.io/v1` `Table` (Name, Age) and
 //! `PartialObjectMetadata` responses; watches, with bookmarks, resourceVersions and 410 Expired,
 //! and changes made while it serves (kube_emulator_watch.rs); and errors as `Status` bodies: 404,
-//! 403 for resources marked forbidden (still discovered, as with RBAC), 405 for writes, 410 for a bad
+//! 403 for resources marked forbidden (still discovered, as with RBAC), 401 for resources whose
+//! credentials a fault refuses (`/emulator/unauthorize`), 405 for writes, 410 for a bad
 //! `continue` token, injected 503s (with `Retry-After: 0`) and latency, and the list faults of a
 //! server that breaks pagination ([`ListFault`]: pages that repeat items, a continue token that
 //! loops, tokens that expire). Aggregated discovery and
@@ -850,6 +851,15 @@ impl State {
         let names = |list: &[String]| list.contains(&r.plural) || list.contains(&r.qualified());
         if names(&faults.removed) {
             return Err(Reply::not_found());
+        }
+        if names(&faults.unauthorized) {
+            // kube-apiserver's answer to credentials it refuses.
+            return Err(Reply::status(
+                401,
+                "Unauthorized",
+                "Unauthorized",
+                json!({}),
+            ));
         }
         let f = &self.opts.forbidden;
         let allowed = names(&faults.allowed);

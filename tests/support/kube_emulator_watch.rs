@@ -63,6 +63,8 @@ pub(super) struct Faults {
     /// Forbidden by the options, allowed since.
     pub allowed: Vec<String>,
     pub removed: Vec<String>,
+    /// Answered 401 (the credentials refused for them), until allowed.
+    pub unauthorized: Vec<String>,
     /// Lists and watches answer this status until then.
     pub fail: Option<(u16, std::time::Instant)>,
 }
@@ -86,8 +88,10 @@ impl Faults {
             }
             "allow" => {
                 drop(&mut self.forbidden, &resource);
+                drop(&mut self.unauthorized, &resource);
                 self.allowed.push(resource);
             }
+            "unauthorize" => self.unauthorized.push(resource),
             "remove" => self.removed.push(resource),
             _ => drop(&mut self.removed, &resource),
         }
@@ -524,7 +528,11 @@ impl State {
                 self.watch_generation.send_modify(|g| *g += 1);
                 Reply::ok(json!({}))
             }
-            "/emulator/forbid" | "/emulator/allow" | "/emulator/remove" | "/emulator/restore" => {
+            "/emulator/forbid"
+            | "/emulator/allow"
+            | "/emulator/remove"
+            | "/emulator/restore"
+            | "/emulator/unauthorize" => {
                 let o: Value = serde_json::from_slice(body).unwrap_or_default();
                 let Some(resource) = o["resource"].as_str() else {
                     return bad(&"give {\"resource\": \"plural\"}");
