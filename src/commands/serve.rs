@@ -231,7 +231,7 @@ pub fn run(args: &ServeArgs, cx: &Context<'_>) -> anyhow::Result<Done> {
         ..State::default()
     }));
     let refreshing = Arc::new(AtomicBool::new(false));
-    let mut stop = Stop::listen(rt, refreshing.clone())?;
+    let mut stop = Stop::listen(rt, refreshing.clone(), say)?;
     let listener = rt
         .block_on(tokio::net::TcpListener::bind(args.listen))
         .with_context(|| format!("cannot listen on {}", args.listen))?;
@@ -355,7 +355,7 @@ struct Stop {
 }
 
 impl Stop {
-    fn listen(rt: &Runtime, refreshing: Arc<AtomicBool>) -> anyhow::Result<Stop> {
+    fn listen(rt: &Runtime, refreshing: Arc<AtomicBool>, say: Say) -> anyhow::Result<Stop> {
         let _entered = rt.enter();
         let (tx, rx) = tokio::sync::watch::channel(false);
         #[cfg(unix)]
@@ -379,7 +379,7 @@ impl Stop {
             signal.await;
             let _ = tx.send(true);
             if refreshing.load(Ordering::SeqCst) {
-                Streams::from_env().messages(&[
+                say.lines(&Streams::from_env(), "info", &[
                     "stopped during a refresh: the refresh is abandoned (it only reads; nothing is left half-written)".to_string(),
                 ]);
                 std::process::exit(0);
