@@ -327,8 +327,13 @@ pub fn not_rendered(apps: &[AppRow]) -> Option<String> {
         }
     }
     by_url.retain(|_, n| *n > 1);
+    // A value that is no URL is a placeholder an overlay is meant to patch, not a repository.
     let grouped = by_url.iter().map(|(u, n)| {
-        format!("{n} apps name {u}, which is not this repository (if it is, pass --repo-url {u})")
+        if u.contains("://") || u.starts_with("git@") {
+            format!("{n} apps name {u}, which is not this repository (if it is, pass --repo-url {u})")
+        } else {
+            format!("{n} apps name {u:?} as their repository, which is no URL (a placeholder an overlay patches?)")
+        }
     });
     let alone = missing
         .iter()

@@ -494,6 +494,8 @@ fn apps_of_another_repository_are_said_once_per_url() {
         "apps/e.yaml",
         &app("e", "https://github.com/acme/other.git"),
     )
+    .write("apps/f.yaml", &app("f", "patch-me-see-overlays"))
+    .write("apps/g.yaml", &app("g", "patch-me-see-overlays"))
     .commit("apps of other repositories");
     let (_, j, err) = render(r.path(), &[]);
     let why = j["desired"]["unknown"]["gpus_declared"]
@@ -501,7 +503,7 @@ fn apps_of_another_repository_are_said_once_per_url() {
         .unwrap_or_default();
     assert!(
         why.starts_with(&format!(
-            "5 of 5 apps not rendered: 4 apps name {team}, which is not this repository (if it is, pass --repo-url {team}); Application e (source https://github.com/acme/other.git is not this repository"
+            "7 of 7 apps not rendered: 4 apps name {team}, which is not this repository (if it is, pass --repo-url {team}); 2 apps name \"patch-me-see-overlays\" as their repository, which is no URL (a placeholder an overlay patches?); Application e (source https://github.com/acme/other.git is not this repository"
         )),
         "{why} {err}"
     );
