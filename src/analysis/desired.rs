@@ -84,6 +84,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
                 .collect(),
             fingerprint: u.fingerprint,
             prune: u.prune,
+            other_repository: None,
         };
         match &out.result {
             // gpuledger chose not to fetch what it needs (offline, a new source host): unknown,
@@ -186,6 +187,7 @@ pub fn desired(rendered: &Rendered, cfg: &Config, live: &[Object]) -> Result<Des
             fetched: Vec::new(),
             fingerprint: s.fingerprint,
             prune: None,
+            other_repository: s.repository.clone(),
         });
     }
     apps.sort_by(|a, b| {
@@ -313,18 +315,9 @@ pub fn not_rendered(apps: &[AppRow]) -> Option<String> {
     const NAMED: usize = 3;
     // Apps whose source is another repository, said once per URL (with the flag that says the
     // URL is this repository, when it is) rather than once per app.
-    let url_of = |a: &AppRow| {
-        a.error
-            .as_deref()?
-            .strip_prefix("source ")?
-            .split_once(" is not this repository")
-            .map(|(u, _)| u.to_string())
-    };
-    let mut by_url: BTreeMap<String, usize> = BTreeMap::new();
-    for a in &missing {
-        if let Some(u) = url_of(a) {
-            *by_url.entry(u).or_default() += 1;
-        }
+    let mut by_url: BTreeMap<&str, usize> = BTreeMap::new();
+    for u in missing.iter().filter_map(|a| a.other_repository.as_deref()) {
+        *by_url.entry(u).or_default() += 1;
     }
     by_url.retain(|_, n| *n > 1);
     // A value that is no URL is a placeholder an overlay is meant to patch, not a repository.
@@ -335,12 +328,17 @@ pub fn not_rendered(apps: &[AppRow]) -> Option<String> {
             format!("{n} apps name {u:?} as their repository, which is no URL (a placeholder an overlay patches?)")
         }
     });
-    let alone = missing
+    let alone: Vec<&&&AppRow> = missing
         .iter()
-        .filter(|a| url_of(a).is_none_or(|u| !by_url.contains_key(&u)));
-    let hidden = missing.len() - by_url.values().sum::<usize>() - alone.clone().count().min(NAMED);
+        .filter(|a| {
+            a.other_repository
+                .as_deref()
+                .is_none_or(|u| !by_url.contains_key(u))
+        })
+        .collect();
+    let hidden = alone.len().saturating_sub(NAMED);
     let named: Vec<String> = grouped
-        .chain(alone.take(NAMED).map(|a| {
+        .chain(alone.iter().take(NAMED).map(|a| {
             format!(
                 "{} {} ({})",
                 a.kind,

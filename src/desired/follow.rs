@@ -452,6 +452,7 @@ pub fn render_all(start: Start<'_>, renderer: &mut Renderer<'_>, remote: &Remote
             app_kind: o.kind.to_string(),
             defined_at: o.source.to_string(),
             reason: not_applied(parents, &failed),
+            repository: None,
             error: false,
             not_applied: true,
             cluster: None,

@@ -162,6 +162,8 @@ pub struct Skipped {
     pub app_kind: String,
     pub defined_at: String,
     pub reason: String,
+    /// The other repository its source names, when that is the reason ([`source::SkipReason`]).
+    pub repository: Option<String>,
     /// True when the app is broken or hostile (a path out of the repository, an invalid spec),
     /// rather than merely out of reach offline.
     pub error: bool,

@@ -110,10 +110,15 @@ impl Context<'_> {
         } else {
             self.repo_urls.join(", ")
         };
-        SkipReason::new(
-            Why::NotThisRepository,
-            format!("source {url} is not this repository (this repository is known as: {known})"),
-        )
+        SkipReason {
+            repository: Some(Box::new(url.to_string())),
+            ..SkipReason::new(
+                Why::NotThisRepository,
+                format!(
+                    "source {url} is not this repository (this repository is known as: {known})"
+                ),
+            )
+        }
     }
 }
 
@@ -160,6 +165,10 @@ pub struct SkipReason {
     pub why: Why,
     /// What the report says.
     pub text: String,
+    /// The other repository an app's source names, when that is why it is not rendered: the
+    /// report says each such repository once, not once per app. Boxed: a skip travels in every
+    /// source outcome's error, which stays small.
+    pub repository: Option<Box<String>>,
 }
 
 impl SkipReason {
@@ -167,6 +176,7 @@ impl SkipReason {
         SkipReason {
             why,
             text: text.into(),
+            repository: None,
         }
     }
 
@@ -180,7 +190,11 @@ impl SkipReason {
         } else {
             Why::Missing
         };
-        SkipReason { why, text }
+        SkipReason {
+            why,
+            text,
+            repository: None,
+        }
     }
 
     /// Broken or hostile, rather than merely out of reach offline.
@@ -279,6 +293,7 @@ pub fn collect(
                 defined_at: app.defined_at,
                 error: reason.is_error(),
                 reason: reason.text,
+                repository: reason.repository.map(|r| *r),
                 not_applied: false,
                 cluster: None,
             }),

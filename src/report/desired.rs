@@ -171,6 +171,9 @@ pub struct AppRow {
     /// Whether syncing it deletes what it stops declaring (`None`: no app applies it).
     #[serde(skip)]
     pub prune: Option<bool>,
+    /// Not rendered because its source is this other repository: said once per repository.
+    #[serde(skip)]
+    pub other_repository: Option<String>,
 }
 
 impl AppRow {
