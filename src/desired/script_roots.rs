@@ -76,8 +76,8 @@ pub fn candidates(
     };
     Some(format!(
         "the apps in {} are {what} that overlays patch, and no app applies those overlays (a \
-         script does, e.g. `kubectl apply -k`): name the root this cluster applies in \
-         .gpuledger.yaml, `render: {{roots: [{first}]}}` — the candidates: {}",
+         script does, e.g. kubectl apply -k): name the root this cluster applies in \
+         .gpuledger.yaml, render: {{roots: [{first}]}} — the candidates: {}",
         bases.into_iter().collect::<Vec<_>>().join(", "),
         named.join(", ")
     ))
